@@ -1,0 +1,73 @@
+"""The `cdc-pipelines` command."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+
+from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
+from cdc_pipelines.io import InputError
+
+
+def _options(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise OptionError(f"--option takes KEY=VALUE, got {pair!r}")
+        out[key] = value
+    return out
+
+
+def _date(text: str) -> str:
+    try:
+        return dt.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a YYYY-MM-DD date: {text!r}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("formats", help="print every supported format id, one per line")
+    dec = sub.add_parser("decode", help="decode raw messages into the canonical change table")
+    dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`)")
+    dec.add_argument("--out", required=True, help="output folder: changes/ and rejects/ are written there")
+    dec.add_argument("--topic", default="default", help="source topic name (partition value)")
+    dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
+    dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
+    dec.add_argument("inputs", nargs="+", help="files or folders of messages, one per line (.gz too)")
+    return parser
+
+
+def _decode(args: argparse.Namespace) -> dict[str, int]:
+    from cdc_pipelines.pipeline import decode_files, write_decoded
+    from cdc_pipelines.spark import spark_session
+
+    codec = get_codec(args.format)
+    options = codec.resolve_options(_options(args.option))
+    from cdc_pipelines.io import list_input_files
+
+    list_input_files(args.inputs)
+    spark = spark_session()
+    decoded = decode_files(spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options)
+    return write_decoded(decoded, args.out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "formats":
+            print("\n".join(FORMAT_IDS))
+        elif args.command == "decode":
+            print(json.dumps(_decode(args)))
+    except (UnknownFormatError, OptionError, InputError) as exc:
+        print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Read -> decode -> write: the one chain the CLI and the Dagster assets both call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from cdc_pipelines import canonical as C
+from cdc_pipelines import io
+from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats import get_codec
+from cdc_pipelines.formats.base import PRE_REJECT, ROW_INDEX, first_reason, finish
+
+CHANGES_DIR = "changes"
+REJECTS_DIR = "rejects"
+
+
+class ConservationError(RuntimeError):
+    """Messages read != decoded + rejected: something was lost or counted twice."""
+
+
+@dataclass
+class DecodedExtract:
+    """Canonical events and rejects of one extract, not yet written (lazy Spark plans)."""
+
+    events: DataFrame
+    rejects: DataFrame
+    lines: DataFrame
+    combined: DataFrame
+
+
+def _pre_reject(value, parsed, schema) -> object:
+    corrupt = parsed[J.CORRUPT_FIELD] if isinstance(schema, T.StructType) else F.lit(None)
+    return first_reason(
+        (F.trim(value) == "", "empty line"),
+        (J.has_reserved_mark(value), "message contains the reserved character U+FDD0"),
+        (parsed.isNull() | corrupt.isNotNull(), "not a valid JSON object"),
+    )
+
+
+def decode_lines(
+    lines: DataFrame, format_id: str, *, topic: str, dt: str, options: Mapping[str, str] | None = None
+) -> DecodedExtract:
+    """Decode lines (`value`, `source_file`, `source_line`) into canonical events and rejects."""
+    codec = get_codec(format_id)
+    resolved = codec.resolve_options(dict(options or {}))
+    parsed = (
+        J.parse_exact(F.col("value"), codec.schema)
+        if isinstance(codec.schema, T.StructType)
+        else F.from_json(
+            F.regexp_replace("value", J._NUMBER_TOKEN, '$1"' + J.NUMBER_MARK + '$2"'), codec.schema, {"mode": "PERMISSIVE"}
+        )
+    )
+    staged = lines.select("value", "source_file", "source_line", parsed.alias("msg"))
+    staged = staged.withColumn(PRE_REJECT, _pre_reject(F.col("value"), F.col("msg"), codec.schema))
+    decoded = finish(codec.decode(staged, resolved), codec, resolved)
+    if codec.multi_row:
+        # a message is rejected whole: one bad row rejects its siblings too, and gives one reject
+        message = Window.partitionBy("source_file", "source_line")
+        decoded = decoded.withColumn("reject_reason", F.min("reject_reason").over(message)).where(
+            F.col("reject_reason").isNull() | (F.col(ROW_INDEX) == 0)
+        )
+    combined = decoded.select(
+        "*",
+        F.lit(format_id).alias("source_format"),
+        F.lit(topic).alias("source_topic"),
+        F.lit(dt).alias("dt"),
+    )
+    events = combined.where(F.col("reject_reason").isNull()).select(
+        C.event_id(F.col("source_format"), F.col("source_topic"), F.col("source_file"), F.col("source_line"), F.col(ROW_INDEX)).alias("event_id"),
+        *[c for c in C.CANONICAL_COLUMNS if c != "event_id"],
+    )
+    rejects = combined.where(F.col("reject_reason").isNotNull()).select(
+        "source_format",
+        "source_topic",
+        "source_file",
+        "source_line",
+        F.col("value").alias("raw"),
+        F.lit("text").alias("raw_encoding"),
+        F.col("reject_reason").alias("reason"),
+        "dt",
+    )
+    return DecodedExtract(events=events, rejects=rejects, lines=lines, combined=combined)
+
+
+def decode_files(
+    spark: SparkSession,
+    format_id: str,
+    inputs: Iterable[str | Path],
+    *,
+    topic: str,
+    dt: str,
+    options: Mapping[str, str] | None = None,
+) -> DecodedExtract:
+    """Decode the files or folders `inputs` (one message per line, compressed or not)."""
+    get_codec(format_id)
+    files = io.list_input_files(inputs)
+    return decode_lines(io.read_lines(spark, files), format_id, topic=topic, dt=dt, options=options)
+
+
+def count_extract(decoded: DecodedExtract) -> dict[str, int]:
+    """read / decoded / rejected / events of a decoded extract, checked for conservation."""
+    row = decoded.combined.agg(
+        F.count_distinct(F.when(F.col("reject_reason").isNull(), F.struct("source_file", "source_line"))).alias("decoded"),
+        F.count_distinct(F.when(F.col("reject_reason").isNotNull(), F.struct("source_file", "source_line"))).alias("rejected"),
+        F.count(F.when(F.col("reject_reason").isNull(), 1)).alias("events"),
+    ).first()
+    counts = {"read": decoded.lines.count(), "decoded": row["decoded"], "rejected": row["rejected"], "events": row["events"]}
+    if counts["read"] != counts["decoded"] + counts["rejected"]:
+        raise ConservationError(f"messages read != decoded + rejected: {counts}")
+    return counts
+
+
+def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
+    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return the counts."""
+    out = Path(out)
+    decoded.combined.persist(StorageLevel.DISK_ONLY)
+    try:
+        io.write_partitioned(decoded.events, out / CHANGES_DIR)
+        io.write_partitioned(decoded.rejects, out / REJECTS_DIR)
+        return count_extract(decoded)
+    finally:
+        decoded.combined.unpersist()
