@@ -94,7 +94,7 @@ def decode_dataworks2(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         "event_time": event_time,
         "event_time_unit": unit,
         "sync_time": sync_time,
-        "position": txt(msg("payload.scn")),
+        "position": F.nullif(txt(msg("payload.scn")), F.lit("null")),
         "pk_columns": msg("schema.pk"),
         "before_raw": F.when(is_row, msg("payload.before.data")),
         "after_raw": F.when(is_row, msg("payload.after.data")),

@@ -58,7 +58,7 @@ def decode_shareplex(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         "sync_time": sync_time,
         "tx_id": F.element_at(meta, "trans"),
         "seq": F.element_at(meta, "seq"),
-        "position": F.element_at(meta, "scn"),
+        "position": F.nullif(F.element_at(meta, "scn"), F.lit("null")),
         "before_raw": F.when(op == "DELETE", data).when(op == "UPDATE", key),
         "after_raw": F.when(op == "INSERT", data).when(op == "UPDATE", overlay(key, data)),
         "ddl": F.when(op == "DDL", F.element_at(J.image_text(msg("sql")), "ddl")),
