@@ -275,8 +275,12 @@ def integer_to_temporal_text(value: Column, logical: Column, unit: Column) -> Co
 
 
 def base16_to_base64(value: Column) -> Column:
-    """Standard base64 of hex text; null when the text is not hex."""
-    return F.when(value.rlike("^(?:[0-9A-Fa-f]{2})*$"), F.base64(F.unhex(value)))
+    """Standard base64 of hex text; null when the text is not hex.
+
+    Spark's `base64` may chunk its output into MIME lines (`spark.sql.chunkBase64String.enabled`),
+    so line breaks are removed: canonical BYTES are one unbroken standard base64 string.
+    """
+    return F.when(value.rlike("^(?:[0-9A-Fa-f]{2})*$"), F.regexp_replace(F.base64(F.unhex(value)), "[\\r\\n]", ""))
 
 
 def normalise_value(value: Column, logical: Column, *, binary: str = "base64", temporal_unit: Column | None = None) -> Column:

@@ -19,13 +19,17 @@ def spark():
     session.stop()
 
 
+def _event_order(event: dict) -> tuple:
+    return event["source_file"], event["source_line"], int((event["meta"] or {}).get("cdc.row_index", 0))
+
+
 @pytest.fixture(scope="session")
 def decode(spark):
     """decode(format_id, path, **options) -> (events by source_line, rejects, DecodedExtract)."""
 
     def run(format_id: str, path: Path | str, topic: str = "t", dt: str = "2024-01-01", **options: str):
         decoded = decode_files(spark, format_id, [path], topic=topic, dt=dt, options=options)
-        events = sorted((r.asDict(recursive=True) for r in decoded.events.collect()), key=lambda r: (r["source_line"], r["event_id"]))
+        events = sorted((r.asDict(recursive=True) for r in decoded.events.collect()), key=_event_order)
         rejects = sorted((r.asDict() for r in decoded.rejects.collect()), key=lambda r: r["source_line"])
         return events, rejects, decoded
 

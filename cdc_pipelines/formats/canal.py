@@ -96,6 +96,7 @@ def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
             ("sqlType", F.to_json(sql_types)),
             ("cdc.changed_columns", changed),
             ("cdc.row_count", F.when(is_row, F.size(current).cast("string"))),
+            ("cdc.row_index", F.when(is_row, pos.cast("string"))),
             ("es", txt(msg("es"))),
             ("ts", txt(msg("ts"))),
         ),
