@@ -14,8 +14,21 @@ from pyspark.sql import types as T
 OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT", "DDL", "HEARTBEAT", "TRUNCATE", "TX_BEGIN", "TX_END", "OTHER")
 ROW_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT")
 LOGICAL_TYPES = (
-    "BOOLEAN", "INT", "DECIMAL", "FLOAT", "DOUBLE", "STRING", "BYTES", "DATE", "TIME", "DATETIME",
-    "TIMESTAMP", "ZONED_DATETIME", "INTERVAL", "JSON", "UNKNOWN",
+    "BOOLEAN",
+    "INT",
+    "DECIMAL",
+    "FLOAT",
+    "DOUBLE",
+    "STRING",
+    "BYTES",
+    "DATE",
+    "TIME",
+    "DATETIME",
+    "TIMESTAMP",
+    "ZONED_DATETIME",
+    "INTERVAL",
+    "JSON",
+    "UNKNOWN",
 )
 TIME_UNITS = ("s", "ms", "us", "ns")
 PARTITION_COLUMNS = ("dt", "source_topic")
@@ -73,21 +86,66 @@ REJECTS_COLUMNS = tuple(f.name for f in REJECTS_SCHEMA.fields)
 SOURCE_TYPE_TO_LOGICAL = {
     **dict.fromkeys(["bool", "boolean"], "BOOLEAN"),
     **dict.fromkeys(
-        ["tinyint", "smallint", "mediumint", "int", "integer", "bigint", "int8", "int16", "int32", "int64",
-         "long", "year", "serial", "short", "byte"],
+        [
+            "tinyint",
+            "smallint",
+            "mediumint",
+            "int",
+            "integer",
+            "bigint",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "long",
+            "year",
+            "serial",
+            "short",
+            "byte",
+        ],
         "INT",
     ),
     **dict.fromkeys(["decimal", "numeric", "number", "bigdecimal", "dec", "fixed"], "DECIMAL"),
     **dict.fromkeys(["float", "float32", "real", "binary_float"], "FLOAT"),
     **dict.fromkeys(["double", "float64", "double precision", "binary_double"], "DOUBLE"),
     **dict.fromkeys(
-        ["char", "varchar", "var_string", "string", "tinytext", "text", "mediumtext", "longtext", "enum",
-         "set", "varchar2", "nvarchar2", "nchar", "clob", "nclob", "rowid", "urowid", "long varchar"],
+        [
+            "char",
+            "varchar",
+            "var_string",
+            "string",
+            "tinytext",
+            "text",
+            "mediumtext",
+            "longtext",
+            "enum",
+            "set",
+            "varchar2",
+            "nvarchar2",
+            "nchar",
+            "clob",
+            "nclob",
+            "rowid",
+            "urowid",
+            "long varchar",
+        ],
         "STRING",
     ),
     **dict.fromkeys(
-        ["bytes", "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "bit", "raw", "bfile",
-         "long raw", "geometry"],
+        [
+            "bytes",
+            "binary",
+            "varbinary",
+            "tinyblob",
+            "blob",
+            "mediumblob",
+            "longblob",
+            "bit",
+            "raw",
+            "bfile",
+            "long raw",
+            "geometry",
+        ],
         "BYTES",
     ),
     "date": "DATE",
@@ -96,8 +154,13 @@ SOURCE_TYPE_TO_LOGICAL = {
     **dict.fromkeys(["timestamp", "timestamp with local time zone"], "TIMESTAMP"),
     **dict.fromkeys(["zoned_datetime", "timestamp with time zone"], "ZONED_DATETIME"),
     **dict.fromkeys(
-        ["interval_day_to_second", "interval_year_to_month", "interval day to second",
-         "interval year to month", "interval"],
+        [
+            "interval_day_to_second",
+            "interval_year_to_month",
+            "interval day to second",
+            "interval year to month",
+            "interval",
+        ],
         "INTERVAL",
     ),
     "json": "JSON",
@@ -105,11 +168,34 @@ SOURCE_TYPE_TO_LOGICAL = {
 
 # java.sql.Types codes (canal `sqlType`) -> logical type.
 SQL_TYPE_CODE_TO_LOGICAL = {
-    "-7": "BYTES", "-6": "INT", "5": "INT", "4": "INT", "-5": "INT", "6": "FLOAT", "7": "FLOAT",
-    "8": "DOUBLE", "2": "DECIMAL", "3": "DECIMAL", "1": "STRING", "12": "STRING", "-1": "STRING",
-    "-15": "STRING", "-9": "STRING", "-16": "STRING", "2005": "STRING", "2011": "STRING", "91": "DATE",
-    "92": "TIME", "93": "DATETIME", "-2": "BYTES", "-3": "BYTES", "-4": "BYTES", "2004": "BYTES",
-    "16": "BOOLEAN", "2013": "TIME", "2014": "ZONED_DATETIME",
+    "-7": "BYTES",
+    "-6": "INT",
+    "5": "INT",
+    "4": "INT",
+    "-5": "INT",
+    "6": "FLOAT",
+    "7": "FLOAT",
+    "8": "DOUBLE",
+    "2": "DECIMAL",
+    "3": "DECIMAL",
+    "1": "STRING",
+    "12": "STRING",
+    "-1": "STRING",
+    "-15": "STRING",
+    "-9": "STRING",
+    "-16": "STRING",
+    "2005": "STRING",
+    "2011": "STRING",
+    "91": "DATE",
+    "92": "TIME",
+    "93": "DATETIME",
+    "-2": "BYTES",
+    "-3": "BYTES",
+    "-4": "BYTES",
+    "2004": "BYTES",
+    "16": "BOOLEAN",
+    "2013": "TIME",
+    "2014": "ZONED_DATETIME",
 }
 
 # Debezium / Kafka Connect logical schema names -> logical type.
@@ -167,7 +253,7 @@ def lit_map(mapping: dict[str, str]) -> Column:
 
 def logical_type(source_type: Column) -> Column:
     """Logical type of a source type name; `UNKNOWN` when the name is not in the table."""
-    base = F.lower(F.trim(F.regexp_replace(source_type, r"\(.*\)|\bunsigned\b|\bzerofill\b", "")))
+    base = F.trim(F.regexp_replace(F.lower(source_type), r"\(.*\)|\bunsigned\b|\bzerofill\b", ""))
     return F.when(source_type.isNull(), F.lit(None)).otherwise(
         F.coalesce(F.element_at(lit_map(SOURCE_TYPE_TO_LOGICAL), base), F.lit("UNKNOWN"))
     )
@@ -177,9 +263,7 @@ def epoch_unit(text: Column) -> Column:
     """Precision an epoch number carries, from its digits: 10 -> s, 13 -> ms, 16 -> us, 19 -> ns."""
     int_digits = F.length(F.regexp_extract(text, r"^-?([0-9]+)", 1))
     frac_digits = F.length(F.regexp_extract(text, r"\.([0-9]+)$", 1))
-    base = (
-        F.when(int_digits <= 11, 0).when(int_digits <= 14, 3).when(int_digits <= 17, 6).otherwise(9)
-    )
+    base = F.when(int_digits <= 11, 0).when(int_digits <= 14, 3).when(int_digits <= 17, 6).otherwise(9)
     total = base + frac_digits
     return (
         F.when(~text.rlike(_EPOCH_TEXT), F.lit(None))
@@ -193,9 +277,7 @@ def epoch_unit(text: Column) -> Column:
 def epoch_to_timestamp(text: Column) -> Column:
     """Spark timestamp of an epoch given as text in s, ms, us or ns (told apart by digit count)."""
     int_digits = F.length(F.regexp_extract(text, r"^-?([0-9]+)", 1))
-    per_second = (
-        F.when(int_digits <= 11, 1).when(int_digits <= 14, 1000).when(int_digits <= 17, 10**6).otherwise(10**9)
-    )
+    per_second = F.when(int_digits <= 11, 1).when(int_digits <= 14, 1000).when(int_digits <= 17, 10**6).otherwise(10**9)
     seconds = text.try_cast(T.DecimalType(38, 9)) / per_second
     micros = F.floor(seconds * F.lit(10**6))
     return F.when(text.rlike(_EPOCH_TEXT), F.timestamp_micros(micros.try_cast(T.LongType())))
@@ -261,11 +343,17 @@ def integer_to_temporal_text(value: Column, logical: Column, unit: Column) -> Co
     dot_frac = F.when(frac.isNotNull(), F.concat(F.lit("."), frac)).otherwise(F.lit(""))
     day_secs = F.pmod(secs, F.lit(86400))
     time_text = F.format_string(
-        "%02d:%02d:%02d", F.floor(day_secs / 3600), F.floor(F.pmod(day_secs, F.lit(3600)) / 60), F.pmod(day_secs, F.lit(60))
+        "%02d:%02d:%02d",
+        F.floor(day_secs / 3600),
+        F.floor(F.pmod(day_secs, F.lit(3600)) / 60),
+        F.pmod(day_secs, F.lit(60)),
     )
     return (
         F.when(~value.rlike(_INTEGER_TEXT), F.lit(None))
-        .when((logical == "DATE") & (unit == "days"), F.date_format(F.date_add(F.lit("1970-01-01").cast("date"), n.try_cast("int")), "yyyy-MM-dd"))
+        .when(
+            (logical == "DATE") & (unit == "days"),
+            F.date_format(F.date_add(F.lit("1970-01-01").cast("date"), n.try_cast("int")), "yyyy-MM-dd"),
+        )
         .when((logical == "TIME") & (secs < 86400), F.concat(time_text, dot_frac))
         .when(
             logical == "DATETIME",
@@ -283,7 +371,9 @@ def base16_to_base64(value: Column) -> Column:
     return F.when(value.rlike("^(?:[0-9A-Fa-f]{2})*$"), F.regexp_replace(F.base64(F.unhex(value)), "[\\r\\n]", ""))
 
 
-def normalise_value(value: Column, logical: Column, *, binary: str = "base64", temporal_unit: Column | None = None) -> Column:
+def normalise_value(
+    value: Column, logical: Column, *, binary: str = "base64", temporal_unit: Column | None = None
+) -> Column:
     """Canonical text of one image value of the given logical type, or null when it is not valid.
 
     `binary` is how the format writes BYTES (`base64` is kept, `base16` is re-encoded);
@@ -292,7 +382,10 @@ def normalise_value(value: Column, logical: Column, *, binary: str = "base64", t
     """
     out = (
         F.when(value.isNull(), F.lit(None))
-        .when(logical == "BOOLEAN", F.when(F.lower(value).isin("1", "true"), "true").when(F.lower(value).isin("0", "false"), "false"))
+        .when(
+            logical == "BOOLEAN",
+            F.when(F.lower(value).isin("1", "true"), "true").when(F.lower(value).isin("0", "false"), "false"),
+        )
         .when((logical == "TIMESTAMP") & value.rlike(_EPOCH_TEXT), epoch_to_instant_text(value))
     )
     if binary == "base16":
@@ -324,7 +417,11 @@ def invalid_columns(raw: Column, normalised: Column) -> Column:
     return F.map_keys(F.map_filter(normalised, lambda k, v: v.isNull() & F.element_at(raw, k).isNotNull()))
 
 
-def event_id(source_format: Column, source_topic: Column, source_file: Column, source_line: Column, row: Column) -> Column:
+def event_id(
+    source_format: Column, source_topic: Column, source_file: Column, source_line: Column, row: Column
+) -> Column:
     """Deterministic event id: the same message in the same file gives the same id on every run."""
-    key = F.concat_ws("\u0001", source_format, source_topic, source_file, source_line.cast("string"), row.cast("string"))
+    key = F.concat_ws(
+        "\u0001", source_format, source_topic, source_file, source_line.cast("string"), row.cast("string")
+    )
     return F.substring(F.sha2(key, 256), 1, 32)

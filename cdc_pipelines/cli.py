@@ -39,17 +39,37 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
     dec.add_argument("inputs", nargs="+", help="files or folders of messages, one per line (.gz too)")
+    smp = sub.add_parser("sample", help="decode the built-in sample messages of every format into OUT")
+    smp.add_argument("--out", required=True, help="output folder: changes/ and rejects/ are written there")
+    smp.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
     return parser
 
 
+def _sample(args: argparse.Namespace) -> dict[str, int]:
+    from cdc_pipelines.pipeline import decode_files, write_decoded
+    from cdc_pipelines.samples import sample_folder
+    from cdc_pipelines.spark import spark_session
+
+    spark = spark_session()
+    total = {"read": 0, "decoded": 0, "rejected": 0, "events": 0}
+    for format_id in FORMAT_IDS:
+        folder = sample_folder(format_id)
+        if folder is None:
+            continue
+        counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
+        print(json.dumps({"format": format_id, **counts}))
+        total = {k: total[k] + counts[k] for k in total}
+    print(f"canonical table: {args.out}/changes  rejects: {args.out}/rejects", file=sys.stderr)
+    return total
+
+
 def _decode(args: argparse.Namespace) -> dict[str, int]:
+    from cdc_pipelines.io import list_input_files
     from cdc_pipelines.pipeline import decode_files, write_decoded
     from cdc_pipelines.spark import spark_session
 
     codec = get_codec(args.format)
     options = codec.resolve_options(_options(args.option))
-    from cdc_pipelines.io import list_input_files
-
     list_input_files(args.inputs)
     spark = spark_session()
     decoded = decode_files(spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options)
@@ -63,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(FORMAT_IDS))
         elif args.command == "decode":
             print(json.dumps(_decode(args)))
+        elif args.command == "sample":
+            print(json.dumps(_sample(args)))
     except (UnknownFormatError, OptionError, InputError) as exc:
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2

@@ -28,7 +28,8 @@ def list_input_files(inputs: Iterable[str | Path]) -> list[str]:
             files.append(str(path.resolve()))
         elif path.is_dir():
             found = sorted(
-                p for p in path.rglob("*")
+                p
+                for p in path.rglob("*")
                 if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
             )
             files.extend(str(p.resolve()) for p in found)
@@ -37,6 +38,16 @@ def list_input_files(inputs: Iterable[str | Path]) -> list[str]:
     if not files:
         raise InputError("no input files found in: " + ", ".join(map(str, inputs)))
     return files
+
+
+def list_input_files_or_empty(inputs: Iterable[str | Path]) -> list[str]:
+    """Like `list_input_files`, but an existing folder without files gives an empty list."""
+    try:
+        return list_input_files(inputs)
+    except InputError:
+        if all(Path(i).is_dir() for i in inputs):
+            return []
+        raise
 
 
 def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
@@ -67,3 +78,17 @@ def write_partitioned(df: DataFrame, path: str | Path, partition_by: tuple[str, 
         .partitionBy(*partition_by)
         .parquet(str(path))
     )
+
+
+def read_canonical(spark: SparkSession, path: str | Path) -> DataFrame:
+    """The canonical change table at `path`, with its declared schema (partition values stay text)."""
+    from cdc_pipelines.canonical import CANONICAL_SCHEMA
+
+    return spark.read.schema(CANONICAL_SCHEMA).parquet(str(path))
+
+
+def read_rejects(spark: SparkSession, path: str | Path) -> DataFrame:
+    """The rejects dataset at `path`, with its declared schema."""
+    from cdc_pipelines.canonical import REJECTS_SCHEMA
+
+    return spark.read.schema(REJECTS_SCHEMA).parquet(str(path))

@@ -15,7 +15,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import io
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.base import PRE_REJECT, ROW_INDEX, first_reason, finish
+from cdc_pipelines.formats.base import PRE_REJECT, ROW_INDEX, finish, first_reason
 
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
@@ -54,7 +54,9 @@ def decode_lines(
         J.parse_exact(F.col("value"), codec.schema)
         if isinstance(codec.schema, T.StructType)
         else F.from_json(
-            F.regexp_replace("value", J._NUMBER_TOKEN, '$1"' + J.NUMBER_MARK + '$2"'), codec.schema, {"mode": "PERMISSIVE"}
+            F.regexp_replace("value", J._NUMBER_TOKEN, '$1"' + J.NUMBER_MARK + '$2"'),
+            codec.schema,
+            {"mode": "PERMISSIVE"},
         )
     )
     staged = lines.select("value", "source_file", "source_line", parsed.alias("msg"))
@@ -73,7 +75,9 @@ def decode_lines(
         F.lit(dt).alias("dt"),
     )
     events = combined.where(F.col("reject_reason").isNull()).select(
-        C.event_id(F.col("source_format"), F.col("source_topic"), F.col("source_file"), F.col("source_line"), F.col(ROW_INDEX)).alias("event_id"),
+        C.event_id(
+            F.col("source_format"), F.col("source_topic"), F.col("source_file"), F.col("source_line"), F.col(ROW_INDEX)
+        ).alias("event_id"),
         *[c for c in C.CANONICAL_COLUMNS if c != "event_id"],
     )
     rejects = combined.where(F.col("reject_reason").isNotNull()).select(
@@ -107,11 +111,20 @@ def decode_files(
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
     """read / decoded / rejected / events of a decoded extract, checked for conservation."""
     row = decoded.combined.agg(
-        F.count_distinct(F.when(F.col("reject_reason").isNull(), F.struct("source_file", "source_line"))).alias("decoded"),
-        F.count_distinct(F.when(F.col("reject_reason").isNotNull(), F.struct("source_file", "source_line"))).alias("rejected"),
+        F.count_distinct(F.when(F.col("reject_reason").isNull(), F.struct("source_file", "source_line"))).alias(
+            "decoded"
+        ),
+        F.count_distinct(F.when(F.col("reject_reason").isNotNull(), F.struct("source_file", "source_line"))).alias(
+            "rejected"
+        ),
         F.count(F.when(F.col("reject_reason").isNull(), 1)).alias("events"),
     ).first()
-    counts = {"read": decoded.lines.count(), "decoded": row["decoded"], "rejected": row["rejected"], "events": row["events"]}
+    counts = {
+        "read": decoded.lines.count(),
+        "decoded": row["decoded"],
+        "rejected": row["rejected"],
+        "events": row["events"],
+    }
     if counts["read"] != counts["decoded"] + counts["rejected"]:
         raise ConservationError(f"messages read != decoded + rejected: {counts}")
     return counts
@@ -127,3 +140,21 @@ def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
         return count_extract(decoded)
     finally:
         decoded.combined.unpersist()
+
+
+def decode_partition(
+    spark: SparkSession, topics: Iterable, raw_partition, out: str | Path, dt: str
+) -> dict[str, dict[str, int]]:
+    """Decode one day of every catalog topic (`raw_partition(topic, dt)` -> folder) into `out`.
+
+    A topic with no folder for the day gives zero counts rather than an error: quiet topics are normal.
+    """
+    results: dict[str, dict[str, int]] = {}
+    for topic in topics:
+        folder = Path(raw_partition(topic.name, dt))
+        if not folder.is_dir() or not io.list_input_files_or_empty([folder]):
+            results[topic.name] = {"read": 0, "decoded": 0, "rejected": 0, "events": 0}
+            continue
+        decoded = decode_files(spark, topic.format, [folder], topic=topic.name, dt=dt, options=topic.options)
+        results[topic.name] = write_decoded(decoded, out)
+    return results

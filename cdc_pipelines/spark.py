@@ -19,7 +19,9 @@ DEFAULT_CONF = {
 }
 
 
-def spark_session(master: str | None = None, conf: dict[str, str] | None = None, app_name: str = "cdc_pipelines") -> SparkSession:
+def spark_session(
+    master: str | None = None, conf: dict[str, str] | None = None, app_name: str = "cdc_pipelines"
+) -> SparkSession:
     """Get or build the process's SparkSession (`local[*]` unless a master is given).
 
     Python workers must run this interpreter: `mapInArrow` fails on a machine whose system Python

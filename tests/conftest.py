@@ -10,6 +10,7 @@ from cdc_pipelines.pipeline import decode_files
 from cdc_pipelines.spark import spark_session
 
 RESOURCES = Path(__file__).parent / "resources"
+SAMPLES = Path(__file__).parent.parent / "cdc_pipelines" / "samples"
 
 
 @pytest.fixture(scope="session")
@@ -37,4 +38,6 @@ def decode(spark):
 
 
 def resource(*parts: str) -> Path:
-    return RESOURCES.joinpath(*parts)
+    """A seed example file (the built-in samples) or, failing that, a test-only resource."""
+    sample = SAMPLES.joinpath(*parts)
+    return sample if sample.exists() else RESOURCES.joinpath(*parts)

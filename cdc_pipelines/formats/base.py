@@ -22,12 +22,30 @@ from cdc_pipelines import jsontext as J
 PRE_REJECT = "pre_reject"
 ROW_INDEX = "row_index"
 DECODED_FIELDS = (
-    "op", "raw_op", "db", "db_schema", "table_name", "event_time", "event_time_unit", "sync_time",
-    "tx_id", "seq", "position", "pk_columns", "before_raw", "after_raw", "column_types", "source_types",
-    "ddl", "meta", "temporal_units",
+    "op",
+    "raw_op",
+    "db",
+    "db_schema",
+    "table_name",
+    "event_time",
+    "event_time_unit",
+    "sync_time",
+    "tx_id",
+    "seq",
+    "position",
+    "pk_columns",
+    "before_raw",
+    "after_raw",
+    "column_types",
+    "source_types",
+    "ddl",
+    "meta",
+    "temporal_units",
 )
 _FIELD_TYPES = {f.name: f.dataType for f in C.CANONICAL_SCHEMA.fields} | {
-    "before_raw": J.TEXT_MAP, "after_raw": J.TEXT_MAP, "temporal_units": J.TEXT_MAP,
+    "before_raw": J.TEXT_MAP,
+    "after_raw": J.TEXT_MAP,
+    "temporal_units": J.TEXT_MAP,
 }
 
 
@@ -106,7 +124,9 @@ def typed_map(entries: Column) -> Column:
     return F.when(entries.isNull(), F.lit(None)).otherwise(F.map_from_entries(entries))
 
 
-def emit(df: DataFrame, fields: Mapping[str, Column], reject_reason: Column, row_index: Column | None = None) -> DataFrame:
+def emit(
+    df: DataFrame, fields: Mapping[str, Column], reject_reason: Column, row_index: Column | None = None
+) -> DataFrame:
     """Select the pass-through columns plus every decoded field (absent ones as typed nulls)."""
     unknown = set(fields) - set(DECODED_FIELDS)
     if unknown:

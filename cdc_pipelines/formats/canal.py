@@ -81,10 +81,14 @@ def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     changed = F.when(op == "UPDATE", F.to_json(F.coalesce(F.map_keys(old_row), F.array())))
     mysql_types = J.image_text(msg("mysqlType"))
     sql_types = J.image_text(msg("sqlType"))
-    by_code = F.transform_values(sql_types, lambda _k, v: F.coalesce(lookup(C.SQL_TYPE_CODE_TO_LOGICAL, v), F.lit("UNKNOWN")))
+    by_code = F.transform_values(
+        sql_types, lambda _k, v: F.coalesce(lookup(C.SQL_TYPE_CODE_TO_LOGICAL, v), F.lit("UNKNOWN"))
+    )
     by_name = F.transform_values(mysql_types, lambda _k, v: C.logical_type(v))
-    column_types = F.when(mysql_types.isNull(), by_code).when(sql_types.isNull(), by_name).otherwise(
-        F.map_concat(by_code, by_name)
+    column_types = (
+        F.when(mysql_types.isNull(), by_code)
+        .when(sql_types.isNull(), by_name)
+        .otherwise(F.map_concat(by_code, by_name))
     )
     es_time, es_unit = C.time_of(txt(msg("es")))
     ts_time, _ = C.time_of(txt(msg("ts")))

@@ -14,7 +14,18 @@ from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
-from cdc_pipelines.formats.base import Codec, emit, first_reason, lookup, msg, prefixed, text_map, txt, typed_map, unknown_op_reason
+from cdc_pipelines.formats.base import (
+    Codec,
+    emit,
+    first_reason,
+    lookup,
+    msg,
+    prefixed,
+    text_map,
+    txt,
+    typed_map,
+    unknown_op_reason,
+)
 
 OPS = {
     "INSERT": "INSERT",
@@ -39,7 +50,9 @@ SCHEMA = T.StructType(
                     T.StructField("source", J.TEXT_MAP),
                     T.StructField(
                         "column",
-                        T.ArrayType(T.StructType([T.StructField("name", T.StringType()), T.StructField("type", T.StringType())])),
+                        T.ArrayType(
+                            T.StructType([T.StructField("name", T.StringType()), T.StructField("type", T.StringType())])
+                        ),
                     ),
                     T.StructField("pk", T.ArrayType(T.StringType())),
                 ]

@@ -31,7 +31,15 @@ from cdc_pipelines.formats.base import (
     unknown_op_reason,
 )
 
-OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE", "t": "TRUNCATE", "m": "OTHER", "HEARTBEAT": "HEARTBEAT"}
+OPS = {
+    "c": "INSERT",
+    "r": "INSERT",
+    "u": "UPDATE",
+    "d": "DELETE",
+    "t": "TRUNCATE",
+    "m": "OTHER",
+    "HEARTBEAT": "HEARTBEAT",
+}
 SMT_FIELDS = r"^__(deleted|op|table|db|schema|lsn|ts_ms|source_[A-Za-z_]+)$"
 SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
 
@@ -63,7 +71,10 @@ _ENVELOPE = [
 ]
 SCHEMA = T.StructType(
     [
-        T.StructField("schema", T.StructType([T.StructField("name", T.StringType()), T.StructField("fields", T.ArrayType(_FIELD))])),
+        T.StructField(
+            "schema",
+            T.StructType([T.StructField("name", T.StringType()), T.StructField("fields", T.ArrayType(_FIELD))]),
+        ),
         T.StructField("payload", T.StructType(_ENVELOPE)),
         *_ENVELOPE,
     ]
@@ -78,7 +89,9 @@ def parse_column_types(spec: str) -> dict[str, str]:
     for item in filter(None, (s.strip() for s in spec.split(","))):
         name, sep, logical = item.rpartition(":")
         if not sep or logical.upper() not in C.LOGICAL_TYPES:
-            raise OptionError(f"column_types entry {item!r} is not NAME:TYPE with TYPE one of {', '.join(C.LOGICAL_TYPES)}")
+            raise OptionError(
+                f"column_types entry {item!r} is not NAME:TYPE with TYPE one of {', '.join(C.LOGICAL_TYPES)}"
+            )
         out[name] = logical.upper()
     return out
 
@@ -117,7 +130,9 @@ def decode_debezium(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     schema_types = typed_map(
         F.transform(
             columns,
-            lambda c: F.struct(c["field"], F.coalesce(lookup(C.CONNECT_NAME_TO_LOGICAL, c["name"]), C.logical_type(c["type"]))),
+            lambda c: F.struct(
+                c["field"], F.coalesce(lookup(C.CONNECT_NAME_TO_LOGICAL, c["name"]), C.logical_type(c["type"]))
+            ),
         )
     )
     schema_units = typed_map(
@@ -126,7 +141,9 @@ def decode_debezium(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
             lambda c: F.struct(c["field"], lookup(C.CONNECT_TEMPORAL_UNITS, c["name"])),
         )
     )
-    source_types = typed_map(F.transform(columns, lambda c: F.struct(c["field"], F.concat_ws(" ", c["type"], c["name"]))))
+    source_types = typed_map(
+        F.transform(columns, lambda c: F.struct(c["field"], F.concat_ws(" ", c["type"], c["name"])))
+    )
     declared_types, declared_units = _declared(options)
     event_time, unit = C.time_of(F.element_at(source, "ts_ms"))
     sync_time, _ = C.time_of(txt(p("ts_ms")))
@@ -175,7 +192,11 @@ def decode_debezium_smt(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     extra = F.map_filter(message, lambda k, _v: k.rlike(SMT_FIELDS))
     deleted = F.lower(txt(F.element_at(message, "__deleted")))
     smt_op = txt(F.element_at(message, "__op"))
-    op = F.when(deleted == "true", "DELETE").when(smt_op.isNotNull(), lookup(SMT_OPS, smt_op)).when(deleted == "false", "UPSERT")
+    op = (
+        F.when(deleted == "true", "DELETE")
+        .when(smt_op.isNotNull(), lookup(SMT_OPS, smt_op))
+        .when(deleted == "false", "UPSERT")
+    )
     declared_types, declared_units = _declared(options)
     event_time, unit = C.time_of(txt(F.element_at(message, "__source_ts_ms")))
     fields = {
@@ -200,9 +221,16 @@ def decode_debezium_smt(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
 
 
 _SMT_OPTIONS = {**OPTIONS, "db": "", "table": ""}
-OMS_DEBEZIUM = Codec("oms-debezium", SCHEMA, decode_debezium, options=OPTIONS, binary="base16", description="Debezium JSON (OMS)")
+OMS_DEBEZIUM = Codec(
+    "oms-debezium", SCHEMA, decode_debezium, options=OPTIONS, binary="base16", description="Debezium JSON (OMS)"
+)
 OMS_DEBEZIUM_FLATTEN = Codec(
-    "oms-debezium-flatten", SCHEMA, decode_debezium, options=OPTIONS, binary="base16", description="DebeziumFlatten JSON (OMS)"
+    "oms-debezium-flatten",
+    SCHEMA,
+    decode_debezium,
+    options=OPTIONS,
+    binary="base16",
+    description="DebeziumFlatten JSON (OMS)",
 )
 OMS_DEBEZIUM_SMT = Codec(
     "oms-debezium-smt",

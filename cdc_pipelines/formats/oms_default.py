@@ -17,7 +17,14 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats.base import Codec, emit, first_reason, lookup, msg, txt, unknown_op_reason
 
-OPS = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "DDL": "DDL", "HEARTBEAT": "HEARTBEAT", "ROW": "INSERT"}
+OPS = {
+    "INSERT": "INSERT",
+    "UPDATE": "UPDATE",
+    "DELETE": "DELETE",
+    "DDL": "DDL",
+    "HEARTBEAT": "HEARTBEAT",
+    "ROW": "INSERT",
+}
 LIGHT_TYPE = "__light_type"
 PK_SEPARATOR = "\u0001"
 

@@ -15,7 +15,17 @@ from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
-from cdc_pipelines.formats.base import Codec, emit, first_reason, lookup, msg, overlay, prefixed, text_map, txt, unknown_op_reason
+from cdc_pipelines.formats.base import (
+    Codec,
+    emit,
+    first_reason,
+    lookup,
+    msg,
+    overlay,
+    prefixed,
+    text_map,
+    unknown_op_reason,
+)
 
 OPS = {
     "ins": "INSERT",
@@ -52,7 +62,9 @@ def decode_shareplex(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         "op": op,
         "raw_op": raw_op,
         "db": F.when(has_db, F.substring_index(table, ".", 1)),
-        "table_name": F.when(has_db, F.expr("substring(msg.meta.table, instr(msg.meta.table, '.') + 1)")).otherwise(table),
+        "table_name": F.when(has_db, F.expr("substring(msg.meta.table, instr(msg.meta.table, '.') + 1)")).otherwise(
+            table
+        ),
         "event_time": event_time,
         "event_time_unit": unit,
         "sync_time": sync_time,
@@ -64,7 +76,9 @@ def decode_shareplex(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         "ddl": F.when(op == "DDL", F.element_at(J.image_text(msg("sql")), "ddl")),
         "meta": F.map_concat(
             prefixed(msg("meta"), "meta."),
-            text_map(("cdc.changed_columns", F.when(op == "UPDATE", F.to_json(F.coalesce(F.map_keys(data), F.array()))))),
+            text_map(
+                ("cdc.changed_columns", F.when(op == "UPDATE", F.to_json(F.coalesce(F.map_keys(data), F.array()))))
+            ),
         ),
     }
     reason = first_reason(

@@ -11,15 +11,36 @@ from tests.conftest import resource
 from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 
 ROW = {
-    "col1": "2020-11-25 00:01:02", "col2": "hello world", "col3": "1.2222", "col4": DOUBLE_MIN_EXPANSION,
-    "col5": "129", "col6": "00:01:02", "col7": "2147483646", "col8": "9223372036854775806",
-    "col9": "aGVsbG8gd29ybGQ=", "col10": "3", "col11": "2020-11-25", "col12": DOUBLE_MIN_EXPANSION,
-    "col13": "10223372036854775806", "col14": "2020-11-24T16:01:02.012345Z",
+    "col1": "2020-11-25 00:01:02",
+    "col2": "hello world",
+    "col3": "1.2222",
+    "col4": DOUBLE_MIN_EXPANSION,
+    "col5": "129",
+    "col6": "00:01:02",
+    "col7": "2147483646",
+    "col8": "9223372036854775806",
+    "col9": "aGVsbG8gd29ybGQ=",
+    "col10": "3",
+    "col11": "2020-11-25",
+    "col12": DOUBLE_MIN_EXPANSION,
+    "col13": "10223372036854775806",
+    "col14": "2020-11-24T16:01:02.012345Z",
 }
 TYPES = {
-    "col1": "DATETIME", "col2": "STRING", "col3": "FLOAT", "col4": "DOUBLE", "col5": "INT", "col6": "TIME",
-    "col7": "INT", "col8": "INT", "col9": "BYTES", "col10": "INT", "col11": "DATE", "col12": "DECIMAL",
-    "col13": "INT", "col14": "TIMESTAMP",
+    "col1": "DATETIME",
+    "col2": "STRING",
+    "col3": "FLOAT",
+    "col4": "DOUBLE",
+    "col5": "INT",
+    "col6": "TIME",
+    "col7": "INT",
+    "col8": "INT",
+    "col9": "BYTES",
+    "col10": "INT",
+    "col11": "DATE",
+    "col12": "DECIMAL",
+    "col13": "INT",
+    "col14": "TIMESTAMP",
 }
 
 
@@ -54,15 +75,26 @@ def test_seed_rows(seed):
 
 def test_seed_ddl(seed):
     ddl = seed[0][3]
-    assert (ddl["op"], ddl["raw_op"], ddl["db"], ddl["table_name"]) == ("DDL", "ALTER", "connector_test", "all_mysql_type_test")
+    assert (ddl["op"], ddl["raw_op"], ddl["db"], ddl["table_name"]) == (
+        "DDL",
+        "ALTER",
+        "connector_test",
+        "all_mysql_type_test",
+    )
     assert ddl["ddl"].startswith("alter table connector_test.all_mysql_type_test add column c90")
     assert (ddl["before"], ddl["after"], ddl["event_time_unit"]) == (None, None, "ms")
 
 
 def test_multi_row_message_pairs_old_by_index(decode, tmp_path):
     message = {
-        "database": "shop", "table": "t", "type": "UPDATE", "es": 1700000000123, "ts": 1700000000456,
-        "isDdl": False, "pkNames": ["id"], "mysqlType": {"id": "bigint", "v": "decimal(40,10)"},
+        "database": "shop",
+        "table": "t",
+        "type": "UPDATE",
+        "es": 1700000000123,
+        "ts": 1700000000456,
+        "isDdl": False,
+        "pkNames": ["id"],
+        "mysqlType": {"id": "bigint", "v": "decimal(40,10)"},
         "data": [{"id": "1", "v": "1.50"}, {"id": "2", "v": "2.50"}, {"id": "3", "v": "3.50"}],
         "old": [{"v": "1.00"}, {"v": "2.00"}, {"v": "3.00"}],
     }
@@ -79,7 +111,11 @@ def test_multi_row_message_pairs_old_by_index(decode, tmp_path):
 
 def test_multi_row_message_is_rejected_whole(decode, tmp_path):
     message = {
-        "database": "shop", "table": "t", "type": "INSERT", "es": 1700000000123, "isDdl": False,
+        "database": "shop",
+        "table": "t",
+        "type": "INSERT",
+        "es": 1700000000123,
+        "isDdl": False,
         "mysqlType": {"id": "bigint", "flag": "boolean"},
         "data": [{"id": "1", "flag": "1"}, {"id": "2", "flag": "maybe"}],
     }

@@ -10,17 +10,44 @@ from tests.conftest import resource
 from tests.formats.seed_values import TINY_DECIMAL
 
 ROW = {
-    "col1": "3", "col2": "129", "col3": "2147483646", "col4": "9223372036854775806", "col5": "1.2222",
-    "col6": TINY_DECIMAL, "col7": "10223372036854775806", "col8": "1", "col9": "hello world",
-    "col10": "aGVsbG8gd29ybGQ=", "col11": TINY_DECIMAL, "col12": "2020-11-25", "col13": "00:01:02",
-    "col14": "2020-11-25 00:01:02", "col15": "1606233662.012345", "col16": "2020-11-25 00:01:02.012345 Asia/Shanghai",
-    "col17": "INTERVAL '3' DAY", "col18": "INTERVAL '4' YEAR",
+    "col1": "3",
+    "col2": "129",
+    "col3": "2147483646",
+    "col4": "9223372036854775806",
+    "col5": "1.2222",
+    "col6": TINY_DECIMAL,
+    "col7": "10223372036854775806",
+    "col8": "1",
+    "col9": "hello world",
+    "col10": "aGVsbG8gd29ybGQ=",
+    "col11": TINY_DECIMAL,
+    "col12": "2020-11-25",
+    "col13": "00:01:02",
+    "col14": "2020-11-25 00:01:02",
+    "col15": "1606233662.012345",
+    "col16": "2020-11-25 00:01:02.012345 Asia/Shanghai",
+    "col17": "INTERVAL '3' DAY",
+    "col18": "INTERVAL '4' YEAR",
 }
 SCHEMA_TYPES = {
-    "int8": "INT", "int16": "INT", "int32": "INT", "int64": "INT", "float32": "FLOAT", "float64": "DOUBLE",
-    "bigInt": "INT", "boolean": "BOOLEAN", "string": "STRING", "bytes": "BYTES", "decimal": "DECIMAL",
-    "localDate": "DATE", "localTime": "TIME", "localDateTime": "DATETIME", "timestamp": "TIMESTAMP",
-    "zonedDateTime": "ZONED_DATETIME", "intervalDayToSecond": "INTERVAL", "intervalYearToMonth": "INTERVAL",
+    "int8": "INT",
+    "int16": "INT",
+    "int32": "INT",
+    "int64": "INT",
+    "float32": "FLOAT",
+    "float64": "DOUBLE",
+    "bigInt": "INT",
+    "boolean": "BOOLEAN",
+    "string": "STRING",
+    "bytes": "BYTES",
+    "decimal": "DECIMAL",
+    "localDate": "DATE",
+    "localTime": "TIME",
+    "localDateTime": "DATETIME",
+    "timestamp": "TIMESTAMP",
+    "zonedDateTime": "ZONED_DATETIME",
+    "intervalDayToSecond": "INTERVAL",
+    "intervalYearToMonth": "INTERVAL",
 }
 
 
@@ -33,7 +60,11 @@ def test_rows(seed):
     events, rejects, _ = seed
     assert rejects == []
     assert [(e["op"], e["raw_op"]) for e in events] == [
-        ("INSERT", "INSERT"), ("UPDATE", "UPDATE"), ("DELETE", "DELETE"), ("DDL", "ALTER"), ("HEARTBEAT", "HEARTBEAT")
+        ("INSERT", "INSERT"),
+        ("UPDATE", "UPDATE"),
+        ("DELETE", "DELETE"),
+        ("DDL", "ALTER"),
+        ("HEARTBEAT", "HEARTBEAT"),
     ]
     insert, update, delete = events[:3]
     assert (insert["before"], insert["after"]) == (None, ROW)
@@ -55,7 +86,12 @@ def test_rows(seed):
 def test_ddl_and_heartbeat(seed):
     ddl, heartbeat = seed[0][3:]
     assert ddl["ddl"].startswith("alter table connector_test.all_mysql_type_test add column c90 varchar(30)")
-    assert (ddl["db"], ddl["table_name"], ddl["before"], ddl["after"]) == ("connector_test", "all_mysql_type_test", None, None)
+    assert (ddl["db"], ddl["table_name"], ddl["before"], ddl["after"]) == (
+        "connector_test",
+        "all_mysql_type_test",
+        None,
+        None,
+    )
     assert (heartbeat["event_time"], heartbeat["event_time_unit"]) == (dt.datetime(2021, 5, 8, 7, 7, 39), "ms")
     assert (heartbeat["table_name"], heartbeat["before"], heartbeat["after"]) == (None, None, None)
 

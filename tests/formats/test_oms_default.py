@@ -11,19 +11,44 @@ from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 
 ALTER = "alter table connector_test.all_mysql_type_test add column c90 varchar(30) default \"test\" comment 'test'"
 INSERT_ROW = {
-    "col1": "3", "col2": "129", "col3": "2147483646", "col4": "9223372036854775806",
-    "col5": "10223372036854775806", "col6": "1.2222", "col7": "9.999999", "col8": "hello world",
-    "col9": "aGVsbG8gd29ybGQ=", "col10": "9.99999999999", "col11": "2020-11-25", "col12": "00:01:02",
-    "col13": "2020-11-25 00:01:02", "col14": "1606233662.012345",
+    "col1": "3",
+    "col2": "129",
+    "col3": "2147483646",
+    "col4": "9223372036854775806",
+    "col5": "10223372036854775806",
+    "col6": "1.2222",
+    "col7": "9.999999",
+    "col8": "hello world",
+    "col9": "aGVsbG8gd29ybGQ=",
+    "col10": "9.99999999999",
+    "col11": "2020-11-25",
+    "col12": "00:01:02",
+    "col13": "2020-11-25 00:01:02",
+    "col14": "1606233662.012345",
 }
 UPDATE_BEFORE = INSERT_ROW | {"col7": "9.999999999999", "col10": "9.999999999999"}
 UPDATE_AFTER = UPDATE_BEFORE | {"col8": "hello world 2020"}
-DELETE_ROW = {k: v for k, v in INSERT_ROW.items() if k != "col6"} | {"col16": "1.2222", "col7": "9.99999999", "col10": "9.999999999"}
+DELETE_ROW = {k: v for k, v in INSERT_ROW.items() if k != "col6"} | {
+    "col16": "1.2222",
+    "col7": "9.99999999",
+    "col10": "9.999999999",
+}
 EXTEND_ROW = INSERT_ROW | {"col7": DOUBLE_MIN_EXPANSION, "col10": DOUBLE_MIN_EXPANSION}
 LIGHT_TYPES = {
-    "int8": "TINYINT", "int16": "SMALLINT", "int32": "INT", "int64": "INT64", "bigInt": "BIGINT", "float32": "FLOAT",
-    "float64": "DOUBLE", "string": "VARCHAR", "bytes": "BLOB", "decimal": "DECIMAL", "localDate": "DATE",
-    "localTime": "TIME", "localDateTime": "DATETIME", "timestamp_in_long": "TIMESTAMP",
+    "int8": "TINYINT",
+    "int16": "SMALLINT",
+    "int32": "INT",
+    "int64": "INT64",
+    "bigInt": "BIGINT",
+    "float32": "FLOAT",
+    "float64": "DOUBLE",
+    "string": "VARCHAR",
+    "bytes": "BLOB",
+    "decimal": "DECIMAL",
+    "localDate": "DATE",
+    "localTime": "TIME",
+    "localDateTime": "DATETIME",
+    "timestamp_in_long": "TIMESTAMP",
 }
 SECONDS = dt.datetime(2020, 12, 30, 16, 11, 11)
 
@@ -42,7 +67,10 @@ def test_default_row_events(default):
     events, rejects, _ = default
     assert rejects == []
     assert [(e["op"], e["raw_op"], e["source_line"]) for e in events] == [
-        ("INSERT", "INSERT", 1), ("UPDATE", "UPDATE", 2), ("DELETE", "DELETE", 3), ("DDL", "DDL", 4)
+        ("INSERT", "INSERT", 1),
+        ("UPDATE", "UPDATE", 2),
+        ("DELETE", "DELETE", 3),
+        ("DDL", "DDL", 4),
     ]
     insert, update, delete, _ = events
     for e in (insert, update, delete):

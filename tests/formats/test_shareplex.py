@@ -11,11 +11,24 @@ from tests.conftest import resource
 from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 
 ROW = {
-    "col1": "2020-11-25 00:01:02", "col2": "hello world", "col3": "INTERVAL '3' DAY", "col4": "1.2222",
-    "col5": DOUBLE_MIN_EXPANSION, "col6": "129", "col7": "00:01:02", "col8": "1",
-    "col9": "2020-11-25 00:01:02.012345 Asia/Shanghai", "col10": "2147483646", "col11": "9223372036854775806",
-    "col12": "aGVsbG8gd29ybGQ=", "col13": "INTERVAL '4' YEAR", "col14": "3", "col15": "2020-11-25",
-    "col16": DOUBLE_MIN_EXPANSION, "col17": "10223372036854775806", "col18": "1606233662.012345",
+    "col1": "2020-11-25 00:01:02",
+    "col2": "hello world",
+    "col3": "INTERVAL '3' DAY",
+    "col4": "1.2222",
+    "col5": DOUBLE_MIN_EXPANSION,
+    "col6": "129",
+    "col7": "00:01:02",
+    "col8": "1",
+    "col9": "2020-11-25 00:01:02.012345 Asia/Shanghai",
+    "col10": "2147483646",
+    "col11": "9223372036854775806",
+    "col12": "aGVsbG8gd29ybGQ=",
+    "col13": "INTERVAL '4' YEAR",
+    "col14": "3",
+    "col15": "2020-11-25",
+    "col16": DOUBLE_MIN_EXPANSION,
+    "col17": "10223372036854775806",
+    "col18": "1606233662.012345",
 }
 
 
@@ -27,7 +40,12 @@ def seed(decode):
 def test_rows(seed):
     events, rejects, _ = seed
     assert rejects == []
-    assert [(e["op"], e["raw_op"]) for e in events] == [("INSERT", "ins"), ("UPDATE", "upd"), ("DELETE", "del"), ("DDL", "ddl")]
+    assert [(e["op"], e["raw_op"]) for e in events] == [
+        ("INSERT", "ins"),
+        ("UPDATE", "upd"),
+        ("DELETE", "del"),
+        ("DDL", "ddl"),
+    ]
     insert, update, delete, _ = events
     assert (insert["before"], insert["after"]) == (None, ROW)
     # `key` is the before image; `data` holds only the changed column

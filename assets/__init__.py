@@ -1,0 +1,1 @@
+"""Dagster definitions: assets and checks that wire library calls together, nothing more."""

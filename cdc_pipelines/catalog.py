@@ -1,0 +1,40 @@
+"""The topic catalog: which topics exist, their format, options and target formats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from cdc_pipelines.formats import get_codec
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    format: str
+    options: dict[str, str] = field(default_factory=dict)
+    targets: tuple[str, ...] = ()
+
+
+class CatalogError(ValueError):
+    """A catalog entry that names an unknown format or option, or lacks a field."""
+
+
+def load_catalog(path: str | Path) -> list[Topic]:
+    """Read and validate a catalog YAML (`topics: [{name, format, options, targets}]`)."""
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    topics = []
+    for i, entry in enumerate(data.get("topics") or []):
+        if not isinstance(entry, dict) or "name" not in entry or "format" not in entry:
+            raise CatalogError(f"topic #{i + 1} in {path} needs a name and a format")
+        options = {str(k): str(v) for k, v in (entry.get("options") or {}).items()}
+        try:
+            get_codec(entry["format"]).resolve_options(options)
+            for target in entry.get("targets") or []:
+                get_codec(target)
+        except (KeyError, ValueError) as exc:
+            raise CatalogError(f"topic {entry['name']!r} in {path}: {exc}") from None
+        topics.append(Topic(str(entry["name"]), entry["format"], options, tuple(entry.get("targets") or ())))
+    return topics

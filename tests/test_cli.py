@@ -1,0 +1,78 @@
+"""The `cdc-pipelines` command: formats, decode, summary line and errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from cdc_pipelines.cli import main
+from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.io import read_canonical, read_rejects
+from tests.conftest import resource
+from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
+
+
+def test_formats_lists_every_id():
+    out = subprocess.run(
+        [sys.executable, "-m", "cdc_pipelines.cli", "formats"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == list(FORMAT_IDS)
+    assert {"oms-default", "oms-canal", "oms-debezium-smt"} <= set(FORMAT_IDS)
+
+
+def test_decode_writes_partitioned_parquet_and_summary(spark, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n")
+    code = main(
+        [
+            "decode",
+            "--format",
+            "oms-canal",
+            "--out",
+            str(tmp_path / "out"),
+            "--topic",
+            "orders",
+            "--dt",
+            "2024-03-01",
+            str(resource("oms-canal", "seed.jsonl")),
+            str(bad),
+        ]
+    )
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary == {"read": 5, "decoded": 4, "rejected": 1, "events": 4}
+    part = tmp_path / "out" / "changes" / "dt=2024-03-01" / "source_topic=orders"
+    assert any(p.suffix == ".parquet" for p in part.iterdir())
+    changes = read_canonical(spark, tmp_path / "out" / "changes")
+    insert = changes.where("op = 'INSERT'").first()
+    assert insert.after["col4"] == DOUBLE_MIN_EXPANSION and insert.after["col13"] == "10223372036854775806"
+    assert (insert.dt, insert.source_topic) == ("2024-03-01", "orders")
+    rejects = read_rejects(spark, tmp_path / "out" / "rejects").collect()
+    assert [(r.raw, r.reason, r.source_line) for r in rejects] == [("garbage", "not a valid JSON object", 1)]
+
+
+def test_rerun_replaces_the_partition(spark, tmp_path, capsys):
+    args = [
+        "decode",
+        "--format",
+        "oms-default",
+        "--out",
+        str(tmp_path),
+        "--dt",
+        "2024-03-02",
+        str(resource("oms-default", "seed.jsonl")),
+    ]
+    assert main(args) == 0 and main(args) == 0
+    assert read_canonical(spark, tmp_path / "changes").count() == 4
+
+
+def test_unknown_format_and_missing_input_fail_clearly(tmp_path, capsys):
+    assert main(["decode", "--format", "nope", "--out", str(tmp_path), str(tmp_path)]) == 2
+    assert "unknown format id 'nope'" in capsys.readouterr().err
+    assert main(["decode", "--format", "oms-canal", "--out", str(tmp_path), str(tmp_path / "missing.jsonl")]) == 2
+    assert "input does not exist" in capsys.readouterr().err
+    assert (
+        main(["decode", "--format", "oms-canal", "--option", "colour=red", "--out", str(tmp_path), str(tmp_path)]) == 2
+    )
+    assert "has no option colour" in capsys.readouterr().err
