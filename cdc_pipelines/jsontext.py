@@ -37,6 +37,13 @@ def parse_exact(text: Column, schema: T.StructType) -> Column:
     )
 
 
+def parse_exact_map(text: Column, schema: T.MapType) -> Column:
+    """`parse_exact` for messages that are one flat object (null where the text is not one)."""
+    return F.from_json(
+        F.regexp_replace(text, _NUMBER_TOKEN, '$1"' + NUMBER_MARK + '$2"'), schema, {"mode": "PERMISSIVE"}
+    )
+
+
 def has_reserved_mark(text: Column) -> Column:
     """True where a message already holds the marker (raw or as a \\u escape)."""
     return (F.instr(text, NUMBER_MARK) > 0) | F.lower(text).contains("\\ufdd0")

@@ -9,13 +9,12 @@ from pathlib import Path
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import io
-from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.base import PRE_REJECT, ROW_INDEX, finish, first_reason
+from cdc_pipelines.formats.base import IS_MESSAGE, MESSAGES, ROW_INDEX, finish, parse_json_lines
+from cdc_pipelines.formats.split_update import pair_split_updates
 
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
@@ -35,33 +34,18 @@ class DecodedExtract:
     combined: DataFrame
 
 
-def _pre_reject(value, parsed, schema) -> object:
-    corrupt = parsed[J.CORRUPT_FIELD] if isinstance(schema, T.StructType) else F.lit(None)
-    return first_reason(
-        (F.trim(value) == "", "empty line"),
-        (J.has_reserved_mark(value), "message contains the reserved character U+FDD0"),
-        (parsed.isNull() | corrupt.isNotNull(), "not a valid JSON object"),
-    )
-
-
 def decode_lines(
     lines: DataFrame, format_id: str, *, topic: str, dt: str, options: Mapping[str, str] | None = None
 ) -> DecodedExtract:
     """Decode lines (`value`, `source_file`, `source_line`) into canonical events and rejects."""
     codec = get_codec(format_id)
     resolved = codec.resolve_options(dict(options or {}))
-    parsed = (
-        J.parse_exact(F.col("value"), codec.schema)
-        if isinstance(codec.schema, T.StructType)
-        else F.from_json(
-            F.regexp_replace("value", J._NUMBER_TOKEN, '$1"' + J.NUMBER_MARK + '$2"'),
-            codec.schema,
-            {"mode": "PERMISSIVE"},
-        )
-    )
-    staged = lines.select("value", "source_file", "source_line", parsed.alias("msg"))
-    staged = staged.withColumn(PRE_REJECT, _pre_reject(F.col("value"), F.col("msg"), codec.schema))
-    decoded = finish(codec.decode(staged, resolved), codec, resolved)
+    staged = (codec.parse or parse_json_lines)(lines, codec.schema)
+    messages = staged.where(F.col(IS_MESSAGE)).drop(IS_MESSAGE)
+    decoded = codec.decode(messages, resolved)
+    if codec.split_update:
+        decoded = pair_split_updates(decoded)
+    decoded = finish(decoded, codec, resolved)
     if codec.multi_row:
         # a message is rejected whole: one bad row rejects its siblings too, and gives one reject
         message = Window.partitionBy("source_file", "source_line")
@@ -90,7 +74,7 @@ def decode_lines(
         F.col("reject_reason").alias("reason"),
         "dt",
     )
-    return DecodedExtract(events=events, rejects=rejects, lines=lines, combined=combined)
+    return DecodedExtract(events=events, rejects=rejects, lines=messages, combined=combined)
 
 
 def decode_files(
@@ -110,14 +94,11 @@ def decode_files(
 
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
     """read / decoded / rejected / events of a decoded extract, checked for conservation."""
+    ok, first = F.col("reject_reason").isNull(), F.col(ROW_INDEX) == 0
     row = decoded.combined.agg(
-        F.count_distinct(F.when(F.col("reject_reason").isNull(), F.struct("source_file", "source_line"))).alias(
-            "decoded"
-        ),
-        F.count_distinct(F.when(F.col("reject_reason").isNotNull(), F.struct("source_file", "source_line"))).alias(
-            "rejected"
-        ),
-        F.count(F.when(F.col("reject_reason").isNull(), 1)).alias("events"),
+        F.coalesce(F.sum(F.when(ok & first, F.col(MESSAGES))), F.lit(0)).alias("decoded"),
+        F.count(F.when(~ok & first, 1)).alias("rejected"),
+        F.count(F.when(ok, 1)).alias("events"),
     ).first()
     counts = {
         "read": decoded.lines.count(),

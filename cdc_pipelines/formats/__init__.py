@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from cdc_pipelines.formats.base import Codec, OptionError
-from cdc_pipelines.formats.canal import OMS_CANAL
+from cdc_pipelines.formats.canal import DTS_CANAL, OMS_CANAL
+from cdc_pipelines.formats.datahub_tuple import DATAHUB_TUPLE
 from cdc_pipelines.formats.dataworks2 import OMS_DATAWORKS
+from cdc_pipelines.formats.dataworks_json import DATAWORKS_JSON
 from cdc_pipelines.formats.debezium import OMS_DEBEZIUM, OMS_DEBEZIUM_FLATTEN, OMS_DEBEZIUM_SMT
 from cdc_pipelines.formats.oms_default import OMS_DEFAULT, OMS_DEFAULT_EXTEND
-from cdc_pipelines.formats.shareplex import OMS_SHAREPLEX
+from cdc_pipelines.formats.shareplex import DTS_SHAREPLEX, OMS_SHAREPLEX
 
 CODECS: dict[str, Codec] = {
     c.format_id: c
@@ -20,6 +22,10 @@ CODECS: dict[str, Codec] = {
         OMS_DEBEZIUM,
         OMS_DEBEZIUM_FLATTEN,
         OMS_DEBEZIUM_SMT,
+        DTS_SHAREPLEX,
+        DTS_CANAL,
+        DATAWORKS_JSON,
+        DATAHUB_TUPLE,
     )
 }
 FORMAT_IDS = tuple(CODECS)

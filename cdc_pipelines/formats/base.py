@@ -21,6 +21,9 @@ from cdc_pipelines import jsontext as J
 
 PRE_REJECT = "pre_reject"
 ROW_INDEX = "row_index"
+PAIR_KEY = "pair_key"
+MESSAGES = "messages"
+IS_MESSAGE = "is_message"
 DECODED_FIELDS = (
     "op",
     "raw_op",
@@ -49,6 +52,9 @@ _FIELD_TYPES = {f.name: f.dataType for f in C.CANONICAL_SCHEMA.fields} | {
 }
 
 
+OPTION_CHOICES = {"legacy": ("false", "true"), "binary": ("base16", "base64")}
+
+
 class OptionError(ValueError):
     """An option a codec does not know, or a value it cannot take."""
 
@@ -64,6 +70,8 @@ class Codec:
     binary: str = "base64"
     update_has_before: bool = True
     multi_row: bool = False
+    split_update: bool = False
+    parse: Callable[[DataFrame, T.DataType], DataFrame] | None = None
     description: str = ""
 
     def resolve_options(self, given: Mapping[str, str]) -> dict[str, str]:
@@ -71,7 +79,34 @@ class Codec:
         if unknown:
             known = ", ".join(sorted(self.options)) or "none"
             raise OptionError(f"format {self.format_id} has no option {', '.join(unknown)} (options: {known})")
-        return {**self.options, **given}
+        resolved = {**self.options, **given}
+        for key, allowed in OPTION_CHOICES.items():
+            if key in resolved and resolved[key] not in allowed:
+                raise OptionError(
+                    f"option {key}={resolved[key]!r} of {self.format_id} must be one of {', '.join(allowed)}"
+                )
+        return resolved
+
+
+def parse_json_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
+    """Lines -> `msg` (the parsed message) and `pre_reject` (why a line is no message of any format).
+
+    Every line is a message (`is_message`); formats with header lines parse differently.
+    """
+    value = F.col("value")
+    if isinstance(schema, T.StructType):
+        parsed = J.parse_exact(value, schema)
+        corrupt = parsed[J.CORRUPT_FIELD].isNotNull()
+    else:
+        parsed = J.parse_exact_map(value, schema)
+        corrupt = F.lit(False)
+    staged = lines.select("value", "source_file", "source_line", parsed.alias("msg"))
+    reason = first_reason(
+        (F.trim(value) == "", "empty line"),
+        (J.has_reserved_mark(value), "message contains the reserved character U+FDD0"),
+        (F.col("msg").isNull() | corrupt, "not a valid JSON object"),
+    )
+    return staged.withColumn(PRE_REJECT, reason).withColumn(IS_MESSAGE, F.lit(True))
 
 
 def msg(path: str) -> Column:
@@ -125,19 +160,29 @@ def typed_map(entries: Column) -> Column:
 
 
 def emit(
-    df: DataFrame, fields: Mapping[str, Column], reject_reason: Column, row_index: Column | None = None
+    df: DataFrame,
+    fields: Mapping[str, Column],
+    reject_reason: Column,
+    row_index: Column | None = None,
+    pair_key: Column | None = None,
 ) -> DataFrame:
-    """Select the pass-through columns plus every decoded field (absent ones as typed nulls)."""
+    """Select the pass-through columns plus every decoded field (absent ones as typed nulls).
+
+    `pair_key` marks the halves of a split update (see `split_update`); `messages` counts the input
+    messages a row stands for (1 here; 2 once a split update is paired).
+    """
     unknown = set(fields) - set(DECODED_FIELDS)
     if unknown:
         raise KeyError(f"not decoded fields: {sorted(unknown)}")
     keep = [c for c in df.columns if c != "msg" and not c.startswith("_x")]
-    cols = [F.col(c) for c in keep if c not in DECODED_FIELDS and c != ROW_INDEX]
+    cols = [F.col(c) for c in keep if c not in (*DECODED_FIELDS, ROW_INDEX, PAIR_KEY, MESSAGES)]
     cols.append((row_index if row_index is not None else F.lit(0)).cast("int").alias(ROW_INDEX))
     for name in DECODED_FIELDS:
         value = fields.get(name, F.lit(None))
         cols.append(value.cast(_FIELD_TYPES[name]).alias(name))
     cols.append(reject_reason.cast("string").alias("reject_reason"))
+    cols.append((pair_key if pair_key is not None else F.lit(None)).cast("string").alias(PAIR_KEY))
+    cols.append(F.lit(1).alias(MESSAGES))
     return df.select(*cols)
 
 

@@ -113,8 +113,9 @@ def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         "event_time": es_time,
         "event_time_unit": es_unit,
         "sync_time": ts_time,
-        "tx_id": F.lit(None),
-        "position": F.coalesce(txt(msg("gtid")), txt(msg("id"))),
+        "tx_id": txt(msg("gtid")),
+        "seq": txt(msg("id")),
+        "position": txt(msg("gtid")),
         "pk_columns": msg("pkNames"),
         "before_raw": before,
         "after_raw": after,
@@ -133,4 +134,7 @@ def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
 
 OMS_CANAL = Codec(
     "oms-canal", SCHEMA, decode_canal, options={"legacy": "false"}, multi_row=True, description="Canal JSON (OMS)"
+)
+DTS_CANAL = Codec(
+    "dts-canal", SCHEMA, decode_canal, options={"legacy": "false"}, multi_row=True, description="Canal JSON (DTS)"
 )

@@ -1,8 +1,10 @@
 """SharePlex JSON (OMS seed 000; DTS seeds 001/003): `data`, `meta`, `key`, `sql`.
 
-On update, `key` is the before image and `data` only the changed columns, so the after image is
-`key` overlaid with `data`; the changed column names are kept in `meta`. `meta.table` is
-`db.table`; `meta.time` is a UTC date-time text with second precision.
+DTS adds `userid` and the long op names, including a split update (`UPDATE BEFORE` then `UPDATE
+AFTER`, paired by table, `trans` and `rowid`). On update, `key` is the before image and `data`
+only the changed columns, so the after image is `key` overlaid with `data`; the changed column
+names are kept in `meta`. `meta.table` is `db.table`; `meta.time` is a UTC date-time text with
+second precision. `DROP COLUMN` without `sql.ddl` keeps the op itself as its DDL text.
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ OPS = {
     "DELETE": "DELETE",
     "TRUNCATE": "TRUNCATE",
     "DROP COLUMN": "DDL",
+    "UPDATE BEFORE": "UPDATE",
+    "UPDATE AFTER": "UPDATE",
 }
+SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
 
 SCHEMA = T.StructType(
     [
@@ -55,6 +60,9 @@ def decode_shareplex(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     op = lookup(OPS, raw_op)
     data, key = msg("data"), msg("key")
     table = F.element_at(meta, "table")
+    is_half = raw_op.isin(SPLIT_BEFORE, SPLIT_AFTER)
+    pair = F.concat_ws("\u0001", table, F.element_at(meta, "trans"), F.element_at(meta, "rowid"))
+    pair = F.when(F.element_at(meta, "trans").isNotNull() & F.element_at(meta, "rowid").isNotNull(), pair)
     has_db = F.instr(table, ".") > 0
     event_time, unit = C.time_of(F.element_at(meta, "time"))
     sync_time, _ = C.time_of(F.element_at(meta, "posttime"))
@@ -71,9 +79,15 @@ def decode_shareplex(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         "tx_id": F.element_at(meta, "trans"),
         "seq": F.element_at(meta, "seq"),
         "position": F.nullif(F.element_at(meta, "scn"), F.lit("null")),
-        "before_raw": F.when(op == "DELETE", data).when(op == "UPDATE", key),
-        "after_raw": F.when(op == "INSERT", data).when(op == "UPDATE", overlay(key, data)),
-        "ddl": F.when(op == "DDL", F.element_at(J.image_text(msg("sql")), "ddl")),
+        "before_raw": F.when(op == "DELETE", data)
+        .when(raw_op == SPLIT_BEFORE, F.coalesce(key, data))
+        .when(raw_op == SPLIT_AFTER, F.lit(None))
+        .when(op == "UPDATE", key),
+        "after_raw": F.when(op == "INSERT", data)
+        .when(raw_op == SPLIT_AFTER, overlay(key, data))
+        .when(raw_op == SPLIT_BEFORE, F.lit(None))
+        .when(op == "UPDATE", overlay(key, data)),
+        "ddl": F.when(op == "DDL", F.coalesce(F.element_at(J.image_text(msg("sql")), "ddl"), raw_op)),
         "meta": F.map_concat(
             prefixed(msg("meta"), "meta."),
             text_map(
@@ -85,9 +99,23 @@ def decode_shareplex(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         (msg("meta").isNull(), "missing meta"),
         (raw_op.isNull(), "missing meta.op"),
         (op.isNull(), unknown_op_reason("meta.op", raw_op)),
-        ((op == "UPDATE") & key.isNull(), "upd without key (the before image)"),
+        ((op == "UPDATE") & ~is_half & key.isNull(), F.concat(raw_op, F.lit(" without key (the before image)"))),
+        (is_half & pair.isNull(), F.concat(raw_op, F.lit(" without meta.trans and meta.rowid to pair it"))),
     )
-    return emit(df, fields, reason)
+    return emit(df, fields, reason, pair_key=F.when(is_half, pair))
 
 
-OMS_SHAREPLEX = Codec("oms-shareplex", SCHEMA, decode_shareplex, description="SharePlex JSON (OMS)")
+OMS_SHAREPLEX = Codec(
+    "oms-shareplex",
+    SCHEMA,
+    decode_shareplex,
+    split_update=True,
+    description="SharePlex JSON (OMS)",
+)
+DTS_SHAREPLEX = Codec(
+    "dts-shareplex",
+    SCHEMA,
+    decode_shareplex,
+    split_update=True,
+    description="SharePlex JSON (DTS)",
+)

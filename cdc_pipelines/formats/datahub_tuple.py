@@ -1,0 +1,125 @@
+"""DataHub TUPLE rows (seed 004): metadata columns plus the table's business columns.
+
+A row comes as a JSON object per line or as a CSV line under a header line. `_operation_type_` is
+I, U or D; an update is two `U` rows sharing `_sequence_id_`, the before row marked by
+`_before_image_ = Y`, the after row by `_after_image_ = Y`, paired like any split update.
+`_excute_time_` (sic) is epoch millis. TUPLE carries no table name unless `_source_table_` is
+there, so the `db`/`table` options name it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from cdc_pipelines import canonical as C
+from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats.base import (
+    IS_MESSAGE,
+    PRE_REJECT,
+    Codec,
+    emit,
+    first_reason,
+    lookup,
+    parse_json_lines,
+)
+
+META_COLUMNS = (
+    "_sequence_id_",
+    "_operation_type_",
+    "_excute_time_",
+    "_source_table_",
+    "_before_image_",
+    "_after_image_",
+)
+OPS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE", "INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE"}
+_CSV_FIELD = r'(?:^|,)("(?:[^"]|"")*"|[^,]*)'
+
+
+def parse_tuple_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
+    """JSON lines as usual; in a `.csv` file, line 1 is the header and each other line one row."""
+    is_csv = F.lower(F.regexp_replace("source_file", r"\.(gz|bz2|deflate|zst)$", "")).endswith(".csv")
+    headers = lines.where(is_csv & (F.col("source_line") == 1)).select(
+        "source_file", _csv_split(F.col("value")).alias("_xheader")
+    )
+    json_rows = parse_json_lines(lines.where(~is_csv), schema)
+    csv_lines = lines.where(is_csv).join(F.broadcast(headers), "source_file", "left")
+    fields = _csv_split(F.col("value"))
+    header = F.col("_xheader")
+    csv_rows = csv_lines.select(
+        "value",
+        "source_file",
+        "source_line",
+        F.when(F.size(fields) == F.size(header), F.map_from_arrays(header, fields)).alias("msg"),
+        first_reason(
+            (F.trim("value") == "", "empty line"),
+            (
+                F.size(fields) != F.size(header),
+                F.format_string("CSV row has %d fields, its header %d", F.size(fields), F.size(header)),
+            ),
+        ).alias(PRE_REJECT),
+        (F.col("source_line") != 1).alias(IS_MESSAGE),
+    )
+    return json_rows.unionByName(csv_rows)
+
+
+def _csv_split(line: Column) -> Column:
+    """The fields of one RFC 4180 CSV line: quotes removed, `""` unescaped; an empty unquoted field is null."""
+    raw = F.regexp_extract_all(line, F.lit(_CSV_FIELD), 1)
+    return F.transform(
+        raw,
+        lambda f: (
+            F.when(f.startswith('"'), F.regexp_replace(F.regexp_replace(f, '^"|"$', ""), '""', '"'))
+            .when(f == "", F.lit(None))
+            .otherwise(f)
+        ),
+    )
+
+
+def decode_tuple(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
+    row = F.col("msg")
+    meta = J.image_text(F.map_filter(row, lambda k, _v: k.isin(*META_COLUMNS)))
+    business = F.map_filter(row, lambda k, _v: ~k.isin(*META_COLUMNS))
+    raw_op = F.element_at(meta, "_operation_type_")
+    op = lookup(OPS, F.upper(raw_op))
+    has_before = F.upper(F.element_at(meta, "_before_image_")) == "Y"
+    has_after = F.upper(F.element_at(meta, "_after_image_")) == "Y"
+    is_half = (op == "UPDATE") & (has_before != has_after)
+    sequence = F.element_at(meta, "_sequence_id_")
+    source_table = F.element_at(meta, "_source_table_")
+    event_time, unit = C.time_of(F.element_at(meta, "_excute_time_"))
+    fields = {
+        "op": op,
+        "raw_op": raw_op,
+        "db": F.lit(options.get("db") or None),
+        "table_name": F.coalesce(source_table, F.lit(options.get("table") or None)),
+        "event_time": event_time,
+        "event_time_unit": unit,
+        "seq": sequence,
+        "before_raw": F.when(op == "DELETE", business).when((op == "UPDATE") & has_before, business),
+        "after_raw": F.when(op == "INSERT", business).when((op == "UPDATE") & has_after, business),
+        "meta": meta,
+    }
+    reason = first_reason(
+        (raw_op.isNull(), "missing _operation_type_"),
+        (op.isNull(), F.concat(F.lit("unknown _operation_type_ '"), raw_op, F.lit("'"))),
+        ((op == "UPDATE") & ~is_half, "U row must have exactly one of _before_image_/_after_image_ = Y"),
+        (is_half & sequence.isNull(), "U row without _sequence_id_ to pair it"),
+    )
+    key = F.when(is_half, F.concat_ws("\u0001", F.coalesce(source_table, F.lit("")), sequence))
+    return emit(df, fields, reason, pair_key=key)
+
+
+DATAHUB_TUPLE = Codec(
+    "datahub-tuple",
+    J.TEXT_MAP,
+    decode_tuple,
+    options={"db": "", "table": ""},
+    update_has_before=False,
+    split_update=True,
+    parse=parse_tuple_lines,
+    description="DataHub TUPLE rows (JSON lines or CSV with header)",
+)
