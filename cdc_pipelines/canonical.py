@@ -145,6 +145,14 @@ SOURCE_TYPE_TO_LOGICAL = {
             "bfile",
             "long raw",
             "geometry",
+            "point",
+            "linestring",
+            "polygon",
+            "multipoint",
+            "multilinestring",
+            "multipolygon",
+            "geometrycollection",
+            "geomcollection",
         ],
         "BYTES",
     ),
@@ -283,6 +291,14 @@ def epoch_to_timestamp(text: Column) -> Column:
     return F.when(text.rlike(_EPOCH_TEXT), F.timestamp_micros(micros.try_cast(T.LongType())))
 
 
+def epoch_time(text: Column, unit: str) -> tuple[Column, Column]:
+    """(timestamp, unit) of an epoch count whose unit the format fixes (Debezium `ts_ms`)."""
+    n = text.try_cast(T.DecimalType(38, 0))
+    micros = n * {"s": 10**6, "ms": 10**3, "us": 1}.get(unit, 1) / ({"ns": 1000}.get(unit, 1))
+    ok = text.rlike(_INTEGER_TEXT)
+    return F.when(ok, F.timestamp_micros(F.floor(micros).try_cast(T.LongType()))), F.when(ok, F.lit(unit))
+
+
 def text_time_unit(text: Column) -> Column:
     """Precision of a date-time text (`2020-11-25T00:01:02[.ffffff]`), from its fraction digits."""
     frac = F.length(F.regexp_extract(text, r"[0-9]{2}:[0-9]{2}:[0-9]{2}\.([0-9]+)", 1))
@@ -371,31 +387,89 @@ def base16_to_base64(value: Column) -> Column:
     return F.when(value.rlike("^(?:[0-9A-Fa-f]{2})*$"), F.regexp_replace(F.base64(F.unhex(value)), "[\\r\\n]", ""))
 
 
-def normalise_value(
-    value: Column, logical: Column, *, binary: str = "base64", temporal_unit: Column | None = None
-) -> Column:
-    """Canonical text of one image value of the given logical type, or null when it is not valid.
+_DECIMAL_TEXT = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
+_FLOAT_SPECIAL = r"^(?:NaN|[+-]?Infinity|[+-]?inf)$"
+_DATE_TEXT = r"^[0-9]{4,}-[0-9]{2}-[0-9]{2}$"
+_TIME_TEXT = r"^-?[0-9]{2,3}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?$"
+_DATETIME_TEXT = r"^[0-9]{4,}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?(?: \S+)?$"
+_INSTANT_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z$"
+_LOCAL_TIMESTAMP_TEXT = (
+    r"^([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?([+-][0-9]{2}:?[0-9]{2})?$"
+)
+_BASE64_TEXT = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+BINARY_ENCODINGS = ("base64", "base16", "latin1")
 
-    `binary` is how the format writes BYTES (`base64` is kept, `base16` is re-encoded);
-    `temporal_unit` is the integer unit of temporal values (`days`, `ms`, `us`, `ns`) for formats
-    that write dates and times as counts.
+
+def local_to_instant_text(value: Column, timezone: str) -> Column:
+    """Canonical TIMESTAMP text of `YYYY-MM-DD HH:MM:SS[.f][+hh:mm]`: its own offset, else `timezone`.
+
+    Zone shifts are whole seconds, so the fraction digits are carried over as written.
     """
-    out = (
-        F.when(value.isNull(), F.lit(None))
-        .when(
-            logical == "BOOLEAN",
-            F.when(F.lower(value).isin("1", "true"), "true").when(F.lower(value).isin("0", "false"), "false"),
-        )
-        .when((logical == "TIMESTAMP") & value.rlike(_EPOCH_TEXT), epoch_to_instant_text(value))
+    day = F.regexp_extract(value, _LOCAL_TIMESTAMP_TEXT, 1)
+    clock = F.regexp_extract(value, _LOCAL_TIMESTAMP_TEXT, 2)
+    frac = F.regexp_extract(value, _LOCAL_TIMESTAMP_TEXT, 3)
+    offset = F.regexp_extract(value, _LOCAL_TIMESTAMP_TEXT, 4)
+    wall = F.try_to_timestamp(F.concat(day, F.lit(" "), clock), F.lit("yyyy-MM-dd HH:mm:ss"))
+    zone = F.when(offset != "", F.regexp_replace(offset, r"^([+-][0-9]{2})([0-9]{2})$", "$1:$2")).otherwise(
+        F.lit(timezone)
     )
-    if binary == "base16":
-        out = out.when(logical == "BYTES", base16_to_base64(value))
+    utc = F.to_utc_timestamp(wall, zone)
+    dot = F.when(frac != "", F.concat(F.lit("."), frac)).otherwise(F.lit(""))
+    return F.when(wall.isNotNull(), F.concat(F.date_format(utc, "yyyy-MM-dd'T'HH:mm:ss"), dot, F.lit("Z")))
+
+
+def latin1_to_base64(value: Column) -> Column:
+    """Base64 of text that carries bytes one per character (open-source canal); null if it cannot."""
+    raw = F.encode(value, "ISO-8859-1")
+    return F.when(F.decode(raw, "ISO-8859-1") == value, F.regexp_replace(F.base64(raw), "[\\r\\n]", ""))
+
+
+def normalise_value(
+    value: Column,
+    logical: Column,
+    *,
+    binary: str = "base64",
+    temporal_unit: Column | None = None,
+    timezone: str = "UTC",
+) -> Column:
+    """Canonical text of one image value of the given logical type, or null when it does not fit.
+
+    `binary` is how the format writes BYTES (`base64` kept, `base16` and `latin1` re-encoded);
+    `temporal_unit` is the integer unit of temporal values (`days`, `ms`, `us`, `ns`) for formats
+    that write dates and times as counts; `timezone` is the zone of TIMESTAMP text without offset.
+    A value that does not look like its type gives null, which the decoder turns into a reject.
+    """
+    out = F.when(value.isNull(), F.lit(None))
     if temporal_unit is not None:
         out = out.when(
             logical.isin("DATE", "TIME", "DATETIME") & value.rlike(_INTEGER_TEXT) & temporal_unit.isNotNull(),
             integer_to_temporal_text(value, logical, temporal_unit),
         )
-    return out.otherwise(value)
+    bytes_text = {
+        "base64": F.when(value.rlike(_BASE64_TEXT), value),
+        "base16": base16_to_base64(value),
+        "latin1": latin1_to_base64(value),
+    }[binary]
+    return (
+        out.when(
+            logical == "BOOLEAN",
+            F.when(F.lower(value).isin("1", "true"), "true").when(F.lower(value).isin("0", "false"), "false"),
+        )
+        .when(logical == "INT", F.when(value.rlike(_INTEGER_TEXT.replace("-?", "[+-]?")), value))
+        .when(logical == "DECIMAL", F.when(value.rlike(_DECIMAL_TEXT), value))
+        .when(logical.isin("FLOAT", "DOUBLE"), F.when(value.rlike(_DECIMAL_TEXT) | value.rlike(_FLOAT_SPECIAL), value))
+        .when(logical == "DATE", F.when(value.rlike(_DATE_TEXT), value))
+        .when(logical == "TIME", F.when(value.rlike(_TIME_TEXT), value))
+        .when(logical == "DATETIME", F.when(value.rlike(_DATETIME_TEXT), value))
+        .when(
+            logical == "TIMESTAMP",
+            F.when(value.rlike(_EPOCH_TEXT), epoch_to_instant_text(value))
+            .when(value.rlike(_INSTANT_TEXT), value)
+            .when(value.rlike(_LOCAL_TIMESTAMP_TEXT), local_to_instant_text(value, timezone)),
+        )
+        .when(logical == "BYTES", bytes_text)
+        .otherwise(value)
+    )
 
 
 def normalise_image(image: Column, types: Column, **kwargs) -> Column:

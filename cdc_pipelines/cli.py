@@ -33,12 +33,14 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("formats", help="print every supported format id, one per line")
     dec = sub.add_parser("decode", help="decode raw messages into the canonical change table")
-    dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`)")
+    dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
     dec.add_argument("--out", required=True, help="output folder: changes/ and rejects/ are written there")
     dec.add_argument("--topic", default="default", help="source topic name (partition value)")
     dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
     dec.add_argument("inputs", nargs="+", help="files or folders of messages, one per line (.gz too)")
+    det = sub.add_parser("detect", help="print the format id the first messages of INPUT match")
+    det.add_argument("inputs", nargs="+", help="files or folders of messages")
     smp = sub.add_parser("sample", help="decode the built-in sample messages of every format into OUT")
     smp.add_argument("--out", required=True, help="output folder: changes/ and rejects/ are written there")
     smp.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
@@ -68,12 +70,29 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.pipeline import decode_files, write_decoded
     from cdc_pipelines.spark import spark_session
 
+    if args.format != "auto":
+        get_codec(args.format).resolve_options(_options(args.option))
+    list_input_files(args.inputs)
+    if args.format == "auto":
+        args.format = _detected(args.inputs)
     codec = get_codec(args.format)
     options = codec.resolve_options(_options(args.option))
-    list_input_files(args.inputs)
     spark = spark_session()
     decoded = decode_files(spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options)
     return write_decoded(decoded, args.out)
+
+
+class DetectError(ValueError):
+    """The first messages of an input match no format, or several."""
+
+
+def _detected(inputs: list[str]) -> str:
+    from cdc_pipelines.detect import detect_format
+
+    found = detect_format(inputs)
+    if found is None:
+        raise DetectError("cannot tell the format of " + ", ".join(inputs) + "; pass --format")
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,9 +102,11 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(FORMAT_IDS))
         elif args.command == "decode":
             print(json.dumps(_decode(args)))
+        elif args.command == "detect":
+            print(_detected(args.inputs))
         elif args.command == "sample":
             print(json.dumps(_sample(args)))
-    except (UnknownFormatError, OptionError, InputError) as exc:
+    except (UnknownFormatError, OptionError, InputError, DetectError) as exc:
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2
     return 0

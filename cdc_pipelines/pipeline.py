@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from cdc_pipelines import canonical as C
 from cdc_pipelines import io
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.base import IS_MESSAGE, MESSAGES, ROW_INDEX, finish, parse_json_lines
+from cdc_pipelines.formats.base import IS_MESSAGE, MESSAGES, RAW_ENCODING, ROW_INDEX, finish, parse_json_lines
 from cdc_pipelines.formats.split_update import pair_split_updates
 
 CHANGES_DIR = "changes"
@@ -39,8 +39,16 @@ def decode_lines(
 ) -> DecodedExtract:
     """Decode lines (`value`, `source_file`, `source_line`) into canonical events and rejects."""
     codec = get_codec(format_id)
-    resolved = codec.resolve_options(dict(options or {}))
     staged = (codec.parse or parse_json_lines)(lines, codec.schema)
+    return decode_staged(staged, format_id, topic=topic, dt=dt, options=options)
+
+
+def decode_staged(
+    staged: DataFrame, format_id: str, *, topic: str, dt: str, options: Mapping[str, str] | None = None
+) -> DecodedExtract:
+    """Decode parsed messages (`msg`, `pre_reject`, `is_message`, lineage) into events and rejects."""
+    codec = get_codec(format_id)
+    resolved = codec.resolve_options(dict(options or {}))
     messages = staged.where(F.col(IS_MESSAGE)).drop(IS_MESSAGE)
     decoded = codec.decode(messages, resolved)
     if codec.split_update:
@@ -70,7 +78,7 @@ def decode_lines(
         "source_file",
         "source_line",
         F.col("value").alias("raw"),
-        F.lit("text").alias("raw_encoding"),
+        F.col(RAW_ENCODING),
         F.col("reject_reason").alias("reason"),
         "dt",
     )
@@ -87,8 +95,10 @@ def decode_files(
     options: Mapping[str, str] | None = None,
 ) -> DecodedExtract:
     """Decode the files or folders `inputs` (one message per line, compressed or not)."""
-    get_codec(format_id)
+    codec = get_codec(format_id)
     files = io.list_input_files(inputs)
+    if codec.read is not None:
+        return decode_staged(codec.read(spark, files), format_id, topic=topic, dt=dt, options=options)
     return decode_lines(io.read_lines(spark, files), format_id, topic=topic, dt=dt, options=options)
 
 

@@ -8,6 +8,7 @@ from cdc_pipelines.formats.datahub_tuple import DATAHUB_TUPLE
 from cdc_pipelines.formats.dataworks2 import OMS_DATAWORKS
 from cdc_pipelines.formats.dataworks_json import DATAWORKS_JSON
 from cdc_pipelines.formats.debezium import OMS_DEBEZIUM, OMS_DEBEZIUM_FLATTEN, OMS_DEBEZIUM_SMT
+from cdc_pipelines.formats.dts_avro import DTS_AVRO
 from cdc_pipelines.formats.oms_default import OMS_DEFAULT, OMS_DEFAULT_EXTEND
 from cdc_pipelines.formats.shareplex import DTS_SHAREPLEX, OMS_SHAREPLEX
 
@@ -22,6 +23,7 @@ CODECS: dict[str, Codec] = {
         OMS_DEBEZIUM,
         OMS_DEBEZIUM_FLATTEN,
         OMS_DEBEZIUM_SMT,
+        DTS_AVRO,
         DTS_SHAREPLEX,
         DTS_CANAL,
         DATAWORKS_JSON,

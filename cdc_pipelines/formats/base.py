@@ -9,10 +9,12 @@ the images and DDL text it needs, and record which values were JSON numbers.
 
 from __future__ import annotations
 
+import re
+import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -24,6 +26,7 @@ ROW_INDEX = "row_index"
 PAIR_KEY = "pair_key"
 MESSAGES = "messages"
 IS_MESSAGE = "is_message"
+RAW_ENCODING = "raw_encoding"
 DECODED_FIELDS = (
     "op",
     "raw_op",
@@ -52,11 +55,20 @@ _FIELD_TYPES = {f.name: f.dataType for f in C.CANONICAL_SCHEMA.fields} | {
 }
 
 
-OPTION_CHOICES = {"legacy": ("false", "true"), "binary": ("base16", "base64")}
+OPTION_CHOICES = {"legacy": ("false", "true"), "binary": C.BINARY_ENCODINGS}
 
 
 class OptionError(ValueError):
     """An option a codec does not know, or a value it cannot take."""
+
+
+def _check_timezone(name: str) -> None:
+    if re.fullmatch(r"[+-][0-9]{2}:[0-9]{2}", name):
+        return
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise OptionError(f"timezone {name!r} is neither an IANA zone nor an offset like +08:00") from None
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,8 @@ class Codec:
     multi_row: bool = False
     split_update: bool = False
     parse: Callable[[DataFrame, T.DataType], DataFrame] | None = None
+    read: Callable[[SparkSession, list[str]], DataFrame] | None = None
+    marked_json: bool = True
     description: str = ""
 
     def resolve_options(self, given: Mapping[str, str]) -> dict[str, str]:
@@ -85,6 +99,8 @@ class Codec:
                 raise OptionError(
                     f"option {key}={resolved[key]!r} of {self.format_id} must be one of {', '.join(allowed)}"
                 )
+        if "timezone" in resolved:
+            _check_timezone(resolved["timezone"])
         return resolved
 
 
@@ -106,7 +122,11 @@ def parse_json_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
         (J.has_reserved_mark(value), "message contains the reserved character U+FDD0"),
         (F.col("msg").isNull() | corrupt, "not a valid JSON object"),
     )
-    return staged.withColumn(PRE_REJECT, reason).withColumn(IS_MESSAGE, F.lit(True))
+    return (
+        staged.withColumn(PRE_REJECT, reason)
+        .withColumn(IS_MESSAGE, F.lit(True))
+        .withColumn(RAW_ENCODING, F.lit("text"))
+    )
 
 
 def msg(path: str) -> Column:
@@ -213,7 +233,10 @@ def finish(decoded: DataFrame, codec: Codec, options: Mapping[str, str]) -> Data
     types = F.col("column_types")
 
     def norm(raw: Column) -> Column:
-        return C.normalise_image(J.image_text(raw), types, binary=binary, temporal_units=units)
+        text = J.image_text(raw) if codec.marked_json else raw
+        return C.normalise_image(
+            text, types, binary=binary, temporal_units=units, timezone=options.get("timezone", "UTC")
+        )
 
     staged = staged.withColumn("before", norm(before_raw)).withColumn("after", norm(after_raw))
     bad = F.array_distinct(
@@ -233,7 +256,7 @@ def finish(decoded: DataFrame, codec: Codec, options: Mapping[str, str]) -> Data
         _image_requirements(F.col("op"), before_raw, after_raw, F.col("ddl"), codec.update_has_before),
         F.when(F.size(bad) > 0, bad_reason),
     )
-    numbers = J.number_columns(before_raw, after_raw)
+    numbers = J.number_columns(before_raw, after_raw) if codec.marked_json else F.array().cast("array<string>")
     meta = F.map_concat(
         F.coalesce(F.col("meta"), F.create_map().cast(J.TEXT_MAP)),
         F.when(F.size(numbers) > 0, F.create_map(F.lit("cdc.json_numbers"), F.to_json(numbers))).otherwise(

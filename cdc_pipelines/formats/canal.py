@@ -2,7 +2,9 @@
 
 One message may carry several rows; each becomes an event, paired with the `old` entry at the same
 index. `old` holds only the changed columns, so the before image is `data` overlaid with `old`.
-DTS instances created before 2022-03-20 swap `data` and `old` (option `legacy=true`).
+DTS instances created before 2022-03-20 swap `data` and `old` (option `legacy=true`). OMS writes
+binary values as base64 (`binary=base64`, the default); open-source canal writes them as ISO-8859-1
+text (`binary=latin1`). TIMESTAMP text without an offset is read in `timezone` (default UTC).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ CONTROL_TYPES = {
     **dict.fromkeys(["CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX", "DDL", "DROP"], "DDL"),
 }
 META_FIELDS = ("id", "gtid", "isDdl", "serverId")
+# MySQL's REAL is a DOUBLE (unless REAL_AS_FLOAT), unlike REAL elsewhere
+MYSQL_TYPE_OVERRIDES = {"real": "DOUBLE"}
 
 SCHEMA = T.StructType(
     [
@@ -84,11 +88,15 @@ def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     by_code = F.transform_values(
         sql_types, lambda _k, v: F.coalesce(lookup(C.SQL_TYPE_CODE_TO_LOGICAL, v), F.lit("UNKNOWN"))
     )
-    by_name = F.transform_values(mysql_types, lambda _k, v: C.logical_type(v))
+    by_name = F.transform_values(
+        mysql_types, lambda _k, v: F.coalesce(lookup(MYSQL_TYPE_OVERRIDES, F.lower(v)), C.logical_type(v))
+    )
+    # the type name decides; where the name is unknown the java.sql.Types code still tells
+    known_names = F.map_filter(by_name, lambda _k, v: v != "UNKNOWN")
     column_types = (
         F.when(mysql_types.isNull(), by_code)
         .when(sql_types.isNull(), by_name)
-        .otherwise(F.map_concat(by_code, by_name))
+        .otherwise(F.map_concat(by_name, by_code, known_names))
     )
     es_time, es_unit = C.time_of(txt(msg("es")))
     ts_time, _ = C.time_of(txt(msg("ts")))
@@ -109,7 +117,7 @@ def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         "op": op,
         "raw_op": raw_type,
         "db": txt(msg("database")),
-        "table_name": txt(msg("table")),
+        "table_name": F.nullif(txt(msg("table")), F.lit("")),
         "event_time": es_time,
         "event_time_unit": es_unit,
         "sync_time": ts_time,
@@ -132,9 +140,6 @@ def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     return emit(exploded, fields, reason, row_index=F.coalesce(pos, F.lit(0)))
 
 
-OMS_CANAL = Codec(
-    "oms-canal", SCHEMA, decode_canal, options={"legacy": "false"}, multi_row=True, description="Canal JSON (OMS)"
-)
-DTS_CANAL = Codec(
-    "dts-canal", SCHEMA, decode_canal, options={"legacy": "false"}, multi_row=True, description="Canal JSON (DTS)"
-)
+OPTIONS = {"legacy": "false", "binary": "base64", "timezone": "UTC"}
+OMS_CANAL = Codec("oms-canal", SCHEMA, decode_canal, options=OPTIONS, multi_row=True, description="Canal JSON (OMS)")
+DTS_CANAL = Codec("dts-canal", SCHEMA, decode_canal, options=OPTIONS, multi_row=True, description="Canal JSON (DTS)")

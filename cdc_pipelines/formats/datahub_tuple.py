@@ -20,6 +20,7 @@ from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats.base import (
     IS_MESSAGE,
     PRE_REJECT,
+    RAW_ENCODING,
     Codec,
     emit,
     first_reason,
@@ -62,6 +63,7 @@ def parse_tuple_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
             ),
         ).alias(PRE_REJECT),
         (F.col("source_line") != 1).alias(IS_MESSAGE),
+        F.lit("text").alias(RAW_ENCODING),
     )
     return json_rows.unionByName(csv_rows)
 

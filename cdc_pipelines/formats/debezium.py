@@ -145,8 +145,8 @@ def decode_debezium(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         F.transform(columns, lambda c: F.struct(c["field"], F.concat_ws(" ", c["type"], c["name"])))
     )
     declared_types, declared_units = _declared(options)
-    event_time, unit = C.time_of(F.element_at(source, "ts_ms"))
-    sync_time, _ = C.time_of(txt(p("ts_ms")))
+    event_time, unit = C.epoch_time(F.element_at(source, "ts_ms"), "ms")
+    sync_time, _ = C.epoch_time(txt(p("ts_ms")), "ms")
     fields = {
         "op": op,
         "raw_op": raw_op,
@@ -158,7 +158,7 @@ def decode_debezium(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         "sync_time": sync_time,
         "tx_id": F.coalesce(F.element_at(J.image_text(p("transaction")), "id"), F.element_at(source, "txId")),
         "position": F.coalesce(
-            F.concat(F.element_at(source, "file"), F.lit(":"), F.element_at(source, "pos")),
+            F.concat(F.nullif(F.element_at(source, "file"), F.lit("")), F.lit(":"), F.element_at(source, "pos")),
             F.element_at(source, "pos"),
             F.element_at(source, "gtid"),
             F.element_at(source, "lsn"),
@@ -198,7 +198,7 @@ def decode_debezium_smt(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
         .when(deleted == "false", "UPSERT")
     )
     declared_types, declared_units = _declared(options)
-    event_time, unit = C.time_of(txt(F.element_at(message, "__source_ts_ms")))
+    event_time, unit = C.epoch_time(txt(F.element_at(message, "__source_ts_ms")), "ms")
     fields = {
         "op": op,
         "raw_op": F.coalesce(smt_op, F.concat(F.lit("__deleted="), deleted)),
@@ -222,7 +222,13 @@ def decode_debezium_smt(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
 
 _SMT_OPTIONS = {**OPTIONS, "db": "", "table": ""}
 OMS_DEBEZIUM = Codec(
-    "oms-debezium", SCHEMA, decode_debezium, options=OPTIONS, binary="base16", description="Debezium JSON (OMS)"
+    "oms-debezium",
+    SCHEMA,
+    decode_debezium,
+    options=OPTIONS,
+    binary="base16",
+    update_has_before=False,
+    description="Debezium JSON (OMS)",
 )
 OMS_DEBEZIUM_FLATTEN = Codec(
     "oms-debezium-flatten",
@@ -230,6 +236,7 @@ OMS_DEBEZIUM_FLATTEN = Codec(
     decode_debezium,
     options=OPTIONS,
     binary="base16",
+    update_has_before=False,
     description="DebeziumFlatten JSON (OMS)",
 )
 OMS_DEBEZIUM_SMT = Codec(
