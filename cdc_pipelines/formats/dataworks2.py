@@ -84,8 +84,8 @@ def decode_dataworks2(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     stamps = J.image_text(msg("payload.timestamp"))
     columns = msg("schema.column")
     source_types = typed_map(F.transform(columns, lambda c: F.struct(txt(c["name"]), txt(c["type"]))))
-    event_time, unit = C.time_of(F.element_at(stamps, "eventTime"))
-    sync_time, _ = C.time_of(F.element_at(stamps, "systemTime"))
+    event_time, unit = C.epoch_time(F.element_at(stamps, "eventTime"), "ms")
+    sync_time, _ = C.epoch_time(F.element_at(stamps, "systemTime"), "ms")
     meta = F.map_concat(
         text_map(
             ("version", txt(msg("version"))),

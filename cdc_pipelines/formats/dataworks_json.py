@@ -102,8 +102,9 @@ def decode_dataworks_json(df: DataFrame, options: Mapping[str, str]) -> DataFram
     sequence = txt(msg("payload.sequenceId"))
     before, after = msg("payload.before.dataColumn"), msg("payload.after.dataColumn")
     source_types = typed_map(F.transform(msg("schema.dataColumn"), lambda c: F.struct(txt(c["name"]), txt(c["type"]))))
-    event_time, unit = C.time_of(F.element_at(stamps, "eventTime"))
-    sync_time, _ = C.time_of(F.element_at(stamps, "systemTime"))
+    # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows) and stays in meta only
+    event_time, unit = C.epoch_time(F.nullif(F.element_at(stamps, "eventTime"), F.lit("-1")), "ms")
+    sync_time, _ = C.epoch_time(F.nullif(F.element_at(stamps, "systemTime"), F.lit("-1")), "ms")
     table = F.element_at(source, "tableName")
     # a split half has one image; a merged UPDATE_AFTER carries both and needs no partner
     is_half = ((raw_op == SPLIT_BEFORE) & after.isNull()) | ((raw_op == SPLIT_AFTER) & before.isNull())

@@ -124,3 +124,66 @@ def test_multi_row_message_is_rejected_whole(decode, tmp_path):
     events, rejects, decoded = decode("oms-canal", path)
     assert events == []
     assert [r["reason"] for r in rejects] == ["value does not fit its type in column(s) flag:BOOLEAN"]
+
+
+def test_dts_new_style_delete_and_ddl(decode):
+    events, rejects, _ = decode("dts-canal", resource("dts-canal", "seed.jsonl"))
+    assert rejects == []
+    delete, ddl = events
+    assert (delete["op"], delete["before"], delete["after"]) == (
+        "DELETE",
+        {"id": "500000287", "shipping_type": None},
+        None,
+    )
+    assert delete["column_types"] == {"id": "INT", "shipping_type": "STRING"} and delete["pk_columns"] == ["id"]
+    assert (delete["seq"], delete["meta"]["id"]) == ("58", "58")
+    assert (delete["event_time"], delete["sync_time"]) == (
+        dt.datetime(2020, 9, 15, 9, 24, 54),
+        dt.datetime(2020, 9, 15, 9, 24, 54, 771000),
+    )
+    assert (ddl["op"], ddl["raw_op"], ddl["ddl"], ddl["table_name"]) == ("DDL", "DDL", "eg:createxxx", "tablename")
+
+
+def test_dts_legacy_delete_carries_its_row_in_old(decode):
+    events, rejects, _ = decode("dts-canal", resource("dts-canal", "seed-legacy.jsonl"), legacy="true")
+    assert rejects == []
+    assert [(e["op"], e["before"], e["after"]) for e in events] == [("DELETE", {"shipping_type": "aaa"}, None)]
+    # read without the option, the same message has no rows where the new format expects them
+    _, rejects, _ = decode("dts-canal", resource("dts-canal", "seed-legacy.jsonl"))
+    assert [r["reason"] for r in rejects] == ["canal DELETE message without rows"]
+
+
+def test_dts_legacy_update_and_full_load(decode, tmp_path):
+    base = '"database":"d","table":"t","isDdl":false,"es":1600161894000,"ts":1600161894771,"mysqlType":{"id":"bigint","v":"varchar"}'
+    lines = [
+        f'{{{base},"type":"UPDATE","data":[{{"id":"1","v":"before"}}],"old":[{{"id":"1","v":"after"}}]}}',
+        f'{{{base},"type":"INIT","old":[{{"id":"2","v":"loaded"}}]}}',
+    ]
+    path = tmp_path / "legacy.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    events, rejects, _ = decode("dts-canal", path, legacy="true")
+    assert rejects == []
+    update, init = events
+    assert (update["before"], update["after"]) == ({"id": "1", "v": "before"}, {"id": "1", "v": "after"})
+    assert (init["op"], init["raw_op"], init["after"]) == ("INSERT", "INIT", {"id": "2", "v": "loaded"})
+
+
+def test_canal_binary_and_timezone_options(decode, tmp_path):
+    line = {
+        "database": "d",
+        "table": "t",
+        "type": "INSERT",
+        "isDdl": False,
+        "es": 1600161894000,
+        "mysqlType": {"b": "varbinary(8)", "ts": "timestamp(3)", "p": "point"},
+        "sqlType": {"b": -3, "ts": 93, "p": -2},
+        "data": [{"b": "\u00ff\u0000a", "ts": "2023-03-23 15:00:10.120", "p": "\u0001"}],
+    }
+    path = tmp_path / "canal.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    events, rejects, _ = decode("oms-canal", path, binary="latin1", timezone="Asia/Shanghai")
+    assert rejects == []
+    assert events[0]["after"] == {"b": "/wBh", "ts": "2023-03-23T07:00:10.120Z", "p": "AQ=="}
+    assert events[0]["column_types"] == {"b": "BYTES", "ts": "TIMESTAMP", "p": "BYTES"}
+    _, rejects, _ = decode("oms-canal", path)
+    assert [r["reason"] for r in rejects] == ["value does not fit its type in column(s) b:BYTES, p:BYTES"]

@@ -68,3 +68,42 @@ def test_ddl(seed):
     assert ddl["ddl"].endswith("default \"test\" comment 'test'")
     assert (ddl["before"], ddl["after"], ddl["tx_id"], ddl["position"]) == (None, None, None, None)
     assert ddl["event_time"] == dt.datetime(2022, 12, 16, 15, 53, 29)
+
+
+def test_dts_examples(decode):
+    events, rejects, _ = decode("dts-shareplex", resource("dts-shareplex", "seed.jsonl"))
+    assert rejects == []
+    insert, update, delete = events
+    assert (insert["op"], insert["db"], insert["table_name"], insert["after"]) == (
+        "INSERT", "CL_BIZ1", "MIO_LOG", {"MIO_LOG_ID": "32539737"},
+    )  # fmt: skip
+    assert (insert["tx_id"], insert["seq"], insert["position"]) == ("7.0.411499", "1", "14589063118712")
+    assert (insert["meta"]["meta.userid"], insert["meta"]["meta.rowid"]) == ("84", "AAATGpAAIAAItcIAAA")
+    key = {"MIO_LOG_ID": "32537893", "PLNMIO_REC_ID": "31557806", "POL_CODE": None, "CNTR_TYPE": None}
+    assert update["before"] == key | {"CNTR_NO": "1171201606syui26"}
+    assert update["after"] == key | {"CNTR_NO": "1171201606"}
+    assert delete["before"]["MIO_LOG_ID"] == "32539739" and delete["table_name"] is None
+    assert delete["event_time"] == dt.datetime(2017, 6, 16, 15, 51, 35)
+
+
+def test_dts_split_update_and_long_op_names(decode, tmp_path):
+    meta = '"table":"S.T","trans":"9.1","rowid":"AAA","time":"2017-06-16T14:24:34Z"'
+    lines = [
+        f'{{"meta":{{"op":"UPDATE AFTER",{meta},"seq":2}},"data":{{"ID":"1","V":"new"}}}}',
+        f'{{"meta":{{"op":"UPDATE BEFORE",{meta},"seq":1}},"data":{{"ID":"1","V":"old"}}}}',
+        f'{{"meta":{{"op":"TRUNCATE",{meta}}}}}',
+        f'{{"meta":{{"op":"DROP COLUMN",{meta}}},"sql":{{"ddl":"ALTER TABLE S.T DROP COLUMN V"}}}}',
+        f'{{"meta":{{"op":"MERGE",{meta}}}}}',
+    ]
+    path = tmp_path / "dts.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    events, rejects, _ = decode("dts-shareplex", path)
+    assert [(e["op"], e["raw_op"]) for e in events] == [
+        ("UPDATE", "UPDATE AFTER"),
+        ("TRUNCATE", "TRUNCATE"),
+        ("DDL", "DROP COLUMN"),
+    ]
+    assert (events[0]["before"], events[0]["after"]) == ({"ID": "1", "V": "old"}, {"ID": "1", "V": "new"})
+    assert events[2]["ddl"] == "ALTER TABLE S.T DROP COLUMN V"
+    assert events[0]["event_time"] == dt.datetime(2017, 6, 16, 14, 24, 34)
+    assert [(r["source_line"], r["reason"]) for r in rejects] == [(5, "unknown meta.op 'MERGE'")]

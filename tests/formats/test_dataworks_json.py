@@ -1,0 +1,145 @@
+"""DataWorks Kafka JSON (seed 002) and the DataHub BLOB payload (seed 004), plus Paimon's real files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from cdc_pipelines.pipeline import count_extract
+from tests.conftest import resource
+
+ROW_MAN = {"name": "name11", "job": "job11", "sex": "man", "#alibaba_rds_row_id#": "15"}
+ROW_WOMAN = ROW_MAN | {"sex": "woman"}
+NO_PK_TYPES = {"name": "STRING", "job": "STRING", "sex": "STRING", "#alibaba_rds_row_id#": "INT"}
+
+
+@pytest.fixture(scope="module")
+def seed_002(decode):
+    return decode("dataworks-json", resource("dataworks-json", "seed-002.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def seed_004(decode):
+    return decode("dataworks-json", resource("dataworks-json", "seed-004.jsonl"))
+
+
+def test_seed_002(seed_002):
+    events, rejects, decoded = seed_002
+    assert rejects == []
+    ops = [(e["source_line"], e["op"], e["raw_op"]) for e in events]
+    assert ops == [
+        (1, "HEARTBEAT", "MHEARTBEAT"),
+        (2, "INSERT", "INSERT"),
+        (4, "UPDATE", "UPDATE_AFTER"),  # the split pair of lines 3 and 4
+        (5, "UPDATE", "UPDATE_AFTER"),  # the merged update
+        (6, "DELETE", "DELETE"),
+    ]
+    heartbeat, insert, split, merged, delete = events
+    assert (heartbeat["event_time"], heartbeat["event_time_unit"]) == (dt.datetime(2021, 5, 8, 7, 7, 39), "ms")
+    assert (insert["before"], insert["after"]) == (None, ROW_MAN)
+    assert (split["before"], split["after"]) == (ROW_MAN, ROW_WOMAN)
+    assert split["meta"]["cdc.before_source_line"] == "3" and split["meta"]["cdc.before_raw_op"] == "UPDATE_BEFOR"
+    assert (merged["before"], merged["after"]) == (ROW_MAN, ROW_WOMAN)
+    assert "cdc.before_source_line" not in merged["meta"]
+    assert (delete["before"], delete["after"]) == (ROW_WOMAN, None)
+    for e in (insert, split, merged, delete):
+        assert (e["db"], e["table_name"], e["pk_columns"]) == ("pkset_test", "pkset_test_no_pk", None)
+        assert e["column_types"] == NO_PK_TYPES and e["source_types"]["#alibaba_rds_row_id#"] == "LONG"
+        assert e["meta"]["dbType"] == "MySQL" and e["meta"]["version"] == "0.0.1"
+    assert split["seq"] == merged["seq"] == "1620457642589000001"
+    assert split["sync_time"] == dt.datetime(2021, 5, 8, 7, 14, 37, 779000)
+    # six messages read, all decoded: the split pair is two messages in one event
+    assert count_extract(decoded) == {"read": 6, "decoded": 6, "rejected": 0, "events": 5}
+
+
+def test_seed_004(seed_004):
+    events, rejects, decoded = seed_004
+    assert rejects == []
+    ops = [(e["source_line"], e["op"], e["raw_op"]) for e in events]
+    assert ops == [(1, "INSERT", "INSERT"), (3, "UPDATE", "UPDATE_AFTER"), (4, "DELETE", "DELETE"),
+                   (5, "HEARTBEAT", "MHEARTBEAT"), (6, "DDL", "ALTER")]  # fmt: skip
+    insert, update, delete, heartbeat, ddl = events
+    row = {"id": "1", "name": "joe", "comment": "comment"}
+    assert insert["after"] == row and insert["pk_columns"] == ["id", "name"]
+    assert (update["before"], update["after"]) == (row, row | {"comment": "com1"})
+    assert delete["before"] == row | {"comment": "com1"}
+    assert insert["column_types"] == {"id": "INT", "name": "STRING", "comment": "STRING"}
+    assert (heartbeat["event_time"], heartbeat["table_name"]) == (dt.datetime(2020, 11, 14, 7, 45, 53, 629000), None)
+    assert (ddl["db"], ddl["table_name"], ddl["ddl"]) == (
+        "example_db", "example_table_nopk", "alter table example_table_nopk add column holo text",
+    )  # fmt: skip
+    # the Java-serialized DDLMeta is kept as opaque text, never deserialized
+    assert ddl["meta"]["ddlMeta"].startswith("rO0ABXNyACljb20uYWxpYmFiYS5kaS5wbHVnaW4uY2VudGVyLm1ldGEuRERMTWV0YQ")
+    assert count_extract(decoded) == {"read": 6, "decoded": 6, "rejected": 0, "events": 5}
+
+
+def _message(op: str, sequence: str | None, before=None, after=None, types=None) -> str:
+    types = types or {"id": "LONG", "v": "STRING"}
+    payload = {"op": op, "sequenceId": sequence, "timestamp": {"eventTime": 1620458077000}}
+    if before is not None:
+        payload["before"] = {"dataColumn": before}
+    if after is not None:
+        payload["after"] = {"dataColumn": after}
+    schema = {"dataColumn": [{"name": k, "type": t} for k, t in types.items()], "primaryKey": ["id"],
+              "source": {"dbType": "MySQL", "dbName": "d", "tableName": "t"}}  # fmt: skip
+    return json.dumps({"schema": schema, "payload": payload, "version": "1.0.0"})
+
+
+def test_split_halves_pair_wherever_they_sit_and_orphans_are_rejected(decode, tmp_path):
+    (tmp_path / "a.jsonl").write_text(
+        "\n".join([
+            _message("UPDATE_AFTER", "7", after={"id": 1, "v": "new"}),
+            _message("INSERT", "8", after={"id": 2, "v": "x"}),
+            _message("UPDATE_BEFOR", "9", before={"id": 3, "v": "lonely"}),
+        ]) + "\n"
+    )  # fmt: skip
+    (tmp_path / "b.jsonl").write_text(_message("UPDATE_BEFOR", "7", before={"id": 1, "v": "old"}) + "\n")
+    events, rejects, decoded = decode("dataworks-json", tmp_path)
+    update = next(e for e in events if e["op"] == "UPDATE")
+    assert (update["before"], update["after"]) == ({"id": "1", "v": "old"}, {"id": "1", "v": "new"})
+    assert update["source_file"].endswith("a.jsonl") and update["meta"]["cdc.before_source_file"].endswith("b.jsonl")
+    assert [(r["source_line"], r["reason"]) for r in rejects] == [
+        (3, "UPDATE_BEFOR without its matching after half (pair key d\u0001t\u00019)")
+    ]
+    assert count_extract(decoded) == {"read": 4, "decoded": 3, "rejected": 1, "events": 2}
+
+
+def test_column_types_to_canonical(decode, tmp_path):
+    types = {"id": "LONG", "ok": "BOOLEAN", "price": "DOUBLE", "at": "DATE", "blob": "BYTES", "s": "STRING"}
+    after = {"id": 10223372036854775806, "ok": True, "price": 1.10, "at": 1590315269000, "blob": "aGk=", "s": "x"}
+    line = _message("INSERT", "1", after=after, types=types).replace('"price": 1.1', '"price": 1.10')
+    (tmp_path / "t.jsonl").write_text(line + "\n")
+    events, rejects, _ = decode("dataworks-json", tmp_path)
+    assert rejects == []
+    assert events[0]["after"] == {
+        "id": "10223372036854775806", "ok": "true", "price": "1.10", "at": "2020-05-24T10:14:29.000Z",
+        "blob": "aGk=", "s": "x",
+    }  # fmt: skip
+    assert events[0]["column_types"] == {
+        "id": "INT", "ok": "BOOLEAN", "price": "DOUBLE", "at": "TIMESTAMP", "blob": "BYTES", "s": "STRING"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "op", "before", "after", "event_time"),
+    [
+        ("event-insert.txt", "INSERT", None, {"id": "2", "val": "1.100000", "name": "a"}, None),
+        ("event-delete.txt", "DELETE", {"id": "1", "val": "1.100000", "name": "a"}, None, dt.datetime(2024, 11, 15, 9, 14, 45)),
+        ("event-update-in-one.txt", "UPDATE", {"id": "2", "val": "1.100000", "name": "a"},
+         {"id": "2", "val": "2.200000", "name": "a"}, dt.datetime(2024, 11, 15, 9, 14, 57)),
+    ],
+)  # fmt: skip
+def test_paimon_aliyun_files(decode, name, op, before, after, event_time):
+    """Paimon's real DataWorks messages; each line of the licence header before them is a reject."""
+    path = resource("peer", "paimon-aliyun", name)
+    events, rejects, _ = decode("dataworks-json", path)
+    assert len(rejects) == len(path.read_text().splitlines()) - 1
+    assert {r["reason"] for r in rejects} == {"not a valid JSON object", "empty line"}
+    (event,) = events
+    created = {"create_time": "2024-11-15T08:58:34.000Z"}
+    assert event["op"] == op and event["event_time"] == event_time
+    assert event["before"] == (before and before | created) and event["after"] == (after and after | created)
+    assert event["column_types"] == {"id": "INT", "val": "DOUBLE", "name": "STRING", "create_time": "TIMESTAMP"}
+    assert (event["db"], event["table_name"], event["pk_columns"]) == ("bigdata_test", "sync_test_table", ["id"])
