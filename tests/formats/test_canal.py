@@ -154,7 +154,10 @@ def test_dts_legacy_delete_carries_its_row_in_old(decode):
 
 
 def test_dts_legacy_update_and_full_load(decode, tmp_path):
-    base = '"database":"d","table":"t","isDdl":false,"es":1600161894000,"ts":1600161894771,"mysqlType":{"id":"bigint","v":"varchar"}'
+    base = (
+        '"database":"d","table":"t","isDdl":false,"es":1600161894000,"ts":1600161894771,'
+        '"mysqlType":{"id":"bigint","v":"varchar"}'
+    )
     lines = [
         f'{{{base},"type":"UPDATE","data":[{{"id":"1","v":"before"}}],"old":[{{"id":"1","v":"after"}}]}}',
         f'{{{base},"type":"INIT","old":[{{"id":"2","v":"loaded"}}]}}',

@@ -126,7 +126,8 @@ def test_column_types_to_canonical(decode, tmp_path):
     ("name", "op", "before", "after", "event_time"),
     [
         ("event-insert.txt", "INSERT", None, {"id": "2", "val": "1.100000", "name": "a"}, None),
-        ("event-delete.txt", "DELETE", {"id": "1", "val": "1.100000", "name": "a"}, None, dt.datetime(2024, 11, 15, 9, 14, 45)),
+        ("event-delete.txt", "DELETE", {"id": "1", "val": "1.100000", "name": "a"}, None,
+         dt.datetime(2024, 11, 15, 9, 14, 45)),
         ("event-update-in-one.txt", "UPDATE", {"id": "2", "val": "1.100000", "name": "a"},
          {"id": "2", "val": "2.200000", "name": "a"}, dt.datetime(2024, 11, 15, 9, 14, 57)),
     ],
