@@ -259,11 +259,16 @@ def lit_map(mapping: dict[str, str]) -> Column:
     return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
 
 
-def logical_type(source_type: Column) -> Column:
-    """Logical type of a source type name; `UNKNOWN` when the name is not in the table."""
+def logical_type(source_type: Column, overrides: dict[str, str] | None = None) -> Column:
+    """Logical type of a source type name; `UNKNOWN` when the name is not in the table.
+
+    The name is reduced to its base (no length, precision, UNSIGNED, ZEROFILL) before the lookup;
+    `overrides` (base name -> logical type) is consulted first, for a dialect's own meanings.
+    """
     base = F.trim(F.regexp_replace(F.lower(source_type), r"\(.*\)|\bunsigned\b|\bzerofill\b", ""))
+    table = {**SOURCE_TYPE_TO_LOGICAL, **(overrides or {})}
     return F.when(source_type.isNull(), F.lit(None)).otherwise(
-        F.coalesce(F.element_at(lit_map(SOURCE_TYPE_TO_LOGICAL), base), F.lit("UNKNOWN"))
+        F.coalesce(F.element_at(lit_map(table), base), F.lit("UNKNOWN"))
     )
 
 
@@ -420,8 +425,9 @@ def local_to_instant_text(value: Column, timezone: str) -> Column:
 
 def latin1_to_base64(value: Column) -> Column:
     """Base64 of text that carries bytes one per character (open-source canal); null if it cannot."""
-    raw = F.encode(value, "ISO-8859-1")
-    return F.when(F.decode(raw, "ISO-8859-1") == value, F.regexp_replace(F.base64(raw), "[\\r\\n]", ""))
+    # checked first: `encode` raises (not nulls) on a character beyond U+00FF
+    latin1 = value.rlike("^[\\x{0}-\\x{FF}]*$")
+    return F.when(latin1, F.regexp_replace(F.base64(F.encode(value, "ISO-8859-1")), "[\\r\\n]", ""))
 
 
 def normalise_value(

@@ -6,6 +6,7 @@ import argparse
 import datetime as dt
 import json
 import sys
+from pathlib import Path
 
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.io import InputError
@@ -39,6 +40,21 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
     dec.add_argument("inputs", nargs="+", help="files or folders of messages, one per line (.gz too)")
+    conv = sub.add_parser("convert", help="decode messages of one format and re-encode them in another")
+    conv.add_argument("--from", dest="source", required=True, help="source format id, or auto")
+    conv.add_argument("--to", dest="target", required=True, help="target format id")
+    conv.add_argument("--out", required=True, help="output folder: <to-id>/ is written there")
+    conv.add_argument("--topic", default="default", help="source topic name (partition value)")
+    conv.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
+    conv.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
+    conv.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
+    conv.add_argument("inputs", nargs="+", help="files or folders of messages")
+    enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
+    enc.add_argument("--to", dest="target", required=True, help="target format id")
+    enc.add_argument("--out", required=True, help="output folder: <to-id>/ is written there")
+    enc.add_argument("--dt", type=_date, help="only this partition")
+    enc.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
+    enc.add_argument("canonical", help="a canonical table folder (the changes/ written by decode)")
     det = sub.add_parser("detect", help="print the format id the first messages of INPUT match")
     det.add_argument("inputs", nargs="+", help="files or folders of messages")
     smp = sub.add_parser("sample", help="decode the built-in sample messages of every format into OUT")
@@ -95,6 +111,50 @@ def _detected(inputs: list[str]) -> str:
     return found
 
 
+def _convert(args: argparse.Namespace) -> dict[str, int]:
+    from cdc_pipelines.encode import encode_events, write_encoded
+    from cdc_pipelines.io import list_input_files
+    from cdc_pipelines.pipeline import count_extract, decode_files
+    from cdc_pipelines.spark import spark_session
+
+    target_options = get_codec(args.target).resolve_options(_options(args.target_option))
+    if args.source != "auto":
+        get_codec(args.source).resolve_options(_options(args.option))
+    list_input_files(args.inputs)
+    source = _detected(args.inputs) if args.source == "auto" else args.source
+    spark = spark_session()
+    decoded = decode_files(spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option))
+    decoded.combined.persist()
+    try:
+        counts = count_extract(decoded)
+        encoded = encode_events(decoded.events, args.target, target_options)
+        written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
+    finally:
+        decoded.combined.unpersist()
+    return counts | {"written": written["written"], "skipped": written["skipped"]}
+
+
+def _encode(args: argparse.Namespace) -> dict[str, int]:
+    from pyspark.sql import functions as F
+
+    from cdc_pipelines.encode import encode_events, write_encoded
+    from cdc_pipelines.io import read_canonical
+    from cdc_pipelines.spark import spark_session
+
+    options = get_codec(args.target).resolve_options(_options(args.target_option))
+    if not Path(args.canonical).is_dir():
+        raise InputError(f"input does not exist: {args.canonical}")
+    events = read_canonical(spark_session(), args.canonical)
+    if args.dt:
+        events = events.where(F.col("dt") == args.dt)
+    written = write_encoded(encode_events(events, args.target, options), f"{args.out}/{args.target}", args.target)
+    return {
+        "events": written["encoded"] + written["skipped"],
+        "written": written["written"],
+        "skipped": written["skipped"],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -102,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(FORMAT_IDS))
         elif args.command == "decode":
             print(json.dumps(_decode(args)))
+        elif args.command == "convert":
+            print(json.dumps(_convert(args)))
+        elif args.command == "encode":
+            print(json.dumps(_encode(args)))
         elif args.command == "detect":
             print(_detected(args.inputs))
         elif args.command == "sample":

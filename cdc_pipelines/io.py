@@ -70,14 +70,15 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     )
 
 
-def write_partitioned(df: DataFrame, path: str | Path, partition_by: tuple[str, ...] = ("dt", "source_topic")) -> None:
-    """Write Parquet partitioned by `partition_by`, replacing only the partitions present in `df`."""
-    (
-        df.write.mode("overwrite")
-        .option("partitionOverwriteMode", "dynamic")
-        .partitionBy(*partition_by)
-        .parquet(str(path))
-    )
+def write_partitioned(
+    df: DataFrame, path: str | Path, partition_by: tuple[str, ...] = ("dt", "source_topic"), text: bool = False
+) -> None:
+    """Write Parquet (or text lines) partitioned by `partition_by`, replacing only the partitions in `df`."""
+    writer = df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy(*partition_by)
+    if text:
+        writer.text(str(path))
+    else:
+        writer.parquet(str(path))
 
 
 def read_canonical(spark: SparkSession, path: str | Path) -> DataFrame:

@@ -37,6 +37,35 @@ def decode(spark):
     return run
 
 
+@pytest.fixture(scope="session")
+def roundtrip(spark, tmp_path_factory):
+    """roundtrip(source_id, path, target_id, **target_options) -> (events, re-decoded events, counts).
+
+    Decodes `path`, encodes the events into `target_id` (as `cdc-pipelines convert` does), decodes the
+    written messages again with `target_id` and returns both event lists in input order.
+    """
+    from cdc_pipelines.encode import encode_events, write_encoded
+
+    def run(source_id: str, path, target_id: str, source_options=None, decode_options=None, **target_options):
+        decoded = decode_files(spark, source_id, [path], topic="t", dt="2024-01-01", options=source_options or {})
+        out = tmp_path_factory.mktemp("roundtrip") / target_id
+        counts = write_encoded(encode_events(decoded.events, target_id, target_options), out, target_id)
+        events = sorted((r.asDict(recursive=True) for r in decoded.events.collect()), key=_event_order)
+        again = decode_files(spark, target_id, [out], topic="t", dt="2024-01-01", options=decode_options or {})
+        redecoded = sorted((r.asDict(recursive=True) for r in again.events.collect()), key=_event_order)
+        return events, redecoded, counts
+
+    return run
+
+
+CARRIED_EVERYWHERE = ("op", "db", "table_name", "before", "after", "ddl")
+
+
+def carried(event: dict, fields=CARRIED_EVERYWHERE) -> dict:
+    """The fields of an event a target format carries (for decode(encode(x)) == x comparisons)."""
+    return {f: event[f] for f in fields}
+
+
 def resource(*parts: str) -> Path:
     """A seed example file (the built-in samples) or, failing that, a test-only resource."""
     sample = SAMPLES.joinpath(*parts)

@@ -86,6 +86,8 @@ class Codec:
     parse: Callable[[DataFrame, T.DataType], DataFrame] | None = None
     read: Callable[[SparkSession, list[str]], DataFrame] | None = None
     marked_json: bool = True
+    encode: Callable[[dict, Mapping[str, str]], list] | None = None
+    binary_messages: bool = False
     description: str = ""
 
     def resolve_options(self, given: Mapping[str, str]) -> dict[str, str]:

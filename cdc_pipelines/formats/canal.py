@@ -88,9 +88,7 @@ def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     by_code = F.transform_values(
         sql_types, lambda _k, v: F.coalesce(lookup(C.SQL_TYPE_CODE_TO_LOGICAL, v), F.lit("UNKNOWN"))
     )
-    by_name = F.transform_values(
-        mysql_types, lambda _k, v: F.coalesce(lookup(MYSQL_TYPE_OVERRIDES, F.lower(v)), C.logical_type(v))
-    )
+    by_name = F.transform_values(mysql_types, lambda _k, v: C.logical_type(v, MYSQL_TYPE_OVERRIDES))
     # the type name decides; where the name is unknown the java.sql.Types code still tells
     known_names = F.map_filter(by_name, lambda _k, v: v != "UNKNOWN")
     column_types = (

@@ -15,6 +15,7 @@ from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats.base import Codec, emit, first_reason, lookup, msg, txt, unknown_op_reason
 
 OPS = {
@@ -90,7 +91,57 @@ def _decode(extended: bool):
     return decode
 
 
-OMS_DEFAULT = Codec("oms-default", SCHEMA, _decode(False), description="OMS Default JSON")
+RECORD_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "DDL": "DDL", "HEARTBEAT": "HEARTBEAT"}
+LOGICAL_TO_LIGHT_TYPE = {
+    "BOOLEAN": "BOOL", "INT": "BIGINT", "DECIMAL": "DECIMAL", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE",
+    "STRING": "VARCHAR", "BYTES": "BLOB", "DATE": "DATE", "TIME": "TIME", "DATETIME": "DATETIME",
+    "TIMESTAMP": "TIMESTAMP", "ZONED_DATETIME": "ZONED_DATETIME", "INTERVAL": "INTERVAL_DAY_TO_SECOND", "JSON": "JSON",
+}  # fmt: skip
+
+
+def _encode(extended: bool):
+    def encode(event: dict, options) -> list:
+        same = E.from_same_family(event, "oms-default", "oms-default-extend")
+        if event["op"] not in RECORD_TYPES:
+            raise E.Unsupported(f"OMS Default has no {event['op']} record")
+        E.require_table(event)
+        record_type = event["raw_op"] if same and event["raw_op"] in OPS else RECORD_TYPES[event["op"]]
+        types = event.get("column_types") or {}
+        meta = E.meta_of(event) if same else {}
+        pk = event.get("pk_columns")
+        values = E.pk_values(event)
+        meta |= {"db": event.get("db"), "table_name": event.get("table_name")}
+        if not same:
+            meta["record_primary_key"] = PK_SEPARATOR.join(pk) if pk else None
+            meta["record_primary_value"] = PK_SEPARATOR.join(v or "" for v in values) if values else None
+            seconds = E.epoch_seconds(event.get("event_time"))
+            meta |= {"timestamp": None if seconds is None else str(seconds), "transId": event.get("tx_id"),
+                     "storeDataSequence": event.get("seq"), "checkpoint": event.get("position")}  # fmt: skip
+        before = E.image_json(event, E.timestamps_as_epoch(event.get("before"), types))
+        after = E.image_json(event, E.timestamps_as_epoch(event.get("after"), types))
+        if event["op"] == "DDL":
+            after = {"ddl": event["ddl"]}
+        if extended:
+            light = dict(event.get("source_types") or {}) if same else {}
+            light |= {
+                k: LOGICAL_TO_LIGHT_TYPE[t] for k, t in types.items() if t in LOGICAL_TO_LIGHT_TYPE and k not in light
+            }
+            for image in (before, after):
+                if image is not None and light:
+                    image[LIGHT_TYPE] = {k: {"schemaType": t} for k, t in light.items()}
+        message = {"allMetaData": meta, "prevStruct": before, "postStruct": after, "recordType": record_type}
+        if meta.get("storeDataSequence") is not None:
+            meta["storeDataSequence"] = E.number(meta["storeDataSequence"])
+        return [E.dumps(message)]
+
+    return encode
+
+
+OMS_DEFAULT = Codec("oms-default", SCHEMA, _decode(False), encode=_encode(False), description="OMS Default JSON")
 OMS_DEFAULT_EXTEND = Codec(
-    "oms-default-extend", SCHEMA, _decode(True), description="OMS DefaultExtendColumnType JSON (__light_type)"
+    "oms-default-extend",
+    SCHEMA,
+    _decode(True),
+    encode=_encode(True),
+    description="OMS DefaultExtendColumnType JSON (__light_type)",
 )

@@ -1,0 +1,126 @@
+"""What every encoder shares: the event dict it gets, exact JSON emission, and what it cannot carry.
+
+An encoder is a plain function `encode(event, options) -> list[str | bytes]` run inside
+`mapInArrow` batches: the event is one canonical row as a dict (maps as dicts, times as aware UTC
+datetimes). It returns the target's messages for that event (usually one; two for a split update)
+or raises `Unsupported` for an event the target format cannot carry, which is counted as skipped.
+Numbers are written with exactly their canonical digits through `orjson.Fragment`, never a float.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable, Mapping
+
+import orjson
+
+Encoder = Callable[[dict, Mapping[str, str]], list]
+NUMERIC_TYPES = frozenset({"INT", "DECIMAL", "FLOAT", "DOUBLE"})
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+class Unsupported(Exception):  # noqa: N818 - a reason, not an error: the event is skipped by this target
+    """The target format cannot carry this event (e.g. a DDL in DataHub TUPLE)."""
+
+
+def dumps(obj) -> str:
+    """Compact JSON text; strings escaped by orjson (quotes, backslashes, control chars, non-BMP)."""
+    return orjson.dumps(obj).decode()
+
+
+def number(text: str | None):
+    """A JSON number with exactly these digits, or the text as a JSON string if it is no JSON number."""
+    if text is None:
+        return None
+    return orjson.Fragment(text.encode()) if _JSON_NUMBER.fullmatch(text) else text
+
+
+def json_numbers(event: dict) -> set[str] | None:
+    """Columns the source wrote as JSON numbers, when the source was JSON (else None)."""
+    listed = (event.get("meta") or {}).get("cdc.json_numbers")
+    return set(json.loads(listed)) if listed else (set() if event.get("source_format") != "dts-avro" else None)
+
+
+def image_json(event: dict, image: dict | None, numbers_by_type: bool = False) -> dict | None:
+    """An image as a JSON object: numbers where the source wrote numbers (or by type, if asked)."""
+    if image is None:
+        return None
+    numbers = json_numbers(event)
+    types = event.get("column_types") or {}
+    out = {}
+    for key, value in image.items():
+        is_number = (key in numbers) if numbers is not None and not numbers_by_type else types.get(key) in NUMERIC_TYPES
+        out[key] = number(value) if is_number else value
+    return out
+
+
+def epoch_millis(ts: dt.datetime | None) -> int | None:
+    """Exact epoch milliseconds of a timestamp (floor), None stays None."""
+    if ts is None:
+        return None
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=dt.UTC)
+    delta = ts - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def epoch_seconds(ts: dt.datetime | None) -> int | None:
+    millis = epoch_millis(ts)
+    return None if millis is None else millis // 1000
+
+
+def meta_of(event: dict, *prefixes: str) -> dict:
+    """`meta` entries under the prefixes (prefix removed), or all non-`cdc.` entries without prefixes."""
+    meta = event.get("meta") or {}
+    if not prefixes:
+        return {k: v for k, v in meta.items() if not k.startswith("cdc.")}
+    return {k[len(p) :]: v for k, v in meta.items() for p in prefixes if k.startswith(p)}
+
+
+def require_table(event: dict) -> None:
+    if event["op"] in ("INSERT", "UPDATE", "DELETE", "UPSERT") and not event.get("table_name"):
+        raise Unsupported("row change without a table name")
+
+
+_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z")
+LOGICAL_TO_MYSQL = {
+    "BOOLEAN": "tinyint", "INT": "bigint", "DECIMAL": "decimal", "FLOAT": "float", "DOUBLE": "double",
+    "STRING": "varchar", "BYTES": "blob", "DATE": "date", "TIME": "time", "DATETIME": "datetime",
+    "TIMESTAMP": "timestamp", "ZONED_DATETIME": "varchar", "INTERVAL": "varchar", "JSON": "json",
+}  # fmt: skip
+LOGICAL_TO_SQL_TYPE = {
+    "BOOLEAN": 16, "INT": -5, "DECIMAL": 3, "FLOAT": 6, "DOUBLE": 8, "STRING": 12, "BYTES": 2004, "DATE": 91,
+    "TIME": 92, "DATETIME": 93, "TIMESTAMP": 93, "ZONED_DATETIME": 2014, "INTERVAL": 12, "JSON": 12,
+}  # fmt: skip
+
+
+def instant_to_epoch_text(value: str) -> str:
+    """`2020-11-24T16:01:02.012345Z` -> `1606233662.012345` (OMS TIMESTAMP text; fraction kept)."""
+    match = _INSTANT.fullmatch(value)
+    if not match:
+        return value
+    day, clock, frac = match.groups()
+    seconds = epoch_seconds(dt.datetime.fromisoformat(f"{day}T{clock}+00:00"))
+    return f"{seconds}.{frac}" if frac else str(seconds)
+
+
+def timestamps_as_epoch(image: dict | None, types: dict) -> dict | None:
+    """An image with canonical TIMESTAMP values turned back into OMS epoch-seconds text."""
+    if image is None:
+        return None
+    return {
+        k: (instant_to_epoch_text(v) if v is not None and types.get(k) == "TIMESTAMP" else v) for k, v in image.items()
+    }
+
+
+def pk_values(event: dict) -> list[str | None] | None:
+    image = event.get("after") or event.get("before") or {}
+    pk = event.get("pk_columns")
+    return None if not pk else [image.get(c) for c in pk]
+
+
+def from_same_family(event: dict, *format_ids: str) -> bool:
+    return event.get("source_format") in format_ids
