@@ -80,3 +80,15 @@ def test_hex_that_is_not_hex_is_rejected(decode, tmp_path):
     path.write_text(line + "\n")
     events, rejects, _ = decode("oms-debezium", path, column_types="b:BYTES")
     assert events == [] and [r["reason"] for r in rejects] == ["value does not fit its type in column(s) b:BYTES"]
+
+
+def test_message_over_the_size_limit_is_rejected_unparsed(decode, tmp_path, monkeypatch):
+    monkeypatch.setenv("CDC_MAX_MESSAGE_CHARS", "200")
+    path = tmp_path / "big.jsonl"
+    big = GOOD.replace('"id":1', '"id":1,"pad":"' + "x" * 300 + '"')
+    path.write_text(GOOD + "\n" + big + "\n")
+    events, rejects, _ = decode("oms-default", path)
+    assert [e["source_line"] for e in events] == [1]
+    assert [(r["source_line"], r["reason"]) for r in rejects] == [
+        (2, f"message of {len(big)} characters is over the limit of 200")
+    ]

@@ -9,6 +9,7 @@ the images and DDL text it needs, and record which values were JSON numbers.
 
 from __future__ import annotations
 
+import os
 import re
 import zoneinfo
 from collections.abc import Callable, Mapping
@@ -106,20 +107,30 @@ class Codec:
         return resolved
 
 
+def max_message_chars() -> int:
+    """The largest message decoded, in characters (env CDC_MAX_MESSAGE_CHARS, default 16 Mi)."""
+    return int(os.environ.get("CDC_MAX_MESSAGE_CHARS", 16 * 1024 * 1024))
+
+
 def parse_json_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
     """Lines -> `msg` (the parsed message) and `pre_reject` (why a line is no message of any format).
 
-    Every line is a message (`is_message`); formats with header lines parse differently.
+    Every line is a message (`is_message`); formats with header lines parse differently. A line
+    longer than `max_message_chars()` is rejected without being parsed, to protect memory.
     """
     value = F.col("value")
+    limit = max_message_chars()
+    too_long = F.length(value) > limit
+    parse_input = F.when(~too_long, value)
     if isinstance(schema, T.StructType):
-        parsed = J.parse_exact(value, schema)
+        parsed = J.parse_exact(parse_input, schema)
         corrupt = parsed[J.CORRUPT_FIELD].isNotNull()
     else:
-        parsed = J.parse_exact_map(value, schema)
+        parsed = J.parse_exact_map(parse_input, schema)
         corrupt = F.lit(False)
     staged = lines.select("value", "source_file", "source_line", parsed.alias("msg"))
     reason = first_reason(
+        (too_long, F.format_string(f"message of %d characters is over the limit of {limit}", F.length(value))),
         (F.trim(value) == "", "empty line"),
         (J.has_reserved_mark(value), "message contains the reserved character U+FDD0"),
         (F.col("msg").isNull() | corrupt, "not a valid JSON object"),
