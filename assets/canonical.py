@@ -7,6 +7,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.partitions import DAILY
 from cdc_pipelines.pipeline import CHANGES_DIR, REJECTS_DIR, decode_partition
+from cdc_pipelines.run_counts import write_counts
 from resources import LakeStorageResource, TopicCatalogResource
 
 
@@ -21,6 +22,8 @@ def canonical_changes(
     per_topic = decode_partition(
         pyspark.spark_session, catalog.topics(), storage.raw_partition, storage.lake_root, context.partition_key
     )
+    # the conservation check compares these with what the lake holds
+    write_counts(storage.lake_root, context.partition_key, per_topic)
     totals = {k: sum(c[k] for c in per_topic.values()) for k in ("read", "decoded", "rejected", "events")}
     return dg.MaterializeResult(
         metadata={

@@ -8,12 +8,14 @@ from pathlib import Path
 import dagster as dg
 
 from assets.canonical import canonical_changes
-from resources import LakeStorageResource, TopicCatalogResource, spark_resource
+from assets.quality import QUALITY_CHECKS
+from resources import LakeStorageResource, QualityConfigResource, TopicCatalogResource, spark_resource
 
 ROOT = Path(__file__).resolve().parent.parent
 
 defs = dg.Definitions(
     assets=[canonical_changes],
+    asset_checks=QUALITY_CHECKS,
     resources={
         "pyspark": spark_resource(),
         "storage": LakeStorageResource(
@@ -21,6 +23,7 @@ defs = dg.Definitions(
             lake_root=os.environ.get("CDC_LAKE_ROOT", str(ROOT / "out" / "lake")),
         ),
         "catalog": TopicCatalogResource(path=os.environ.get("CDC_CATALOG", str(ROOT / "catalog.yaml"))),
+        "quality": QualityConfigResource(),
     },
     # one JVM for the whole run: the multiprocess executor would start one per step
     executor=dg.in_process_executor,

@@ -97,8 +97,9 @@ def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> 
     (Parquet), with the reason.
     """
     target = Path(target)
+    # the partition columns lead the sort: the writer sorts by them anyway and would undo any other order
     ordered = encoded.messages.repartition("dt", "source_topic").sortWithinPartitions(
-        "source_file", "source_line", "row_index", "part"
+        "dt", "source_topic", "source_file", "source_line", "row_index", "part"
     )
     if get_codec(format_id).binary_messages:
         ordered = ordered.withColumn("message", F.to_json(F.struct(F.col("message").alias("value_b64"))))

@@ -56,7 +56,12 @@ _FIELD_TYPES = {f.name: f.dataType for f in C.CANONICAL_SCHEMA.fields} | {
 }
 
 
-OPTION_CHOICES = {"legacy": ("false", "true"), "binary": C.BINARY_ENCODINGS}
+OPTION_CHOICES = {
+    "legacy": ("false", "true"),
+    "binary": C.BINARY_ENCODINGS,
+    "schema": ("auto", "true", "false"),
+    "merged": ("auto", "true", "false"),
+}
 
 
 class OptionError(ValueError):

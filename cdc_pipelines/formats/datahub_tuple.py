@@ -17,6 +17,7 @@ from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats.base import (
     IS_MESSAGE,
     PRE_REJECT,
@@ -115,6 +116,59 @@ def decode_tuple(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     return emit(df, fields, reason, pair_key=key)
 
 
+# ---------------------------------------------------------------- encoder
+#
+# One JSON object per row: the metadata columns, then the business columns with their canonical text
+# (numbers where the source wrote numbers). An update is two `U` rows sharing `_sequence_id_`; an
+# event without a sequence id gets a made-up one. TUPLE carries no DDL, heartbeat or transaction
+# message (seed 004), and no database name: `_source_table_` is the table name.
+
+ROW_FLAGS = {  # (_operation_type_, _before_image_, _after_image_) of each kind of row
+    "INSERT": ("I", "N", "Y"),
+    "DELETE": ("D", "Y", "N"),
+    "UPDATE": ("U", "N", "Y"),
+    "UPDATE_BEFORE": ("U", "Y", "N"),
+}
+
+
+def _flags(kind: str) -> dict:
+    return dict(zip(("_operation_type_", "_before_image_", "_after_image_"), ROW_FLAGS[kind], strict=True))
+
+
+def encode_tuple(event: dict, options: Mapping[str, str]) -> list:
+    op = event["op"]
+    if op not in ("INSERT", "UPDATE", "DELETE"):
+        raise E.Unsupported(f"DataHub TUPLE carries I/U/D rows only, not {op}")
+    meta = event.get("meta") or {}
+    before, after = event.get("before"), event.get("after")
+    clashes = sorted({k for image in (before, after) if image for k in image} & set(META_COLUMNS))
+    if clashes:
+        raise E.Unsupported(f"column(s) {', '.join(clashes)} clash with TUPLE metadata columns")
+    if E.from_same_family(event, "datahub-tuple"):
+        # the metadata columns as they came (those of the after row, for a paired update)
+        base = {k: meta[k] for k in META_COLUMNS if k in meta}
+        row_flags = {}
+        before_flags = _flags("UPDATE_BEFORE") | {"_operation_type_": meta.get("cdc.before_raw_op", "U")}
+    else:
+        millis = E.epoch_millis(event.get("event_time"))
+        base = {
+            "_sequence_id_": event.get("seq") or E.synthetic_sequence(event),
+            "_operation_type_": None,
+            "_excute_time_": None if millis is None else str(millis),
+            "_source_table_": event.get("table_name"),
+        }
+        row_flags = _flags(op)
+        before_flags = _flags("UPDATE_BEFORE")
+
+    def row(flags: dict, image: dict | None) -> str:
+        return E.dumps(base | flags | (E.image_json(event, image) or {}))
+
+    rows = [row(row_flags, before if op == "DELETE" else after)]
+    if op == "UPDATE" and before is not None:
+        rows.insert(0, row(before_flags, before))
+    return rows
+
+
 DATAHUB_TUPLE = Codec(
     "datahub-tuple",
     J.TEXT_MAP,
@@ -123,5 +177,6 @@ DATAHUB_TUPLE = Codec(
     update_has_before=False,
     split_update=True,
     parse=parse_tuple_lines,
+    encode=encode_tuple,
     description="DataHub TUPLE rows (JSON lines or CSV with header)",
 )

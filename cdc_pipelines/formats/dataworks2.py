@@ -2,6 +2,9 @@
 
 `eventTime` is 13-digit millis; TIMESTAMP values may use the `13.9` form (millis plus a 9-digit
 nanosecond fraction). Ops are case sensitive.
+
+The encoder writes the envelope of the OMS examples (a heartbeat as version + payload only);
+TIMESTAMP values go out as OMS epoch `sec.fraction` text.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats.base import (
     Codec,
     emit,
@@ -123,4 +127,99 @@ def decode_dataworks2(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
     return emit(df, fields, reason)
 
 
-OMS_DATAWORKS = Codec("oms-dataworks", SCHEMA, decode_dataworks2, description="DataWorks 2.0 JSON (OMS)")
+DDL_OPS = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
+OTHER_OPS = ("GTID", "XACOMMIT", "XAROLLBACK")
+OP_NAMES = {
+    "INSERT": "INSERT",
+    "UPDATE": "UPDATE",
+    "DELETE": "DELETE",
+    "HEARTBEAT": "HEARTBEAT",
+    "TRUNCATE": "TRUNCATE",
+    "TX_BEGIN": "TRANSACTION_BEGIN",
+    "TX_END": "TRANSACTION_END",
+}
+# schema.column type names as the OMS examples write them; each maps back to the same logical type
+LOGICAL_TO_DATAWORKS = {
+    "BOOLEAN": "BOOLEAN", "INT": "BIGINT", "DECIMAL": "DECIMAL", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE",
+    "STRING": "VARCHAR", "BYTES": "BLOB", "DATE": "DATE", "TIME": "TIME", "DATETIME": "DATETIME",
+    "TIMESTAMP": "TIMESTAMP", "ZONED_DATETIME": "ZONED_DATETIME", "INTERVAL": "INTERVAL_DAY_TO_SECOND", "JSON": "JSON",
+}  # fmt: skip
+STAMPS = ("eventTime", "systemTime", "checkpointTime")
+
+
+def _payload_op(event: dict, same: bool) -> str:
+    op, raw = event["op"], event.get("raw_op")
+    if same and OPS.get(raw) == op:
+        return raw
+    if op == "DDL":  # the DDL kind is not in the canonical row: keep a name the source gave, else QUERY
+        return raw if raw in DDL_OPS else "QUERY"
+    if op == "OTHER" and raw in OTHER_OPS:
+        return raw
+    if op in OP_NAMES:
+        return OP_NAMES[op]
+    why = " (an UPSERT is neither an INSERT nor an UPDATE)" if op == "UPSERT" else ""
+    raise E.Unsupported(f"DataWorks 2.0 has no {op} op{why}")
+
+
+def _columns(event: dict, same: bool) -> list | None:
+    if same:
+        types = event.get("source_types") or {}
+    else:
+        logical = event.get("column_types") or {}
+        types = {k: LOGICAL_TO_DATAWORKS[t] for k, t in logical.items() if t in LOGICAL_TO_DATAWORKS}
+    return [{"name": k, "type": t} for k, t in types.items()] or None
+
+
+def _image(event: dict, image: dict | None) -> dict | None:
+    """`{"data": ...}` with numbers where the source had them and TIMESTAMP as OMS `sec.fraction` text."""
+    if image is None:
+        return None
+    return {"data": E.image_json(event, E.timestamps_as_epoch(image, event.get("column_types") or {}))}
+
+
+def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
+    same = E.from_same_family(event, "oms-dataworks")
+    op = event["op"]
+    payload_op = _payload_op(event, same)
+    E.require_table(event)
+    if op == "UPDATE" and event.get("before") is None:
+        raise E.Unsupported("UPDATE without a before image: DataWorks 2.0 needs payload.before")
+    meta = event.get("meta") or {}
+    if same:
+        stamps = {k: E.number(meta[k]) for k in STAMPS if meta.get(k) is not None}
+    else:
+        millis = {
+            "eventTime": E.epoch_millis(event.get("event_time")),
+            "systemTime": E.epoch_millis(event.get("sync_time")),
+        }
+        stamps = {k: v for k, v in millis.items() if v is not None}
+    version = meta.get("version", "2.0") if same else "2.0"
+    if op == "HEARTBEAT":  # the heartbeat message of the seed: version, timestamp and op only
+        return [E.dumps({"version": version, "payload": {"timestamp": stamps, "op": payload_op}})]
+    source = {
+        "dbType": meta.get("dbType") if same else None,
+        "dbVersion": meta.get("dbVersion") if same else None,
+        "dbName": event.get("db"),
+        "schema": event.get("db_schema"),
+        "table": event.get("table_name"),
+    }
+    ddl = event.get("ddl")
+    message = {
+        "version": version,
+        "schema": {"source": source, "column": _columns(event, same), "pk": event.get("pk_columns")},
+        "payload": {
+            "before": _image(event, event.get("before")),
+            "after": _image(event, event.get("after")),
+            "op": payload_op,
+            "timestamp": stamps,
+            "ddl": {"text": ddl} if op == "DDL" else None,
+            "scn": meta.get("scn") if same else (event.get("position") or "null"),
+        },
+        "extend": E.meta_of(event, "extend.") if same else {},
+    }
+    return [E.dumps(message)]
+
+
+OMS_DATAWORKS = Codec(
+    "oms-dataworks", SCHEMA, decode_dataworks2, encode=encode_dataworks2, description="DataWorks 2.0 JSON (OMS)"
+)

@@ -22,7 +22,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import io
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats.base import IS_MESSAGE, PRE_REJECT, RAW_ENCODING, Codec, emit, first_reason, msg
-from cdc_pipelines.formats.dts_avro_records import decode_message, record_schemas
+from cdc_pipelines.formats.dts_avro_records import decode_message, encode_record, record_schemas
 
 _TEXT = T.StringType()
 FIELDS_SCHEMA = T.StructType(
@@ -156,5 +156,7 @@ DTS_AVRO = Codec(
     decode_dts_avro,
     read=read_dts_avro,
     marked_json=False,
+    encode=encode_record,
+    binary_messages=True,
     description="DTS Avro Record (schemaless messages in value_b64 JSON lines, or .avro container files)",
 )

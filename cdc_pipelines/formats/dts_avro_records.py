@@ -10,15 +10,19 @@ leaves the column out of the image (listed in `meta["cdc.none_columns"]`).
 from __future__ import annotations
 
 import base64
+import binascii
 import codecs
 import copy
 import datetime as dt
 import io
 import json
+import re
 from functools import cache
 from pathlib import Path
 
 import fastavro
+
+from cdc_pipelines.formats import encoding as E
 
 SCHEMA_FILE = Path(__file__).parent / "schemas" / "dts_record.avsc"
 NAMESPACE = "com.alibaba.dts.formats.avro."
@@ -261,3 +265,257 @@ def decode_message(payload: bytes) -> dict:
         return record_to_fields(read_record(payload))
     except (ValueError, KeyError, TypeError) as exc:
         return {"error": str(exc)}
+
+
+# ---------------------------------------------------------------- encoder
+#
+# Canonical values back to union members: INT -> Integer, DECIMAL -> Decimal, FLOAT/DOUBLE -> Float,
+# STRING/INTERVAL -> Character utf8mb4, BYTES -> BinaryObject, DATE/TIME/DATETIME -> DateTime parts,
+# TIMESTAMP -> Timestamp (seconds + microseconds in `millis`), ZONED_DATETIME -> TimestampWithTimeZone,
+# JSON -> TextObject, BOOLEAN -> Integer 1/0 (MySQL has no boolean), untyped values -> Integer or
+# Decimal where the source wrote a JSON number, else Character; SQL NULL -> null. An event decoded from
+# DTS Avro names its members in meta `cdc.avro_value_types`, which picks the exact member (charset,
+# geometry vs object, EmptyObject NULL, YEAR as DateTime). A column of `fields` missing from an image
+# is EmptyObject NONE. Text a member cannot hold (an unparsable date, say) is written as Character.
+
+ENCODE_OPS = {
+    "INSERT": "INSERT",
+    "UPDATE": "UPDATE",
+    "DELETE": "DELETE",
+    "DDL": "DDL",
+    "HEARTBEAT": "HEARTBEAT",
+    "TX_BEGIN": "BEGIN",
+    "TX_END": "COMMIT",
+}
+OPERATIONS = (
+    "INSERT", "UPDATE", "DELETE", "DDL", "BEGIN", "COMMIT", "ROLLBACK", "ABORT", "HEARTBEAT", "CHECKPOINT",
+    "COMMAND", "FILL", "FINISH", "CONTROL", "RDB", "NOOP", "INIT",
+)  # fmt: skip
+# MySQL binlog column type codes (`dataTypeNumber`) by logical type, for events that bring none
+MYSQL_TYPE_CODES = {
+    "BOOLEAN": 1, "INT": 8, "DECIMAL": 246, "FLOAT": 4, "DOUBLE": 5, "STRING": 253, "BYTES": 252, "DATE": 10,
+    "TIME": 19, "DATETIME": 18, "TIMESTAMP": 17, "ZONED_DATETIME": 17, "INTERVAL": 253, "JSON": 245, "UNKNOWN": 253,
+}  # fmt: skip
+_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_EPOCH = dt.datetime(1970, 1, 1)
+_PYTHON_CHARSETS = {k: v for k, v in CHARSETS.items() if v is not None}
+
+
+def _member(kind: str, value) -> tuple:
+    return NAMESPACE + kind, value
+
+
+def _digits(text: str) -> tuple[int, int]:
+    """(precision, scale) of a decimal text: its digit count and its fraction digit count."""
+    mantissa = re.split(r"[eE]", text.lstrip("+-"))[0]
+    whole, _, fraction = mantissa.partition(".")
+    return len((whole + fraction).lstrip("0")) or 1, len(fraction)
+
+
+def _character(text: str, charset: str, logical: str):
+    if CHARSETS.get(charset.lower(), charset) is None or logical == "BYTES":
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        return _member("Character", {"charset": charset, "value": raw})
+    try:
+        return _member(
+            "Character",
+            {"charset": charset, "value": codecs.encode(text, _PYTHON_CHARSETS.get(charset.lower(), charset))},
+        )
+    except (LookupError, UnicodeEncodeError):
+        return None
+
+
+def _datetime_parts(text: str, logical: str) -> dict | None:
+    """DateTime fields of DATE/TIME/DATETIME text, or of a YEAR (INT) value; None if it does not parse."""
+    out = dict.fromkeys(("year", "month", "day", "hour", "minute", "second", "millis"))
+    if logical == "INT":  # a YEAR column: the year alone
+        return out | {"year": int(text)} if re.fullmatch(r"[0-9]{1,4}", text) else None
+    parts = E.temporal_parts(text, logical) if logical in ("DATE", "TIME", "DATETIME") else None
+    if parts is None:
+        return None
+    fraction = parts.pop("fraction", "")
+    out |= parts
+    out["millis"] = int(fraction[:6].ljust(6, "0")) if fraction else None  # microseconds, despite the name
+    return out
+
+
+def _timestamp(text: str):
+    match = _INSTANT.fullmatch(text)
+    if not match:
+        return None
+    delta = dt.datetime.fromisoformat(match.group(1)) - _EPOCH
+    seconds = delta.days * 86400 + delta.seconds
+    return _member("Timestamp", {"timestamp": seconds, "millis": int((match.group(2) or "")[:6].ljust(6, "0"))})
+
+
+def _zoned(text: str):
+    local, _, zone = text.rpartition(" ")
+    logical = "DATETIME" if " " in local else "DATE"
+    parts = _datetime_parts(local, logical) if zone else None
+    return None if parts is None else _member("TimestampWithTimeZone", {"value": parts, "timezone": zone})
+
+
+def _float(text: str):
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    precision, scale = _digits(text) if _DECIMAL.fullmatch(text) else (0, 0)
+    return _member("Float", {"value": value, "precision": precision, "scale": scale})
+
+
+def _by_member(hint: str, text: str, logical: str):
+    """The member `hint` (as meta `cdc.avro_value_types` names it) holding `text`, or None."""
+    kind, _, arg = hint.partition(":")
+    if kind == "Integer" and _INTEGER.fullmatch(text):
+        return _member("Integer", {"precision": len(text.lstrip("+-")), "value": text})
+    if kind == "Decimal" and _DECIMAL.fullmatch(text):
+        precision, scale = _digits(text)
+        return _member("Decimal", {"value": text, "precision": precision, "scale": scale})
+    if kind == "Float":
+        return _float(text)
+    if kind == "Character":
+        return _character(text, arg or "utf8mb4", logical)
+    if kind == "Timestamp":
+        return _timestamp(text)
+    if kind == "DateTime":
+        parts = _datetime_parts(text, logical)
+        return None if parts is None else _member("DateTime", parts)
+    if kind == "TimestampWithTimeZone":
+        return _zoned(text)
+    if kind in ("BinaryGeometry", "BinaryObject"):
+        try:
+            return _member(kind, {"type": arg, "value": base64.b64decode(text, validate=True)})
+        except (binascii.Error, ValueError):
+            return None
+    if kind in ("TextGeometry", "TextObject"):
+        return _member(kind, {"type": arg, "value": text})
+    return None
+
+
+_MEMBER_OF_TYPE = {
+    "INT": "Integer", "DECIMAL": "Decimal", "FLOAT": "Float", "DOUBLE": "Float", "STRING": "Character:utf8mb4",
+    "INTERVAL": "Character:utf8mb4", "BYTES": "BinaryObject:BLOB", "DATE": "DateTime", "TIME": "DateTime",
+    "DATETIME": "DateTime", "TIMESTAMP": "Timestamp", "ZONED_DATETIME": "TimestampWithTimeZone",
+    "JSON": "TextObject:JSON",
+}  # fmt: skip
+
+
+def encode_value(text: str | None, logical: str, hint: str | None = None, is_number: bool = False):
+    """The union member for one canonical value (see the notes above); None is SQL NULL."""
+    if text is None:
+        return _member("EmptyObject", "NULL") if hint == "EmptyObject:NULL" else None
+    member = _by_member(hint, text, logical) if hint else None
+    if member is None and logical == "BOOLEAN" and text in ("true", "false"):
+        member = _by_member("Integer", "1" if text == "true" else "0", "INT")
+    if member is None and logical in _MEMBER_OF_TYPE:
+        member = _by_member(_MEMBER_OF_TYPE[logical], text, logical)
+    if member is None and logical == "UNKNOWN" and is_number:
+        member = _by_member("Integer" if _INTEGER.fullmatch(text) else "Decimal", text, logical)
+    return member if member is not None else _by_member("Character:utf8mb4", text, "STRING")
+
+
+def object_name(db: str | None, db_schema: str | None, table: str | None) -> str | None:
+    """`db.table` / `db.schema.table`, a dot inside a name written `\\u002E` (the reverse of `split_object_name`)."""
+    parts = [p.replace(".", "\\u002E") for p in (db, db_schema, table) if p is not None]
+    return ".".join(parts) or None
+
+
+def _record_id(event: dict) -> int:
+    seq = event.get("seq")
+    if seq is not None and re.fullmatch(r"-?[0-9]{1,19}", seq) and -(2**63) <= int(seq) < 2**63:
+        return int(seq)
+    return int(E.synthetic_sequence(event))  # `id` is a long: a sequence that is no long cannot be it
+
+
+def _images(event: dict, columns: list[str]) -> tuple[list | None, list | None]:
+    types = event.get("column_types") or {}
+    hints = json.loads((event.get("meta") or {}).get("cdc.avro_value_types") or "{}")
+    numbers = E.json_numbers(event) or set()
+
+    def image(row: dict | None) -> list | None:
+        if row is None:
+            return None
+        none = _member("EmptyObject", "NONE")
+        return [
+            encode_value(row[c], types.get(c, "UNKNOWN"), hints.get(c), c in numbers) if c in row else none
+            for c in columns
+        ]
+
+    return image(event.get("before")), image(event.get("after"))
+
+
+def encode_record(event: dict, options) -> list[bytes]:
+    """One canonical event as one schemaless DTS Avro `Record` message."""
+    same = E.from_same_family(event, "dts-avro")
+    meta = event.get("meta") or {}
+    op, raw_op = event["op"], event.get("raw_op")
+    if same and raw_op in OPERATIONS and OPS.get(raw_op, "OTHER") == op:
+        operation = raw_op
+    elif op in ENCODE_OPS:
+        operation = ENCODE_OPS[op]
+    else:
+        raise E.Unsupported(f"DTS Avro has no {op} operation")
+    E.require_table(event)
+    is_row = op in ("INSERT", "UPDATE", "DELETE")
+    source_types = event.get("source_types") or {}
+    types = event.get("column_types") or {}
+    if same and source_types:
+        columns = list(source_types)
+    elif is_row:
+        columns = list(dict.fromkeys([*(event.get("before") or {}), *(event.get("after") or {})]))
+    else:
+        columns = []
+    fields = [
+        {
+            "name": c,
+            "dataTypeNumber": int(source_types[c])
+            if re.fullmatch(r"-?[0-9]+", source_types.get(c, ""))
+            else MYSQL_TYPE_CODES.get(types.get(c, "UNKNOWN"), 253),
+        }
+        for c in columns
+    ]
+    before, after = _images(event, columns) if is_row else (None, None)
+    if op == "DDL":
+        after = event.get("ddl")
+    millis = E.epoch_millis(event.get("event_time"))
+    sync = E.epoch_millis(event.get("sync_time"))
+    pk = event.get("pk_columns")
+    if same:
+        tags = E.meta_of(event, "tags.")
+        process = json.loads(meta["processTimestamps"]) if meta.get("processTimestamps") else None
+        source = {"sourceType": meta.get("source.sourceType", "MySQL"), "version": meta.get("source.version", "")}
+        name = meta.get("objectName")
+    else:
+        tags = {"pk_uk_info": json.dumps({"PRIMARY": pk}, separators=(",", ":"))} if pk else {}
+        process = None if sync is None else [sync]
+        source = {"sourceType": "MySQL", "version": ""}
+        name = object_name(event.get("db"), event.get("db_schema"), event.get("table_name"))
+    record = {
+        "version": int(meta.get("version", 1)) if same else 1,
+        "id": _record_id(event),
+        "sourceTimestamp": 0 if millis is None else millis // 1000,
+        "sourcePosition": event.get("position") or "",
+        "safeSourcePosition": meta.get("safeSourcePosition", "") if same else "",
+        "sourceTxid": event.get("tx_id") or "",
+        "source": source,
+        "operation": operation,
+        "objectName": name,
+        "processTimestamps": process,
+        "tags": tags,
+        "fields": fields if fields or is_row else None,
+        "beforeImages": before,
+        "afterImages": after,
+    }
+    # an event from an older writer (no bornTimestamp) is written back with that writer's schema
+    old_writer = same and "bornTimestamp" not in meta
+    if not old_writer:
+        record["bornTimestamp"] = int(meta["bornTimestamp"]) if same else (millis or 0)
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, record_schemas()[1 if old_writer else 0], record)
+    return [buf.getvalue()]

@@ -124,3 +124,71 @@ def pk_values(event: dict) -> list[str | None] | None:
 
 def from_same_family(event: dict, *format_ids: str) -> bool:
     return event.get("source_format") in format_ids
+
+
+def changed_columns(event: dict, *format_ids: str) -> list[str]:
+    """Columns an UPDATE changed, in image order.
+
+    From one of `format_ids` (formats that record it: canal `old`, SharePlex `data`) the decoder's
+    meta `cdc.changed_columns`; otherwise the columns whose value differs between the before and
+    after images, including a column only one of the images has.
+    """
+    listed = (event.get("meta") or {}).get("cdc.changed_columns")
+    if listed is not None and from_same_family(event, *format_ids):
+        return json.loads(listed)
+    before, after = event.get("before") or {}, event.get("after") or {}
+    missing = object()
+    changed = [k for k, v in before.items() if after.get(k, missing) != v]
+    return changed + [k for k in after if k not in before]
+
+
+def synthetic_sequence(event: dict) -> str:
+    """A stable all-digit sequence id for an event that carries none (from its event id; fits a signed long).
+
+    Formats that pair split updates by sequence id (DataWorks, DataHub TUPLE) or need a numeric id
+    (DTS Avro `id`) use it when the canonical `seq` is null.
+    """
+    return str(int(event["event_id"][:15], 16))
+
+
+_DATE_PARTS = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_TIME_PARTS = re.compile(r"([0-9]{2,3}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?")
+_DATETIME_PARTS = re.compile(r"(\S+)[ T](\S+)")
+
+
+def temporal_parts(value: str, logical: str) -> dict | None:
+    """Parts of canonical DATE / TIME / DATETIME text, or None when the text is not that simple form.
+
+    {"year", "month", "day"} for DATE; {"hour", "minute", "second", "fraction"} for TIME (hours may
+    exceed 23); all of them for DATETIME (`YYYY-MM-DD[ T]HH:MM[:SS[.f]]`, no zone suffix). `fraction`
+    is the fraction digits as written ("" when none); a date must exist in the calendar.
+    """
+    if logical == "TIME":
+        date_text, time_text = None, value
+    elif logical == "DATE":
+        date_text, time_text = value, None
+    else:
+        split = _DATETIME_PARTS.fullmatch(value)
+        if not split:
+            return None
+        date_text, time_text = split.groups()
+    parts: dict = {}
+    if date_text is not None:
+        match = _DATE_PARTS.fullmatch(date_text)
+        if not match:
+            return None
+        year, month, day = (int(g) for g in match.groups())
+        try:
+            dt.date(year, month, day)
+        except ValueError:
+            return None
+        parts = {"year": year, "month": month, "day": day}
+    if time_text is None:
+        return parts
+    match = _TIME_PARTS.fullmatch(time_text)
+    if not match:
+        return None
+    hour, minute, second, fraction = match.groups()
+    if logical == "DATETIME" and (int(hour) > 23 or int(minute) > 59 or int(second or 0) > 59):
+        return None
+    return parts | {"hour": int(hour), "minute": int(minute), "second": int(second or 0), "fraction": fraction or ""}

@@ -1,0 +1,68 @@
+"""Data-quality asset checks on `canonical_changes`, one per rule, each a call to cdc_pipelines.quality.
+
+Conservation is blocking (ERROR): a partition that lost messages must not feed anything downstream.
+The event rules WARN: a handful of odd events is worth a look, not a stopped pipeline.
+"""
+
+import dagster as dg
+from dagster_pyspark import LazyPySparkResource
+
+from assets.canonical import canonical_changes
+from assets.partitions import DAILY
+from cdc_pipelines.quality import RuleResult, check_partition
+from resources import LakeStorageResource, QualityConfigResource
+
+DESCRIPTIONS = {
+    "conservation_check": "messages read = decoded + rejected (recorded counts vs the lake); reject rate",
+    "image_presence_check": "each op carries exactly the row images / DDL text it implies",
+    "timestamp_precision_check": "event_time unit as promised and plausible; temporal values at their precision",
+    "pk_consistency_check": "PK known, present, stable across updates, agrees with OMS metadata; unique event ids",
+}
+
+
+def check_result(result: RuleResult, severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+    """The rule's figures and failing examples as check metadata."""
+    return dg.AssetCheckResult(
+        passed=result.passed,
+        severity=severity,
+        metadata={
+            "checked": result.checked,
+            "failed": result.failed,
+            "failure_ratio": float(result.failure_ratio),
+            "threshold": float(result.threshold),
+            "checks": dg.MetadataValue.json(result.checks),
+            "info": dg.MetadataValue.json(result.info),
+            "groups": dg.MetadataValue.json(result.groups),
+            "examples": dg.MetadataValue.json(result.examples),
+        },
+    )
+
+
+def _rule_check(rule: str, severity: dg.AssetCheckSeverity, blocking: bool) -> dg.AssetChecksDefinition:
+    @dg.asset_check(
+        asset=canonical_changes,
+        name=rule,
+        description=DESCRIPTIONS[rule],
+        blocking=blocking,
+        partitions_def=DAILY,
+    )
+    def _check(
+        context: dg.AssetCheckExecutionContext,
+        pyspark: LazyPySparkResource,
+        storage: LakeStorageResource,
+        quality: QualityConfigResource,
+    ) -> dg.AssetCheckResult:
+        result = check_partition(
+            pyspark.spark_session, storage.lake_root, context.partition_key, rule, quality.thresholds()
+        )
+        return check_result(result, severity)
+
+    return _check
+
+
+conservation_check = _rule_check("conservation_check", dg.AssetCheckSeverity.ERROR, blocking=True)
+image_presence_check = _rule_check("image_presence_check", dg.AssetCheckSeverity.WARN, blocking=False)
+timestamp_precision_check = _rule_check("timestamp_precision_check", dg.AssetCheckSeverity.WARN, blocking=False)
+pk_consistency_check = _rule_check("pk_consistency_check", dg.AssetCheckSeverity.WARN, blocking=False)
+
+QUALITY_CHECKS = [conservation_check, image_presence_check, timestamp_precision_check, pk_consistency_check]

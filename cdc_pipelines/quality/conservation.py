@@ -1,0 +1,107 @@
+"""Conservation and reject rate: every message read was either decoded or rejected, and few were rejected.
+
+A decoder that drops messages without rejecting them loses data silently; a reject rate that jumps
+usually means the source changed its format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult
+
+RULE = "conservation_check"
+TOP_REASONS = 10
+
+
+def lake_counts(changes: DataFrame, rejects: DataFrame) -> dict[str, dict[str, int]]:
+    """Messages decoded (distinct input lines behind the events, plus the before halves of merged
+    split updates) and rejected, by topic, as the lake holds them."""
+    before_half = F.element_at("meta", F.lit("cdc.before_source_line")).isNotNull()
+    decoded = changes.groupBy("source_topic").agg(
+        (F.count_distinct("source_file", "source_line") + F.count(F.when(before_half, 1))).alias("decoded"),
+        F.count(F.lit(1)).alias("events"),
+    )
+    rejected = rejects.groupBy("source_topic").agg(F.count(F.lit(1)).alias("rejected"))
+    out: dict[str, dict[str, int]] = {}
+    for r in decoded.collect():
+        out.setdefault(r.source_topic, {"decoded": 0, "rejected": 0, "events": 0}).update(
+            decoded=r.decoded, events=r.events
+        )
+    for r in rejected.collect():
+        out.setdefault(r.source_topic, {"decoded": 0, "rejected": 0, "events": 0})["rejected"] = r.rejected
+    return out
+
+
+def _imbalance(read, decoded, rejected) -> str:
+    return f"read {read} != decoded {decoded} + rejected {rejected}"
+
+
+def conservation_check(
+    read: int | None,
+    decoded: int,
+    rejected: int,
+    rejects: DataFrame,
+    *,
+    max_reject_rate: float = 0.05,
+    per_topic: Mapping[str, Mapping[str, int | None]] | None = None,
+) -> RuleResult:
+    """read == decoded + rejected (overall and per topic in `per_topic`), reject rate <= threshold.
+
+    `read` None means no run recorded it: the balance is then reported as not checked rather than
+    assumed. `rejects` supplies the top reject reasons and the failing examples.
+    """
+    groups = []
+    for topic, c in sorted((per_topic or {}).items()):
+        t_read = c.get("read")
+        ok = t_read is None or t_read == c.get("decoded", 0) + c.get("rejected", 0)
+        groups.append({"source_topic": topic, "table": "*", **c, "balanced": ok})
+    balance_checked = read is not None
+    balanced = not balance_checked or read == decoded + rejected
+    unbalanced = [g for g in groups if not g["balanced"]]
+    total = read if read is not None else decoded + rejected
+    rate = rejected / total if total else 0.0
+    examples = []
+    if not balanced:
+        examples.append({"id": "partition", "reason": _imbalance(read, decoded, rejected), "source_topic": "*"})
+    examples += [
+        {"id": "topic", "reason": _imbalance(g["read"], g["decoded"], g["rejected"]), "source_topic": g["source_topic"]}
+        for g in unbalanced
+    ]
+    reasons = []
+    if rejected:
+        reasons = [
+            {"reason": r.reason, "count": r["count"]}
+            for r in rejects.groupBy("reason").count().orderBy(F.desc("count"), "reason").limit(TOP_REASONS).collect()
+        ]
+        examples += [
+            {"id": f"{r.source_file}:{r.source_line}", "reason": r.reason, "source_topic": r.source_topic}
+            for r in rejects.orderBy("source_topic", "source_file", "source_line").limit(MAX_EXAMPLES).collect()
+        ]
+    return RuleResult(
+        rule=RULE,
+        checked=total,
+        failed=rejected,
+        passed=balanced and not unbalanced and rate <= max_reject_rate,
+        threshold=max_reject_rate,
+        checks={
+            "balance": {
+                "checked": int(balance_checked) + sum(g.get("read") is not None for g in groups),
+                "failed": int(not balanced) + len(unbalanced),
+            },
+            "reject_rate": {"checked": total, "failed": rejected},
+        },
+        info={
+            "read": read,
+            "decoded": decoded,
+            "rejected": rejected,
+            "reject_rate": rate,
+            "balance_checked": balance_checked,
+            "reject_reasons": reasons,
+        },
+        groups=groups,
+        examples=examples[:MAX_EXAMPLES],
+    )

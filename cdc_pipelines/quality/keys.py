@@ -1,0 +1,120 @@
+"""PK consistency: the key of every row event is known, present in its images, stable across an
+update unless the key itself changed, agrees with OMS's own PK metadata, and events are not repeated.
+
+Every merge into a target table keys on these values: a missing or null PK silently merges rows,
+and a duplicate event applies a change twice.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from cdc_pipelines.canonical import ROW_OPS
+from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
+
+RULE = "pk_consistency_check"
+# formats whose messages do not name the primary key: their events are reported apart, not failed
+FORMATS_WITHOUT_PK_NAMES = (
+    "oms-shareplex",
+    "dts-shareplex",
+    "oms-debezium",
+    "oms-debezium-flatten",
+    "oms-debezium-smt",
+    "datahub-tuple",
+)
+# formats that also carry the PK values joined by \u0001 in meta['record_primary_value']
+RECORD_PRIMARY_VALUE_FORMATS = ("oms-default", "oms-default-extend")
+PK_SEPARATOR = "\u0001"
+
+
+def _bad_pk(image: str) -> Column:
+    """PK columns missing or null in `image`, as `col missing` / `col null` texts (empty if none)."""
+    img = F.col(image)
+    bad = F.filter(F.col("pk_columns"), lambda c: F.element_at(img, c).isNull())
+    return F.transform(
+        bad, lambda c: F.concat(c, F.when(F.map_contains_key(img, c), F.lit(" null")).otherwise(F.lit(" missing")))
+    )
+
+
+def _joined_pk(image: str) -> Column:
+    return F.array_join(F.transform(F.col("pk_columns"), lambda c: F.element_at(F.col(image), c)), PK_SEPARATOR)
+
+
+def pk_consistency_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> RuleResult:
+    """Sub-checks: pk_known (a row event lacks PK columns while others of its table have them),
+    pk_values (missing/null PK values in the images the op carries), pk_unchanged (an UPDATE's PK
+    differs although `cdc.changed_columns` does not list it), record_primary_value (OMS metadata vs
+    the image), unique_event_id. Info, not failures: key changes, events of tables without a PK,
+    events of formats that do not name the PK."""
+    op = F.col("op")
+    row = op.isin(*ROW_OPS)
+    has_pk = F.coalesce(F.size("pk_columns") > 0, F.lit(False))
+    names_pk = ~F.col("source_format").isin(*FORMATS_WITHOUT_PK_NAMES)
+    table = Window.partitionBy("source_topic", "db", "db_schema", "table_name")
+    table_has_pk = F.coalesce(F.max(F.when(row, has_pk)).over(table), F.lit(False))
+    duplicates = F.count(F.lit(1)).over(Window.partitionBy("event_id"))
+
+    before, after = F.col("before").isNotNull(), F.col("after").isNotNull()
+    bad_before, bad_after = _bad_pk("before"), _bad_pk("after")
+    uses_after = op.isin("INSERT", "UPSERT", "UPDATE") & after
+    uses_before = ((op == "DELETE") | (op == "UPDATE")) & before
+    empty = F.array().cast(T.ArrayType(T.StringType()))
+    missing = F.concat(
+        F.when(uses_before, F.transform(bad_before, lambda t: F.concat(F.lit("before "), t))).otherwise(empty),
+        F.when(uses_after, F.transform(bad_after, lambda t: F.concat(F.lit("after "), t))).otherwise(empty),
+    )
+    complete_before = before & (F.size(bad_before) == 0)
+    complete_after = after & (F.size(bad_after) == 0)
+
+    changed_pk = F.filter(
+        F.col("pk_columns"), lambda c: ~F.element_at("before", c).eqNullSafe(F.element_at("after", c))
+    )
+    listed = F.from_json(F.element_at("meta", F.lit("cdc.changed_columns")), T.ArrayType(T.StringType()))
+    unlisted = F.when(listed.isNull(), empty).otherwise(F.filter(changed_pk, lambda c: ~F.array_contains(listed, c)))
+    comparable = (op == "UPDATE") & has_pk & complete_before & complete_after
+
+    rpv = F.element_at("meta", F.lit("record_primary_value"))
+    primary_complete = F.when(op == "DELETE", complete_before).otherwise(complete_after)
+    rpv_matches = (rpv == F.when(op == "DELETE", _joined_pk("before")).otherwise(_joined_pk("after"))) | (
+        (op == "UPDATE") & (rpv == _joined_pk("before"))
+    )
+
+    checks = {
+        "pk_known": SubCheck(
+            row & names_pk, ~has_pk & table_has_pk, F.lit("no PK columns although other events of its table have them")
+        ),
+        "pk_values": SubCheck(
+            row & has_pk & (uses_before | uses_after),
+            F.size(missing) > 0,
+            F.concat(F.lit("PK value "), F.concat_ws(", ", missing)),
+        ),
+        "pk_unchanged": SubCheck(
+            comparable,
+            F.size(unlisted) > 0,
+            F.concat(F.lit("PK changed but cdc.changed_columns omits it: "), F.concat_ws(",", unlisted)),
+        ),
+        "record_primary_value": SubCheck(
+            F.col("source_format").isin(*RECORD_PRIMARY_VALUE_FORMATS)
+            & row
+            & has_pk
+            & rpv.isNotNull()
+            & primary_complete,
+            ~F.coalesce(rpv_matches, F.lit(False)),
+            F.lit("meta record_primary_value does not match the image's PK values"),
+        ),
+        "unique_event_id": SubCheck(
+            F.lit(True), duplicates > 1, F.format_string("duplicate event_id (%d events)", duplicates)
+        ),
+    }
+    info = {
+        "key_changes": comparable & (F.size(changed_pk) > 0) & (F.size(unlisted) == 0),
+        "no_pk_table_events": row & names_pk & ~table_has_pk,
+        "pk_not_named_events": row & ~names_pk & ~has_pk,
+    }
+    result = evaluate(df, RULE, checks, threshold=max_failure_ratio, info=info)
+    result.info["tables_without_pk"] = [
+        f"{g['source_topic']}/{g['table']}" for g in result.groups if g["no_pk_table_events"]
+    ]
+    return result

@@ -1,0 +1,150 @@
+"""The quality report a person opens: one static HTML page per partition plus a JSON summary.
+
+Plain HTML with inline CSS, no scripts and no external assets, so it can be mailed, archived or
+served from any bucket. Every value taken from the data is escaped: source data is untrusted text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from cdc_pipelines.quality.result import RuleResult
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.pass{color:#fff;background:#2a7d2a;padding:.1em .5em;border-radius:.3em}
+.fail{color:#fff;background:#b22;padding:.1em .5em;border-radius:.3em}
+code{word-break:break-all}
+"""
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"<td>{'yes' if value else 'no'}</td>"
+    if isinstance(value, int | float):
+        text = f"{value:.4f}" if isinstance(value, float) else str(value)
+        return f'<td class="n">{escape(text)}</td>'
+    if isinstance(value, dict | list):
+        value = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return f"<td>{escape('' if value is None else str(value))}</td>"
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    rows = list(rows)
+    if not rows:
+        return "<p><em>none</em></p>"
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _badge(passed: bool) -> str:
+    return '<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>'
+
+
+def _event_section(event_counts: Sequence[dict]) -> str:
+    ops = sorted({op for e in event_counts for op in e["ops"]})
+    rows = [
+        [e["source_topic"], e["table"], *[e["ops"].get(op, 0) for op in ops], sum(e["ops"].values())]
+        for e in event_counts
+    ]
+    return "<h2>Events by topic, table and op</h2>" + _table(["source_topic", "table", *ops, "total"], rows)
+
+
+def _rule_section(result: RuleResult) -> str:
+    r = result
+    parts = [
+        f'<h2 id="{escape(r.rule)}">{escape(r.rule)} {_badge(r.passed)}</h2>',
+        _table(
+            ["checked", "failed", "failure ratio", "threshold"],
+            [[r.checked, r.failed, r.failure_ratio, r.threshold]],
+        ),
+        "<h3>Sub-checks</h3>",
+        _table(["check", "checked", "failed"], [[n, c["checked"], c["failed"]] for n, c in r.checks.items()]),
+    ]
+    info = {k: v for k, v in r.info.items() if k != "reject_reasons"}
+    if info:
+        parts += ["<h3>Figures (not failures)</h3>", _table(["figure", "value"], list(info.items()))]
+    if "reject_reasons" in r.info:
+        parts += [
+            "<h3>Top reject reasons</h3>",
+            _table(["reason", "count"], [[x["reason"], x["count"]] for x in r.info["reject_reasons"]]),
+        ]
+    if r.groups:
+        keys = [k for k in r.groups[0] if k not in ("source_topic", "table")]
+        parts += [
+            "<h3>By topic and table</h3>",
+            _table(
+                ["source_topic", "table", *keys],
+                [[g["source_topic"], g["table"], *[g[k] for k in keys]] for g in r.groups],
+            ),
+        ]
+    parts += [
+        "<h3>Failing examples</h3>",
+        _table(
+            ["id", "source_topic", "table", "reason"],
+            [[e.get("id"), e.get("source_topic"), e.get("table"), e.get("reason")] for e in r.examples],
+        ),
+    ]
+    return "\n".join(parts)
+
+
+def render_html(results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict] = ()) -> str:
+    """The report page as one self-contained HTML string."""
+    overall = all(r.passed for r in results)
+    summary = _table(
+        ["rule", "result", "checked", "failed"],
+        [[r.rule, "PASS" if r.passed else "FAIL", r.checked, r.failed] for r in results],
+    )
+    body = "\n".join(
+        [
+            f"<h1>CDC data quality, dt={escape(dt_value)} {_badge(overall)}</h1>",
+            f"<p>Generated {escape(dt.datetime.now(dt.UTC).isoformat(timespec='seconds'))}.</p>",
+            summary,
+            _event_section(event_counts),
+            *[_rule_section(r) for r in results],
+        ]
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>CDC data quality dt={escape(dt_value)}</title><style>{_CSS}</style></head>"
+        f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+def summary(results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict] = ()) -> dict[str, Any]:
+    """The JSON summary: overall and per-rule outcome with every figure the HTML shows."""
+    return {
+        "dt": dt_value,
+        "passed": all(r.passed for r in results),
+        "rules": {r.rule: r.to_dict() for r in results},
+        "event_counts": list(event_counts),
+    }
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def write_quality_report(
+    results: Sequence[RuleResult], out_dir: str | Path, dt: str, event_counts: Sequence[dict] = ()
+) -> Path:
+    """Write `out_dir/dt=DT/index.html` and `summary.json` beside it; return the HTML path."""
+    day = Path(out_dir) / f"dt={dt}"
+    day.mkdir(parents=True, exist_ok=True)
+    _write_atomic(day / "summary.json", json.dumps(summary(results, dt, event_counts), indent=2, default=str) + "\n")
+    _write_atomic(day / "index.html", render_html(results, dt, event_counts))
+    return day / "index.html"

@@ -1,0 +1,144 @@
+"""Load one partition of the lake and run every rule on it: the entry point of the CLI and the assets."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdc_pipelines import canonical as C
+from cdc_pipelines import io
+from cdc_pipelines.quality.conservation import conservation_check, lake_counts
+from cdc_pipelines.quality.images import image_presence_check
+from cdc_pipelines.quality.keys import pk_consistency_check
+from cdc_pipelines.quality.result import RuleResult, table_label
+from cdc_pipelines.quality.timestamps import timestamp_precision_check
+from cdc_pipelines.run_counts import read_counts
+
+CHANGES_DIR = "changes"
+REJECTS_DIR = "rejects"
+RULES = ("image_presence_check", "timestamp_precision_check", "pk_consistency_check", "conservation_check")
+
+
+class MissingPartitionError(io.InputError):
+    """The partition was never decoded: no changes, no rejects, no recorded counts."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What counts as passing; `now` (UTC) pins the future-time check for reproducible runs."""
+
+    max_failure_ratio: float = 0.0
+    max_reject_rate: float = 0.05
+    future_tolerance: dt.timedelta = dt.timedelta(minutes=5)
+    sync_tolerance: dt.timedelta = dt.timedelta(minutes=5)
+    now: dt.datetime | None = None
+
+
+@dataclass
+class Partition:
+    """One dt of the lake: its events, its rejects and the counts its decode run recorded (if any)."""
+
+    dt: str
+    changes: DataFrame
+    rejects: DataFrame
+    recorded: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def _read_day(spark: SparkSession, path: Path, dt_value: str, reader: Callable, schema) -> DataFrame:
+    if not (path / f"dt={dt_value}").is_dir():
+        return spark.createDataFrame([], schema)
+    return reader(spark, path).where(F.col("dt") == dt_value)
+
+
+def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) -> Partition:
+    """`lake_root/changes` and `lake_root/rejects` for `dt_value`, plus the counts its run recorded.
+
+    A day with neither tables nor recorded counts was never decoded: that raises. A quiet day (counts
+    recorded, no events) gives empty frames, so every rule passes with nothing checked.
+    """
+    root = Path(lake_root)
+    recorded = read_counts(root, dt_value)
+    days = [root / d / f"dt={dt_value}" for d in (CHANGES_DIR, REJECTS_DIR)]
+    if not recorded and not any(d.is_dir() for d in days):
+        raise MissingPartitionError(f"no changes or rejects for dt={dt_value} under {root}")
+    return Partition(
+        dt=dt_value,
+        changes=_read_day(spark, root / CHANGES_DIR, dt_value, io.read_canonical, C.CANONICAL_SCHEMA),
+        rejects=_read_day(spark, root / REJECTS_DIR, dt_value, io.read_rejects, C.REJECTS_SCHEMA),
+        recorded=recorded,
+    )
+
+
+def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -> RuleResult:
+    """Recorded messages read vs decoded + rejected as found in the lake, overall and by topic."""
+    found = lake_counts(partition.changes, partition.rejects)
+    per_topic = {}
+    for topic in sorted(set(found) | set(partition.recorded)):
+        lake = found.get(topic, {"decoded": 0, "rejected": 0})
+        per_topic[topic] = {
+            "read": partition.recorded.get(topic, {}).get("read"),
+            "decoded": lake["decoded"],
+            "rejected": lake["rejected"],
+        }
+    # a topic without recorded counts makes the partition's read unknown
+    known = bool(per_topic) and all(c["read"] is not None for c in per_topic.values())
+    return conservation_check(
+        sum(c["read"] for c in per_topic.values()) if known else None,
+        sum(c["decoded"] for c in per_topic.values()),
+        sum(c["rejected"] for c in per_topic.values()),
+        partition.rejects,
+        max_reject_rate=max_reject_rate,
+        per_topic=per_topic,
+    )
+
+
+def run_rule(name: str, partition: Partition, thresholds: Thresholds = Thresholds()) -> RuleResult:
+    """Run the rule called `name` (one of RULES) on a loaded partition."""
+    ratio = thresholds.max_failure_ratio
+    if name == "image_presence_check":
+        return image_presence_check(partition.changes, max_failure_ratio=ratio)
+    if name == "timestamp_precision_check":
+        return timestamp_precision_check(
+            partition.changes,
+            max_failure_ratio=ratio,
+            now=thresholds.now,
+            future_tolerance=thresholds.future_tolerance,
+            sync_tolerance=thresholds.sync_tolerance,
+        )
+    if name == "pk_consistency_check":
+        return pk_consistency_check(partition.changes, max_failure_ratio=ratio)
+    if name == "conservation_check":
+        return check_conservation(partition, max_reject_rate=thresholds.max_reject_rate)
+    raise KeyError(f"unknown quality rule {name!r}; known: {', '.join(RULES)}")
+
+
+def check_partition(
+    spark: SparkSession, lake_root: str | Path, dt_value: str, name: str, thresholds: Thresholds = Thresholds()
+) -> RuleResult:
+    """Load `dt_value` from the lake and run one rule: what one Dagster asset check calls."""
+    return run_rule(name, load_partition(spark, lake_root, dt_value), thresholds)
+
+
+def event_counts(changes: DataFrame) -> list[dict]:
+    """Events by source_topic, table and op (one small aggregate for the report)."""
+    rows = changes.groupBy("source_topic", table_label().alias("table"), "op").count().collect()
+    out: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        entry = out.setdefault((r.source_topic, r.table), {"source_topic": r.source_topic, "table": r.table, "ops": {}})
+        entry["ops"][r.op] = r["count"]
+    return [out[k] for k in sorted(out)]
+
+
+def run_all(partition: Partition, thresholds: Thresholds = Thresholds()) -> tuple[list[RuleResult], list[dict]]:
+    """Every rule plus the event counts; the events are cached for the duration (several passes)."""
+    partition.changes.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return [run_rule(name, partition, thresholds) for name in RULES], event_counts(partition.changes)
+    finally:
+        partition.changes.unpersist()

@@ -1,0 +1,148 @@
+"""Timestamp precision: event times carry the unit their format promises and are plausible, and
+temporal image values parse at their declared precision.
+
+A 10-digit epoch where 13 digits are promised shifts events by a factor of 1000, and a DATETIME
+with a stray zone or a 7th fraction digit breaks every downstream cast; both pass decoding quietly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdc_pipelines.canonical import lit_map
+from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
+
+RULE = "timestamp_precision_check"
+PROMISED_UNIT = {
+    **dict.fromkeys(["oms-default", "oms-default-extend", "oms-shareplex", "dts-shareplex", "dts-avro"], "s"),
+    **dict.fromkeys(
+        [
+            "oms-canal",
+            "dts-canal",
+            "oms-dataworks",
+            "dataworks-json",
+            "datahub-tuple",
+            "oms-debezium",
+            "oms-debezium-flatten",
+            "oms-debezium-smt",
+        ],
+        "ms",
+    ),
+}
+# DebeziumSmt flattens the after-image only: its messages carry no event time at all.
+NO_EVENT_TIME = ("oms-debezium-smt",)
+OLDEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+
+_FRACTION = r"(?:\.([0-9]{1,9}))?"
+_DAY = r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+_CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+# MySQL TIME is a duration (-838:59:59 .. 838:59:59), so TIME allows a sign and three hour digits.
+_TIME_RE = rf"^-?(?:[0-9]{{2}}|[0-8][0-9]{{2}}):[0-5][0-9]:[0-5][0-9]{_FRACTION}$"
+PATTERNS = {
+    "DATE": rf"^{_DAY}$",
+    "TIME": _TIME_RE,
+    "DATETIME": rf"^{_DAY} {_CLOCK}{_FRACTION}$",
+    "TIMESTAMP": rf"^{_DAY}T{_CLOCK}{_FRACTION}Z$",
+}
+
+
+def _micros(moment: dt.datetime) -> int:
+    """Epoch microseconds of a moment; a naive datetime is taken as UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return _micros_delta(moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC))
+
+
+def _micros_delta(delta: dt.timedelta) -> int:
+    return (delta.days * 86400 + delta.seconds) * 10**6 + delta.microseconds
+
+
+def _bad_value(value: Column, logical: Column, source_type: Column) -> Column:
+    """True when a non-null value of a temporal type does not parse at its type's precision."""
+    pattern_ok = F.lit(False)
+    for name, pattern in PATTERNS.items():
+        pattern_ok = F.when(logical == name, value.rlike(pattern)).otherwise(pattern_ok)
+    real_day = F.when(
+        logical.isin("DATE", "DATETIME", "TIMESTAMP"),
+        F.try_to_date(F.substring(value, 1, 10), "yyyy-MM-dd").isNotNull(),
+    ).otherwise(F.lit(True))
+    # `datetime(3)` declares at most 3 fraction digits
+    declared = F.regexp_extract(F.coalesce(source_type, F.lit("")), r"\(([0-9])\)", 1)
+    fraction = F.length(F.regexp_extract(value, r"\.([0-9]+)Z?$", 1))
+    within = F.when(declared == "", F.lit(True)).otherwise(fraction <= declared.cast("int"))
+    return logical.isin(*PATTERNS) & value.isNotNull() & ~(pattern_ok & real_day & within)
+
+
+def _bad_columns(image: str) -> Column:
+    """[`after.col1`, ...]: the temporal values in `image` that do not parse (empty when none)."""
+    bad = F.map_filter(
+        F.col(image),
+        lambda k, v: F.coalesce(
+            _bad_value(v, F.element_at("column_types", k), F.element_at("source_types", k)), F.lit(False)
+        ),
+    )
+    keys = F.transform(F.map_keys(bad), lambda k: F.concat(F.lit(image + "."), k))
+    return F.coalesce(keys, F.array().cast("array<string>"))
+
+
+def _has_temporal(image: str) -> Column:
+    temporal = F.map_filter(
+        F.col(image), lambda k, v: F.coalesce(F.element_at("column_types", k).isin(*PATTERNS), F.lit(False))
+    )
+    return F.coalesce(F.size(temporal) > 0, F.lit(False))
+
+
+def timestamp_precision_check(
+    df: DataFrame,
+    *,
+    max_failure_ratio: float = 0.0,
+    now: dt.datetime | None = None,
+    future_tolerance: dt.timedelta = dt.timedelta(minutes=5),
+    sync_tolerance: dt.timedelta = dt.timedelta(minutes=5),
+) -> RuleResult:
+    """Sub-checks: event_time present, its unit as promised, within [2000-01-01, now + tolerance];
+    DATE/TIME/DATETIME/TIMESTAMP image values in canonical form (and within a declared `(n)`
+    precision); sync_time not before event_time by more than `sync_tolerance`.
+
+    Times are compared as epoch microseconds, so neither the session nor the machine time zone matters.
+    """
+    now = now or dt.datetime.now(dt.UTC)
+    event_time, unit = F.col("event_time"), F.col("event_time_unit")
+    event_us = F.unix_micros(event_time)
+    promised = F.element_at(lit_map(PROMISED_UNIT), F.col("source_format"))
+    bad = F.array_join(F.concat(_bad_columns("before"), _bad_columns("after")), ",")
+    latest = F.lit(_micros(now + future_tolerance))
+    in_future = event_us > latest
+    checks = {
+        "event_time_present": SubCheck(
+            ~F.col("source_format").isin(*NO_EVENT_TIME), event_time.isNull(), F.lit("event_time missing")
+        ),
+        "event_time_unit": SubCheck(
+            event_time.isNotNull() & promised.isNotNull(),
+            ~F.coalesce(unit == promised, F.lit(False)),
+            F.format_string("event_time unit %s, format promises %s", F.coalesce(unit, F.lit("null")), promised),
+        ),
+        "event_time_range": SubCheck(
+            event_time.isNotNull(),
+            in_future | (event_us < F.lit(_micros(OLDEST))),
+            F.concat(
+                F.lit("event_time "),
+                F.date_format(event_time, "yyyy-MM-dd'T'HH:mm:ss'Z'"),
+                F.when(in_future, F.lit(" is in the future")).otherwise(F.lit(" is before 2000-01-01")),
+            ),
+        ),
+        "temporal_values": SubCheck(
+            _has_temporal("before") | _has_temporal("after"),
+            bad != "",
+            F.concat(F.lit("temporal value does not parse at its precision: "), bad),
+        ),
+        "sync_after_event": SubCheck(
+            event_time.isNotNull() & F.col("sync_time").isNotNull(),
+            F.unix_micros(F.col("sync_time")) < event_us - F.lit(_micros_delta(sync_tolerance)),
+            F.lit("sync_time before event_time"),
+        ),
+    }
+    return evaluate(df, RULE, checks, threshold=max_failure_ratio)

@@ -1,0 +1,53 @@
+"""`cdc-pipelines quality`: report files, one-line JSON summary last, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+from cdc_pipelines.cli import main
+from cdc_pipelines.run_counts import write_counts
+from tests.conftest import resource
+
+
+def _decode(lake, fmt: str, topic: str, *inputs) -> dict:
+    args = ["decode", "--format", fmt, "--out", str(lake), "--topic", topic, "--dt", "2024-03-01", *map(str, inputs)]
+    assert main(args) == 0
+    return args
+
+
+def test_quality_writes_report_and_prints_rule_outcomes(spark, tmp_path, capsys):
+    lake = tmp_path / "lake"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n")
+    _decode(lake, "dts-avro", "orders", resource("dts-avro", "seed.jsonl"), bad)
+    counts = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    write_counts(lake, "2024-03-01", {"orders": counts})  # what the Dagster asset records per run
+
+    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01"]) == 0
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    # 1 reject out of 6 messages is over the default 5 % reject rate: reported, still exit 0
+    assert last == {
+        "image_presence_check": True,
+        "timestamp_precision_check": True,
+        "pk_consistency_check": True,
+        "conservation_check": False,
+    }
+    day = lake / "reports" / "dt=2024-03-01"
+    html = (day / "index.html").read_text()
+    assert "conservation_check" in html and "not a valid JSON object" in html and "shop.orders" in html
+    summary = json.loads((day / "summary.json").read_text())
+    assert summary["rules"]["conservation_check"]["info"]["read"] == 6
+    orders = next(c for c in summary["event_counts"] if c["table"] == "shop.orders")
+    assert orders["ops"] == {"INSERT": 1, "UPDATE": 1, "DELETE": 1, "DDL": 1}
+
+
+def test_quality_report_folder_option_and_missing_partition(spark, tmp_path, capsys):
+    lake = tmp_path / "lake"
+    _decode(lake, "oms-shareplex", "t", resource("oms-shareplex", "seed.jsonl"))
+    out = tmp_path / "reports"
+    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01", "--out", str(out)]) == 0
+    assert (out / "dt=2024-03-01" / "index.html").is_file()
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["conservation_check"] is True
+    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-02"]) == 2
+    assert "no changes or rejects for dt=2024-03-02" in capsys.readouterr().err
+    assert main(["quality", "--canonical", str(tmp_path / "nowhere"), "--dt", "2024-03-01"]) == 2

@@ -1,0 +1,67 @@
+"""pk_consistency_check: known, present, stable PKs; OMS record_primary_value; unique event ids."""
+
+from __future__ import annotations
+
+from cdc_pipelines.quality import pk_consistency_check
+from tests.quality.rows import clean_events, event, failing_rules, frame, partition
+
+ROW = {"id1": "3", "id2": "129", "name": "a"}
+
+
+def test_null_pk_value_fails_only_this_rule(spark):
+    bad = event(after={"id": None, "name": "a"})
+    assert failing_rules(partition(spark, [*clean_events(), bad])) == {
+        "pk_consistency_check": ["PK value after id null"]
+    }
+
+
+def test_mismatched_record_primary_value_fails_only_this_rule(spark):
+    oms = {"source_format": "oms-default", "event_time_unit": "s", "pk_columns": ["id1", "id2"], "column_types": {}}
+    rows = [
+        event(**oms, after=ROW, meta={"record_primary_value": "3\u0001129"}),
+        event(**oms, op="DELETE", after=None, before=ROW, meta={"record_primary_value": "3\u0001129"}),
+        event(**oms, after=ROW, meta={"record_primary_value": "3\u0001130"}),
+    ]
+    assert failing_rules(partition(spark, [*clean_events(), *rows])) == {
+        "pk_consistency_check": ["meta record_primary_value does not match the image's PK values"]
+    }
+    result = pk_consistency_check(frame(spark, rows))
+    assert result.checks["record_primary_value"] == {"checked": 3, "failed": 1}
+
+
+def test_duplicate_event_id_fails_only_this_rule(spark):
+    events = clean_events()
+    dup = {**events[0], "source_line": 99}
+    assert failing_rules(partition(spark, [*events, dup])) == {
+        "pk_consistency_check": ["duplicate event_id (2 events)", "duplicate event_id (2 events)"]
+    }
+
+
+def test_missing_pk_columns_and_key_changes(spark):
+    rows = [
+        event(op="UPDATE", before={"id": "1"}, after={"id": "2"}, event_id="key-change"),
+        event(
+            op="UPDATE",
+            before={"id": "1"},
+            after={"id": "2"},
+            meta={"cdc.changed_columns": '["name"]'},
+            event_id="unlisted",
+        ),
+        event(op="UPDATE", before={"id": "1"}, after={"id": "2"}, meta={"cdc.changed_columns": '["id"]'}),
+        event(op="DELETE", before={"name": "x"}, after=None, event_id="pk-missing"),
+        event(pk_columns=None, event_id="pk-unknown"),  # other events of shop.orders name a PK
+        event(pk_columns=None, table_name="logs"),  # a table without PK: reported apart
+        event(pk_columns=None, source_format="oms-debezium", table_name="dbz"),  # format names no PK
+    ]
+    result = pk_consistency_check(frame(spark, rows))
+    assert sorted((e["id"], e["reason"]) for e in result.examples) == [
+        ("pk-missing", "PK value before id missing"),
+        ("pk-unknown", "no PK columns although other events of its table have them"),
+        ("unlisted", "PK changed but cdc.changed_columns omits it: id"),
+    ]
+    assert result.info["key_changes"] == 2
+    assert result.info["no_pk_table_events"] == 1
+    assert result.info["pk_not_named_events"] == 1
+    assert result.info["tables_without_pk"] == ["orders/shop.logs"]
+    assert result.checks["pk_known"] == {"checked": 6, "failed": 1}
+    assert result.checks["pk_unchanged"] == {"checked": 3, "failed": 1}
