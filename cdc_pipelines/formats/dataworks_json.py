@@ -31,22 +31,11 @@ from cdc_pipelines.formats.base import (
     typed_map,
     unknown_op_reason,
 )
+from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
 
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE_BEFOR", "UPDATE_AFTER"
-OPS = {
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    SPLIT_BEFORE: "UPDATE",
-    SPLIT_AFTER: "UPDATE",
-    "DELETE": "DELETE",
-    "MHEARTBEAT": "HEARTBEAT",
-    "HEARTBEAT": "HEARTBEAT",
-    "TRANSACTION_BEGIN": "TX_BEGIN",
-    "TRANSACTION_END": "TX_END",
-    "TRUNCATE": "TRUNCATE",
-    **dict.fromkeys(["CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX"], "DDL"),
-    **dict.fromkeys(["GTID", "XACOMMIT", "XAROLLBACK"], "OTHER"),
-}
+# DataWorks 2.0's ops plus the Kafka JSON ones: split update halves and the task heartbeat
+OPS = {**DATAWORKS2_OPS, SPLIT_BEFORE: "UPDATE", SPLIT_AFTER: "UPDATE", "MHEARTBEAT": "HEARTBEAT"}
 COLUMN_TYPES = {
     "BOOLEAN": "BOOLEAN",
     "DOUBLE": "DOUBLE",
