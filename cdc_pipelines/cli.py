@@ -88,6 +88,7 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
 def _decode(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.io import list_input_files
     from cdc_pipelines.pipeline import decode_files, write_decoded
+    from cdc_pipelines.run_counts import write_counts
     from cdc_pipelines.spark import spark_session
 
     if args.format != "auto":
@@ -99,7 +100,9 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     options = codec.resolve_options(_options(args.option))
     spark = spark_session()
     decoded = decode_files(spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options)
-    return write_decoded(decoded, args.out)
+    counts = write_decoded(decoded, args.out)
+    write_counts(args.out, args.dt, {args.topic: counts})
+    return counts
 
 
 class DetectError(ValueError):
