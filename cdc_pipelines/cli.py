@@ -55,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("--dt", type=_date, help="only this partition")
     enc.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
     enc.add_argument("canonical", help="a canonical table folder (the changes/ written by decode)")
+    demo = sub.add_parser("demo", help="generate sample extracts of every format and run the Dagster job on them")
+    demo.add_argument("--days", type=int, default=3, help="how many daily partitions (from 2024-01-01)")
+    demo.add_argument("--per-day", type=int, default=60, help="row events per day")
+    demo.add_argument("--out", default="out/demo", help="output folder")
     det = sub.add_parser("detect", help="print the format id the first messages of INPUT match")
     det.add_argument("inputs", nargs="+", help="files or folders of messages")
     smp = sub.add_parser("sample", help="decode the built-in sample messages of every format into OUT")
@@ -188,6 +192,14 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(_convert(args)))
         elif args.command == "encode":
             print(json.dumps(_encode(args)))
+        elif args.command == "demo":
+            from assets.demo import run_demo  # the Dagster wiring lives in assets/, not in the library
+
+            summary = run_demo(args.out, args.days, args.per_day)
+            print(json.dumps(summary, indent=1), file=sys.stderr)
+            lake = summary["lake"]
+            print(f"canonical table: {lake}/changes  report: cdc-pipelines quality --canonical {lake} --dt DATE")
+            print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
         elif args.command == "detect":
             print(_detected(args.inputs))
         elif args.command == "sample":
