@@ -21,7 +21,6 @@ from cdc_pipelines import io
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 
-TARGETS_DIR = "targets"
 SKIPPED_DIR = "_skipped"
 ENCODED_SCHEMA = T.StructType(
     [

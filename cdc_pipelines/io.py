@@ -14,6 +14,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from cdc_pipelines.canonical import PARTITION_COLUMNS
+
 
 class InputError(ValueError):
     """Inputs that do not exist or hold no files."""
@@ -71,7 +73,7 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
 
 
 def write_partitioned(
-    df: DataFrame, path: str | Path, partition_by: tuple[str, ...] = ("dt", "source_topic"), text: bool = False
+    df: DataFrame, path: str | Path, partition_by: tuple[str, ...] = PARTITION_COLUMNS, text: bool = False
 ) -> None:
     """Write Parquet (or text lines) partitioned by `partition_by`, replacing only the partitions in `df`."""
     writer = df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy(*partition_by)
