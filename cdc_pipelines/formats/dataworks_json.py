@@ -218,7 +218,7 @@ def _value(text: str | None, column_type: str, logical: str, as_number: bool | N
     if column_type == "BOOLEAN" and text in ("true", "false"):
         return E.number("1" if text == "true" else "0") if as_number else text == "true"
     if column_type == "DATE" and logical == "TIMESTAMP" and as_number is not False:
-        millis = instant_millis(text, nanos=as_number is True)
+        millis = instant_millis(text, nanos=True)
         return text if millis is None else millis
     if as_number is not None:
         return E.number(text) if as_number else text

@@ -1,0 +1,146 @@
+"""What a target format carries of a canonical event: the expectation for decode(encode_T(x)).
+
+Written from the format specifications, independently of the codecs: which envelope fields a
+target has, which ops it cannot express (those events are skipped with a reason), how its update
+images are shaped, and in which representation its values come back. Value comparison is exact up
+to representation: the same instant, day, time, number or bytes with the same significant digits.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import re
+from decimal import Decimal, InvalidOperation
+
+FORMAT_IDS = (
+    "oms-default", "oms-default-extend", "oms-canal", "oms-dataworks", "oms-shareplex", "oms-debezium",
+    "oms-debezium-flatten", "oms-debezium-smt", "dts-avro", "dts-shareplex", "dts-canal", "dataworks-json",
+    "datahub-tuple",
+)  # fmt: skip
+DEBEZIUM = ("oms-debezium", "oms-debezium-flatten", "oms-debezium-smt")
+CANAL = ("oms-canal", "dts-canal")
+SHAREPLEX = ("oms-shareplex", "dts-shareplex")
+
+# ops a target has no message for (the event is skipped by that target, with the reason)
+UNCARRIED_OPS = {
+    "oms-default": {"UPSERT"},
+    "oms-default-extend": {"UPSERT"},
+    "oms-canal": {"UPSERT", "HEARTBEAT"},
+    "dts-canal": {"UPSERT", "HEARTBEAT"},
+    "oms-dataworks": {"UPSERT"},
+    "oms-shareplex": {"UPSERT", "HEARTBEAT"},
+    "dts-shareplex": {"UPSERT", "HEARTBEAT"},
+    "oms-debezium": {"UPSERT", "DDL"},
+    "oms-debezium-flatten": {"UPSERT", "DDL"},
+    "oms-debezium-smt": {"DDL", "HEARTBEAT"},
+    "dts-avro": {"UPSERT"},
+    "dataworks-json": {"UPSERT"},
+    "datahub-tuple": {"DDL", "HEARTBEAT", "UPSERT"},
+}
+# envelope fields a target does not carry (they come back NULL)
+UNCARRIED_FIELDS = {"oms-debezium-smt": {"db", "table_name"}, "datahub-tuple": {"db"}}
+ROW_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT")
+TABLE_OPTIONAL = ("oms-debezium-smt", "datahub-tuple", *SHAREPLEX)  # a row change without a table name is fine
+
+
+def expected_skip(target: str, event: dict) -> bool:
+    """Whether `target` cannot carry `event` at all."""
+    if event["op"] in UNCARRIED_OPS[target]:
+        return True
+    if event["op"] in ROW_OPS and target not in TABLE_OPTIONAL:
+        return event["table_name"] is None
+    if target == "oms-debezium-smt":
+        return not (event["after"] or event["before"])
+    return False
+
+
+def carried(target: str, event: dict) -> dict:
+    """The canonical fields decode(encode_target(event)) must give back."""
+    op, before, after = event["op"], event["before"], event["after"]
+    if op == "UPDATE" and target in SHAREPLEX and before is not None:
+        after = {**before, **(after or {})}  # an update carries the changed columns over the before image
+    if op == "UPDATE" and target in CANAL and before is not None:
+        before = {**(after or {}), **before}  # `old` holds the changed columns; the rest is `data`
+    if target == "oms-debezium-smt":
+        op, before = ("UPSERT", None) if op in ("INSERT", "UPDATE", "UPSERT") else (op, before)
+    out = {"op": op, "db": event["db"], "table_name": event["table_name"], "before": before, "after": after}
+    out["ddl"] = event["ddl"]
+    for name in UNCARRIED_FIELDS.get(target, ()):
+        out[name] = None
+    if target == event["source_format"] == "datahub-tuple" and "_source_table_" not in (event["meta"] or {}):
+        out["table_name"] = None  # the table came from the topic's options, as it will again
+    return out
+
+
+def differences(target: str, event: dict, got: dict) -> list[str]:
+    """Where `got` (re-decoded from `target`) differs from what `target` carries of `event`."""
+    want = carried(target, event)
+    problems = [f"{f}: {want[f]!r} != {got[f]!r}" for f in ("op", "db", "table_name", "ddl") if want[f] != got[f]]
+    types = event["column_types"] or {}
+    for image in ("before", "after"):
+        a, b = want[image], got[image]
+        if (a is None) != (b is None):
+            problems.append(f"{image}: {a!r} != {b!r}")
+            continue
+        for column in sorted(set(a or {}) | set(b or {})):
+            if column not in (a or {}) or column not in (b or {}):
+                problems.append(f"{image}.{column}: present in only one image")
+            elif not same_value(a[column], b[column], types.get(column, "UNKNOWN"), target):
+                problems.append(f"{image}.{column} ({types.get(column)}): {a[column]!r} != {b[column]!r}")
+    return problems
+
+
+def same_value(want: str | None, got: str | None, logical: str, target: str) -> bool:
+    """`got` is `want` in the representation `target` gives a value of type `logical`."""
+    if want == got:
+        return True
+    if want is None or got is None:
+        return False
+    if logical == "TIMESTAMP":
+        return _instant(want) == _instant(got)
+    if logical in ("FLOAT", "DOUBLE"):
+        return _same_number(want, got, binary=target == "dts-avro")
+    if target in DEBEZIUM and logical == "BYTES":
+        return base64.b64encode(bytes.fromhex(got)).decode() == want
+    if target in DEBEZIUM and re.fullmatch(r"-?[0-9]+", got):
+        return _from_debezium_integer(got, logical) == want
+    return False
+
+
+def _instant(text: str) -> tuple | None:
+    """(seconds since epoch, significant fraction digits) of an ISO instant or epoch-seconds text."""
+    epoch = re.fullmatch(r"(-?[0-9]+)(?:\.([0-9]{1,9}))?", text)
+    if epoch:
+        return int(epoch[1]), (epoch[2] or "").rstrip("0")
+    iso = re.fullmatch(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z", text)
+    if not iso:
+        return None
+    seconds = int(dt.datetime.fromisoformat(iso[1] + "+00:00").timestamp())
+    return seconds, (iso[2] or "").rstrip("0")
+
+
+def _same_number(want: str, got: str, binary: bool) -> bool:
+    try:
+        if Decimal(want) == Decimal(got):
+            return True
+        # a binary double stands for exactly one decimal value: the shortest text names the same one
+        return binary and float(want) == float(got) and Decimal(float(want)) == Decimal(want)
+    except (InvalidOperation, ValueError):
+        return False
+
+
+def _from_debezium_integer(value: str, logical: str) -> str | None:
+    """OMS Debezium's schema-less integers: DATE days, TIME micros, DATETIME millis."""
+    n = int(value)
+    if logical == "DATE":
+        return (dt.date(1970, 1, 1) + dt.timedelta(days=n)).isoformat()
+    if logical == "TIME":
+        seconds, micros = divmod(n, 1_000_000)
+        text = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        return text + (f".{micros:06d}".rstrip("0") if micros else "")
+    if logical == "DATETIME":
+        at = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=n)
+        text = at.strftime("%Y-%m-%d %H:%M:%S")
+        return text + (f".{at.microsecond // 1000:03d}".rstrip("0") if at.microsecond else "")
+    return None
