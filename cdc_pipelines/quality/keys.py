@@ -44,15 +44,13 @@ def _joined_pk(image: str) -> Column:
     return F.array_join(F.transform(F.col("pk_columns"), lambda c: F.element_at(F.col(image), c)), PK_SEPARATOR)
 
 
-def pk_consistency_check(
-    df: DataFrame, *, rejects: DataFrame | None = None, max_failure_ratio: float = 0.0
-) -> RuleResult:
+def pk_checks() -> tuple[dict[str, SubCheck], dict[str, Column]]:
     """Sub-checks: pk_known (a row event lacks PK columns while others of its table have them),
     pk_values (missing/null PK values in the images the op carries), pk_unchanged (an UPDATE's PK
     differs although `cdc.changed_columns` does not list it), record_primary_value (OMS metadata vs
-    the image), split_update_paired (a split update's half alone, in the events or, given `rejects`,
-    rejected as an orphan), unique_event_id. Info, not failures: key changes, events of tables without a PK,
-    events of formats that do not name the PK."""
+    the image), split_update_paired (a split update's half alone in the events), unique_event_id.
+    Info flags, not failures: key changes, events of tables without a PK, events of formats that do
+    not name the PK."""
     op = F.col("op")
     row = op.isin(*ROW_OPS)
     has_pk = F.coalesce(F.size("pk_columns") > 0, F.lit(False))
@@ -119,6 +117,15 @@ def pk_consistency_check(
         "no_pk_table_events": row & names_pk & ~table_has_pk,
         "pk_not_named_events": row & ~names_pk & ~has_pk,
     }
+    return checks, info
+
+
+def pk_consistency_check(
+    df: DataFrame, *, rejects: DataFrame | None = None, max_failure_ratio: float = 0.0
+) -> RuleResult:
+    """The PK sub-checks counted over `df` by topic and table; given `rejects`, the before halves the
+    decoder rejected as orphans count as failures of split_update_paired too."""
+    checks, info = pk_checks()
     result = evaluate(df, RULE, checks, threshold=max_failure_ratio, info=info)
     if rejects is not None:
         result = add_orphan_rejects(result, rejects, list(info))

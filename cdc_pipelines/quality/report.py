@@ -11,11 +11,15 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdc_pipelines.quality.result import RuleResult
+
+if TYPE_CHECKING:
+    from cdc_pipelines.quality.expectations import GxReport
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -99,8 +103,44 @@ def _rule_section(result: RuleResult) -> str:
     return "\n".join(parts)
 
 
-def render_html(results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict] = ()) -> str:
-    """The report page as one self-contained HTML string."""
+def _gx_link(gx: GxReport, day: Path) -> str:
+    return os.path.relpath(gx.docs_index, day).replace(os.sep, "/")
+
+
+def _gx_line(link: str | None) -> str:
+    if link is None:
+        return ""
+    return (
+        f'<p>Great Expectations: <a href="{escape(link)}">Data Docs</a> of the same event rules '
+        '(<a href="#great_expectations">results below</a>).</p>'
+    )
+
+
+def _gx_section(gx: GxReport | None, link: str | None) -> str:
+    if gx is None:
+        return ""
+    rows = [
+        [o.rule, o.check or "(any sub-check)", o.checked, o.failed, "PASS" if o.success else "FAIL"]
+        for o in gx.outcomes
+    ]
+    return "\n".join(
+        [
+            f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>',
+            f'<p>The event rules as a GX expectation suite: <a href="{escape(link or "")}">Data Docs</a> '
+            "(conservation and rejected orphan halves are checked above only).</p>",
+            _table(["rule", "check", "checked", "failed", "result"], rows),
+        ]
+    )
+
+
+def render_html(
+    results: Sequence[RuleResult],
+    dt_value: str,
+    event_counts: Sequence[dict] = (),
+    gx: GxReport | None = None,
+    gx_link: str | None = None,
+) -> str:
+    """The report page as one self-contained HTML string (the GX Data Docs it links are a separate site)."""
     overall = all(r.passed for r in results)
     summary = _table(
         ["rule", "result", "checked", "failed"],
@@ -111,8 +151,10 @@ def render_html(results: Sequence[RuleResult], dt_value: str, event_counts: Sequ
             f"<h1>CDC data quality, dt={escape(dt_value)} {_badge(overall)}</h1>",
             f"<p>Generated {escape(dt.datetime.now(dt.UTC).isoformat(timespec='seconds'))}.</p>",
             summary,
+            _gx_line(gx_link),
             _event_section(event_counts),
             *[_rule_section(r) for r in results],
+            _gx_section(gx, gx_link),
         ]
     )
     return (
@@ -122,14 +164,27 @@ def render_html(results: Sequence[RuleResult], dt_value: str, event_counts: Sequ
     )
 
 
-def summary(results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict] = ()) -> dict[str, Any]:
+def summary(
+    results: Sequence[RuleResult],
+    dt_value: str,
+    event_counts: Sequence[dict] = (),
+    gx: GxReport | None = None,
+    gx_link: str | None = None,
+) -> dict[str, Any]:
     """The JSON summary: overall and per-rule outcome with every figure the HTML shows."""
-    return {
+    out = {
         "dt": dt_value,
         "passed": all(r.passed for r in results),
         "rules": {r.rule: r.to_dict() for r in results},
         "event_counts": list(event_counts),
     }
+    if gx is not None:
+        out["great_expectations"] = {
+            "success": gx.success,
+            "data_docs": gx_link,
+            "expectations": [asdict(o) for o in gx.outcomes],
+        }
+    return out
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -139,12 +194,25 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_quality_report(
-    results: Sequence[RuleResult], out_dir: str | Path, dt: str, event_counts: Sequence[dict] = ()
-) -> Path:
-    """Write `out_dir/dt=DT/index.html` and `summary.json` beside it; return the HTML path."""
+def report_day(out_dir: str | Path, dt: str) -> Path:
+    """`out_dir/dt=DT`, the folder of one partition's report (created)."""
     day = Path(out_dir) / f"dt={dt}"
     day.mkdir(parents=True, exist_ok=True)
-    _write_atomic(day / "summary.json", json.dumps(summary(results, dt, event_counts), indent=2, default=str) + "\n")
-    _write_atomic(day / "index.html", render_html(results, dt, event_counts))
+    return day
+
+
+def write_quality_report(
+    results: Sequence[RuleResult],
+    out_dir: str | Path,
+    dt: str,
+    event_counts: Sequence[dict] = (),
+    gx: GxReport | None = None,
+) -> Path:
+    """Write `out_dir/dt=DT/index.html` and `summary.json` beside it, linking the GX Data Docs of
+    `gx` when given; return the HTML path."""
+    day = report_day(out_dir, dt)
+    link = _gx_link(gx, day) if gx is not None else None
+    text = json.dumps(summary(results, dt, event_counts, gx, link), indent=2, default=str) + "\n"
+    _write_atomic(day / "summary.json", text)
+    _write_atomic(day / "index.html", render_html(results, dt, event_counts, gx, link))
     return day / "index.html"
