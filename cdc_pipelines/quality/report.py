@@ -22,17 +22,25 @@ if TYPE_CHECKING:
     from cdc_pipelines.quality.expectations import GxReport
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums}
-.pass{color:#fff;background:#2a7d2a;padding:.1em .5em;border-radius:.3em}
-.fail{color:#fff;background:#b22;padding:.1em .5em;border-radius:.3em}
-code{word-break:break-all}
+body{font-family:system-ui,sans-serif;margin:2em auto;padding:0 2em;max-width:72em;color:#222;line-height:1.4}
+h1{margin-bottom:.2em} h2{border-top:1px solid #ddd;padding-top:.8em;margin-top:1.6em} h3{margin-bottom:.3em}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.95em}
+th,td{border:1px solid #ccc;padding:.3em .7em;text-align:left;vertical-align:top}
+th{background:#f3f3f3} tbody tr:nth-child(even) td{background:#fafafa}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.pass,.fail{color:#fff;padding:.1em .5em;border-radius:.3em;font-size:.85em;font-weight:600}
+.pass{background:#2a7d2a} .fail{background:#b22}
+a{color:#0b5cad} code{word-break:break-all}
 """
 
 
+class _Markup(str):
+    """Markup built here from escaped parts: written into a cell as is."""
+
+
 def _cell(value: Any) -> str:
+    if isinstance(value, _Markup):
+        return f"<td>{value}</td>"
     if isinstance(value, bool):
         return f"<td>{'yes' if value else 'no'}</td>"
     if isinstance(value, int | float):
@@ -52,8 +60,12 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _badge(passed: bool) -> str:
-    return '<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>'
+def _badge(passed: bool) -> _Markup:
+    return _Markup('<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>')
+
+
+def _anchor(target: str, text: str) -> _Markup:
+    return _Markup(f'<a href="#{escape(target)}">{escape(text)}</a>')
 
 
 def _event_section(event_counts: Sequence[dict]) -> str:
@@ -119,10 +131,7 @@ def _gx_line(link: str | None) -> str:
 def _gx_section(gx: GxReport | None, link: str | None) -> str:
     if gx is None:
         return ""
-    rows = [
-        [o.rule, o.check or "(any sub-check)", o.checked, o.failed, "PASS" if o.success else "FAIL"]
-        for o in gx.outcomes
-    ]
+    rows = [[o.rule, o.check or "(any sub-check)", o.checked, o.failed, _badge(o.success)] for o in gx.outcomes]
     return "\n".join(
         [
             f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>',
@@ -144,7 +153,7 @@ def render_html(
     overall = all(r.passed for r in results)
     summary = _table(
         ["rule", "result", "checked", "failed"],
-        [[r.rule, "PASS" if r.passed else "FAIL", r.checked, r.failed] for r in results],
+        [[_anchor(r.rule, r.rule), _badge(r.passed), r.checked, r.failed] for r in results],
     )
     body = "\n".join(
         [
