@@ -37,6 +37,7 @@ def test_quality_writes_report_and_prints_rule_outcomes(spark, tmp_path, capsys)
     assert "conservation_check" in html and "not a valid JSON object" in html and "shop.orders" in html
     summary = json.loads((day / "summary.json").read_text())
     assert summary["rules"]["conservation_check"]["info"]["read"] == 6
+    assert "great_expectations" not in summary and not (day / "gx").exists()  # --no-gx
     orders = next(c for c in summary["event_counts"] if c["table"] == "shop.orders")
     assert orders["ops"] == {"INSERT": 1, "UPDATE": 1, "DELETE": 1, "DDL": 1}
 
