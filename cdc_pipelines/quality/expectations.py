@@ -8,7 +8,7 @@ counts recorded by the decode run with the lake, not a property of the rows, and
 rejected orphan halves are not events: both stay with our own rules and report.
 
 GX keeps its state in an ephemeral context; only the static Data Docs site is written, under the
-report folder. GX is imported here only, lazily by the callers (about 4 s of import).
+report folder. GX itself is imported inside `run_expectations` only: it is slow to import.
 """
 
 from __future__ import annotations
