@@ -68,12 +68,22 @@ def test_missing_pk_columns_and_key_changes(spark):
 
 
 def test_orphan_update_befor_rejected_by_the_decoder_fails_only_this_rule(spark):
-    # 20 clean events and the orphan: 1 reject in 21 messages stays under the 5 % reject rate
-    events = [e for _ in range(4) for e in clean_events()]
+    # 20 clean events, a paired split update (2 messages) and the orphan: 1 reject in 23 messages stays
+    # under the 5 % reject rate
+    paired = event(
+        source_format="dataworks-json",
+        op="UPDATE",
+        raw_op="UPDATE_AFTER",
+        before={"id": "1", "name": "a"},
+        meta={"cdc.before_source_line": "30", "cdc.before_raw_op": "UPDATE_BEFOR"},
+    )
+    events = [e for _ in range(4) for e in clean_events()] + [paired]
     orphan = reject(21, "UPDATE_BEFOR without its matching after half (pair key 1620457642589000001)")
-    assert failing_rules(partition(spark, events, rejects=[orphan])) == {"pk_consistency_check": [orphan["reason"]]}
+    assert failing_rules(partition(spark, events, recorded={"orders": {"read": 23}}, rejects=[orphan])) == {
+        "pk_consistency_check": [orphan["reason"]]
+    }
     result = pk_consistency_check(frame(spark, events), rejects=partition(spark, [], rejects=[orphan]).rejects)
-    assert result.checks["split_update_paired"] == {"checked": 1, "failed": 1}
+    assert result.checks["split_update_paired"] == {"checked": 2, "failed": 1}
     assert result.groups[-1] == {
         "source_topic": "orders",
         "table": "(rejected messages)",
