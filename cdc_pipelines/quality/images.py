@@ -24,7 +24,7 @@ def _reason(*cases: tuple) -> F.Column:
     return out
 
 
-def image_presence_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> RuleResult:
+def image_checks() -> dict[str, SubCheck]:
     """INSERT/UPSERT after only, DELETE before only, UPDATE after (+ before where the format has it),
     DDL text without images, HEARTBEAT/TX_BEGIN/TX_END no images. TRUNCATE/OTHER are not checked."""
     op, before, after = F.col("op"), F.col("before").isNotNull(), F.col("after").isNotNull()
@@ -54,5 +54,9 @@ def image_presence_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> Ru
         ),
         "control": SubCheck(op.isin(*CONTROL_OPS), before | after, F.lit("with a row image")),
     }
-    checks = {n: SubCheck(c.applies, c.fails, F.concat_ws(" ", op_text, c.reason)) for n, c in checks.items()}
-    return evaluate(df, RULE, checks, threshold=max_failure_ratio)
+    return {n: SubCheck(c.applies, c.fails, F.concat_ws(" ", op_text, c.reason)) for n, c in checks.items()}
+
+
+def image_presence_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> RuleResult:
+    """The image sub-checks counted over `df` by topic and table."""
+    return evaluate(df, RULE, image_checks(), threshold=max_failure_ratio)

@@ -13,6 +13,8 @@ from pyspark.sql import types as T
 
 from cdc_pipelines.canonical import ROW_OPS
 from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
+from cdc_pipelines.quality.split_updates import CHECK as SPLIT_CHECK
+from cdc_pipelines.quality.split_updates import add_orphan_rejects, split_update_subcheck
 
 RULE = "pk_consistency_check"
 # formats whose messages do not name the primary key: their events are reported apart, not failed
@@ -42,12 +44,13 @@ def _joined_pk(image: str) -> Column:
     return F.array_join(F.transform(F.col("pk_columns"), lambda c: F.element_at(F.col(image), c)), PK_SEPARATOR)
 
 
-def pk_consistency_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> RuleResult:
+def pk_checks() -> tuple[dict[str, SubCheck], dict[str, Column]]:
     """Sub-checks: pk_known (a row event lacks PK columns while others of its table have them),
     pk_values (missing/null PK values in the images the op carries), pk_unchanged (an UPDATE's PK
     differs although `cdc.changed_columns` does not list it), record_primary_value (OMS metadata vs
-    the image), unique_event_id. Info, not failures: key changes, events of tables without a PK,
-    events of formats that do not name the PK."""
+    the image), split_update_paired (a split update's half alone in the events), unique_event_id.
+    Info flags, not failures: key changes, events of tables without a PK, events of formats that do
+    not name the PK."""
     op = F.col("op")
     row = op.isin(*ROW_OPS)
     has_pk = F.coalesce(F.size("pk_columns") > 0, F.lit(False))
@@ -104,6 +107,7 @@ def pk_consistency_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> Ru
             ~F.coalesce(rpv_matches, F.lit(False)),
             F.lit("meta record_primary_value does not match the image's PK values"),
         ),
+        SPLIT_CHECK: split_update_subcheck(),
         "unique_event_id": SubCheck(
             F.lit(True), duplicates > 1, F.format_string("duplicate event_id (%d events)", duplicates)
         ),
@@ -113,7 +117,18 @@ def pk_consistency_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> Ru
         "no_pk_table_events": row & names_pk & ~table_has_pk,
         "pk_not_named_events": row & ~names_pk & ~has_pk,
     }
+    return checks, info
+
+
+def pk_consistency_check(
+    df: DataFrame, *, rejects: DataFrame | None = None, max_failure_ratio: float = 0.0
+) -> RuleResult:
+    """The PK sub-checks counted over `df` by topic and table; given `rejects`, the before halves the
+    decoder rejected as orphans count as failures of split_update_paired too."""
+    checks, info = pk_checks()
     result = evaluate(df, RULE, checks, threshold=max_failure_ratio, info=info)
+    if rejects is not None:
+        result = add_orphan_rejects(result, rejects, list(info))
     result.info["tables_without_pk"] = [
         f"{g['source_topic']}/{g['table']}" for g in result.groups if g["no_pk_table_events"]
     ]

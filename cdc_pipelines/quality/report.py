@@ -11,24 +11,36 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdc_pipelines.quality.result import RuleResult
 
+if TYPE_CHECKING:
+    from cdc_pipelines.quality.expectations import GxReport
+
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums}
-.pass{color:#fff;background:#2a7d2a;padding:.1em .5em;border-radius:.3em}
-.fail{color:#fff;background:#b22;padding:.1em .5em;border-radius:.3em}
-code{word-break:break-all}
+body{font-family:system-ui,sans-serif;margin:2em auto;padding:0 2em;max-width:72em;color:#222;line-height:1.4}
+h1{margin-bottom:.2em} h2{border-top:1px solid #ddd;padding-top:.8em;margin-top:1.6em} h3{margin-bottom:.3em}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.95em}
+th,td{border:1px solid #ccc;padding:.3em .7em;text-align:left;vertical-align:top}
+th{background:#f3f3f3} tbody tr:nth-child(even) td{background:#fafafa}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.pass,.fail{color:#fff;padding:.1em .5em;border-radius:.3em;font-size:.85em;font-weight:600}
+.pass{background:#2a7d2a} .fail{background:#b22}
+a{color:#0b5cad} code{word-break:break-all}
 """
 
 
+class _Markup(str):
+    """Markup built here from escaped parts: written into a cell as is."""
+
+
 def _cell(value: Any) -> str:
+    if isinstance(value, _Markup):
+        return f"<td>{value}</td>"
     if isinstance(value, bool):
         return f"<td>{'yes' if value else 'no'}</td>"
     if isinstance(value, int | float):
@@ -48,8 +60,12 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _badge(passed: bool) -> str:
-    return '<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>'
+def _badge(passed: bool) -> _Markup:
+    return _Markup('<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>')
+
+
+def _anchor(target: str, text: str) -> _Markup:
+    return _Markup(f'<a href="#{escape(target)}">{escape(text)}</a>')
 
 
 def _event_section(event_counts: Sequence[dict]) -> str:
@@ -99,20 +115,55 @@ def _rule_section(result: RuleResult) -> str:
     return "\n".join(parts)
 
 
-def render_html(results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict] = ()) -> str:
-    """The report page as one self-contained HTML string."""
+def _gx_link(gx: GxReport, day: Path) -> str:
+    return os.path.relpath(gx.docs_index, day).replace(os.sep, "/")
+
+
+def _gx_line(link: str | None) -> str:
+    if link is None:
+        return ""
+    return (
+        f'<p>Great Expectations: <a href="{escape(link)}">Data Docs</a> of the same event rules '
+        '(<a href="#great_expectations">results below</a>).</p>'
+    )
+
+
+def _gx_section(gx: GxReport | None, link: str | None) -> str:
+    if gx is None:
+        return ""
+    rows = [[o.rule, o.check or "(any sub-check)", o.checked, o.failed, _badge(o.success)] for o in gx.outcomes]
+    return "\n".join(
+        [
+            f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>',
+            f'<p>The event rules as a GX expectation suite: <a href="{escape(link or "")}">Data Docs</a> '
+            "(conservation and rejected orphan halves are checked above only).</p>",
+            _table(["rule", "check", "checked", "failed", "result"], rows),
+        ]
+    )
+
+
+def render_html(
+    results: Sequence[RuleResult],
+    dt_value: str,
+    event_counts: Sequence[dict] = (),
+    gx: GxReport | None = None,
+    gx_link: str | None = None,
+) -> str:
+    """The report page as one self-contained HTML string (the GX Data Docs it links are a separate site)."""
     overall = all(r.passed for r in results)
     summary = _table(
         ["rule", "result", "checked", "failed"],
-        [[r.rule, "PASS" if r.passed else "FAIL", r.checked, r.failed] for r in results],
+        [[_anchor(r.rule, r.rule), _badge(r.passed), r.checked, r.failed] for r in results],
     )
     body = "\n".join(
         [
             f"<h1>CDC data quality, dt={escape(dt_value)} {_badge(overall)}</h1>",
             f"<p>Generated {escape(dt.datetime.now(dt.UTC).isoformat(timespec='seconds'))}.</p>",
             summary,
+            _gx_line(gx_link),
             _event_section(event_counts),
             *[_rule_section(r) for r in results],
+            _gx_section(gx, gx_link),
         ]
     )
     return (
@@ -122,14 +173,27 @@ def render_html(results: Sequence[RuleResult], dt_value: str, event_counts: Sequ
     )
 
 
-def summary(results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict] = ()) -> dict[str, Any]:
+def summary(
+    results: Sequence[RuleResult],
+    dt_value: str,
+    event_counts: Sequence[dict] = (),
+    gx: GxReport | None = None,
+    gx_link: str | None = None,
+) -> dict[str, Any]:
     """The JSON summary: overall and per-rule outcome with every figure the HTML shows."""
-    return {
+    out = {
         "dt": dt_value,
         "passed": all(r.passed for r in results),
         "rules": {r.rule: r.to_dict() for r in results},
         "event_counts": list(event_counts),
     }
+    if gx is not None:
+        out["great_expectations"] = {
+            "success": gx.success,
+            "data_docs": gx_link,
+            "expectations": [asdict(o) for o in gx.outcomes],
+        }
+    return out
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -139,12 +203,25 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_quality_report(
-    results: Sequence[RuleResult], out_dir: str | Path, dt: str, event_counts: Sequence[dict] = ()
-) -> Path:
-    """Write `out_dir/dt=DT/index.html` and `summary.json` beside it; return the HTML path."""
+def report_day(out_dir: str | Path, dt: str) -> Path:
+    """`out_dir/dt=DT`, the folder of one partition's report (created)."""
     day = Path(out_dir) / f"dt={dt}"
     day.mkdir(parents=True, exist_ok=True)
-    _write_atomic(day / "summary.json", json.dumps(summary(results, dt, event_counts), indent=2, default=str) + "\n")
-    _write_atomic(day / "index.html", render_html(results, dt, event_counts))
+    return day
+
+
+def write_quality_report(
+    results: Sequence[RuleResult],
+    out_dir: str | Path,
+    dt: str,
+    event_counts: Sequence[dict] = (),
+    gx: GxReport | None = None,
+) -> Path:
+    """Write `out_dir/dt=DT/index.html` and `summary.json` beside it, linking the GX Data Docs of
+    `gx` when given; return the HTML path."""
+    day = report_day(out_dir, dt)
+    link = _gx_link(gx, day) if gx is not None else None
+    text = json.dumps(summary(results, dt, event_counts, gx, link), indent=2, default=str) + "\n"
+    _write_atomic(day / "summary.json", text)
+    _write_atomic(day / "index.html", render_html(results, dt, event_counts, gx, link))
     return day / "index.html"

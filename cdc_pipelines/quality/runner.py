@@ -112,7 +112,7 @@ def run_rule(name: str, partition: Partition, thresholds: Thresholds = Threshold
             sync_tolerance=thresholds.sync_tolerance,
         )
     if name == "pk_consistency_check":
-        return pk_consistency_check(partition.changes, max_failure_ratio=ratio)
+        return pk_consistency_check(partition.changes, rejects=partition.rejects, max_failure_ratio=ratio)
     if name == "conservation_check":
         return check_conservation(partition, max_reject_rate=thresholds.max_reject_rate)
     raise KeyError(f"unknown quality rule {name!r}; known: {', '.join(RULES)}")

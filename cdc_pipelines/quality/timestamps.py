@@ -95,14 +95,12 @@ def _has_temporal(image: str) -> Column:
     return F.coalesce(F.size(temporal) > 0, F.lit(False))
 
 
-def timestamp_precision_check(
-    df: DataFrame,
+def timestamp_checks(
     *,
-    max_failure_ratio: float = 0.0,
     now: dt.datetime | None = None,
     future_tolerance: dt.timedelta = dt.timedelta(minutes=5),
     sync_tolerance: dt.timedelta = dt.timedelta(minutes=5),
-) -> RuleResult:
+) -> dict[str, SubCheck]:
     """Sub-checks: event_time present, its unit as promised, within [2000-01-01, now + tolerance];
     DATE/TIME/DATETIME/TIMESTAMP image values in canonical form (and within a declared `(n)`
     precision); sync_time not before event_time by more than `sync_tolerance`.
@@ -145,4 +143,17 @@ def timestamp_precision_check(
             F.lit("sync_time before event_time"),
         ),
     }
+    return checks
+
+
+def timestamp_precision_check(
+    df: DataFrame,
+    *,
+    max_failure_ratio: float = 0.0,
+    now: dt.datetime | None = None,
+    future_tolerance: dt.timedelta = dt.timedelta(minutes=5),
+    sync_tolerance: dt.timedelta = dt.timedelta(minutes=5),
+) -> RuleResult:
+    """The timestamp sub-checks counted over `df` by topic and table."""
+    checks = timestamp_checks(now=now, future_tolerance=future_tolerance, sync_tolerance=sync_tolerance)
     return evaluate(df, RULE, checks, threshold=max_failure_ratio)

@@ -23,7 +23,7 @@ def test_quality_writes_report_and_prints_rule_outcomes(spark, tmp_path, capsys)
     counts = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     write_counts(lake, "2024-03-01", {"orders": counts})  # what the Dagster asset records per run
 
-    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01"]) == 0
+    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01", "--no-gx"]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     # 1 reject out of 6 messages is over the default 5 % reject rate: reported, still exit 0
     assert last == {
@@ -37,6 +37,7 @@ def test_quality_writes_report_and_prints_rule_outcomes(spark, tmp_path, capsys)
     assert "conservation_check" in html and "not a valid JSON object" in html and "shop.orders" in html
     summary = json.loads((day / "summary.json").read_text())
     assert summary["rules"]["conservation_check"]["info"]["read"] == 6
+    assert "great_expectations" not in summary and not (day / "gx").exists()  # --no-gx
     orders = next(c for c in summary["event_counts"] if c["table"] == "shop.orders")
     assert orders["ops"] == {"INSERT": 1, "UPDATE": 1, "DELETE": 1, "DDL": 1}
 
@@ -45,7 +46,7 @@ def test_quality_report_folder_option_and_missing_partition(spark, tmp_path, cap
     lake = tmp_path / "lake"
     _decode(lake, "oms-shareplex", "t", resource("oms-shareplex", "seed.jsonl"))
     out = tmp_path / "reports"
-    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01", "--out", str(out)]) == 0
+    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01", "--out", str(out), "--no-gx"]) == 0
     assert (out / "dt=2024-03-01" / "index.html").is_file()
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["conservation_check"] is True
     assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-02"]) == 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cdc_pipelines.quality import pk_consistency_check
-from tests.quality.rows import clean_events, event, failing_rules, frame, partition
+from tests.quality.rows import clean_events, event, failing_rules, frame, partition, reject
 
 ROW = {"id1": "3", "id2": "129", "name": "a"}
 
@@ -65,3 +65,63 @@ def test_missing_pk_columns_and_key_changes(spark):
     assert result.info["tables_without_pk"] == ["orders/shop.logs"]
     assert result.checks["pk_known"] == {"checked": 6, "failed": 1}
     assert result.checks["pk_unchanged"] == {"checked": 3, "failed": 1}
+
+
+def test_orphan_update_befor_rejected_by_the_decoder_fails_only_this_rule(spark):
+    # 20 clean events, a paired split update (2 messages) and the orphan: 1 reject in 23 messages stays
+    # under the 5 % reject rate
+    paired = event(
+        source_format="dataworks-json",
+        op="UPDATE",
+        raw_op="UPDATE_AFTER",
+        before={"id": "1", "name": "a"},
+        meta={"cdc.before_source_line": "30", "cdc.before_raw_op": "UPDATE_BEFOR"},
+    )
+    events = [e for _ in range(4) for e in clean_events()] + [paired]
+    orphan = reject(21, "UPDATE_BEFOR without its matching after half (pair key 1620457642589000001)")
+    assert failing_rules(partition(spark, events, recorded={"orders": {"read": 23}}, rejects=[orphan])) == {
+        "pk_consistency_check": [orphan["reason"]]
+    }
+    result = pk_consistency_check(frame(spark, events), rejects=partition(spark, [], rejects=[orphan]).rejects)
+    assert result.checks["split_update_paired"] == {"checked": 2, "failed": 1}
+    assert result.groups[-1] == {
+        "source_topic": "orders",
+        "table": "(rejected messages)",
+        "checked": 1,
+        "failed": 1,
+        "key_changes": 0,
+        "no_pk_table_events": 0,
+        "pk_not_named_events": 0,
+    }
+    assert result.examples == [
+        {
+            "id": "file:/x/part-1.jsonl:21",
+            "reason": orphan["reason"],
+            "source_topic": "orders",
+            "table": "(rejected messages)",
+        }
+    ]
+
+
+def test_split_update_halves_alone_in_the_table(spark):
+    image = {"id": "1", "name": "a"}
+    split = {"source_format": "dataworks-json", "op": "UPDATE"}
+    rows = [
+        event(**split, raw_op="UPDATE_AFTER", before=image, meta={"cdc.before_source_line": "3"}),  # paired
+        event(**split, raw_op="UPDATE_AFTER", before=image),  # merged=true: one message with both images
+        event(**split, raw_op="UPDATE_AFTER", event_id="lone-after"),
+        event(
+            **{**split, "source_format": "dts-shareplex"},
+            raw_op="UPDATE BEFORE",
+            before=image,
+            after=None,
+            event_id="lone-before",
+        ),
+        event(op="UPDATE", raw_op="UPDATE", before=image),  # not a split format's half: not checked
+    ]
+    result = pk_consistency_check(frame(spark, rows))
+    assert result.checks["split_update_paired"] == {"checked": 4, "failed": 2}
+    assert sorted((e["id"], e["reason"]) for e in result.examples) == [
+        ("lone-after", "UPDATE_AFTER half without its before half"),
+        ("lone-before", "UPDATE BEFORE half without its after half"),
+    ]

@@ -1,0 +1,170 @@
+"""The event rules as a Great Expectations 1.x suite on the partition's Spark DataFrame, with Data Docs.
+
+GX's built-in expectations cannot look inside the image maps, so every sub-check becomes one boolean
+column per event, built from the very Spark expressions our rules count (null where the sub-check does
+not apply, true where it fails), and GX expects each column to hold only `false`. One column per rule
+(any applicable sub-check failing) carries the rule's threshold as `mostly`. Conservation compares
+counts recorded by the decode run with the lake, not a property of the rows, and the decoder's
+rejected orphan halves are not events: both stay with our own rules and report.
+
+GX keeps its state in an ephemeral context; only the static Data Docs site is written, under the
+report folder. GX itself is imported inside `run_expectations` only: it is slow to import.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdc_pipelines.quality.images import RULE as IMAGE_RULE
+from cdc_pipelines.quality.images import image_checks
+from cdc_pipelines.quality.keys import RULE as PK_RULE
+from cdc_pipelines.quality.keys import pk_checks
+from cdc_pipelines.quality.result import SubCheck
+from cdc_pipelines.quality.runner import Thresholds
+from cdc_pipelines.quality.timestamps import RULE as TIMESTAMP_RULE
+from cdc_pipelines.quality.timestamps import timestamp_checks
+
+GX_DIR = "gx"
+SUITE = "cdc_event_rules"
+SITE = "cdc_quality_docs"
+SEPARATOR = "__"
+DEFAULT_THRESHOLDS = Thresholds()
+# counts only: a list of unexpected values costs one Spark job per expectation and would only say `true`
+RESULT_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 0}
+
+
+@dataclass(frozen=True)
+class ExpectationOutcome:
+    """One expectation's figures: `checked` events it applied to, `failed` of them, and GX's verdict."""
+
+    column: str
+    rule: str
+    check: str | None
+    checked: int
+    failed: int
+    success: bool
+
+
+@dataclass(frozen=True)
+class GxReport:
+    """The suite's verdict, each expectation's outcome and the Data Docs index to link."""
+
+    success: bool
+    outcomes: list[ExpectationOutcome]
+    docs_index: Path
+
+
+def rule_checks(thresholds: Thresholds = DEFAULT_THRESHOLDS) -> dict[str, dict[str, SubCheck]]:
+    """{rule: {sub-check: SubCheck}}, the same sub-checks the rules count."""
+    return {
+        IMAGE_RULE: image_checks(),
+        TIMESTAMP_RULE: timestamp_checks(
+            now=thresholds.now, future_tolerance=thresholds.future_tolerance, sync_tolerance=thresholds.sync_tolerance
+        ),
+        PK_RULE: pk_checks()[0],
+    }
+
+
+def _flag(applies: Column, fails: Column) -> Column:
+    return F.when(F.coalesce(applies, F.lit(False)), F.coalesce(fails, F.lit(False)))
+
+
+def flag_frame(changes: DataFrame, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> DataFrame:
+    """`event_id` plus, per rule, a `rule` column and a `rule__check` column per sub-check: null where
+    it does not apply, true where the event fails it."""
+    columns = []
+    for rule, checks in rule_checks(thresholds).items():
+        any_applies, any_fails = F.lit(False), F.lit(False)
+        for name, check in checks.items():
+            flag = _flag(check.applies, check.fails)
+            columns.append(flag.alias(f"{rule}{SEPARATOR}{name}"))
+            any_applies = any_applies | F.coalesce(check.applies, F.lit(False))
+            any_fails = any_fails | F.coalesce(flag, F.lit(False))
+        columns.append(F.when(any_applies, any_fails).alias(rule))
+    return changes.select("event_id", *columns)
+
+
+def _suite(gx, columns: list[str], max_failure_ratio: float):
+    suite = gx.ExpectationSuite(name=SUITE)
+    for column in columns:
+        rule, _, check = column.partition(SEPARATOR)
+        suite.add_expectation(
+            gx.expectations.ExpectColumnValuesToBeInSet(
+                column=column,
+                value_set=[False],
+                mostly=1.0 - max_failure_ratio if not check else 1.0,
+                meta={"rule": rule, "check": check or "(any sub-check)"},
+            )
+        )
+    return suite
+
+
+def _docs_site(base_directory: Path) -> dict:
+    return {
+        "class_name": "SiteBuilder",
+        "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(base_directory)},
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+    }
+
+
+def run_expectations(
+    changes: DataFrame, report_day: str | Path, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> GxReport:
+    """Validate the partition's events against the suite and (re)build its Data Docs in
+    `report_day/gx/` (the day's report folder, `reports/dt=YYYY-MM-DD`)."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    docs = Path(report_day) / GX_DIR
+    shutil.rmtree(docs, ignore_errors=True)
+    flags = flag_frame(changes, thresholds).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        columns = [c for c in flags.columns if c != "event_id"]
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        context.add_data_docs_site(site_name=SITE, site_config=_docs_site(docs))
+        batch = (
+            context.data_sources.add_spark(name="lake")
+            .add_dataframe_asset(name="canonical_changes")
+            .add_batch_definition_whole_dataframe("partition")
+        )
+        suite = context.suites.add(_suite(gx, columns, thresholds.max_failure_ratio))
+        validation = context.validation_definitions.add(
+            gx.ValidationDefinition(name="partition_event_rules", data=batch, suite=suite)
+        )
+        checkpoint = context.checkpoints.add(
+            gx.Checkpoint(
+                name="quality",
+                validation_definitions=[validation],
+                actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=[SITE])],
+                result_format=RESULT_FORMAT,
+            )
+        )
+        run = checkpoint.run(batch_parameters={"dataframe": flags})
+    finally:
+        flags.unpersist()
+    (result,) = run.run_results.values()
+    outcomes = []
+    for r in result.results:
+        column = r.expectation_config.kwargs["column"]
+        rule, _, check = column.partition(SEPARATOR)
+        figures = r.result
+        outcomes.append(
+            ExpectationOutcome(
+                column=column,
+                rule=rule,
+                check=check or None,
+                checked=figures["element_count"] - figures["missing_count"],
+                failed=figures["unexpected_count"],
+                success=r.success,
+            )
+        )
+    return GxReport(success=run.success, outcomes=outcomes, docs_index=docs / "index.html")

@@ -1,0 +1,71 @@
+"""Split-update pairing, part of PK consistency: every before half found its after half.
+
+DataWorks (`UPDATE_BEFOR` + `UPDATE_AFTER`), DTS SharePlex (`UPDATE BEFORE` + `UPDATE AFTER`) and
+DataHub TUPLE write one update as two messages; the decoder pairs them by key. A before half left
+alone is rejected (`... without its matching after half`), so orphans are found in the rejects as
+well as in the events: a half that reached the table on its own is unpaired too.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, SubCheck
+
+CHECK = "split_update_paired"
+BEFORE_HALF_OPS = ("UPDATE_BEFOR", "UPDATE BEFORE")
+AFTER_HALF_OPS = ("UPDATE_AFTER", "UPDATE AFTER")
+ORPHAN_REJECT = " without its matching after half"
+REJECTS_TABLE = "(rejected messages)"
+
+
+def split_update_subcheck() -> SubCheck:
+    """Events written as a split half: a before half standing alone, or an after half with no before
+    image and no paired lineage, fails (a merged `UPDATE_AFTER` carrying both images passes)."""
+    raw_op, before = F.col("raw_op"), F.col("before").isNotNull()
+    paired = F.element_at("meta", F.lit("cdc.before_source_line")).isNotNull()
+    lone_before = raw_op.isin(*BEFORE_HALF_OPS)
+    lone_after = raw_op.isin(*AFTER_HALF_OPS) & ~before & ~paired
+    return SubCheck(
+        (F.col("op") == "UPDATE") & raw_op.isin(*BEFORE_HALF_OPS, *AFTER_HALF_OPS),
+        lone_before | lone_after,
+        F.when(lone_before, F.concat(raw_op, F.lit(" half without its after half"))).otherwise(
+            F.concat(raw_op, F.lit(" half without its before half"))
+        ),
+    )
+
+
+def _orphans(rejects: DataFrame) -> DataFrame:
+    return rejects.where(F.col("reason").contains(ORPHAN_REJECT))
+
+
+def add_orphan_rejects(result: RuleResult, rejects: DataFrame, info_keys: list[str]) -> RuleResult:
+    """Count the before halves the decoder rejected as orphans into `result` (checked and failed),
+    one group per topic, and add them to the examples after the failing events."""
+    by_topic = {r.source_topic: r["count"] for r in _orphans(rejects).groupBy("source_topic").count().collect()}
+    total = sum(by_topic.values())
+    if not total:
+        return result
+    sub = result.checks.setdefault(CHECK, {"checked": 0, "failed": 0})
+    sub["checked"] += total
+    sub["failed"] += total
+    result.checked += total
+    result.failed += total
+    result.passed = result.failure_ratio <= result.threshold
+    result.groups += [
+        {"source_topic": t, "table": REJECTS_TABLE, "checked": n, "failed": n, **dict.fromkeys(info_keys, 0)}
+        for t, n in sorted(by_topic.items())
+    ]
+    room = MAX_EXAMPLES - len(result.examples)
+    if room > 0:
+        result.examples += [
+            {
+                "id": f"{r.source_file}:{r.source_line}",
+                "reason": r.reason,
+                "source_topic": r.source_topic,
+                "table": REJECTS_TABLE,
+            }
+            for r in _orphans(rejects).orderBy("source_topic", "source_file", "source_line").limit(room).collect()
+        ]
+    return result
