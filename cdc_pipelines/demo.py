@@ -101,7 +101,7 @@ def canonical_events(day: dt.date, count: int, seed: int = 7) -> Iterator[dict]:
 
 def write_extract(format_id: str, events: list[dict], path: Path, malformed: bool = True) -> dict[str, int]:
     """Encode events with `format_id`'s encoder into one extract file; return what was written."""
-    encoder = get_codec(format_id).encode
+    encoder = get_codec(format_id).encode_event
     path.parent.mkdir(parents=True, exist_ok=True)
     written = skipped = 0
     with open(path, "w", encoding="utf-8") as out:

@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines import io
+from cdc_pipelines.avro_containers import write_avro_containers
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 
@@ -50,7 +51,7 @@ def _row_index(event: dict) -> int:
 
 def _encode_batches(format_id: str, options: Mapping[str, str]):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        encoder = get_codec(format_id).encode
+        encoder = get_codec(format_id).encode_event
         schema = to_arrow_schema(ENCODED_SCHEMA)
         for batch in batches:
             rows = []
@@ -91,20 +92,21 @@ def encode_events(events: DataFrame, format_id: str, options: Mapping[str, str] 
 def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> dict[str, int]:
     """Write `target/dt=/source_topic=/` as JSON lines in input order; count written and skipped.
 
-    Binary messages (DTS Avro) are written as JSON lines holding `value_b64`, the form a Kafka dump
-    of the topic takes and the DTS Avro decoder reads. Skipped events go to `target/_skipped/`
-    (Parquet), with the reason.
+    Binary messages (DTS Avro) are written as `.avro` container files of their records (the
+    decoder reads those as it reads `value_b64` lines of a Kafka dump). Skipped events go to
+    `target/_skipped/` (Parquet), with the reason.
     """
     target = Path(target)
     # the partition columns lead the sort: the writer sorts by them anyway and would undo any other order
     ordered = encoded.messages.repartition("dt", "source_topic").sortWithinPartitions(
         "dt", "source_topic", "source_file", "source_line", "row_index", "part"
     )
-    if get_codec(format_id).binary_messages:
-        ordered = ordered.withColumn("message", F.to_json(F.struct(F.col("message").alias("value_b64"))))
     encoded.all_rows.persist()
     try:
-        io.write_partitioned(ordered.select("message", "dt", "source_topic"), target, text=True)
+        if get_codec(format_id).binary_messages:
+            write_avro_containers(ordered, target)
+        else:
+            io.write_partitioned(ordered.select("message", "dt", "source_topic"), target, text=True)
         skipped = encoded.skipped.select(
             "event_id",
             "source_file",

@@ -21,6 +21,7 @@ from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats.encoding import Unsupported
 
 PRE_REJECT = "pre_reject"
 ROW_INDEX = "row_index"
@@ -95,6 +96,16 @@ class Codec:
     encode: Callable[[dict, Mapping[str, str]], list] | None = None
     binary_messages: bool = False
     description: str = ""
+
+    def encode_event(self, event: dict, options: Mapping[str, str]) -> list:
+        """The messages of one canonical event; Unsupported for what this format cannot carry.
+
+        An UPDATE without a before image is Unsupported wherever this format's decoder requires one,
+        so a target never writes what its own decoder would reject.
+        """
+        if self.update_has_before and event["op"] == "UPDATE" and event.get("before") is None:
+            raise Unsupported(f"UPDATE without a before image: {self.format_id} carries both images")
+        return self.encode(event, options)
 
     def resolve_options(self, given: Mapping[str, str]) -> dict[str, str]:
         unknown = sorted(set(given) - set(self.options))

@@ -269,8 +269,8 @@ def temporal_count(value: str, logical: str, unit: str) -> int | None:
     """The integer Debezium writes for canonical DATE/TIME/DATETIME text in `unit`, or None.
 
     DATE -> days since 1970-01-01; TIME -> `unit`s since midnight (under 24 h only: the decoder reads
-    no more); DATETIME -> `unit`s since 1970-01-01 00:00 (naive). Fraction digits beyond the unit
-    are cut, as a column of that precision would.
+    no more); DATETIME -> `unit`s since 1970-01-01 00:00 (naive). A value with non-zero digits
+    beyond the unit is Unsupported: no digit is ever cut.
     """
     parts = E.temporal_parts(value, logical)
     if parts is None:
@@ -288,7 +288,7 @@ def temporal_count(value: str, logical: str, unit: str) -> int | None:
     else:
         seconds = (dt.date(parts["year"], parts["month"], parts["day"]) - _EPOCH_DAY).days * 86400 + clock
     digits = len(str(per)) - 1
-    return seconds * per + int(parts["fraction"].ljust(digits, "0")[:digits] or 0)
+    return seconds * per + int(E.fraction_digits(parts["fraction"], digits, value, f"Debezium {unit}") or 0)
 
 
 def _temporal_name(logical: str, values: list[str]) -> str:

@@ -85,7 +85,6 @@ def _decode_envelopes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBa
 
 def _decode_containers(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     schema = to_arrow_schema(STAGED_SCHEMA)
-    writer_schema = record_schemas()[0]
     for batch in batches:
         for r in batch.to_pylist():
             rows, n = [], 0
@@ -93,7 +92,7 @@ def _decode_containers(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
                 for record in fastavro.reader(pyio.BytesIO(r["content"]), return_record_name=True):
                     n += 1
                     buf = pyio.BytesIO()
-                    fastavro.schemaless_writer(buf, writer_schema, record)
+                    fastavro.schemaless_writer(buf, record_schemas()[0 if "bornTimestamp" in record else 1], record)
                     raw = base64.b64encode(buf.getvalue()).decode()
                     rows.append(_row(raw, r["path"], n, decode_message(buf.getvalue()), None, "base64"))
             except Exception as exc:  # noqa: BLE001 - a corrupt container must become a reject, not a crash

@@ -64,11 +64,15 @@ def _inline_first_use(node, types: dict, defined: set):
 
 
 @cache
-def container_schema() -> dict:
-    """The Record schema as one self-contained JSON (for writing `.avro` container files)."""
+def container_schema(older: bool = False) -> dict:
+    """The Record schema as one self-contained JSON (for writing `.avro` container files); `older`:
+    the older writers' schema, without `bornTimestamp`."""
     types = json.loads(SCHEMA_FILE.read_text())
     named = {NAMESPACE + t["name"]: t for t in types[:-1]}
-    return fastavro.parse_schema(_inline_first_use(types[-1], named, set()))
+    record = copy.deepcopy(types[-1])
+    if older:
+        record["fields"] = [f for f in record["fields"] if f["name"] != "bornTimestamp"]
+    return fastavro.parse_schema(_inline_first_use(record, named, set()))
 
 
 @cache
@@ -89,8 +93,13 @@ def record_schemas() -> tuple[dict, dict]:
 
 def read_record(payload: bytes) -> dict:
     """The Record in one schemaless message; ValueError when it is not one under either schema."""
+    return read_record_and_writer(payload)[0]
+
+
+def read_record_and_writer(payload: bytes) -> tuple[dict, int]:
+    """(Record, 0 for the current writer's schema or 1 for the older one); ValueError if neither."""
     errors = []
-    for schema in record_schemas():
+    for index, schema in enumerate(record_schemas()):
         buf = io.BytesIO(payload)
         try:
             record = fastavro.schemaless_reader(buf, schema, return_record_name=True)
@@ -98,7 +107,7 @@ def read_record(payload: bytes) -> dict:
             errors.append(f"{type(exc).__name__}: {exc}")
             continue
         if buf.tell() == len(payload):
-            return record
+            return record, index
         errors.append(f"{len(payload) - buf.tell()} bytes left over")
     raise ValueError("not a DTS Avro Record (" + "; ".join(errors) + ")")
 
@@ -340,7 +349,8 @@ def _datetime_parts(text: str, logical: str) -> dict | None:
         return None
     fraction = parts.pop("fraction", "")
     out |= parts
-    out["millis"] = int(fraction[:6].ljust(6, "0")) if fraction else None  # microseconds, despite the name
+    # microseconds, despite the name
+    out["millis"] = int(E.fraction_digits(fraction, 6, text, "DTS Avro DateTime")) if fraction else None
     return out
 
 
@@ -350,7 +360,8 @@ def _timestamp(text: str):
         return None
     delta = dt.datetime.fromisoformat(match.group(1)) - _EPOCH
     seconds = delta.days * 86400 + delta.seconds
-    return _member("Timestamp", {"timestamp": seconds, "millis": int((match.group(2) or "")[:6].ljust(6, "0"))})
+    micros = int(E.fraction_digits(match.group(2) or "", 6, text, "DTS Avro Timestamp"))
+    return _member("Timestamp", {"timestamp": seconds, "millis": micros})
 
 
 def _zoned(text: str):
@@ -365,6 +376,8 @@ def _float(text: str):
         value = float(text)
     except ValueError:
         return None
+    if not E.same_double(text, value):
+        raise E.Unsupported(f"DTS Avro Float is a binary double: {text!r} would come back as {value!r}")
     precision, scale = _digits(text) if _DECIMAL.fullmatch(text) else (0, 0)
     return _member("Float", {"value": value, "precision": precision, "scale": scale})
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
 
 import orjson
 
@@ -78,6 +80,25 @@ def meta_of(event: dict, *prefixes: str) -> dict:
     if not prefixes:
         return {k: v for k, v in meta.items() if not k.startswith("cdc.")}
     return {k[len(p) :]: v for k, v in meta.items() for p in prefixes if k.startswith(p)}
+
+
+def same_double(text: str, value: float) -> bool:
+    """Whether the double `value` (from `text`) stands for `text` exactly: the same decimal value as its
+    shortest form or as its exact expansion, so no digit changes meaning on the way."""
+    if not math.isfinite(value):
+        return text.lstrip("+").lower() in ("nan", "inf", "-inf", "infinity", "-infinity")
+    try:
+        exact = Decimal(text)
+    except InvalidOperation:
+        return False
+    return exact in (Decimal(repr(value)), Decimal(value))
+
+
+def fraction_digits(fraction: str, digits: int, value: str, target: str) -> str:
+    """The first `digits` fraction digits, zero-padded; Unsupported when a non-zero digit would be cut."""
+    if fraction[digits:].strip("0"):
+        raise Unsupported(f"{target} holds {digits} fraction digits; {value!r} has more")
+    return fraction[:digits].ljust(digits, "0")
 
 
 def require_table(event: dict) -> None:

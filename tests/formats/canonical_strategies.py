@@ -9,10 +9,12 @@ import json
 
 from hypothesis import strategies as st
 
+ROW_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT")
 NUMERIC = ("INT", "DECIMAL", "FLOAT", "DOUBLE")
 TYPES = ("BOOLEAN", "INT", "DECIMAL", "FLOAT", "DOUBLE", "STRING", "BYTES", "DATE", "TIME", "DATETIME", "TIMESTAMP")
 # text that any JSON writer round-trips: no lone surrogates, no U+FDD0 (the parser's reserved marker)
 TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\ufdd0"), max_size=12)
+INSTANT_DAYS = st.dates(dt.date(1971, 1, 1), dt.date(2261, 12, 31))  # epoch seconds of 9 to 10 digits
 NAMES = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,10}", fullmatch=True)
 
 
@@ -46,7 +48,7 @@ def values(logical: str) -> st.SearchStrategy[str]:
         "DATE": day.map(dt.date.isoformat),
         "TIME": st.builds(lambda c, f: c + f, clock, _fractional()),
         "DATETIME": st.builds(lambda d, c, f: f"{d} {c}{f}", day, clock, _fractional()),
-        "TIMESTAMP": st.builds(lambda d, c, f: f"{d}T{c}{f}Z", st.dates(dt.date(1971, 1, 1)), clock, _fractional()),
+        "TIMESTAMP": st.builds(lambda d, c, f: f"{d}T{c}{f}Z", INSTANT_DAYS, clock, _fractional()),
     }[logical]
 
 
@@ -70,20 +72,21 @@ def images(draw, table: dict) -> dict:
 
 @st.composite
 def events(draw, table: dict, n: int) -> dict:
-    op = draw(st.sampled_from(["INSERT", "UPDATE", "DELETE", "UPSERT", "INSERT", "UPDATE", "DDL", "HEARTBEAT"]))
-    before = draw(images(table)) if op in ("UPDATE", "DELETE") else None
+    op = draw(st.sampled_from([*ROW_OPS, *ROW_OPS, "DDL", "HEARTBEAT", "TRUNCATE", "TX_BEGIN", "TX_END"]))
+    before = draw(images(table)) if op == "DELETE" or (op == "UPDATE" and draw(st.integers(0, 9))) else None
     after = draw(images(table)) if op in ("INSERT", "UPDATE", "UPSERT") else None
-    if op == "UPDATE" and draw(st.booleans()):
+    if op == "UPDATE" and before and draw(st.booleans()):
         after = {**after, **{c: before[c] for c in table["pk"]}}  # most updates keep their key
     image = after or before
     at = draw(st.datetimes(dt.datetime(2001, 1, 1), dt.datetime(2030, 1, 1))).replace(microsecond=0, tzinfo=dt.UTC)
-    row_event = op not in ("DDL", "HEARTBEAT")
+    row_event = op in ROW_OPS
+    names_table = op in (*ROW_OPS, "DDL", "TRUNCATE")
     numbers = sorted(c for c in image or {} if table["types"][c] in NUMERIC and image[c] is not None)
     return {
         "event_id": f"gen-{n}", "source_format": "generated", "source_topic": "generated",
         "source_file": "generated", "source_line": n, "op": op, "raw_op": None,
-        "db": table["db"] if op != "HEARTBEAT" else None,
-        "db_schema": None, "table_name": table["table"] if op != "HEARTBEAT" else None,
+        "db": table["db"] if names_table else None,
+        "db_schema": None, "table_name": table["table"] if names_table else None,
         "event_time": at, "event_time_unit": "s", "sync_time": at, "tx_id": None, "seq": str(n), "position": None,
         "pk_columns": table["pk"] if row_event else None, "before": before, "after": after,
         "column_types": dict(table["types"]) if row_event else None, "source_types": None,

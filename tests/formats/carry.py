@@ -23,30 +23,61 @@ CANAL = ("oms-canal", "dts-canal")
 SHAREPLEX = ("oms-shareplex", "dts-shareplex")
 
 # ops a target has no message for (the event is skipped by that target, with the reason)
+TX = {"TX_BEGIN", "TX_END"}
 UNCARRIED_OPS = {
-    "oms-default": {"UPSERT"},
-    "oms-default-extend": {"UPSERT"},
-    "oms-canal": {"UPSERT", "HEARTBEAT"},
-    "dts-canal": {"UPSERT", "HEARTBEAT"},
+    "oms-default": {"UPSERT", "TRUNCATE", *TX},
+    "oms-default-extend": {"UPSERT", "TRUNCATE", *TX},
+    "oms-canal": {"UPSERT", "HEARTBEAT", *TX},
+    "dts-canal": {"UPSERT", "HEARTBEAT", *TX},
     "oms-dataworks": {"UPSERT"},
-    "oms-shareplex": {"UPSERT", "HEARTBEAT"},
-    "dts-shareplex": {"UPSERT", "HEARTBEAT"},
-    "oms-debezium": {"UPSERT", "DDL"},
-    "oms-debezium-flatten": {"UPSERT", "DDL"},
-    "oms-debezium-smt": {"DDL", "HEARTBEAT"},
-    "dts-avro": {"UPSERT"},
+    "oms-shareplex": {"UPSERT", "HEARTBEAT", "TRUNCATE", *TX},
+    "dts-shareplex": {"UPSERT", "HEARTBEAT", *TX},
+    "oms-debezium": {"UPSERT", "DDL", *TX},
+    "oms-debezium-flatten": {"UPSERT", "DDL", *TX},
+    "oms-debezium-smt": {"DDL", "HEARTBEAT", "TRUNCATE", *TX},
+    "dts-avro": {"UPSERT", "TRUNCATE"},
     "dataworks-json": {"UPSERT"},
-    "datahub-tuple": {"DDL", "HEARTBEAT", "UPSERT"},
+    "datahub-tuple": {"DDL", "HEARTBEAT", "TRUNCATE", "UPSERT", *TX},
 }
+# targets whose update message needs the before image
+UPDATE_NEEDS_BEFORE = (*CANAL, *SHAREPLEX, "oms-dataworks", "oms-default", "oms-default-extend", "dts-avro")
 # envelope fields a target does not carry (they come back NULL)
 UNCARRIED_FIELDS = {"oms-debezium-smt": {"db", "table_name"}, "datahub-tuple": {"db"}}
 ROW_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT")
 TABLE_OPTIONAL = ("oms-debezium-smt", "datahub-tuple", *SHAREPLEX)  # a row change without a table name is fine
 
 
+# fraction digits a target's temporal values hold: a value with more (non-zero) digits is not carried
+FRACTION_DIGITS = {
+    **{t: {"TIME": 6, "DATETIME": 3} for t in DEBEZIUM},
+    "dts-avro": {"TIME": 6, "DATETIME": 6, "TIMESTAMP": 6},
+}
+
+
+def _too_fine(target: str, event: dict) -> bool:
+    """A value the target cannot hold digit for digit: a fraction finer than its unit, or (DTS Avro's
+    binary Float) a FLOAT/DOUBLE text that is no double's exact or shortest form."""
+    digits = FRACTION_DIGITS.get(target, {})
+    types = event["column_types"] or {}
+    images = (event["before"], event["after"])
+    if target == "oms-debezium-smt":
+        images = (event["before"] if event["op"] == "DELETE" else event["after"],)
+    for image in images:
+        for column, value in (image or {}).items():
+            fraction = re.search(r"[0-9]{2}:[0-9]{2}:[0-9]{2}\.([0-9]+)Z?$", value or "")
+            if fraction and types.get(column) in digits and fraction[1][digits[types[column]] :].strip("0"):
+                return True
+            if target == "dts-avro" and types.get(column) in ("FLOAT", "DOUBLE") and value is not None:
+                if Decimal(value) not in (Decimal(repr(float(value))), Decimal(float(value))):
+                    return True
+    return False
+
+
 def expected_skip(target: str, event: dict) -> bool:
     """Whether `target` cannot carry `event` at all."""
-    if event["op"] in UNCARRIED_OPS[target]:
+    if event["op"] in UNCARRIED_OPS[target] or _too_fine(target, event):
+        return True
+    if event["op"] == "UPDATE" and event["before"] is None and target in UPDATE_NEEDS_BEFORE:
         return True
     if event["op"] in ROW_OPS and target not in TABLE_OPTIONAL:
         return event["table_name"] is None
@@ -99,13 +130,22 @@ def same_value(want: str | None, got: str | None, logical: str, target: str) -> 
         return False
     if logical == "TIMESTAMP":
         return _instant(want) == _instant(got)
+    if logical == "BOOLEAN" and target == "dts-avro":  # MySQL's BOOLEAN is TINYINT(1): an Integer member
+        return {"true": "1", "false": "0"}.get(want) == got
     if logical in ("FLOAT", "DOUBLE"):
         return _same_number(want, got, binary=target == "dts-avro")
     if target in DEBEZIUM and logical == "BYTES":
         return base64.b64encode(bytes.fromhex(got)).decode() == want
     if target in DEBEZIUM and re.fullmatch(r"-?[0-9]+", got):
-        return _from_debezium_integer(got, logical) == want
-    return False
+        got = _from_debezium_integer(got, logical) or got
+    if logical in ("TIME", "DATETIME"):
+        return _trimmed(want) == _trimmed(got)
+    return want == got
+
+
+def _trimmed(clock: str) -> str:
+    """Time text without trailing zeros in its fraction: `12:00:01.500` and `12:00:01.5` are one time."""
+    return re.sub(r"\.?0*$", "", clock) if re.search(r"[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+$", clock) else clock
 
 
 def _instant(text: str) -> tuple | None:
@@ -137,10 +177,8 @@ def _from_debezium_integer(value: str, logical: str) -> str | None:
         return (dt.date(1970, 1, 1) + dt.timedelta(days=n)).isoformat()
     if logical == "TIME":
         seconds, micros = divmod(n, 1_000_000)
-        text = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-        return text + (f".{micros:06d}".rstrip("0") if micros else "")
+        return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{micros:06d}"
     if logical == "DATETIME":
         at = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=n)
-        text = at.strftime("%Y-%m-%d %H:%M:%S")
-        return text + (f".{at.microsecond // 1000:03d}".rstrip("0") if at.microsecond else "")
+        return at.strftime("%Y-%m-%d %H:%M:%S.") + f"{at.microsecond // 1000:03d}"
     return None

@@ -39,7 +39,7 @@ def convert_everywhere(spark, events: list[dict], out: Path, targets=FORMAT_IDS)
         lines = []
         for i, event in enumerate(events):
             try:
-                messages = codec.encode(event, options)
+                messages = codec.encode_event(event, options)
             except Unsupported as exc:
                 skipped[(target, i)] = str(exc)
                 continue

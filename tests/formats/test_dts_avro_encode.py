@@ -73,7 +73,7 @@ def test_same_format_round_trip_is_exact(roundtrip, members_dir):
     events, again, counts = roundtrip("dts-avro", members_dir, "dts-avro")
     assert len(events) == 11 and counts == {"written": 11, "skipped": 0, "encoded": 11}
     assert same_events(again, events, SAME_FORMAT_FIELDS)
-    insert = next(e for e in again if e["seq"] == "5" and e["source_file"].endswith(".txt") and e["after"])
+    insert = next(e for e in again if e["seq"] == "5" and e["source_file"].endswith(".avro") and e["after"])
     assert insert["meta"]["cdc.avro_value_types"]
 
 

@@ -1,0 +1,140 @@
+"""Encoded DTS Avro messages -> `.avro` container files, one per `dt`/`source_topic` partition.
+
+Spark has no built-in Avro writer (spark-avro is a separate package), so each task writes its
+partitions' containers, streaming records in order: fastavro writes the header, and the encoded
+messages go into data blocks byte for byte (a block is records' bytes back to back). A record of an
+older DTS writer (no `bornTimestamp`) goes to a container of that schema, so each record is read
+once to tell which. Folders are named as Spark names partition folders, and a partition's files are
+replaced atomically (written aside, then renamed), so a rerun replaces exactly the partitions it
+writes, as the Parquet and text outputs do.
+Executors write with plain file I/O: on a cluster the target must be a filesystem every executor
+mounts.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+from fastavro.write import Writer
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from cdc_pipelines.formats.dts_avro_records import container_schema, read_record_and_writer
+
+CONTAINER_FILES = {False: "part-00000.avro", True: "part-00000-older-writer.avro"}
+BLOCK_RECORDS, BLOCK_BYTES = 4096, 1 << 20
+WRITTEN_SCHEMA = T.StructType(
+    [
+        T.StructField("dt", T.StringType()),
+        T.StructField("source_topic", T.StringType()),
+        T.StructField("path", T.StringType()),
+        T.StructField("records", T.LongType()),
+    ]
+)
+# the characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName)
+_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^") | {chr(c) for c in range(0x20)}
+
+
+def partition_folder(column: str, value: str | None) -> str:
+    """`column=value` as Spark names the folder of a partition value."""
+    if value is None or value == "":
+        return f"{column}=__HIVE_DEFAULT_PARTITION__"
+    return column + "=" + "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in value)
+
+
+def _varlong(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)  # zig-zag
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+class _Container:
+    """One `.avro` container being written: header, then blocks of raw records."""
+
+    def __init__(self, path: Path, older: bool):
+        self.path, self.count, self.block, self.block_bytes = path, 0, [], 0
+        self.handle = open(path.with_name(f".{path.name}.{os.getpid()}.tmp"), "wb")  # noqa: SIM115
+        self.sync = Writer(self.handle, container_schema(older)).sync_marker  # writes the header
+
+    def append(self, record: bytes) -> None:
+        self.count += 1
+        self.block.append(record)
+        self.block_bytes += len(record)
+        if len(self.block) >= BLOCK_RECORDS or self.block_bytes >= BLOCK_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.block:
+            data = b"".join(self.block)
+            self.handle.write(_varlong(len(self.block)) + _varlong(len(data)) + data + self.sync)
+            self.block, self.block_bytes = [], 0
+
+    def close(self) -> None:
+        self.flush()
+        self.handle.close()
+        os.replace(self.handle.name, self.path)
+
+
+class _Partition:
+    """A partition's containers: records of older writers (no `bornTimestamp`) go to a file of their own."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.files = folder, {}
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def append(self, record: bytes) -> None:
+        older = read_record_and_writer(record)[1] == 1
+        if older not in self.files:
+            self.files[older] = _Container(self.folder / CONTAINER_FILES[older], older)
+        self.files[older].append(record)
+
+    def close(self) -> list[tuple[str, int]]:
+        for older, name in CONTAINER_FILES.items():  # a rerun leaves no file of an earlier run behind
+            if older not in self.files:
+                (self.folder / name).unlink(missing_ok=True)
+        for container in self.files.values():
+            container.close()
+        return [(str(c.path), c.count) for c in self.files.values()]
+
+
+def _write_partitions(target: str):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        schema = to_arrow_schema(WRITTEN_SCHEMA)
+        key, partition = None, None
+
+        def written():
+            rows = [{"dt": key[0], "source_topic": key[1], "path": p, "records": n} for p, n in partition.close()]
+            return pa.RecordBatch.from_pylist(rows, schema=schema)
+
+        for batch in batches:
+            columns = (batch.column(c).to_pylist() for c in ("dt", "source_topic", "message"))
+            for dt, topic, message in zip(*columns, strict=True):
+                if (dt, topic) != key:
+                    if partition is not None:
+                        yield written()
+                    key = (dt, topic)
+                    folder = Path(target, partition_folder("dt", dt), partition_folder("source_topic", topic))
+                    partition = _Partition(folder)
+                partition.append(base64.b64decode(message))
+        if partition is not None:
+            yield written()
+
+    return run
+
+
+def write_avro_containers(ordered: DataFrame, target: str | Path) -> list[dict]:
+    """Write `ordered` (`dt`, `source_topic`, base64 `message`, partitioned and sorted) as containers."""
+    Path(target).mkdir(parents=True, exist_ok=True)
+    written = ordered.select("dt", "source_topic", "message").mapInArrow(
+        _write_partitions(str(Path(target).resolve())), WRITTEN_SCHEMA
+    )
+    return [row.asDict() for row in written.collect()]
