@@ -64,9 +64,7 @@ def unwrap(lines: DataFrame, envelope: str) -> Unwrapped:
         coordinates.alias(ENVELOPE_META),
         reason.alias(ENVELOPE_REJECT),
     )
-    unwrapped = staged.select(
-        F.when(F.col(ENVELOPE_REJECT).isNull(), F.col("payload")).alias("value"), *_LINEAGE_KEYS
-    )
+    unwrapped = staged.select(F.when(F.col(ENVELOPE_REJECT).isNull(), F.col("payload")).alias("value"), *_LINEAGE_KEYS)
     lineage = staged.select(*_LINEAGE_KEYS, ENVELOPE_LINE, ENVELOPE_META, ENVELOPE_REJECT)
     return Unwrapped(lines=unwrapped, lineage=lineage)
 

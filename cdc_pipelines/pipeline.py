@@ -124,9 +124,7 @@ def decode_files(
         if codec.read is not None:
             raise kafka_envelope.EnvelopeError(f"format {format_id} reads its own files and takes no envelope")
         unwrapped = kafka_envelope.unwrap(io.read_lines(spark, files), envelope)
-        return decode_lines(
-            unwrapped.lines, format_id, topic=topic, dt=dt, options=options, lineage=unwrapped.lineage
-        )
+        return decode_lines(unwrapped.lines, format_id, topic=topic, dt=dt, options=options, lineage=unwrapped.lineage)
     if codec.read is not None:
         return decode_staged(codec.read(spark, files), format_id, topic=topic, dt=dt, options=options)
     return decode_lines(io.read_lines(spark, files), format_id, topic=topic, dt=dt, options=options)
