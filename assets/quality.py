@@ -1,13 +1,15 @@
 """Data-quality asset checks on `canonical_changes`, one per rule, each a call to cdc_pipelines.quality.
 
 Conservation is blocking (ERROR): a partition that lost messages must not feed anything downstream.
-The event rules WARN: a handful of odd events is worth a look, not a stopped pipeline.
+The event rules WARN: a handful of odd events is worth a look, not a stopped pipeline. A run of
+several days (a backfill) gives one evaluation per check: it passes when every day passes, and its
+metadata has each day's figures under `per_dt`.
 """
 
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
-from assets.canonical import canonical_changes
+from assets.keys import CANONICAL
 from assets.partitions import DAILY
 from cdc_pipelines.quality import RuleResult, check_partition
 from resources import LakeStorageResource, QualityConfigResource
@@ -38,9 +40,35 @@ def check_result(result: RuleResult, severity: dg.AssetCheckSeverity) -> dg.Asse
     )
 
 
+def day_summary(result: RuleResult) -> dict:
+    return {
+        "passed": result.passed,
+        "checked": result.checked,
+        "failed": result.failed,
+        "info": result.info,
+        "examples": result.examples,
+    }
+
+
+def range_result(results: dict[str, RuleResult], severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+    """One evaluation for several days: passed if all passed, the figures summed and kept per day."""
+    checked = sum(r.checked for r in results.values())
+    failed = sum(r.failed for r in results.values())
+    return dg.AssetCheckResult(
+        passed=all(r.passed for r in results.values()),
+        severity=severity,
+        metadata={
+            "checked": checked,
+            "failed": failed,
+            "failed_days": dg.MetadataValue.json(sorted(dt for dt, r in results.items() if not r.passed)),
+            "per_dt": dg.MetadataValue.json({dt: day_summary(r) for dt, r in results.items()}),
+        },
+    )
+
+
 def _rule_check(rule: str, severity: dg.AssetCheckSeverity, blocking: bool) -> dg.AssetChecksDefinition:
     @dg.asset_check(
-        asset=canonical_changes,
+        asset=CANONICAL,
         name=rule,
         description=DESCRIPTIONS[rule],
         blocking=blocking,
@@ -52,10 +80,13 @@ def _rule_check(rule: str, severity: dg.AssetCheckSeverity, blocking: bool) -> d
         storage: LakeStorageResource,
         quality: QualityConfigResource,
     ) -> dg.AssetCheckResult:
-        result = check_partition(
-            pyspark.spark_session, storage.lake_root, context.partition_key, rule, quality.thresholds()
-        )
-        return check_result(result, severity)
+        results = {
+            dt: check_partition(pyspark.spark_session, storage.lake_root, dt, rule, quality.thresholds())
+            for dt in context.partition_keys
+        }
+        if len(results) == 1:
+            return check_result(next(iter(results.values())), severity)
+        return range_result(results, severity)
 
     return _check
 
