@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -19,7 +18,7 @@ from cdc_pipelines import io
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.encode import encode_events, write_encoded_by_day
 from cdc_pipelines.formats.base import MESSAGES, ROW_INDEX
-from cdc_pipelines.pipeline import CHANGES_DIR, REJECTS_DIR, ConservationError, DecodedExtract, decode_files
+from cdc_pipelines.pipeline import CHANGES_DIR, ConservationError, DecodedExtract, decode_files, write_decoded
 
 TARGETS_DIR = "targets"
 COUNTS = ("read", "decoded", "rejected", "events")
@@ -56,16 +55,6 @@ def count_by_day(decoded: DecodedExtract) -> dict[str, dict[str, int]]:
     return out
 
 
-def _write_by_day(decoded: DecodedExtract, out: Path) -> dict[str, dict[str, int]]:
-    decoded.combined.persist(StorageLevel.DISK_ONLY)
-    try:
-        io.write_partitioned(decoded.events, out / CHANGES_DIR)
-        io.write_partitioned(decoded.rejects, out / REJECTS_DIR)
-        return count_by_day(decoded)
-    finally:
-        decoded.combined.unpersist()
-
-
 def decode_days(
     spark: SparkSession,
     topics: Iterable[Topic],
@@ -88,7 +77,7 @@ def decode_days(
             spark, topic.format, present, topic=topic.name, dt=dt_of_file(), options=topic.options,
             envelope=topic.envelope,
         )  # fmt: skip
-        for dt, counts in _write_by_day(decoded, Path(out)).items():
+        for dt, counts in write_decoded(decoded, out, count=count_by_day).items():
             results[dt][topic.name] = counts
     return results
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
@@ -17,6 +18,7 @@ from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import IS_MESSAGE, MESSAGES, RAW_ENCODING, ROW_INDEX, finish, parse_json_lines
 from cdc_pipelines.formats.split_update import pair_split_updates
 
+T = TypeVar("T")
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
 
@@ -149,33 +151,13 @@ def count_extract(decoded: DecodedExtract) -> dict[str, int]:
     return counts
 
 
-def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
-    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return the counts."""
+def write_decoded(decoded: DecodedExtract, out: str | Path, count: Callable[[DecodedExtract], T] = count_extract) -> T:
+    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return `count(decoded)`."""
     out = Path(out)
     decoded.combined.persist(StorageLevel.DISK_ONLY)
     try:
         io.write_partitioned(decoded.events, out / CHANGES_DIR)
         io.write_partitioned(decoded.rejects, out / REJECTS_DIR)
-        return count_extract(decoded)
+        return count(decoded)
     finally:
         decoded.combined.unpersist()
-
-
-def decode_partition(
-    spark: SparkSession, topics: Iterable, raw_partition, out: str | Path, dt: str
-) -> dict[str, dict[str, int]]:
-    """Decode one day of every catalog topic (`raw_partition(topic, dt)` -> folder) into `out`.
-
-    A topic with no folder for the day gives zero counts rather than an error: quiet topics are normal.
-    """
-    results: dict[str, dict[str, int]] = {}
-    for topic in topics:
-        folder = Path(raw_partition(topic.name, dt))
-        if not folder.is_dir() or not io.list_input_files_or_empty([folder]):
-            results[topic.name] = {"read": 0, "decoded": 0, "rejected": 0, "events": 0}
-            continue
-        decoded = decode_files(
-            spark, topic.format, [folder], topic=topic.name, dt=dt, options=topic.options, envelope=topic.envelope
-        )
-        results[topic.name] = write_decoded(decoded, out)
-    return results

@@ -50,7 +50,7 @@ def _lake_state(spark, tmp_path: Path) -> dict:
     by_day = {r.dt: (r["count"], r["ids"]) for r in changes.groupBy("dt").agg(
         F.count("*").alias("count"), F.count_distinct("event_id").alias("ids")).collect()}  # fmt: skip
     written = spark.read.text(str(target_path(tmp_path / "lake", "oms-default"))).groupBy("dt").count().collect()
-    return {"changes": by_day, "target_lines": {r.dt: r["count"] for r in written}}
+    return {"changes": by_day, "target_lines": {str(r.dt): r["count"] for r in written}}
 
 
 def test_two_days_in_one_run_then_a_rerun_of_one(spark, tmp_path):
