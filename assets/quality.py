@@ -2,8 +2,8 @@
 
 Conservation is blocking (ERROR): a partition that lost messages must not feed anything downstream.
 The event rules WARN: a handful of odd events is worth a look, not a stopped pipeline. A run of
-several days (a backfill) gives one evaluation per check: it passes when every day passes, and its
-metadata has each day's figures under `per_dt`.
+several days (a backfill) records each day's evaluation against its partition, then one summary
+evaluation for the run that passes when every day passes.
 """
 
 import dagster as dg
@@ -22,46 +22,50 @@ DESCRIPTIONS = {
 }
 
 
-def check_result(result: RuleResult, severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+def rule_metadata(result: RuleResult) -> dict:
     """The rule's figures and failing examples as check metadata."""
-    return dg.AssetCheckResult(
-        passed=result.passed,
-        severity=severity,
-        metadata={
-            "checked": result.checked,
-            "failed": result.failed,
-            "failure_ratio": float(result.failure_ratio),
-            "threshold": float(result.threshold),
-            "checks": dg.MetadataValue.json(result.checks),
-            "info": dg.MetadataValue.json(result.info),
-            "groups": dg.MetadataValue.json(result.groups),
-            "examples": dg.MetadataValue.json(result.examples),
-        },
-    )
-
-
-def day_summary(result: RuleResult) -> dict:
     return {
-        "passed": result.passed,
         "checked": result.checked,
         "failed": result.failed,
-        "info": result.info,
-        "examples": result.examples,
+        "failure_ratio": float(result.failure_ratio),
+        "threshold": float(result.threshold),
+        "checks": dg.MetadataValue.json(result.checks),
+        "info": dg.MetadataValue.json(result.info),
+        "groups": dg.MetadataValue.json(result.groups),
+        "examples": dg.MetadataValue.json(result.examples),
     }
 
 
+def check_result(result: RuleResult, severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(passed=result.passed, severity=severity, metadata=rule_metadata(result))
+
+
+def day_evaluation(
+    check_key: dg.AssetCheckKey, dt: str, result: RuleResult, severity: dg.AssetCheckSeverity, blocking: bool
+) -> dg.AssetCheckEvaluation:
+    """One day's evaluation inside a ranged run, recorded against that day's partition."""
+    return dg.AssetCheckEvaluation(
+        asset_key=check_key.asset_key,
+        check_name=check_key.name,
+        passed=result.passed,
+        metadata=rule_metadata(result),
+        severity=severity,
+        blocking=blocking,
+        partition=dt,
+        target_materialization_data=None,
+    )
+
+
 def range_result(results: dict[str, RuleResult], severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
-    """One evaluation for several days: passed if all passed, the figures summed and kept per day."""
-    checked = sum(r.checked for r in results.values())
-    failed = sum(r.failed for r in results.values())
+    """The run's summary over its days: passed if all passed, with the days that failed."""
     return dg.AssetCheckResult(
         passed=all(r.passed for r in results.values()),
         severity=severity,
         metadata={
-            "checked": checked,
-            "failed": failed,
+            "checked": sum(r.checked for r in results.values()),
+            "failed": sum(r.failed for r in results.values()),
+            "days": dg.MetadataValue.json(sorted(results)),
             "failed_days": dg.MetadataValue.json(sorted(dt for dt, r in results.items() if not r.passed)),
-            "per_dt": dg.MetadataValue.json({dt: day_summary(r) for dt, r in results.items()}),
         },
     )
 
@@ -79,14 +83,18 @@ def _rule_check(rule: str, severity: dg.AssetCheckSeverity, blocking: bool) -> d
         pyspark: LazyPySparkResource,
         storage: LakeStorageResource,
         quality: QualityConfigResource,
-    ) -> dg.AssetCheckResult:
+    ):
+        """Yields the day's result; in a ranged run, each day's evaluation and then the run's summary."""
         results = {
             dt: check_partition(pyspark.spark_session, storage.lake_root, dt, rule, quality.thresholds())
             for dt in context.partition_keys
         }
         if len(results) == 1:
-            return check_result(next(iter(results.values())), severity)
-        return range_result(results, severity)
+            yield check_result(next(iter(results.values())), severity)
+            return
+        for dt, result in results.items():
+            yield day_evaluation(dg.AssetCheckKey(CANONICAL, rule), dt, result, severity, blocking)
+        yield range_result(results, severity)
 
     return _check
 
