@@ -1,7 +1,7 @@
 """Several days of every catalog topic at once: what a daily run and a backfill of a range call.
 
-Each topic's `dt=` folders of the range are read and decoded together (one Spark job per topic
-however many days), every row's `dt` taken from the folder of its file; the dynamic partition
+Each topic's `dt=` folders of the range are read and decoded together (one decode per topic,
+not one per day), every row's `dt` taken from the folder of its file; the dynamic partition
 overwrite then replaces exactly the days written. Counts come back per day, so each day's
 conservation is checked on its own.
 """
