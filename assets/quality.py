@@ -89,8 +89,8 @@ def _rule_check(rule: str, severity: dg.AssetCheckSeverity, blocking: bool) -> d
             dt: check_partition(pyspark.spark_session, storage.lake_root, dt, rule, quality.thresholds())
             for dt in context.partition_keys
         }
-        if len(results) == 1:
-            yield check_result(next(iter(results.values())), severity)
+        if context.has_partition_key:
+            yield check_result(results[context.partition_key], severity)
             return
         for dt, result in results.items():
             yield day_evaluation(dg.AssetCheckKey(CANONICAL, rule), dt, result, severity, blocking)
