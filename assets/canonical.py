@@ -1,35 +1,51 @@
-"""The canonical change table asset: one day of every catalog topic, decoded."""
+"""The canonical change table asset: the run's days of every catalog topic, decoded in one pass per topic."""
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
-from assets.partitions import DAILY
-from cdc_pipelines.pipeline import CHANGES_DIR, REJECTS_DIR, decode_partition
+from assets.keys import CANONICAL, raw_key
+from assets.partitions import DAILY, SINGLE_RUN
+from cdc_pipelines.catalog import Topic
+from cdc_pipelines.daily import COUNTS, decode_days
+from cdc_pipelines.pipeline import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.run_counts import write_counts
 from resources import LakeStorageResource, TopicCatalogResource
 
 
-@dg.asset(partitions_def=DAILY, group_name="canonical", kinds={"spark", "parquet"})
-def canonical_changes(
-    context: dg.AssetExecutionContext,
-    pyspark: LazyPySparkResource,
-    storage: LakeStorageResource,
-    catalog: TopicCatalogResource,
-) -> dg.MaterializeResult:
-    """Decode the day's raw extracts of every topic into `changes/` and `rejects/` (dt overwritten)."""
-    per_topic = decode_partition(
-        pyspark.spark_session, catalog.topics(), storage.raw_partition, storage.lake_root, context.partition_key
+def canonical_asset(topics: Sequence[Topic]) -> dg.AssetsDefinition:
+    """`canonical_changes`, downstream of the raw extract asset of each topic."""
+
+    @dg.asset(
+        key=CANONICAL,
+        deps=[raw_key(t.name) for t in topics],
+        partitions_def=DAILY,
+        backfill_policy=SINGLE_RUN,
+        group_name="canonical",
+        kinds={"spark", "parquet"},
     )
-    # the conservation check compares these with what the lake holds
-    write_counts(storage.lake_root, context.partition_key, per_topic)
-    totals = {k: sum(c[k] for c in per_topic.values()) for k in ("read", "decoded", "rejected", "events")}
-    return dg.MaterializeResult(
-        metadata={
-            **totals,
-            "per_topic": dg.MetadataValue.json(per_topic),
-            "changes": dg.MetadataValue.path(str(Path(storage.lake_root) / CHANGES_DIR)),
-            "rejects": dg.MetadataValue.path(str(Path(storage.lake_root) / REJECTS_DIR)),
-        }
-    )
+    def canonical_changes(
+        context: dg.AssetExecutionContext,
+        pyspark: LazyPySparkResource,
+        storage: LakeStorageResource,
+        catalog: TopicCatalogResource,
+    ) -> dg.MaterializeResult:
+        """Decode the run's days of raw extracts into `changes/` and `rejects/` (those dt overwritten)."""
+        by_day = decode_days(
+            pyspark.spark_session, catalog.topics(), storage.raw_partition, storage.lake_root, context.partition_keys
+        )
+        for dt, per_topic in by_day.items():
+            # the conservation check compares these with what the lake holds
+            write_counts(storage.lake_root, dt, per_topic)
+            totals = {k: sum(c[k] for c in per_topic.values()) for k in COUNTS}
+            context.add_asset_metadata({**totals, "per_topic": dg.MetadataValue.json(per_topic)}, partition_key=dt)
+        return dg.MaterializeResult(
+            metadata={
+                "changes": dg.MetadataValue.path(str(Path(storage.lake_root) / CHANGES_DIR)),
+                "rejects": dg.MetadataValue.path(str(Path(storage.lake_root) / REJECTS_DIR)),
+            }
+        )
+
+    return canonical_changes

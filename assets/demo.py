@@ -1,7 +1,8 @@
-"""The demo run: sample extracts for every format, then the Dagster job over their partitions.
+"""The demo run: sample extracts for every format, then the daily Dagster job over all their days at once.
 
-Runs in process against a local Dagster instance under `<out>/dagster_home`, so `dagster dev`
-started with that DAGSTER_HOME shows the runs afterwards.
+The days run as one ranged run (what a backfill launched from the UI does under the single-run
+policy), in process against a local Dagster instance under `<out>/dagster_home`, so `dagster dev`
+started with that DAGSTER_HOME and the demo's locations shows the runs afterwards.
 """
 
 import datetime as dt
@@ -11,50 +12,52 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
-from assets.canonical import canonical_changes
-from assets.quality import QUALITY_CHECKS
-from cdc_pipelines.demo import generate
-from cdc_pipelines.formats import FORMAT_IDS
-from resources import LakeStorageResource, QualityConfigResource, TopicCatalogResource, spark_resource
+from assets.graph import DAILY_JOB, build_definitions
+from assets.keys import CANONICAL
+from cdc_pipelines.daily import TARGETS_DIR
+from cdc_pipelines.demo import generate, wrap_kcat
+from cdc_pipelines.demo_catalog import KCAT_SOURCE, KCAT_TOPIC, demo_topics
+
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def write_demo_inputs(out: Path, day_list: list[dt.date], per_day: int) -> Path:
+    """Raw extracts of every demo topic under `out/raw`, and the catalog naming them; returns the catalog."""
+    generate(out / "raw", day_list, per_day)
+    for day in day_list:
+        part = Path(f"dt={day.isoformat()}") / "part-0.jsonl"
+        wrap_kcat(out / "raw" / KCAT_SOURCE / part, out / "raw" / KCAT_TOPIC / part, KCAT_TOPIC)
+    catalog = out / "catalog.yaml"
+    catalog.write_text(yaml.safe_dump({"topics": demo_topics()}, sort_keys=False))
+    return catalog
 
 
 def run_demo(out: str | Path, days: int, per_day: int = 60, start: dt.date = dt.date(2024, 1, 1)) -> dict:
-    """Generate `days` days of extracts for all formats and materialize the canonical table for each."""
+    """Generate `days` days of extracts for all formats and run the daily job over them as one range."""
     out = Path(out).resolve()
     day_list = [start + dt.timedelta(days=i) for i in range(days)]
-    generate(out / "raw", day_list, per_day)
-    catalog = out / "catalog.yaml"
-    options = {"datahub-tuple": {"table": "demo"}, "oms-debezium-smt": {"table": "demo"}}
-    topics = [{"name": f, "format": f, "options": options.get(f, {})} for f in FORMAT_IDS]
-    catalog.write_text(yaml.safe_dump({"topics": topics}, sort_keys=False))
+    catalog = write_demo_inputs(out, day_list, per_day)
     os.environ.setdefault("DAGSTER_HOME", str(out / "dagster_home"))
     Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
-    resources = {
-        "pyspark": spark_resource(),
-        "storage": LakeStorageResource(raw_root=str(out / "raw"), lake_root=str(out / "lake")),
-        "catalog": TopicCatalogResource(path=str(catalog)),
-        "quality": QualityConfigResource(),
-    }
-    results = {}
+    job = build_definitions(catalog, out / "raw", out / "lake").resolve_job_def(DAILY_JOB)
+    tags = {RANGE_START: day_list[0].isoformat(), RANGE_END: day_list[-1].isoformat()}
     with dg.DagsterInstance.get() as instance:
-        for day in day_list:
-            result = dg.materialize(
-                [canonical_changes, *QUALITY_CHECKS],
-                resources=resources,
-                partition_key=day.isoformat(),
-                instance=instance,
-                raise_on_error=False,
-            )
-            meta = result.asset_materializations_for_node("canonical_changes")[0].metadata if result.success else {}
-            checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-            results[day.isoformat()] = {
-                "success": result.success,
-                **{k: meta[k].value for k in ("read", "decoded", "rejected", "events") if k in meta},
-                "checks": checks,
-            }
+        result = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False)
+    decoded = {m.partition: m.metadata for m in result.asset_materializations_for_node(CANONICAL.path[-1])}
+    checks = result.get_asset_check_evaluations()
+    results = {
+        day: {
+            "success": result.success,
+            **{k: v.value for k, v in decoded.get(day, {}).items() if k in ("read", "decoded", "rejected", "events")},
+            "checks": {c.check_name: c.passed for c in checks if c.partition == day},
+        }
+        for day in (d.isoformat() for d in day_list)
+    }
     return {
         "lake": str(out / "lake"),
+        "targets": str(out / "lake" / TARGETS_DIR),
         "raw": str(out / "raw"),
+        "catalog": str(catalog),
         "dagster_home": os.environ["DAGSTER_HOME"],
         "days": results,
     }

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from cdc_pipelines.envelope import check_envelope
 from cdc_pipelines.formats import get_codec
 
 
@@ -16,6 +17,7 @@ class Topic:
     format: str
     options: dict[str, str] = field(default_factory=dict)
     targets: tuple[str, ...] = ()
+    envelope: str | None = None
 
 
 class CatalogError(ValueError):
@@ -23,7 +25,7 @@ class CatalogError(ValueError):
 
 
 def load_catalog(path: str | Path) -> list[Topic]:
-    """Read and validate a catalog YAML (`topics: [{name, format, options, targets}]`)."""
+    """Read and validate a catalog YAML (`topics: [{name, format, options, targets, envelope}]`)."""
     data = yaml.safe_load(Path(path).read_text()) or {}
     topics = []
     for i, entry in enumerate(data.get("topics") or []):
@@ -33,8 +35,13 @@ def load_catalog(path: str | Path) -> list[Topic]:
         try:
             get_codec(entry["format"]).resolve_options(options)
             for target in entry.get("targets") or []:
-                get_codec(target)
+                if get_codec(target).encode is None:
+                    raise ValueError(f"target {target} has no encoder")
+            check_envelope(entry.get("envelope"))
+            if entry.get("envelope") and get_codec(entry["format"]).read is not None:
+                raise ValueError(f"format {entry['format']} reads its own files and takes no envelope")
         except (KeyError, ValueError) as exc:
             raise CatalogError(f"topic {entry['name']!r} in {path}: {exc}") from None
-        topics.append(Topic(str(entry["name"]), entry["format"], options, tuple(entry.get("targets") or ())))
+        targets = tuple(entry.get("targets") or ())
+        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope")))
     return topics

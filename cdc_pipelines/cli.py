@@ -207,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             summary = run_demo(args.out, args.days, args.per_day)
             print(json.dumps(summary, indent=1), file=sys.stderr)
             lake = summary["lake"]
-            print(f"canonical table: {lake}/changes  report: cdc-pipelines quality --canonical {lake} --dt DATE")
+            print(f"canonical table: {lake}/changes  targets: {summary['targets']}")
+            print(f"quality report of a day: cdc-pipelines quality --canonical {lake} --dt DATE")
             print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
         elif args.command == "detect":
             print(_detected(args.inputs))

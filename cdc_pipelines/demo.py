@@ -136,3 +136,16 @@ def generate(root: str | Path, days: list[dt.date], per_day: int = 60, formats=F
             path = Path(root) / format_id / f"dt={day.isoformat()}" / "part-0.jsonl"
             summary[f"{format_id}/{day}"] = write_extract(format_id, events, path)
     return summary
+
+
+def wrap_kcat(source: Path, dest: Path, topic: str, partition: int = 0) -> int:
+    """Write `source`'s lines as `kcat -C -J` envelopes (offsets from 0) into `dest`; return the line count."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    lines = source.read_text(encoding="utf-8").splitlines()
+    stamp = 1704067200000
+    with open(dest, "w", encoding="utf-8") as out:
+        for offset, line in enumerate(lines):
+            envelope = {"topic": topic, "partition": partition, "offset": offset, "tstype": "create",
+                        "ts": stamp + offset, "key": None, "payload": line}  # fmt: skip
+            out.write(json.dumps(envelope, ensure_ascii=False) + "\n")
+    return len(lines)

@@ -90,7 +90,13 @@ def encode_events(events: DataFrame, format_id: str, options: Mapping[str, str] 
 
 
 def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> dict[str, int]:
-    """Write `target/dt=/source_topic=/` as JSON lines in input order; count written and skipped.
+    """Write `target/dt=/source_topic=/` (see `write_encoded_by_day`) and count written and skipped."""
+    by_day = write_encoded_by_day(encoded, target, format_id).values()
+    return {k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")}
+
+
+def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: str) -> dict[str, dict[str, int]]:
+    """Write `target/dt=/source_topic=/` as JSON lines in input order; count written and skipped per dt.
 
     Binary messages (DTS Avro) are written as `.avro` container files of their records (the
     decoder reads those as it reads `value_b64` lines of a Kafka dump). Skipped events go to
@@ -117,11 +123,11 @@ def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> 
             "source_topic",
         )
         io.write_partitioned(skipped, target / SKIPPED_DIR)
-        row = encoded.all_rows.agg(
+        rows = encoded.all_rows.groupBy("dt").agg(
             F.count_distinct(F.when(F.col("skip_reason").isNull(), F.col("event_id"))).alias("encoded"),
             F.count(F.when(F.col("skip_reason").isNull(), 1)).alias("written"),
             F.count(F.when(F.col("skip_reason").isNotNull(), 1)).alias("skipped"),
-        ).first()
-        return {"written": row["written"], "skipped": row["skipped"], "encoded": row["encoded"]}
+        )
+        return {r["dt"]: {k: r[k] for k in ("written", "skipped", "encoded")} for r in rows.collect()}
     finally:
         encoded.all_rows.unpersist()

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from cdc_pipelines import canonical as C
+from cdc_pipelines import envelope as kafka_envelope
 from cdc_pipelines import io
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import IS_MESSAGE, MESSAGES, RAW_ENCODING, ROW_INDEX, finish, parse_json_lines
 from cdc_pipelines.formats.split_update import pair_split_updates
 
+T = TypeVar("T")
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
 
@@ -35,18 +38,34 @@ class DecodedExtract:
 
 
 def decode_lines(
-    lines: DataFrame, format_id: str, *, topic: str, dt: str, options: Mapping[str, str] | None = None
+    lines: DataFrame,
+    format_id: str,
+    *,
+    topic: str,
+    dt: str | Column,
+    options: Mapping[str, str] | None = None,
+    lineage: DataFrame | None = None,
 ) -> DecodedExtract:
     """Decode lines (`value`, `source_file`, `source_line`) into canonical events and rejects."""
     codec = get_codec(format_id)
     staged = (codec.parse or parse_json_lines)(lines, codec.schema)
-    return decode_staged(staged, format_id, topic=topic, dt=dt, options=options)
+    return decode_staged(staged, format_id, topic=topic, dt=dt, options=options, lineage=lineage)
 
 
 def decode_staged(
-    staged: DataFrame, format_id: str, *, topic: str, dt: str, options: Mapping[str, str] | None = None
+    staged: DataFrame,
+    format_id: str,
+    *,
+    topic: str,
+    dt: str | Column,
+    options: Mapping[str, str] | None = None,
+    lineage: DataFrame | None = None,
 ) -> DecodedExtract:
-    """Decode parsed messages (`msg`, `pre_reject`, `is_message`, lineage) into events and rejects."""
+    """Decode parsed messages (`msg`, `pre_reject`, `is_message`, lineage) into events and rejects.
+
+    `dt` is a date or a column (the date of each row's file); `lineage` is an envelope's per-line
+    lineage (see `envelope.unwrap`), joined back onto the decoded rows.
+    """
     codec = get_codec(format_id)
     resolved = codec.resolve_options(dict(options or {}))
     messages = staged.where(F.col(IS_MESSAGE)).drop(IS_MESSAGE)
@@ -66,6 +85,8 @@ def decode_staged(
         F.lit(topic).alias("source_topic"),
         F.lit(dt).alias("dt"),
     )
+    if lineage is not None:
+        combined = kafka_envelope.attach_lineage(combined, lineage, ROW_INDEX)
     events = combined.where(F.col("reject_reason").isNull()).select(
         C.event_id(
             F.col("source_format"), F.col("source_topic"), F.col("source_file"), F.col("source_line"), F.col(ROW_INDEX)
@@ -91,12 +112,21 @@ def decode_files(
     inputs: Iterable[str | Path],
     *,
     topic: str,
-    dt: str,
+    dt: str | Column,
     options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
 ) -> DecodedExtract:
-    """Decode the files or folders `inputs` (one message per line, compressed or not)."""
+    """Decode the files or folders `inputs` (one message per line, compressed or not).
+
+    With an `envelope` (e.g. `kcat`), each line wraps the message; see `cdc_pipelines.envelope`.
+    """
     codec = get_codec(format_id)
     files = io.list_input_files(inputs)
+    if envelope is not None:
+        if codec.read is not None:
+            raise kafka_envelope.EnvelopeError(f"format {format_id} reads its own files and takes no envelope")
+        unwrapped = kafka_envelope.unwrap(io.read_lines(spark, files), envelope)
+        return decode_lines(unwrapped.lines, format_id, topic=topic, dt=dt, options=options, lineage=unwrapped.lineage)
     if codec.read is not None:
         return decode_staged(codec.read(spark, files), format_id, topic=topic, dt=dt, options=options)
     return decode_lines(io.read_lines(spark, files), format_id, topic=topic, dt=dt, options=options)
@@ -121,31 +151,13 @@ def count_extract(decoded: DecodedExtract) -> dict[str, int]:
     return counts
 
 
-def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
-    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return the counts."""
+def write_decoded(decoded: DecodedExtract, out: str | Path, count: Callable[[DecodedExtract], T] = count_extract) -> T:
+    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return `count(decoded)`."""
     out = Path(out)
     decoded.combined.persist(StorageLevel.DISK_ONLY)
     try:
         io.write_partitioned(decoded.events, out / CHANGES_DIR)
         io.write_partitioned(decoded.rejects, out / REJECTS_DIR)
-        return count_extract(decoded)
+        return count(decoded)
     finally:
         decoded.combined.unpersist()
-
-
-def decode_partition(
-    spark: SparkSession, topics: Iterable, raw_partition, out: str | Path, dt: str
-) -> dict[str, dict[str, int]]:
-    """Decode one day of every catalog topic (`raw_partition(topic, dt)` -> folder) into `out`.
-
-    A topic with no folder for the day gives zero counts rather than an error: quiet topics are normal.
-    """
-    results: dict[str, dict[str, int]] = {}
-    for topic in topics:
-        folder = Path(raw_partition(topic.name, dt))
-        if not folder.is_dir() or not io.list_input_files_or_empty([folder]):
-            results[topic.name] = {"read": 0, "decoded": 0, "rejected": 0, "events": 0}
-            continue
-        decoded = decode_files(spark, topic.format, [folder], topic=topic.name, dt=dt, options=topic.options)
-        results[topic.name] = write_decoded(decoded, out)
-    return results

@@ -26,10 +26,10 @@ def _event_order(event: dict) -> tuple:
 
 @pytest.fixture(scope="session")
 def decode(spark):
-    """decode(format_id, path, **options) -> (events by source_line, rejects, DecodedExtract)."""
+    """decode(format_id, path, envelope=None, **options) -> (events by source_line, rejects, DecodedExtract)."""
 
-    def run(format_id: str, path: Path | str, topic: str = "t", dt: str = "2024-01-01", **options: str):
-        decoded = decode_files(spark, format_id, [path], topic=topic, dt=dt, options=options)
+    def run(format_id: str, path: Path | str, topic: str = "t", dt: str = "2024-01-01", envelope=None, **options):
+        decoded = decode_files(spark, format_id, [path], topic=topic, dt=dt, options=options, envelope=envelope)
         events = sorted((r.asDict(recursive=True) for r in decoded.events.collect()), key=_event_order)
         rejects = sorted((r.asDict() for r in decoded.rejects.collect()), key=lambda r: r["source_line"])
         return events, rejects, decoded

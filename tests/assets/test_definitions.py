@@ -1,47 +1,54 @@
-"""The Dagster definitions load, and the canonical asset materializes a partition in process."""
+"""workspace.yaml loads the project's Definitions with one asset per topic, the canonical table, one per
+target and the checks; the daily job has a schedule; every asset takes a range in one run."""
 
-from __future__ import annotations
-
-import shutil
+import datetime as dt
+import importlib
+from pathlib import Path
 
 import dagster as dg
+import yaml
 
-from assets.canonical import canonical_changes
-from assets.definitions import defs
-from cdc_pipelines.io import read_canonical, read_rejects
-from resources import LakeStorageResource, TopicCatalogResource, spark_resource
-from tests.conftest import resource
+from assets.graph import DAILY_JOB
+from assets.keys import CANONICAL, raw_key, target_key
+from cdc_pipelines.catalog import load_catalog
+from cdc_pipelines.demo_catalog import demo_topics
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_definitions_load_with_the_asset_graph():
+def _workspace_defs() -> dg.Definitions:
+    location = yaml.safe_load((ROOT / "workspace.yaml").read_text())["load_from"][0]["python_module"]
+    assert (ROOT / location["working_directory"]).resolve() == ROOT
+    return importlib.import_module(location["module_name"]).defs
+
+
+def test_workspace_graph_has_every_asset():
+    defs = _workspace_defs()
+    topics = load_catalog(ROOT / "catalog.yaml")
     graph = defs.resolve_asset_graph()
-    assert dg.AssetKey("canonical_changes") in graph.get_all_asset_keys()
+    targets = {f for t in topics for f in t.targets}
+    assert targets and any(t.envelope == "kcat" for t in topics)
+    expected = {raw_key(t.name) for t in topics} | {CANONICAL} | {target_key(f) for f in targets}
+    assert graph.get_all_asset_keys() == expected
+    assert graph.get(CANONICAL).parent_keys == {raw_key(t.name) for t in topics}
+    assert all(graph.get(target_key(f)).parent_keys == {CANONICAL} for f in targets)
+    assert {k.name for k in graph.asset_check_keys} >= {"conservation_check", "pk_consistency_check"}
+    for key in expected:
+        assert graph.get(key).backfill_policy == dg.BackfillPolicy.single_run()
+        assert graph.get(key).partitions_def.start.date().isoformat() == "2024-01-01"
 
 
-def test_materialize_a_partition(spark, tmp_path):
-    raw = tmp_path / "raw"
-    for topic, fmt in (("orders", "oms-canal"), ("users", "oms-default")):
-        day = raw / topic / "dt=2024-01-02"
-        day.mkdir(parents=True)
-        shutil.copy(resource(fmt, "seed.jsonl"), day / "part-0.jsonl")
-    (raw / "users" / "dt=2024-01-02" / "part-1.jsonl").write_text("broken\n")
-    catalog = tmp_path / "catalog.yaml"
-    catalog.write_text(
-        "topics:\n  - {name: orders, format: oms-canal}\n  - {name: users, format: oms-default}\n"
-        "  - {name: quiet, format: oms-shareplex}\n"
-    )
-    resources = {
-        "pyspark": spark_resource(),
-        "storage": LakeStorageResource(raw_root=str(raw), lake_root=str(tmp_path / "lake")),
-        "catalog": TopicCatalogResource(path=str(catalog)),
-    }
-    for _ in range(2):  # a rerun replaces the partition instead of adding to it
-        result = dg.materialize([canonical_changes], resources=resources, partition_key="2024-01-02")
-        assert result.success
-    meta = result.asset_materializations_for_node("canonical_changes")[0].metadata
-    assert (meta["read"].value, meta["decoded"].value, meta["rejected"].value, meta["events"].value) == (9, 8, 1, 8)
-    assert meta["per_topic"].value["quiet"] == {"read": 0, "decoded": 0, "rejected": 0, "events": 0}
-    changes = read_canonical(spark, tmp_path / "lake" / "changes")
-    assert changes.count() == 8
-    assert {r.source_topic for r in changes.select("source_topic").distinct().collect()} == {"orders", "users"}
-    assert read_rejects(spark, tmp_path / "lake" / "rejects").count() == 1
+def test_daily_schedule_runs_the_latest_day():
+    defs = _workspace_defs()
+    schedule = defs.resolve_schedule_def(f"{DAILY_JOB}_schedule")
+    assert schedule.job_name == DAILY_JOB and schedule.cron_schedule == "0 2 * * *"
+    at = dt.datetime(2024, 3, 5, 2, 0, tzinfo=dt.UTC)
+    requests = schedule.evaluate_tick(dg.build_schedule_context(scheduled_execution_time=at)).run_requests
+    assert [r.partition_key for r in requests] == ["2024-03-04"]
+
+
+def test_catalog_yaml_is_the_demos_catalog():
+    written = yaml.safe_load((ROOT / "catalog.yaml").read_text())["topics"]
+    assert [{k: v for k, v in t.items() if v} for t in written] == [
+        {k: v for k, v in t.items() if v} for t in demo_topics()
+    ]

@@ -1,0 +1,52 @@
+"""The asset graph a catalog implies, its resources, the daily job and its schedule."""
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import dagster as dg
+
+from assets.canonical import canonical_asset
+from assets.partitions import DAILY
+from assets.quality import QUALITY_CHECKS
+from assets.raw import raw_extract_asset
+from assets.targets import target_assets
+from cdc_pipelines.catalog import Topic, load_catalog
+from resources import LakeStorageResource, QualityConfigResource, TopicCatalogResource, spark_resource
+
+DAILY_JOB = "daily_cdc"
+
+
+def build_assets(topics: Sequence[Topic]) -> list[dg.AssetsDefinition]:
+    """Raw extract per topic -> canonical_changes -> one target per format, plus the quality checks."""
+    return [*(raw_extract_asset(t) for t in topics), canonical_asset(topics), *target_assets(topics), *QUALITY_CHECKS]
+
+
+def build_resources(catalog: str | Path, raw_root: str | Path, lake_root: str | Path) -> dict:
+    return {
+        "pyspark": spark_resource(),
+        "storage": LakeStorageResource(raw_root=str(raw_root), lake_root=str(lake_root)),
+        "catalog": TopicCatalogResource(path=str(catalog)),
+        "quality": QualityConfigResource(),
+    }
+
+
+def daily_job():
+    return dg.define_asset_job(
+        DAILY_JOB,
+        selection=dg.AssetSelection.all(include_sources=False),
+        partitions_def=DAILY,
+        description="Every asset and check for one day (the schedule's job)",
+    )
+
+
+def build_definitions(catalog: str | Path, raw_root: str | Path, lake_root: str | Path) -> dg.Definitions:
+    """Definitions over the topics of `catalog`; the schedule runs yesterday's partition at 02:00 UTC."""
+    job = daily_job()
+    return dg.Definitions(
+        assets=build_assets(load_catalog(catalog)),
+        jobs=[job],
+        schedules=[dg.build_schedule_from_partitioned_job(job, hour_of_day=2)],
+        resources=build_resources(catalog, raw_root, lake_root),
+        # one JVM for the whole run: the multiprocess executor would start one per step
+        executor=dg.in_process_executor,
+    )

@@ -1,0 +1,33 @@
+"""One asset per catalog topic: the day's raw extract folder, observed (files and bytes), not copied."""
+
+import dagster as dg
+
+from assets.keys import raw_key
+from assets.partitions import DAILY, SINGLE_RUN
+from cdc_pipelines.catalog import Topic
+from cdc_pipelines.daily import extract_stats
+from resources import LakeStorageResource
+
+
+def raw_extract_asset(topic: Topic) -> dg.AssetsDefinition:
+    key = raw_key(topic.name)
+
+    @dg.asset(
+        key=key,
+        partitions_def=DAILY,
+        backfill_policy=SINGLE_RUN,
+        group_name="raw",
+        kinds={"file"},
+        description=f"Raw extracts of topic {topic.name} ({topic.format}) under <raw_root>/{topic.name}/dt=*/",
+    )
+    def _raw(context: dg.AssetExecutionContext, storage: LakeStorageResource) -> dg.MaterializeResult:
+        total = {"files": 0, "bytes": 0}
+        for dt in context.partition_keys:
+            folder = storage.raw_partition(topic.name, dt)
+            stats = extract_stats(folder)
+            context.add_asset_metadata({**stats, "path": dg.MetadataValue.path(str(folder))}, partition_key=dt)
+            total = {k: total[k] + stats[k] for k in total}
+        context.log.info(f"{topic.name}: {total['files']} files, {total['bytes']} bytes over {context.partition_keys}")
+        return dg.MaterializeResult(metadata={"format": topic.format, "envelope": topic.envelope or "none"})
+
+    return _raw

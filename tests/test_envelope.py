@@ -1,0 +1,76 @@
+"""kcat -J envelopes: the payload decodes exactly as the bare message; offsets become lineage."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cdc_pipelines.catalog import CatalogError, load_catalog
+from cdc_pipelines.pipeline import count_extract
+from tests.conftest import resource
+
+
+def _envelopes(messages: list[str]) -> list[str]:
+    return [
+        json.dumps(
+            {"topic": "orders", "partition": 2, "offset": 100 + i, "tstype": "create", "ts": 1704067200123 + i,
+             "key": None, "payload": m}
+        )
+        for i, m in enumerate(messages)
+    ]  # fmt: skip
+
+
+def _strip(event: dict) -> dict:
+    kept = {k: v for k, v in event.items() if k not in ("event_id", "source_file", "meta")}
+    return kept | {"meta": {k: v for k, v in (event["meta"] or {}).items() if not k.startswith("cdc.kafka.")}}
+
+
+def test_kcat_payloads_decode_like_the_bare_messages(decode, tmp_path):
+    bare = resource("oms-canal", "seed.jsonl")
+    messages = bare.read_text().splitlines()
+    wrapped = tmp_path / "kcat.jsonl"
+    broken = ['{"topic": "orders", "payload": "x"}', "not json", json.dumps({"partition": 0, "offset": 9})]
+    wrapped.write_text("\n".join(_envelopes([*messages, '{"truncated": ']) + broken) + "\n")
+    expected, _, _ = decode("oms-canal", bare)
+    events, rejects, decoded = decode("oms-canal", wrapped, envelope="kcat")
+    assert [_strip(e) for e in events] == [_strip(e) for e in expected]
+    first = events[0]["meta"]
+    assert {k: v for k, v in first.items() if k.startswith("cdc.kafka.")} == {
+        "cdc.kafka.topic": "orders",
+        "cdc.kafka.partition": "2",
+        "cdc.kafka.offset": "100",
+        "cdc.kafka.tstype": "create",
+        "cdc.kafka.ts": "1704067200123",
+    }
+    assert sorted(int(e["meta"]["cdc.kafka.offset"]) for e in events) == sorted(
+        100 + e["source_line"] - 1 for e in events
+    )
+    n = len(messages) + 1
+    assert [(r["source_line"], r["reason"], r["raw"]) for r in rejects] == [
+        (n, "not a valid JSON object", '{"truncated": '),  # a bad payload: the decoder's reason, the payload
+        (n + 1, "not a kcat envelope (no offset)", broken[0]),
+        (n + 2, "not a kcat envelope (no offset)", broken[1]),
+        (n + 3, "kcat envelope without a payload (tombstone)", broken[2]),
+    ]
+    assert count_extract(decoded) == {"read": n + 3, "decoded": n - 1, "rejected": 4, "events": len(events)}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("{name: t, format: oms-canal, envelope: kafkacat}", "unknown envelope 'kafkacat'"),
+        ("{name: t, format: dts-avro, envelope: kcat}", "dts-avro reads its own files"),
+    ],
+)
+def test_catalog_checks_the_envelope(tmp_path, entry, message):
+    path = tmp_path / "catalog.yaml"
+    path.write_text(f"topics:\n  - {entry}\n")
+    with pytest.raises(CatalogError, match=message):
+        load_catalog(path)
+
+
+def test_catalog_reads_the_envelope(tmp_path):
+    path = tmp_path / "catalog.yaml"
+    path.write_text("topics:\n  - {name: t, format: oms-canal, envelope: kcat, targets: [oms-default]}\n")
+    assert [(t.envelope, t.targets) for t in load_catalog(path)] == [("kcat", ("oms-default",))]
