@@ -104,7 +104,9 @@ def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> 
         ordered = ordered.withColumn("message", F.to_json(F.struct(F.col("message").alias("value_b64"))))
     encoded.all_rows.persist()
     try:
-        io.write_partitioned(ordered.select("message", "dt", "source_topic"), target, text=True)
+        # every partition encoded is replaced in both outputs, even where one of them gets no rows
+        partitions = [r.asDict() for r in encoded.all_rows.select("dt", "source_topic").distinct().collect()]
+        io.write_partitioned(ordered.select("message", "dt", "source_topic"), target, text=True, replace=partitions)
         skipped = encoded.skipped.select(
             "event_id",
             "source_file",
@@ -114,7 +116,7 @@ def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> 
             "dt",
             "source_topic",
         )
-        io.write_partitioned(skipped, target / SKIPPED_DIR)
+        io.write_partitioned(skipped, target / SKIPPED_DIR, replace=partitions)
         row = encoded.all_rows.agg(
             F.count_distinct(F.when(F.col("skip_reason").isNull(), F.col("event_id"))).alias("encoded"),
             F.count(F.when(F.col("skip_reason").isNull(), 1)).alias("written"),

@@ -32,6 +32,7 @@ class DecodedExtract:
     rejects: DataFrame
     lines: DataFrame
     combined: DataFrame
+    partitions: tuple[dict[str, str], ...] = ()
 
 
 def decode_lines(
@@ -82,7 +83,8 @@ def decode_staged(
         F.col("reject_reason").alias("reason"),
         "dt",
     )
-    return DecodedExtract(events=events, rejects=rejects, lines=messages, combined=combined)
+    partition = {"dt": dt, "source_topic": topic}
+    return DecodedExtract(events=events, rejects=rejects, lines=messages, combined=combined, partitions=(partition,))
 
 
 def decode_files(
@@ -122,12 +124,16 @@ def count_extract(decoded: DecodedExtract) -> dict[str, int]:
 
 
 def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
-    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return the counts."""
+    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return the counts.
+
+    The extract's partition is replaced in both tables even where this run has no rows for it, so a
+    rerun leaves no stale events or rejects behind.
+    """
     out = Path(out)
     decoded.combined.persist(StorageLevel.DISK_ONLY)
     try:
-        io.write_partitioned(decoded.events, out / CHANGES_DIR)
-        io.write_partitioned(decoded.rejects, out / REJECTS_DIR)
+        io.write_partitioned(decoded.events, out / CHANGES_DIR, replace=decoded.partitions)
+        io.write_partitioned(decoded.rejects, out / REJECTS_DIR, replace=decoded.partitions)
         return count_extract(decoded)
     finally:
         decoded.combined.unpersist()
