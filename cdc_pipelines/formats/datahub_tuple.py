@@ -27,6 +27,7 @@ from cdc_pipelines.formats.base import (
     first_reason,
     lookup,
     parse_json_lines,
+    unreadable_line,
 )
 
 META_COLUMNS = (
@@ -57,6 +58,7 @@ def parse_tuple_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
         "source_line",
         F.when(F.size(fields) == F.size(header), F.map_from_arrays(header, fields)).alias("msg"),
         first_reason(
+            (unreadable_line(F.col("value")).isNotNull(), unreadable_line(F.col("value"))),
             (F.trim("value") == "", "empty line"),
             (
                 F.size(fields) != F.size(header),
