@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import io
+from cdc_pipelines.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import IS_MESSAGE, MESSAGES, RAW_ENCODING, ROW_INDEX, finish, parse_json_lines
 from cdc_pipelines.formats.split_update import pair_split_updates
@@ -96,12 +97,19 @@ def decode_files(
     dt: str,
     options: Mapping[str, str] | None = None,
 ) -> DecodedExtract:
-    """Decode the files or folders `inputs` (one message per line, compressed or not)."""
+    """Decode the files or folders `inputs` (one message per line, compressed or not).
+
+    A damaged `.gz` input gives its readable lines plus one reject instead of failing the run.
+    """
     codec = get_codec(format_id)
     files = io.list_input_files(inputs)
+    damage = check_gzip_inputs(files)
+    files = damage.readable_files(files)
     if codec.read is not None:
-        return decode_staged(codec.read(spark, files), format_id, topic=topic, dt=dt, options=options)
-    return decode_lines(io.read_lines(spark, files), format_id, topic=topic, dt=dt, options=options)
+        staged = codec.read(spark, files)
+    else:
+        staged = (codec.parse or parse_json_lines)(io.read_lines(spark, files), codec.schema)
+    return decode_staged(damage.restore(spark, staged), format_id, topic=topic, dt=dt, options=options)
 
 
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
