@@ -104,8 +104,14 @@ def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> 
         ordered = ordered.withColumn("message", F.to_json(F.struct(F.col("message").alias("value_b64"))))
     encoded.all_rows.persist()
     try:
+        row = encoded.all_rows.agg(
+            F.count_distinct(F.when(F.col("skip_reason").isNull(), F.col("event_id"))).alias("encoded"),
+            F.count(F.when(F.col("skip_reason").isNull(), 1)).alias("written"),
+            F.count(F.when(F.col("skip_reason").isNotNull(), 1)).alias("skipped"),
+            F.collect_set(F.struct("dt", "source_topic")).alias("partitions"),
+        ).first()
         # every partition encoded is replaced in both outputs, even where one of them gets no rows
-        partitions = [r.asDict() for r in encoded.all_rows.select("dt", "source_topic").distinct().collect()]
+        partitions = [p.asDict() for p in row["partitions"]]
         io.write_partitioned(ordered.select("message", "dt", "source_topic"), target, text=True, replace=partitions)
         skipped = encoded.skipped.select(
             "event_id",
@@ -117,11 +123,6 @@ def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> 
             "source_topic",
         )
         io.write_partitioned(skipped, target / SKIPPED_DIR, replace=partitions)
-        row = encoded.all_rows.agg(
-            F.count_distinct(F.when(F.col("skip_reason").isNull(), F.col("event_id"))).alias("encoded"),
-            F.count(F.when(F.col("skip_reason").isNull(), 1)).alias("written"),
-            F.count(F.when(F.col("skip_reason").isNotNull(), 1)).alias("skipped"),
-        ).first()
         return {"written": row["written"], "skipped": row["skipped"], "encoded": row["encoded"]}
     finally:
         encoded.all_rows.unpersist()
