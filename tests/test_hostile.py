@@ -2,8 +2,9 @@
 
 `resources/hostile/<format-id>.jsonl` holds the cases aimed at one format (one per line, in the order
 of the expectations below); `common.txt` holds lines no format can decode (invalid UTF-8 included),
-`truncated.jsonl.gz` a gzip file cut in half, `corrupt.avro` a broken Avro container. Each format is
-one decode call over its file, the common lines and an oversize line, so one Spark job per format.
+`truncated.jsonl.gz` a gzip file cut in half, `corrupt.avro` a broken Avro container, `datahub-tuple.csv`
+CSV rows under a header. Each format is one decode call over its file, the common lines and an
+oversize line, so one Spark job per format.
 """
 
 from __future__ import annotations
@@ -131,12 +132,17 @@ def _outcome(row: dict) -> str:
 
 
 def _by_file(events: list[dict], rejects: list[dict]) -> dict[str, list[str]]:
-    rows = sorted(((r["source_file"], r["source_line"], _outcome(r)) for r in events + rejects), key=lambda r: r[:2])
-    out: dict[str, list[str]] = {}
-    for file, line, outcome in rows:
-        lines = out.setdefault(file.rsplit("/", 1)[-1], [])
-        assert line == len(lines) + 1, f"{file}: line {line} twice or a line lost"
-        lines.append(outcome)
+    """Outcomes by file name, in line order; a line given twice or a line left out fails here."""
+    found: dict[str, dict[int, str]] = {}
+    for row in events + rejects:
+        lines = found.setdefault(row["source_file"].rsplit("/", 1)[-1], {})
+        assert row["source_line"] not in lines, f"{row['source_file']}: line {row['source_line']} twice"
+        lines[row["source_line"]] = _outcome(row)
+    first = {"datahub-tuple.csv": 2}  # line 1 of a CSV file is its header, not a message
+    out = {}
+    for name, lines in found.items():
+        assert sorted(lines) == list(range(first.get(name, 1), max(lines) + 1)), f"{name}: a line lost"
+        out[name] = [lines[n] for n in sorted(lines)]
     return out
 
 
@@ -148,7 +154,11 @@ def oversize(tmp_path_factory) -> Path:
 
 
 def _inputs(format_id: str, oversize: Path) -> list[Path]:
-    extra = {"dts-avro": [HOSTILE / "corrupt.avro"], "oms-default": [HOSTILE / "truncated.jsonl.gz"]}
+    extra = {
+        "dts-avro": [HOSTILE / "corrupt.avro"],
+        "oms-default": [HOSTILE / "truncated.jsonl.gz"],
+        "datahub-tuple": [HOSTILE / "datahub-tuple.csv"],
+    }
     return [HOSTILE / f"{format_id}.jsonl", HOSTILE / "common.txt", oversize, *extra.get(format_id, [])]
 
 
@@ -178,15 +188,22 @@ def test_corpus_case_by_case(spark, format_id, oversize, monkeypatch):
         assert gz[:-1] == [f"INSERT 't' '{i * 7919}'" for i in range(len(gz) - 1)] and len(gz) > 100
         damaged = f"reject: damaged gzip file, nothing readable after line {len(gz) - 1}: the gzip file is truncated"
         assert gz[-1] == damaged
+    if format_id == "datahub-tuple":
+        assert found.pop("datahub-tuple.csv") == [
+            "INSERT None 'a'",
+            "reject: message is not valid UTF-8",
+            "reject: CSV row has 6 fields, its header 7",
+        ]
     if format_id == "dts-avro":
         assert found.pop("corrupt.avro") == [
             "reject: corrupt Avro container after 0 records: cannot read header - is it an avro file?"
         ]
     assert found == {}
     assert counts["read"] == counts["decoded"] + counts["rejected"] == len(events) + len(rejects)
-    not_utf8 = next(r for r in rejects if r["reason"] == "message is not valid UTF-8")
-    assert not_utf8["raw_encoding"] == "base64"
-    assert base64.b64decode(not_utf8["raw"]) == (HOSTILE / "common.txt").read_bytes().splitlines()[10]
+    for not_utf8 in (r for r in rejects if r["reason"] == "message is not valid UTF-8"):
+        lines = Path(not_utf8["source_file"].removeprefix("file:")).read_bytes().splitlines()
+        assert not_utf8["raw_encoding"] == "base64"
+        assert base64.b64decode(not_utf8["raw"]) == lines[not_utf8["source_line"] - 1]
     if format_id == "dataworks-json":
         ddl = next(e for e in events if e["op"] == "DDL")
         assert ddl["ddl"] == "alter table t add column c text"
