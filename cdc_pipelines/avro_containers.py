@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,7 +24,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from cdc_pipelines.canonical import PARTITION_COLUMNS
 from cdc_pipelines.formats.dts_avro_records import container_schema, read_record_and_writer
+from cdc_pipelines.partition_paths import partition_dir
 
 CONTAINER_FILES = {False: "part-00000.avro", True: "part-00000-older-writer.avro"}
 BLOCK_RECORDS, BLOCK_BYTES = 4096, 1 << 20
@@ -36,17 +38,6 @@ WRITTEN_SCHEMA = T.StructType(
         T.StructField("records", T.LongType()),
     ]
 )
-# the characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName)
-_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^") | {chr(c) for c in range(0x20)}
-
-
-def partition_folder(column: str, value: str | None) -> str:
-    """`column=value` as Spark names the folder of a partition value."""
-    if value is None or value == "":
-        return f"{column}=__HIVE_DEFAULT_PARTITION__"
-    return column + "=" + "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in value)
-
-
 def _varlong(n: int) -> bytes:
     n = (n << 1) ^ (n >> 63)  # zig-zag
     out = bytearray()
@@ -122,7 +113,7 @@ def _write_partitions(target: str):
                     if partition is not None:
                         yield written()
                     key = (dt, topic)
-                    folder = Path(target, partition_folder("dt", dt), partition_folder("source_topic", topic))
+                    folder = Path(target, partition_dir({"dt": dt, "source_topic": topic}, PARTITION_COLUMNS))
                     partition = _Partition(folder)
                 partition.append(base64.b64decode(message))
         if partition is not None:
@@ -131,10 +122,19 @@ def _write_partitions(target: str):
     return run
 
 
-def write_avro_containers(ordered: DataFrame, target: str | Path) -> list[dict]:
-    """Write `ordered` (`dt`, `source_topic`, base64 `message`, partitioned and sorted) as containers."""
-    Path(target).mkdir(parents=True, exist_ok=True)
-    written = ordered.select("dt", "source_topic", "message").mapInArrow(
-        _write_partitions(str(Path(target).resolve())), WRITTEN_SCHEMA
-    )
-    return [row.asDict() for row in written.collect()]
+def write_avro_containers(ordered: DataFrame, target: str | Path, replace: Iterable[Mapping] = ()) -> list[dict]:
+    """Write `ordered` (`dt`, `source_topic`, base64 `message`, partitioned and sorted) as containers.
+
+    The partitions in `replace` that get no message lose the containers an earlier run left there.
+    """
+    root = Path(target).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    written = ordered.select("dt", "source_topic", "message").mapInArrow(_write_partitions(str(root)), WRITTEN_SCHEMA)
+    rows = [row.asDict() for row in written.collect()]
+    filled = {(r["dt"], r["source_topic"]) for r in rows}
+    for p in replace:
+        if (p["dt"], p["source_topic"]) not in filled:
+            folder = root / partition_dir(p, PARTITION_COLUMNS)
+            for name in CONTAINER_FILES.values():
+                (folder / name).unlink(missing_ok=True)
+    return rows

@@ -301,7 +301,8 @@ def epoch_time(text: Column, unit: str) -> tuple[Column, Column]:
     n = text.try_cast(T.DecimalType(38, 0))
     micros = n * {"s": 10**6, "ms": 10**3, "us": 1}.get(unit, 1) / ({"ns": 1000}.get(unit, 1))
     ok = text.rlike(_INTEGER_TEXT)
-    return F.when(ok, F.timestamp_micros(F.floor(micros).try_cast(T.LongType()))), F.when(ok, F.lit(unit))
+    # the unit stays set for text that is no count, so the unreadable time is rejected, not dropped
+    return F.when(ok, F.timestamp_micros(F.floor(micros).try_cast(T.LongType()))), F.when(text.isNotNull(), F.lit(unit))
 
 
 def text_time_unit(text: Column) -> Column:

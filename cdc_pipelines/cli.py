@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -29,6 +30,15 @@ def _date(text: str) -> str:
         raise argparse.ArgumentTypeError(f"not a YYYY-MM-DD date: {text!r}") from None
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return int(text)
+
+
+LIMIT_HELP = "reject messages longer than N characters unparsed (default: env CDC_MAX_MESSAGE_CHARS or 16 Mi)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -39,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("--topic", default="default", help="source topic name (partition value)")
     dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
+    dec.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
     dec.add_argument("inputs", nargs="+", help="files or folders of messages, one per line (.gz too)")
     conv = sub.add_parser("convert", help="decode messages of one format and re-encode them in another")
     conv.add_argument("--from", dest="source", required=True, help="source format id, or auto")
@@ -48,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     conv.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
     conv.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
+    conv.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
     conv.add_argument("inputs", nargs="+", help="files or folders of messages")
     enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
     enc.add_argument("--to", dest="target", required=True, help="target format id")
@@ -192,6 +204,9 @@ def _quality(args: argparse.Namespace) -> dict[str, bool]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if getattr(args, "max_message_chars", None):
+        # the decoders read the limit from the environment, as the Dagster job does
+        os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
         if args.command == "formats":
             print("\n".join(FORMAT_IDS))

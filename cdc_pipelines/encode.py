@@ -109,10 +109,18 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
     )
     encoded.all_rows.persist()
     try:
+        counts = encoded.all_rows.groupBy("dt", "source_topic").agg(
+            F.count_distinct(F.when(F.col("skip_reason").isNull(), F.col("event_id"))).alias("encoded"),
+            F.count(F.when(F.col("skip_reason").isNull(), 1)).alias("written"),
+            F.count(F.when(F.col("skip_reason").isNotNull(), 1)).alias("skipped"),
+        ).collect()
+        # every partition encoded is replaced in both outputs, even where one of them gets no rows
+        partitions = [{"dt": r["dt"], "source_topic": r["source_topic"]} for r in counts]
         if get_codec(format_id).binary_messages:
-            write_avro_containers(ordered, target)
+            write_avro_containers(ordered, target, replace=partitions)
         else:
-            io.write_partitioned(ordered.select("message", "dt", "source_topic"), target, text=True)
+            messages = ordered.select("message", "dt", "source_topic")
+            io.write_partitioned(messages, target, text=True, replace=partitions)
         skipped = encoded.skipped.select(
             "event_id",
             "source_file",
@@ -122,12 +130,12 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
             "dt",
             "source_topic",
         )
-        io.write_partitioned(skipped, target / SKIPPED_DIR)
-        rows = encoded.all_rows.groupBy("dt").agg(
-            F.count_distinct(F.when(F.col("skip_reason").isNull(), F.col("event_id"))).alias("encoded"),
-            F.count(F.when(F.col("skip_reason").isNull(), 1)).alias("written"),
-            F.count(F.when(F.col("skip_reason").isNotNull(), 1)).alias("skipped"),
-        )
-        return {r["dt"]: {k: r[k] for k in ("written", "skipped", "encoded")} for r in rows.collect()}
+        io.write_partitioned(skipped, target / SKIPPED_DIR, replace=partitions)
+        by_day: dict[str, dict[str, int]] = {}
+        for r in counts:
+            day = by_day.setdefault(r["dt"], dict.fromkeys(("written", "skipped", "encoded"), 0))
+            for k in day:
+                day[k] += r[k]
+        return by_day
     finally:
         encoded.all_rows.unpersist()

@@ -8,13 +8,14 @@ line count of the earlier splits of the same file, worked out from a small per-s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from cdc_pipelines.canonical import PARTITION_COLUMNS
+from cdc_pipelines.commit import replace_partitions
 
 
 class InputError(ValueError):
@@ -73,14 +74,15 @@ def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
 
 
 def write_partitioned(
-    df: DataFrame, path: str | Path, partition_by: tuple[str, ...] = PARTITION_COLUMNS, text: bool = False
+    df: DataFrame,
+    path: str | Path,
+    partition_by: tuple[str, ...] = PARTITION_COLUMNS,
+    text: bool = False,
+    replace: Iterable[Mapping[str, str]] = (),
 ) -> None:
-    """Write Parquet (or text lines) partitioned by `partition_by`, replacing only the partitions in `df`."""
-    writer = df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy(*partition_by)
-    if text:
-        writer.text(str(path))
-    else:
-        writer.parquet(str(path))
+    """Write Parquet (or text lines) partitioned by `partition_by`, replacing only the partitions in `df`
+    and those listed in `replace`, atomically per partition (see `commit`)."""
+    replace_partitions(df, path, partition_by, text=text, replace=replace)
 
 
 def read_canonical(spark: SparkSession, path: str | Path) -> DataFrame:

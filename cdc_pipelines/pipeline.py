@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from cdc_pipelines import canonical as C
 from cdc_pipelines import envelope as kafka_envelope
 from cdc_pipelines import io
+from cdc_pipelines.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import IS_MESSAGE, MESSAGES, RAW_ENCODING, ROW_INDEX, finish, parse_json_lines
 from cdc_pipelines.formats.split_update import pair_split_updates
@@ -35,6 +36,7 @@ class DecodedExtract:
     rejects: DataFrame
     lines: DataFrame
     combined: DataFrame
+    partitions: tuple[dict[str, str], ...] = ()
 
 
 def decode_lines(
@@ -103,7 +105,9 @@ def decode_staged(
         F.col("reject_reason").alias("reason"),
         "dt",
     )
-    return DecodedExtract(events=events, rejects=rejects, lines=messages, combined=combined)
+    # one day's partition is replaced even where it gets no rows; a range (`dt` a column) replaces the days it has
+    partitions = ({"dt": dt, "source_topic": topic},) if isinstance(dt, str) else ()
+    return DecodedExtract(events=events, rejects=rejects, lines=messages, combined=combined, partitions=partitions)
 
 
 def decode_files(
@@ -118,18 +122,26 @@ def decode_files(
 ) -> DecodedExtract:
     """Decode the files or folders `inputs` (one message per line, compressed or not).
 
-    With an `envelope` (e.g. `kcat`), each line wraps the message; see `cdc_pipelines.envelope`.
+    With an `envelope` (e.g. `kcat`), each line wraps the message; see `cdc_pipelines.envelope`. A
+    damaged `.gz` input gives its readable lines plus one reject instead of failing the run.
     """
     codec = get_codec(format_id)
     files = io.list_input_files(inputs)
+    damage = check_gzip_inputs(files)
+    files = damage.readable_files(files)
+    lineage = None
     if envelope is not None:
         if codec.read is not None:
             raise kafka_envelope.EnvelopeError(f"format {format_id} reads its own files and takes no envelope")
         unwrapped = kafka_envelope.unwrap(io.read_lines(spark, files), envelope)
-        return decode_lines(unwrapped.lines, format_id, topic=topic, dt=dt, options=options, lineage=unwrapped.lineage)
-    if codec.read is not None:
-        return decode_staged(codec.read(spark, files), format_id, topic=topic, dt=dt, options=options)
-    return decode_lines(io.read_lines(spark, files), format_id, topic=topic, dt=dt, options=options)
+        staged = (codec.parse or parse_json_lines)(unwrapped.lines, codec.schema)
+        lineage = unwrapped.lineage
+    elif codec.read is not None:
+        staged = codec.read(spark, files)
+    else:
+        staged = (codec.parse or parse_json_lines)(io.read_lines(spark, files), codec.schema)
+    staged = damage.restore(spark, staged)
+    return decode_staged(staged, format_id, topic=topic, dt=dt, options=options, lineage=lineage)
 
 
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
@@ -152,12 +164,16 @@ def count_extract(decoded: DecodedExtract) -> dict[str, int]:
 
 
 def write_decoded(decoded: DecodedExtract, out: str | Path, count: Callable[[DecodedExtract], T] = count_extract) -> T:
-    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return `count(decoded)`."""
+    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return `count(decoded)`.
+
+    The extract's partition is replaced in both tables even where this run has no rows for it, so a
+    rerun leaves no stale events or rejects behind.
+    """
     out = Path(out)
     decoded.combined.persist(StorageLevel.DISK_ONLY)
     try:
-        io.write_partitioned(decoded.events, out / CHANGES_DIR)
-        io.write_partitioned(decoded.rejects, out / REJECTS_DIR)
+        io.write_partitioned(decoded.events, out / CHANGES_DIR, replace=decoded.partitions)
+        io.write_partitioned(decoded.rejects, out / REJECTS_DIR, replace=decoded.partitions)
         return count(decoded)
     finally:
         decoded.combined.unpersist()

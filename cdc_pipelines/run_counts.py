@@ -13,12 +13,14 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from cdc_pipelines.partition_paths import escape_value, unescape_value
+
 COUNTS_DIR = "counts"
 COUNTS_FILE = "counts.json"
 
 
 def counts_path(lake_root: str | Path, dt: str, topic: str) -> Path:
-    return Path(lake_root) / COUNTS_DIR / f"dt={dt}" / f"source_topic={topic}" / COUNTS_FILE
+    return Path(lake_root) / COUNTS_DIR / f"dt={escape_value(dt)}" / f"source_topic={escape_value(topic)}" / COUNTS_FILE
 
 
 def write_counts(lake_root: str | Path, dt: str, per_topic: Mapping[str, Mapping[str, int]]) -> None:
@@ -34,8 +36,8 @@ def write_counts(lake_root: str | Path, dt: str, per_topic: Mapping[str, Mapping
 
 def read_counts(lake_root: str | Path, dt: str) -> dict[str, dict[str, int]]:
     """Counts recorded for `dt`, by topic; empty when the run recorded none."""
-    day = Path(lake_root) / COUNTS_DIR / f"dt={dt}"
+    day = Path(lake_root) / COUNTS_DIR / f"dt={escape_value(dt)}"
     out = {}
     for path in sorted(day.glob(f"source_topic=*/{COUNTS_FILE}")):
-        out[path.parent.name.split("=", 1)[1]] = json.loads(path.read_text())
+        out[unescape_value(path.parent.name.split("=", 1)[1])] = json.loads(path.read_text())
     return out

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from cdc_pipelines.cli import main
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.io import read_canonical, read_rejects
@@ -78,3 +80,19 @@ def test_unknown_format_and_missing_input_fail_clearly(tmp_path, capsys):
         main(["decode", "--format", "oms-canal", "--option", "colour=red", "--out", str(tmp_path), str(tmp_path)]) == 2
     )
     assert "has no option colour" in capsys.readouterr().err
+
+
+def test_decode_takes_the_message_size_limit(spark, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CDC_MAX_MESSAGE_CHARS", str(16 * 1024 * 1024))  # restored after the test
+    seed = resource("oms-canal", "seed.jsonl")
+    longest = max(len(line) for line in seed.read_text().splitlines())
+    out = tmp_path / "out"
+    args = ["decode", "--format", "oms-canal", "--out", str(out), "--dt", "2024-03-01", str(seed)]
+    assert main([*args[:1], "--max-message-chars", str(longest - 1), *args[1:]]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["rejected"] >= 1 and summary["read"] == summary["decoded"] + summary["rejected"]
+    reasons = {r.reason for r in read_rejects(spark, out / "rejects").collect()}
+    assert f"message of {longest} characters is over the limit of {longest - 1}" in reasons
+    with pytest.raises(SystemExit):
+        main([*args[:1], "--max-message-chars", "0", *args[1:]])
+    assert "not a positive whole number" in capsys.readouterr().err

@@ -128,16 +128,35 @@ def max_message_chars() -> int:
     return int(os.environ.get("CDC_MAX_MESSAGE_CHARS", 16 * 1024 * 1024))
 
 
+def unreadable_line(value: Column) -> Column:
+    """Why a line cannot be read as text at all (too long to parse safely, not UTF-8), or null."""
+    limit, length = max_message_chars(), F.length(value)
+    return first_reason(
+        (
+            length > limit,
+            F.format_string(f"message of %d characters is over the limit of {limit}", length),
+        ),
+        (~F.is_valid_utf8(value), "message is not valid UTF-8"),
+    )
+
+
+def raw_line(value: Column) -> tuple[Column, Column]:
+    """(raw, raw_encoding) of a line as rejects keep it: bytes that are not UTF-8 as base64."""
+    valid = F.is_valid_utf8(value)
+    return F.when(valid, value).otherwise(F.base64(value.cast("binary"))), F.when(valid, "text").otherwise("base64")
+
+
 def parse_json_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
     """Lines -> `msg` (the parsed message) and `pre_reject` (why a line is no message of any format).
 
     Every line is a message (`is_message`); formats with header lines parse differently. A line
-    longer than `max_message_chars()` is rejected without being parsed, to protect memory.
+    longer than `max_message_chars()`, or not UTF-8, is rejected without being parsed, to protect
+    memory and because its text would be a guess. Spark's JSON parser stops after the first value, so
+    a line that does not end with the object's `}` is rejected here.
     """
     value = F.col("value")
-    limit = max_message_chars()
-    too_long = F.length(value) > limit
-    parse_input = F.when(~too_long, value)
+    unreadable = unreadable_line(value)
+    parse_input = F.when(unreadable.isNull(), value)
     if isinstance(schema, T.StructType):
         parsed = J.parse_exact(parse_input, schema)
         corrupt = parsed[J.CORRUPT_FIELD].isNotNull()
@@ -145,16 +164,20 @@ def parse_json_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
         parsed = J.parse_exact_map(parse_input, schema)
         corrupt = F.lit(False)
     staged = lines.select("value", "source_file", "source_line", parsed.alias("msg"))
-    reason = first_reason(
-        (too_long, F.format_string(f"message of %d characters is over the limit of {limit}", F.length(value))),
-        (F.trim(value) == "", "empty line"),
-        (J.has_reserved_mark(value), "message contains the reserved character U+FDD0"),
-        (F.col("msg").isNull() | corrupt, "not a valid JSON object"),
+    reason = F.coalesce(
+        unreadable,
+        first_reason(
+            (F.trim(value) == "", "empty line"),
+            (J.has_reserved_mark(value), "message contains the reserved character U+FDD0"),
+            (F.col("msg").isNull() | corrupt | ~value.rlike(r"\}\s*$"), "not a valid JSON object"),
+        ),
     )
+    raw, encoding = raw_line(value)
     return (
         staged.withColumn(PRE_REJECT, reason)
         .withColumn(IS_MESSAGE, F.lit(True))
-        .withColumn(RAW_ENCODING, F.lit("text"))
+        .withColumn(RAW_ENCODING, encoding)
+        .withColumn("value", raw)
     )
 
 
@@ -281,7 +304,13 @@ def finish(decoded: DataFrame, codec: Codec, options: Mapping[str, str]) -> Data
     reason = F.coalesce(
         F.col(PRE_REJECT),
         F.col("reject_reason"),
-        first_reason((F.col("op").isNull(), "no op")),
+        first_reason(
+            (F.col("op").isNull(), "no op"),
+            (
+                F.col("event_time").isNull() & F.col("event_time_unit").isNotNull(),
+                "event time is neither an epoch number nor a date-time",
+            ),
+        ),
         _image_requirements(F.col("op"), before_raw, after_raw, F.col("ddl"), codec.update_has_before),
         F.when(F.size(bad) > 0, bad_reason),
     )

@@ -27,6 +27,8 @@ from cdc_pipelines.formats.base import (
     first_reason,
     lookup,
     parse_json_lines,
+    raw_line,
+    unreadable_line,
 )
 
 META_COLUMNS = (
@@ -51,12 +53,15 @@ def parse_tuple_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
     csv_lines = lines.where(is_csv).join(F.broadcast(headers), "source_file", "left")
     fields = _csv_split(F.col("value"))
     header = F.col("_xheader")
+    unreadable = unreadable_line(F.col("value"))
+    raw, encoding = raw_line(F.col("value"))
     csv_rows = csv_lines.select(
-        "value",
+        raw.alias("value"),
         "source_file",
         "source_line",
         F.when(F.size(fields) == F.size(header), F.map_from_arrays(header, fields)).alias("msg"),
         first_reason(
+            (unreadable.isNotNull(), unreadable),
             (F.trim("value") == "", "empty line"),
             (
                 F.size(fields) != F.size(header),
@@ -64,7 +69,7 @@ def parse_tuple_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
             ),
         ).alias(PRE_REJECT),
         (F.col("source_line") != 1).alias(IS_MESSAGE),
-        F.lit("text").alias(RAW_ENCODING),
+        encoding.alias(RAW_ENCODING),
     )
     return json_rows.unionByName(csv_rows)
 

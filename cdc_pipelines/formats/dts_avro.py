@@ -21,7 +21,17 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from cdc_pipelines import canonical as C
 from cdc_pipelines import io
 from cdc_pipelines import jsontext as J
-from cdc_pipelines.formats.base import IS_MESSAGE, PRE_REJECT, RAW_ENCODING, Codec, emit, first_reason, msg
+from cdc_pipelines.formats.base import (
+    IS_MESSAGE,
+    PRE_REJECT,
+    RAW_ENCODING,
+    Codec,
+    emit,
+    first_reason,
+    msg,
+    raw_line,
+    unreadable_line,
+)
 from cdc_pipelines.formats.dts_avro_records import decode_message, encode_record, record_schemas
 
 _TEXT = T.StringType()
@@ -79,7 +89,7 @@ def _decode_envelopes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBa
                     fields = decode_message(base64.b64decode(r["b64"], validate=True))
                 except ValueError as exc:
                     reason = f"value_b64 is not base64: {exc}"
-            rows.append(_row(r["value"], r["source_file"], r["source_line"], fields, reason, "text"))
+            rows.append(_row(r["value"], r["source_file"], r["source_line"], fields, reason, r[RAW_ENCODING]))
         yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
 
@@ -109,16 +119,23 @@ def read_dts_avro(spark: SparkSession, files: list[str]) -> DataFrame:
     parts = []
     if lines_files:
         lines = io.read_lines(spark, lines_files)
-        envelope = J.parse_exact(F.col("value"), _ENVELOPE)
+        unreadable = unreadable_line(F.col("value"))
+        envelope = J.parse_exact(F.when(unreadable.isNull(), F.col("value")), _ENVELOPE)
         b64 = J.text(envelope["value_b64"])
+        raw, encoding = raw_line(F.col("value"))
         staged = lines.select(
-            "value",
+            raw.alias("value"),
             "source_file",
             "source_line",
             b64.alias("b64"),
+            encoding.alias(RAW_ENCODING),
             first_reason(
+                (unreadable.isNotNull(), unreadable),
                 (F.trim("value") == "", "empty line"),
-                (envelope.isNull() | envelope[J.CORRUPT_FIELD].isNotNull(), "not a valid JSON object"),
+                (
+                    envelope.isNull() | envelope[J.CORRUPT_FIELD].isNotNull() | ~F.col("value").rlike(r"\}\s*$"),
+                    "not a valid JSON object",
+                ),
                 (b64.isNull(), "no value_b64 field"),
             ).alias(PRE_REJECT),
         )

@@ -272,8 +272,8 @@ def decode_message(payload: bytes) -> dict:
     """`record_to_fields` of one schemaless message, or {"error": reason}."""
     try:
         return record_to_fields(read_record(payload))
-    except (ValueError, KeyError, TypeError) as exc:
-        return {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - hostile bytes must become a reject, never crash the run
+        return {"error": f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)}
 
 
 # ---------------------------------------------------------------- encoder
