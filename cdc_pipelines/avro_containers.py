@@ -38,6 +38,8 @@ WRITTEN_SCHEMA = T.StructType(
         T.StructField("records", T.LongType()),
     ]
 )
+
+
 def _varlong(n: int) -> bytes:
     n = (n << 1) ^ (n >> 63)  # zig-zag
     out = bytearray()

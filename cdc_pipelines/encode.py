@@ -109,11 +109,15 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
     )
     encoded.all_rows.persist()
     try:
-        counts = encoded.all_rows.groupBy("dt", "source_topic").agg(
-            F.count_distinct(F.when(F.col("skip_reason").isNull(), F.col("event_id"))).alias("encoded"),
-            F.count(F.when(F.col("skip_reason").isNull(), 1)).alias("written"),
-            F.count(F.when(F.col("skip_reason").isNotNull(), 1)).alias("skipped"),
-        ).collect()
+        counts = (
+            encoded.all_rows.groupBy("dt", "source_topic")
+            .agg(
+                F.count_distinct(F.when(F.col("skip_reason").isNull(), F.col("event_id"))).alias("encoded"),
+                F.count(F.when(F.col("skip_reason").isNull(), 1)).alias("written"),
+                F.count(F.when(F.col("skip_reason").isNotNull(), 1)).alias("skipped"),
+            )
+            .collect()
+        )
         # every partition encoded is replaced in both outputs, even where one of them gets no rows
         partitions = [{"dt": r["dt"], "source_topic": r["source_topic"]} for r in counts]
         if get_codec(format_id).binary_messages:
