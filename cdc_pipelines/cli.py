@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from cdc_pipelines.bench.command import add_parser as add_bench_parser
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.io import InputError
 
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     qua.add_argument("--canonical", required=True, help="lake folder holding changes/ and rejects/")
     qua.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
     qua.add_argument("--out", help="report folder (default: CANONICAL/reports)")
+    add_bench_parser(sub)
     return parser
 
 
@@ -206,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(_sample(args)))
         elif args.command == "quality":
             print(json.dumps(_quality(args)))
+        elif args.command == "bench":
+            from cdc_pipelines.bench.command import run as run_bench
+
+            print(json.dumps(run_bench(args)))
     except (UnknownFormatError, OptionError, InputError, DetectError) as exc:
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2
