@@ -40,8 +40,13 @@ def run(args: argparse.Namespace) -> dict:
     from cdc_pipelines.bench.runner import run_bench
     from cdc_pipelines.spark import spark_session
 
-    result = run_bench(spark_session(), config_of(args), Path(args.out), log=lambda s: print(s, file=sys.stderr))
-    Path(args.out, "bench.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    write_report(result, Path(args.report))
+    def save(result: dict) -> None:
+        Path(args.out, "bench.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+        write_report(result, Path(args.report))
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    result = run_bench(spark_session(), config_of(args), Path(args.out), log=log, progress=save)
     print(f"benchmark tables: {args.report}  measurements: {args.out}/bench.json", file=sys.stderr)
     return {"seconds": result["seconds"], "measurements": len(result["measurements"])}

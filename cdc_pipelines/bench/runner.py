@@ -101,14 +101,28 @@ def bench_format(
     return done
 
 
-def run_bench(spark: SparkSession, config: BenchConfig, work: Path, log: Callable[[str], None] = print) -> dict:
-    """Run every scale and format; return the machine, the config and every measurement."""
+def run_bench(
+    spark: SparkSession,
+    config: BenchConfig,
+    work: Path,
+    log: Callable[[str], None] = print,
+    progress: Callable[[dict], None] | None = None,
+) -> dict:
+    """Run every scale and format; return the machine, the config and every measurement.
+
+    `progress` gets the result so far after each format, so a long run leaves its tables even if stopped.
+    """
     threads = spark.sparkContext.defaultParallelism
-    events = data.block_events(config.block_days, config.block_events_per_day)
     Path(work).mkdir(parents=True, exist_ok=True)
+    events = data.block_events(config.block_days, config.block_events_per_day)
     blocks = {f: data.message_block(f, events, Path(work)) for f in config.formats}
     measurements: list[Measurement] = []
     started = time.time()
+    result = {
+        "machine": machine(threads),
+        "config": asdict(config),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
+    }
     for scale in config.scales:
         for format_id in config.formats_at(scale):
             lines = config.messages * scale
@@ -116,14 +130,14 @@ def run_bench(spark: SparkSession, config: BenchConfig, work: Path, log: Callabl
             for m in bench_format(spark, format_id, blocks[format_id], lines, scale, Path(work), threads):
                 measurements.append(m)
                 log(f"  {m.step:14s} {m.records:>10d} records {m.seconds:8.2f} s")
-    return {
-        "machine": machine(threads),
-        "config": asdict(config),
-        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
-        "seconds": round(time.time() - started, 1),
-        "load_avg_end": [round(x, 2) for x in os.getloadavg()],
-        "measurements": [asdict(m) for m in measurements],
-    }
+            result |= {
+                "seconds": round(time.time() - started, 1),
+                "load_avg_end": [round(x, 2) for x in os.getloadavg()],
+                "measurements": [asdict(m) for m in measurements],
+            }
+            if progress is not None:
+                progress(result)
+    return result
 
 
 def machine(spark_cores: int) -> dict:
