@@ -73,6 +73,8 @@ def bench_format(
     floor = work / "floor"
     measure("spark_floor", lambda: anchors.spark_floor(spark, format_id, source, floor), lambda _r: lines)
     measure("duckdb_decode", lambda: anchors.duckdb_decode(source, work / "duckdb.parquet", threads), lambda _r: lines)
+    done[-1].counts = {"rows_written": anchors.parquet_rows(work / "duckdb.parquet")}
+    done[-2].counts = {"rows_written": anchors.parquet_rows(floor)}
     shutil.rmtree(floor)
     lake = work / "lake"
     topic = "bench"
@@ -94,7 +96,7 @@ def bench_format(
     measure("duckdb_encode", lambda: anchors.duckdb_encode(changes, duck_json, threads), lambda _r: 0, size=0)
     done[-1].records = anchors.text_lines(duck_json)
     done[-1].bytes = duck_json.stat().st_size
-    done[-1].counts = {"rows": done[-1].records, "duckdb_decoded_rows": anchors.parquet_rows(work / "duckdb.parquet")}
+    done[-1].counts = {"rows_written": done[-1].records}
     if encode["encoded"] + encode["skipped"] != decode["events"]:
         raise AssertionError(f"encode saw {encode} for {decode['events']} decoded events of {format_id}")
     shutil.rmtree(work)

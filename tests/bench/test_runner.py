@@ -24,6 +24,8 @@ def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
         assert decode["read"] == decode["decoded"] + decode["rejected"] and decode["rejected"] > 0
         assert encode["encoded"] + encode["skipped"] == decode["events"] == by_step[(scale, "encode")]["records"]
         assert by_step[(scale, "duckdb_encode")]["records"] == decode["events"]
+        assert by_step[(scale, "spark_floor")]["counts"]["rows_written"] == decode["read"]
+        assert 0 < by_step[(scale, "duckdb_decode")]["counts"]["rows_written"] <= decode["read"]
     assert by_step[(1, "encode")]["peak_rss"]["python_workers"] > 0  # encode runs in Python workers
 
     report = tmp_path / "BENCHMARKS.md"
