@@ -1,8 +1,9 @@
 """Peak resident memory of the driver, the JVM and the Python workers, sampled from /proc.
 
 In local mode the JVM is both Spark driver and executor; its Python workers (`pyspark.daemon` and
-the workers it forks, which run `mapInArrow` batches) are its children. The driver Python is this
-process (DuckDB runs inside it too). A thread samples the whole process tree a few times a second.
+the workers it forks, which run `mapInArrow` batches) are its children; other children of the JVM
+(`bash`, `chmod`, and a JVM copy for an instant between fork and exec) are not counted. The driver
+Python is this process (DuckDB runs inside it too). A thread samples the tree a few times a second.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def tree_rss(root: int) -> dict[str, int]:
         if name == "java":
             totals["jvm"] += rss
             under_jvm = True
-        elif under_jvm:
+        elif under_jvm and name.startswith("python"):
             totals["python_workers"] += rss
         stack.extend((child, under_jvm) for child in children.get(pid, []))
     return totals
