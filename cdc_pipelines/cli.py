@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from cdc_pipelines.bench.command import add_parser as add_bench_parser
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.io import InputError
 
@@ -83,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     qua.add_argument(
         "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
     )
+    add_bench_parser(sub)
     return parser
 
 
@@ -231,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(_sample(args)))
         elif args.command == "quality":
             print(json.dumps(_quality(args)))
+        elif args.command == "bench":
+            from cdc_pipelines.bench.command import run as run_bench
+
+            print(json.dumps(run_bench(args)))
     except (UnknownFormatError, OptionError, InputError, DetectError) as exc:
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2

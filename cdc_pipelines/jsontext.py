@@ -45,8 +45,12 @@ def parse_exact_map(text: Column, schema: T.MapType) -> Column:
 
 
 def has_reserved_mark(text: Column) -> Column:
-    """True where a message already holds the marker (raw or as a \\u escape)."""
-    return (F.instr(text, NUMBER_MARK) > 0) | F.lower(text).contains("\\ufdd0")
+    """True where a message already holds the marker (raw or as a \\u escape).
+
+    Lower-casing a whole message is costly, so it is done only for messages with a `\\u` escape.
+    """
+    escaped = F.when(text.contains("\\u"), F.lower(text).contains("\\ufdd0")).otherwise(F.lit(False))
+    return (F.instr(text, NUMBER_MARK) > 0) | escaped
 
 
 def is_number(value: Column) -> Column:

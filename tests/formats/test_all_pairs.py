@@ -2,7 +2,8 @@
 
 Events are encoded into every target with the codecs' own encoders (the function `convert` runs in
 `mapInArrow`), each target's messages are decoded again, and every event is compared with what
-`carry.py` says its target carries. One Spark job per stage decodes all 13 targets at once.
+`carry.py` says its target carries. Spark work is one decode per target per stage; rejects are
+fetched only for a target that lost an event, to say why.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def convert_everywhere(spark, events: list[dict], out: Path, targets=FORMAT_IDS)
 
     Returns ({(target, i): [decoded events of event i]}, {(target, i): skip reason}, rejects).
     """
-    origin, skipped = {}, {}
+    origin, skipped, again, rejects = {}, {}, defaultdict(list), []
     for target in targets:
         codec = get_codec(target)
         options = codec.resolve_options({})
@@ -49,12 +50,14 @@ def convert_everywhere(spark, events: list[dict], out: Path, targets=FORMAT_IDS)
                 origin[(target, len(lines))] = i
         (out / target).mkdir(parents=True)
         (out / target / "messages.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    decoded = [decode_files(spark, t, [out / t], topic=t, dt="2024-01-01") for t in targets]
-    again = defaultdict(list)
-    for row in _union([d.events for d in decoded]).collect():
-        event = row.asDict(recursive=True)
-        again[(event["source_topic"], origin[(event["source_topic"], event["source_line"])])].append(event)
-    rejects = [r.asDict() for r in _union([d.rejects for d in decoded]).collect()]
+        decoded = decode_files(spark, target, [out / target], topic=target, dt="2024-01-01")
+        found = set()
+        for row in decoded.events.collect():
+            index = origin[(target, row["source_line"])]
+            again[(target, index)].append(row.asDict(recursive=True))
+            found.add(index)
+        if len(found) < sum((target, i) not in skipped for i in range(len(events))):
+            rejects += [r.asDict() for r in decoded.rejects.collect()]
     return again, skipped, rejects
 
 
@@ -100,12 +103,12 @@ def test_every_seed_example_converts_to_every_format(spark, tmp_path):
 
 
 @settings(
-    max_examples=3,
+    max_examples=2,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(stream=change_streams())
+@given(stream=change_streams(min_size=30, max_size=50))
 def test_generated_events_convert_between_every_pair(spark, tmp_path_factory, stream):
     # stage 1: x -> every source format S and back; stage 2: each decoded x_S -> every target T and back
     again, skipped, rejects = convert_everywhere(spark, stream, tmp_path_factory.mktemp("sources"))

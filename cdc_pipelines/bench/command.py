@@ -1,0 +1,52 @@
+"""`cdc-pipelines bench`: arguments, the quick and full configurations, and where results go."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from cdc_pipelines.bench.config import FORMATS, BenchConfig
+
+QUICK = BenchConfig(messages=5_000, scales=(1,), block_days=2, block_events_per_day=500)
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser("bench", help="time decode and encode against the Spark floor, DuckDB and cat")
+    bench.add_argument("--quick", action="store_true", help=f"a smoke run: {QUICK.messages} messages, 1x only")
+    bench.add_argument("--scale", type=int, nargs="+", help="input multiples of --messages (default 1 4 16)")
+    bench.add_argument("--messages", type=int, help="messages per format at 1x (default 250000)")
+    bench.add_argument("--formats", nargs="+", choices=FORMATS, help="formats to run (default: all five)")
+    bench.add_argument("--scaled-formats", nargs="+", choices=FORMATS, help="only these above the smallest scale")
+    bench.add_argument("--out", default="out/bench", help="work folder: inputs, outputs and bench.json")
+    bench.add_argument("--report", default="BENCHMARKS.md", help="Markdown file to write the tables into")
+
+
+def config_of(args: argparse.Namespace) -> BenchConfig:
+    config = QUICK if args.quick else BenchConfig()
+    given = {
+        "scales": tuple(args.scale) if args.scale else None,
+        "messages": args.messages,
+        "formats": tuple(args.formats) if args.formats else None,
+        "scaled_formats": tuple(args.scaled_formats) if args.scaled_formats else None,
+    }
+    return BenchConfig(**{**config.__dict__, **{k: v for k, v in given.items() if v is not None}})
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Run the benchmark, write `out/bench.json` and the report; return a short summary."""
+    from cdc_pipelines.bench.report import write_report
+    from cdc_pipelines.bench.runner import run_bench
+    from cdc_pipelines.spark import spark_session
+
+    def save(result: dict) -> None:
+        Path(args.out, "bench.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+        write_report(result, Path(args.report))
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    result = run_bench(spark_session(), config_of(args), Path(args.out), log=log, progress=save)
+    print(f"benchmark tables: {args.report}  measurements: {args.out}/bench.json", file=sys.stderr)
+    return {"seconds": result["seconds"], "measurements": len(result["measurements"])}

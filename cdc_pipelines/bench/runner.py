@@ -1,0 +1,157 @@
+"""One benchmark run: for each scale and format, every anchor and our decode and encode on one file.
+
+Each step is timed on its own (wall clock) with the peak memory of the process tree sampled while it
+runs; outputs are deleted as soon as they are no longer needed, so 16x fits on a small disk.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from cdc_pipelines.bench import anchors, data
+from cdc_pipelines.bench.config import BenchConfig
+from cdc_pipelines.bench.memory import PeakMemory
+from cdc_pipelines.encode import encode_events, write_encoded
+from cdc_pipelines.io import read_canonical
+from cdc_pipelines.pipeline import decode_files, write_decoded
+
+DECODE_STEPS = ("cat", "spark_floor", "duckdb_decode", "decode")
+ENCODE_STEPS = ("encode", "duckdb_encode")
+STEPS = DECODE_STEPS + ENCODE_STEPS
+
+
+@dataclass
+class Measurement:
+    """One timed step: `records` lines (decode side) or events (encode side), `bytes` of JSON lines."""
+
+    scale: int
+    format_id: str
+    step: str
+    records: int
+    bytes: int
+    seconds: float
+    peak_rss: dict[str, int]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _timed(run: Callable[[], object]) -> tuple[object, float, dict[str, int]]:
+    with PeakMemory() as memory:
+        start = time.perf_counter()
+        result = run()
+        seconds = time.perf_counter() - start
+    return result, seconds, memory.peak
+
+
+def _folder_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and "_skipped" not in p.parts)
+
+
+def bench_format(
+    spark: SparkSession, format_id: str, block: list[str], lines: int, scale: int, work: Path, threads: int
+) -> list[Measurement]:
+    """Every step on one generated file of `lines` messages of `format_id`."""
+    work = work / f"{scale}x" / format_id
+    shutil.rmtree(work, ignore_errors=True)
+    source = work / "input" / "part-0.jsonl"
+    size = data.write_messages(block, lines, source)["bytes"]
+    done: list[Measurement] = []
+
+    def measure(step: str, run: Callable[[], object], records: Callable[[object], int], size: int = size) -> object:
+        result, seconds, peak = _timed(run)
+        counts = result if isinstance(result, dict) else {}
+        done.append(Measurement(scale, format_id, step, records(result), size, seconds, peak, counts))
+        return result
+
+    measure("cat", lambda: anchors.cat(source), lambda _r: lines)
+    floor = work / "floor"
+    measure("spark_floor", lambda: anchors.spark_floor(spark, format_id, source, floor), lambda _r: lines)
+    measure("duckdb_decode", lambda: anchors.duckdb_decode(source, work / "duckdb.parquet", threads), lambda _r: lines)
+    done[-1].counts = {"rows_written": anchors.parquet_rows(work / "duckdb.parquet")}
+    done[-2].counts = {"rows_written": anchors.parquet_rows(floor)}
+    shutil.rmtree(floor)
+    lake = work / "lake"
+    topic = "bench"
+    decode = measure(
+        "decode",
+        lambda: write_decoded(decode_files(spark, format_id, [source], topic=topic, dt="2024-01-01"), lake),
+        lambda r: r["read"],
+    )
+    changes = lake / "changes"
+    target = work / "encoded"
+    encode = measure(
+        "encode",
+        lambda: write_encoded(encode_events(read_canonical(spark, changes), format_id), target, format_id),
+        lambda r: r["encoded"] + r["skipped"],
+        size=0,
+    )
+    done[-1].bytes = _folder_bytes(target)
+    duck_json = work / "duckdb-encoded.jsonl"
+    measure("duckdb_encode", lambda: anchors.duckdb_encode(changes, duck_json, threads), lambda _r: 0, size=0)
+    done[-1].records = anchors.text_lines(duck_json)
+    done[-1].bytes = duck_json.stat().st_size
+    done[-1].counts = {"rows_written": done[-1].records}
+    if encode["encoded"] + encode["skipped"] != decode["events"]:
+        raise AssertionError(f"encode saw {encode} for {decode['events']} decoded events of {format_id}")
+    shutil.rmtree(work)
+    return done
+
+
+def run_bench(
+    spark: SparkSession,
+    config: BenchConfig,
+    work: Path,
+    log: Callable[[str], None] = print,
+    progress: Callable[[dict], None] | None = None,
+) -> dict:
+    """Run every scale and format; return the machine, the config and every measurement.
+
+    `progress` gets the result so far after each format, so a long run leaves its tables even if stopped.
+    """
+    threads = spark.sparkContext.defaultParallelism
+    Path(work).mkdir(parents=True, exist_ok=True)
+    events = data.block_events(config.block_days, config.block_events_per_day)
+    blocks = {f: data.message_block(f, events, Path(work)) for f in config.formats}
+    measurements: list[Measurement] = []
+    started = time.time()
+    result = {
+        "machine": machine(threads),
+        "config": asdict(config),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started)),
+    }
+    for scale in config.scales:
+        for format_id in config.formats_at(scale):
+            lines = config.messages * scale
+            log(f"bench {scale}x {format_id}: {lines} messages")
+            for m in bench_format(spark, format_id, blocks[format_id], lines, scale, Path(work), threads):
+                measurements.append(m)
+                log(f"  {m.step:14s} {m.records:>10d} records {m.seconds:8.2f} s")
+            result |= {
+                "seconds": round(time.time() - started, 1),
+                "load_avg_end": [round(x, 2) for x in os.getloadavg()],
+                "measurements": [asdict(m) for m in measurements],
+            }
+            if progress is not None:
+                progress(result)
+    return result
+
+
+def machine(spark_cores: int) -> dict:
+    """Cores, memory and load of this machine (load: are others running?)."""
+    meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    import pyspark
+
+    return {
+        "cores": os.cpu_count(),
+        "spark_cores": spark_cores,
+        "memory_gb": round(int(meminfo["MemTotal"].split()[0]) / 2**20, 1),
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+        "pyspark": pyspark.__version__,
+        "duckdb": __import__("duckdb").__version__,
+    }

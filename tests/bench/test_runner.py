@@ -1,0 +1,58 @@
+"""The benchmark runner at a tiny size: every step measured, counts that add up, a readable report."""
+
+from __future__ import annotations
+
+from cdc_pipelines.bench.config import BenchConfig
+from cdc_pipelines.bench.report import END, START, ratios, render, write_report
+from cdc_pipelines.bench.runner import STEPS, machine, run_bench
+
+
+def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
+    config = BenchConfig(messages=300, scales=(1,), formats=("oms-canal",), block_days=1, block_events_per_day=120)
+    result = run_bench(spark, config, tmp_path / "work", log=lambda _s: None)
+
+    steps = [(m["scale"], m["step"]) for m in result["measurements"]]
+    assert steps == [(1, step) for step in STEPS]
+    for m in result["measurements"]:
+        assert m["seconds"] > 0 and m["bytes"] > 0
+        assert set(m["peak_rss"]) == {"driver_python", "jvm", "python_workers"}
+        assert m["peak_rss"]["driver_python"] > 0 and m["peak_rss"]["jvm"] > 0
+    by_step = {(m["scale"], m["step"]): m for m in result["measurements"]}
+    for scale in (1,):
+        decode, encode = by_step[(scale, "decode")]["counts"], by_step[(scale, "encode")]["counts"]
+        assert decode["read"] == 300 * scale == by_step[(scale, "spark_floor")]["records"]
+        assert decode["read"] == decode["decoded"] + decode["rejected"] and decode["rejected"] > 0
+        assert encode["encoded"] + encode["skipped"] == decode["events"] == by_step[(scale, "encode")]["records"]
+        assert by_step[(scale, "duckdb_encode")]["records"] == decode["events"]
+        assert by_step[(scale, "spark_floor")]["counts"]["rows_written"] == decode["read"]
+        assert 0 < by_step[(scale, "duckdb_decode")]["counts"]["rows_written"] <= decode["read"]
+    assert by_step[(1, "encode")]["peak_rss"]["python_workers"] > 0  # encode runs in Python workers
+
+    report = tmp_path / "BENCHMARKS.md"
+    report.write_text(f"# Benchmarks\n\nwritten by hand\n\n{START}\nold table\n{END}\n\nanalysis by hand\n")
+    write_report(result, report)
+    text = report.read_text()
+    assert "written by hand" in text and "analysis by hand" in text and "old table" not in text
+    assert "### 1x" in text and "### Targets" in text
+    assert f"{result['machine']['cores']} cores" in text and "GB memory" in text
+    assert {(r["scale"], r["step"]) for r in ratios(result["measurements"])} == {
+        (1, step) for step in ("decode", "encode")
+    }
+
+
+def test_scaling_table_lists_each_step_at_every_scale():
+    def measured(scale: int, step: str, seconds: float) -> dict:
+        rss = {"driver_python": 100 * 10**6, "jvm": 900 * 10**6, "python_workers": 0}
+        return {"scale": scale, "format_id": "oms-canal", "step": step, "records": 1000 * scale,
+                "bytes": 400_000 * scale, "seconds": seconds, "peak_rss": rss, "counts": {}}  # fmt: skip
+
+    steps = (("spark_floor", 2.0), ("decode", 5.0))
+    measurements = [measured(s, step, secs * s) for s in (1, 4) for step, secs in steps]
+    result = {"machine": machine(2), "config": {"messages": 1000}, "started": "now", "seconds": 1.0,
+              "load_avg_end": [0.0], "measurements": measurements}  # fmt: skip
+    text = render(result)
+    scaling = text.split("### Scaling", 1)[1]
+    assert scaling.count("| oms-canal | decode |") == 2 and scaling.count("| oms-canal | spark_floor |") == 2
+    assert "| 4x | 4,000 | 20.0 | 5.0 |" in scaling
+    targets = text.split("### Targets", 1)[1].split("### Scaling", 1)[0]
+    assert "| 1x | oms-canal | decode | 0.40x (>= 0.8x) |" in targets
