@@ -14,7 +14,10 @@ NUMERIC = ("INT", "DECIMAL", "FLOAT", "DOUBLE")
 TYPES = ("BOOLEAN", "INT", "DECIMAL", "FLOAT", "DOUBLE", "STRING", "BYTES", "DATE", "TIME", "DATETIME", "TIMESTAMP")
 # text that any JSON writer round-trips: no lone surrogates, no U+FDD0 (the parser's reserved marker)
 TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\ufdd0"), max_size=12)
-INSTANT_DAYS = st.dates(dt.date(1971, 1, 1), dt.date(2261, 12, 31))  # epoch seconds of 9 to 10 digits
+# Epoch counts are told apart by their digits (10 s, 13 ms, ...): millis before 1973-03-04 have 11
+# digits and read as seconds, and seconds after 2286 as millis (a documented limit), so instants stay
+# inside the unambiguous range.
+INSTANT_DAYS = st.dates(dt.date(1973, 3, 4), dt.date(2261, 12, 31))
 NAMES = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,10}", fullmatch=True)
 
 
