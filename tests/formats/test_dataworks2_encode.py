@@ -3,34 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import pytest
 
 from cdc_pipelines.encode import encode_events
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
-from tests.conftest import CARRIED_EVERYWHERE, carried, resource
+from tests.conftest import CARRIED_EVERYWHERE, SAME_FORMAT_FIELDS, bag, parse, resource
 from tests.formats.seed_values import TINY_DECIMAL
-
-SAME_FORMAT_FIELDS = (
-    "op", "raw_op", "db", "table_name", "event_time", "event_time_unit", "sync_time", "pk_columns", "before",
-    "after", "column_types", "source_types", "ddl", "meta", "tx_id", "seq", "position",
-)  # fmt: skip
-
-
-def bag(events, fields=SAME_FORMAT_FIELDS) -> list[str]:
-    """The events' fields as a sorted list of JSON texts.
-
-    Compared as a multiset: these tests check what each event carries, not the line order of the
-    re-encoded file (which `write_encoded` is responsible for).
-    """
-    return sorted(json.dumps(carried(e, fields), sort_keys=True, default=str) for e in events)
-
-
-def parse(text: str):
-    """JSON with every number kept as its digits."""
-    return json.loads(text, parse_float=str, parse_int=str)
 
 
 def test_same_format_round_trip_is_exact(roundtrip):

@@ -8,13 +8,9 @@ import json
 import pytest
 
 from cdc_pipelines.formats import get_codec
-from tests.conftest import carried, resource
+from tests.conftest import SAME_FORMAT_FIELDS, carried, resource
 from tests.formats.test_debezium import DECLARED, TEMPORAL
 
-SAME_FORMAT_FIELDS = (
-    "op", "raw_op", "db", "table_name", "event_time", "event_time_unit", "sync_time", "pk_columns", "before",
-    "after", "column_types", "source_types", "ddl", "meta", "tx_id", "seq", "position",
-)  # fmt: skip
 DECLARED_OPTIONS = {"column_types": DECLARED}
 
 

@@ -11,13 +11,9 @@ import pytest
 from cdc_pipelines.encode import encode_events
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
-from tests.conftest import CARRIED_EVERYWHERE, carried, resource
+from tests.conftest import CARRIED_EVERYWHERE, SAME_FORMAT_FIELDS, carried, parse, resource
 from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 
-SAME_FORMAT_FIELDS = (
-    "op", "raw_op", "db", "table_name", "event_time", "event_time_unit", "sync_time", "pk_columns", "before",
-    "after", "column_types", "source_types", "ddl", "meta", "tx_id", "seq", "position",
-)  # fmt: skip
 # where the before half of a paired DTS split update came from: a re-encoded pair sits in another
 # file at other lines, so this lineage cannot survive a round trip (everything else does)
 BEFORE_HALF_LINEAGE = ("cdc.before_source_file", "cdc.before_source_line")
@@ -46,11 +42,6 @@ def bag(events, fields=SAME_FORMAT_FIELDS) -> list[str]:
             e["meta"] = {k: v for k, v in e["meta"].items() if k not in BEFORE_HALF_LINEAGE}
         kept.append(json.dumps(e, sort_keys=True, default=str))
     return sorted(kept)
-
-
-def parse(text: str):
-    """JSON with every number kept as its digits."""
-    return json.loads(text, parse_float=str, parse_int=str)
 
 
 def encoded_messages(events_df, format_id: str) -> list[str]:
