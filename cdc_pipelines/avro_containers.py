@@ -3,8 +3,8 @@
 Spark has no built-in Avro writer (spark-avro is a separate package), so each task writes its
 partitions' containers, streaming records in order: fastavro writes the header, and the encoded
 messages go into data blocks byte for byte (a block is records' bytes back to back). A record of an
-older DTS writer (no `bornTimestamp`) goes to a container of that schema, so each record is read
-once to tell which. Folders are named as Spark names partition folders, and a partition's files are
+older DTS writer (no `bornTimestamp`) goes to a container of that schema, as the encoder tagged it
+(`older_schema`). Folders are named as Spark names partition folders, and a partition's files are
 replaced atomically (written aside, then renamed), so a rerun replaces exactly the partitions it
 writes, as the Parquet and text outputs do.
 Executors write with plain file I/O: on a cluster the target must be a filesystem every executor
@@ -25,7 +25,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines.canonical import PARTITION_COLUMNS
-from cdc_pipelines.formats.dts_avro_records import container_schema, read_record_and_writer
+from cdc_pipelines.formats.dts_avro_records import container_schema
 from cdc_pipelines.partition_paths import partition_dir
 
 CONTAINER_FILES = {False: "part-00000.avro", True: "part-00000-older-writer.avro"}
@@ -84,8 +84,7 @@ class _Partition:
         self.folder, self.files = folder, {}
         folder.mkdir(parents=True, exist_ok=True)
 
-    def append(self, record: bytes) -> None:
-        older = read_record_and_writer(record)[1] == 1
+    def append(self, record: bytes, older: bool) -> None:
         if older not in self.files:
             self.files[older] = _Container(self.folder / CONTAINER_FILES[older], older)
         self.files[older].append(record)
@@ -109,15 +108,15 @@ def _write_partitions(target: str):
             return pa.RecordBatch.from_pylist(rows, schema=schema)
 
         for batch in batches:
-            columns = (batch.column(c).to_pylist() for c in ("dt", "source_topic", "message"))
-            for dt, topic, message in zip(*columns, strict=True):
+            columns = (batch.column(c).to_pylist() for c in ("dt", "source_topic", "message", "older_schema"))
+            for dt, topic, message, older in zip(*columns, strict=True):
                 if (dt, topic) != key:
                     if partition is not None:
                         yield written()
                     key = (dt, topic)
                     folder = Path(target, partition_dir({"dt": dt, "source_topic": topic}, PARTITION_COLUMNS))
                     partition = _Partition(folder)
-                partition.append(base64.b64decode(message))
+                partition.append(base64.b64decode(message), older)
         if partition is not None:
             yield written()
 
@@ -125,13 +124,15 @@ def _write_partitions(target: str):
 
 
 def write_avro_containers(ordered: DataFrame, target: str | Path, replace: Iterable[Mapping] = ()) -> list[dict]:
-    """Write `ordered` (`dt`, `source_topic`, base64 `message`, partitioned and sorted) as containers.
+    """Write `ordered` (`dt`, `source_topic`, base64 `message`, `older_schema`; partitioned and sorted)
+    as containers.
 
     The partitions in `replace` that get no message lose the containers an earlier run left there.
     """
     root = Path(target).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    written = ordered.select("dt", "source_topic", "message").mapInArrow(_write_partitions(str(root)), WRITTEN_SCHEMA)
+    records = ordered.select("dt", "source_topic", "message", "older_schema")
+    written = records.mapInArrow(_write_partitions(str(root)), WRITTEN_SCHEMA)
     rows = [row.asDict() for row in written.collect()]
     filled = {(r["dt"], r["source_topic"]) for r in rows}
     for p in replace:

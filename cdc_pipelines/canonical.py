@@ -480,16 +480,23 @@ def normalise_value(
 
 
 def normalise_image(image: Column, types: Column, **kwargs) -> Column:
-    """Apply `normalise_value` to every value of an image map, looking its type up in `types`."""
+    """Apply `normalise_value` to every value of an image map, looking its type up in `types`.
+
+    Lambdas run interpreted, without common subexpressions: the type (and unit) is looked up once
+    per value into a struct, not once per branch of `normalise_value`.
+    """
     units = kwargs.pop("temporal_units", None)
-    return F.transform_values(
+    typed = F.transform_values(
         image,
-        lambda k, v: normalise_value(
-            v,
-            F.coalesce(F.element_at(types, k), F.lit("UNKNOWN")),
-            temporal_unit=None if units is None else F.element_at(units, k),
-            **kwargs,
+        lambda k, v: F.struct(
+            v.alias("v"),
+            F.coalesce(F.element_at(types, k), F.lit("UNKNOWN")).alias("t"),
+            (F.lit(None).cast("string") if units is None else F.element_at(units, k)).alias("u"),
         ),
+    )
+    return F.transform_values(
+        typed,
+        lambda _k, s: normalise_value(s["v"], s["t"], temporal_unit=None if units is None else s["u"], **kwargs),
     )
 
 

@@ -20,7 +20,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from cdc_pipelines import io
 from cdc_pipelines.avro_containers import write_avro_containers
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.encoding import Unsupported
+from cdc_pipelines.formats.encoding import OlderSchemaMessage, Unsupported
 
 SKIPPED_DIR = "_skipped"
 ENCODED_SCHEMA = T.StructType(
@@ -34,6 +34,7 @@ ENCODED_SCHEMA = T.StructType(
         T.StructField("part", T.IntegerType()),
         T.StructField("message", T.StringType()),
         T.StructField("skip_reason", T.StringType()),
+        T.StructField("older_schema", T.BooleanType()),
     ]
 )
 
@@ -62,10 +63,14 @@ def _dicts(column: pa.MapArray) -> list[dict | None]:
     ]
 
 
+# where an event came from: taken over into the output as Arrow columns, never read by an encoder
+_UNREAD = ("dt", "source_topic", "source_file", "source_line", "event_time_unit")
+
+
 def _events(batch: pa.RecordBatch) -> list[dict]:
-    """The batch's rows as event dicts, maps as dicts (what every encoder takes)."""
-    columns = [_dicts(c) if pa.types.is_map(c.type) else c.to_pylist() for c in batch.columns]
-    names = batch.schema.names
+    """The batch's rows as event dicts, maps as dicts (what every encoder takes), lineage left out."""
+    names = [n for n in batch.schema.names if n not in _UNREAD]
+    columns = [_dicts(c) if pa.types.is_map(c.type) else c.to_pylist() for c in (batch.column(n) for n in names)]
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
@@ -76,7 +81,7 @@ def _encode_batches(format_id: str, options: Mapping[str, str]):
         encoder = get_codec(format_id).encode_event
         schema = to_arrow_schema(ENCODED_SCHEMA)
         for batch in batches:
-            events, parts, messages, reasons, row_indexes = [], [], [], [], []
+            events, parts, messages, reasons, row_indexes, older = [], [], [], [], [], []
             for i, event in enumerate(_events(batch)):
                 row_index = _row_index(event)
                 try:
@@ -87,6 +92,7 @@ def _encode_batches(format_id: str, options: Mapping[str, str]):
                     messages.append(None)
                     reasons.append(str(exc))
                     row_indexes.append(row_index)
+                    older.append(False)
                     continue
                 for part, message in enumerate(encoded):
                     events.append(i)
@@ -94,9 +100,10 @@ def _encode_batches(format_id: str, options: Mapping[str, str]):
                     messages.append(base64.b64encode(message).decode() if isinstance(message, bytes) else message)
                     reasons.append(None)
                     row_indexes.append(row_index)
+                    older.append(isinstance(message, OlderSchemaMessage))
             lineage = batch.select(list(_LINEAGE)).take(pa.array(events, pa.int32()))
             columns = [*lineage.columns, pa.array(row_indexes, pa.int32()), pa.array(parts, pa.int32())]
-            columns += [pa.array(messages, pa.string()), pa.array(reasons, pa.string())]
+            columns += [pa.array(messages, pa.string()), pa.array(reasons, pa.string()), pa.array(older, pa.bool_())]
             yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
     return run

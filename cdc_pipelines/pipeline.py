@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -37,6 +37,9 @@ class DecodedExtract:
     lines: DataFrame
     combined: DataFrame
     partitions: tuple[dict[str, str], ...] = ()
+    # plans read more than once on the way to `combined` and the counts, costly to compute again
+    # (lines that come out of Python, rows that split-update pairing reads in two branches)
+    reused: tuple[DataFrame, ...] = ()
 
 
 def decode_lines(
@@ -72,7 +75,9 @@ def decode_staged(
     resolved = codec.resolve_options(dict(options or {}))
     messages = staged.where(F.col(IS_MESSAGE)).drop(IS_MESSAGE)
     decoded = codec.decode(messages, resolved)
+    reused: tuple[DataFrame, ...] = ()
     if codec.split_update:
+        reused = (decoded,)
         decoded = pair_split_updates(decoded)
     decoded = finish(decoded, codec, resolved)
     if codec.multi_row:
@@ -107,7 +112,9 @@ def decode_staged(
     )
     # one day's partition is replaced even where it gets no rows; a range (`dt` a column) replaces the days it has
     partitions = ({"dt": dt, "source_topic": topic},) if isinstance(dt, str) else ()
-    return DecodedExtract(events=events, rejects=rejects, lines=messages, combined=combined, partitions=partitions)
+    return DecodedExtract(
+        events=events, rejects=rejects, lines=messages, combined=combined, partitions=partitions, reused=reused
+    )
 
 
 def decode_files(
@@ -141,7 +148,8 @@ def decode_files(
     else:
         staged = (codec.parse or parse_json_lines)(io.read_lines(spark, files), codec.schema)
     staged = damage.restore(spark, staged)
-    return decode_staged(staged, format_id, topic=topic, dt=dt, options=options, lineage=lineage)
+    decoded = decode_staged(staged, format_id, topic=topic, dt=dt, options=options, lineage=lineage)
+    return replace(decoded, reused=(decoded.lines, *decoded.reused)) if codec.read is not None else decoded
 
 
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
@@ -170,10 +178,13 @@ def write_decoded(decoded: DecodedExtract, out: str | Path, count: Callable[[Dec
     rerun leaves no stale events or rejects behind.
     """
     out = Path(out)
-    decoded.combined.persist(StorageLevel.DISK_ONLY)
+    kept = (*decoded.reused, decoded.combined)
+    for frame in kept:
+        frame.persist(StorageLevel.DISK_ONLY)
     try:
         io.write_partitioned(decoded.events, out / CHANGES_DIR, replace=decoded.partitions)
         io.write_partitioned(decoded.rejects, out / REJECTS_DIR, replace=decoded.partitions)
         return count(decoded)
     finally:
-        decoded.combined.unpersist()
+        for frame in kept:
+            frame.unpersist()

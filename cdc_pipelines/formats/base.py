@@ -169,7 +169,7 @@ def parse_json_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
         first_reason(
             (F.trim(value) == "", "empty line"),
             (J.has_reserved_mark(value), "message contains the reserved character U+FDD0"),
-            (F.col("msg").isNull() | corrupt | ~value.rlike(r"\}\s*$"), "not a valid JSON object"),
+            (F.col("msg").isNull() | corrupt | ~J.ends_object(value), "not a valid JSON object"),
         ),
     )
     raw, encoding = raw_line(value)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
 import re
 import zoneinfo
 from collections.abc import Mapping
@@ -229,7 +228,7 @@ def _types(event: dict, same: bool) -> tuple[dict | None, dict | None]:
     """(mysqlType, sqlType): as the canal source wrote them, else from the logical types."""
     if same:
         sql_types = (event.get("meta") or {}).get("sqlType")
-        codes = None if sql_types is None else {k: E.number(v) for k, v in json.loads(sql_types).items()}
+        codes = None if sql_types is None else {k: E.number(v) for k, v in E.shared_json(sql_types).items()}
         return event.get("source_types"), codes
     types = {k: t for k, t in (event.get("column_types") or {}).items() if t in CANAL_MYSQL_TYPES}
     if not types:

@@ -64,8 +64,6 @@ _ENVELOPE = T.StructType([T.StructField("value_b64", _TEXT)])
 def _row(value: str, file: str, line: int, fields: dict | None, reason: str | None, encoding: str) -> dict:
     if fields is not None and "error" in fields:
         fields, reason = None, fields["error"]
-    if fields is not None:
-        fields = {k: (list(v.items()) if isinstance(v, dict) else v) for k, v in fields.items()}
     return {
         "value": value,
         "source_file": file,
@@ -133,7 +131,7 @@ def read_dts_avro(spark: SparkSession, files: list[str]) -> DataFrame:
                 (unreadable.isNotNull(), unreadable),
                 (F.trim("value") == "", "empty line"),
                 (
-                    envelope.isNull() | envelope[J.CORRUPT_FIELD].isNotNull() | ~F.col("value").rlike(r"\}\s*$"),
+                    envelope.isNull() | envelope[J.CORRUPT_FIELD].isNotNull() | ~J.ends_object(F.col("value")),
                     "not a valid JSON object",
                 ),
                 (b64.isNull(), "no value_b64 field"),

@@ -448,7 +448,7 @@ def _record_id(event: dict) -> int:
 
 def _images(event: dict, columns: list[str]) -> tuple[list | None, list | None]:
     types = event.get("column_types") or {}
-    hints = json.loads((event.get("meta") or {}).get("cdc.avro_value_types") or "{}")
+    hints = E.shared_json((event.get("meta") or {}).get("cdc.avro_value_types") or "{}")
     numbers = E.json_numbers(event) or set()
 
     def image(row: dict | None) -> list | None:
@@ -531,4 +531,4 @@ def encode_record(event: dict, options) -> list[bytes]:
         record["bornTimestamp"] = int(meta["bornTimestamp"]) if same else (millis or 0)
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, record_schemas()[1 if old_writer else 0], record)
-    return [buf.getvalue()]
+    return [E.OlderSchemaMessage(buf.getvalue()) if old_writer else buf.getvalue()]

@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 import orjson
 
@@ -22,6 +23,11 @@ Encoder = Callable[[dict, Mapping[str, str]], list]
 NUMERIC_TYPES = frozenset({"INT", "DECIMAL", "FLOAT", "DOUBLE"})
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+class OlderSchemaMessage(bytes):
+    """A binary message written with an older writer schema of its format (a DTS Avro record without
+    `bornTimestamp`): its container file is chosen from this tag, without reading the record again."""
 
 
 class Unsupported(Exception):  # noqa: N818 - a reason, not an error: the event is skipped by this target
@@ -40,10 +46,19 @@ def number(text: str | None):
     return orjson.Fragment(text.encode()) if _JSON_NUMBER.fullmatch(text) else text
 
 
-def json_numbers(event: dict) -> set[str] | None:
+@lru_cache(maxsize=4096)
+def shared_json(text: str):
+    """`json.loads(text)`, shared between calls: meta JSON repeats per table, so it is parsed once.
+    Callers only read the result."""
+    return json.loads(text)
+
+
+def json_numbers(event: dict) -> frozenset[str] | None:
     """Columns the source wrote as JSON numbers, when the source was JSON (else None)."""
     listed = (event.get("meta") or {}).get("cdc.json_numbers")
-    return set(json.loads(listed)) if listed else (set() if event.get("source_format") != "dts-avro" else None)
+    if listed:
+        return frozenset(shared_json(listed))
+    return frozenset() if event.get("source_format") != "dts-avro" else None
 
 
 def image_json(event: dict, image: dict | None, numbers_by_type: bool = False) -> dict | None:

@@ -106,6 +106,27 @@ def test_split_halves_pair_wherever_they_sit_and_orphans_are_rejected(decode, tm
     assert count_extract(decoded) == {"read": 4, "decoded": 3, "rejected": 1, "events": 2}
 
 
+def test_halves_of_a_reused_key_pair_in_input_order(decode, tmp_path):
+    """The n-th before half of a key goes with its n-th after half, even when the key comes back."""
+    (tmp_path / "a.jsonl").write_text(
+        "\n".join([
+            _message("UPDATE_BEFOR", "5", before={"id": 1, "v": "a"}),
+            _message("UPDATE_BEFOR", "5", before={"id": 1, "v": "b"}),
+            _message("UPDATE_AFTER", "5", after={"id": 1, "v": "b"}),
+            _message("UPDATE_AFTER", "6", after={"id": 2, "v": "alone"}),
+            _message("UPDATE_AFTER", "5", after={"id": 1, "v": "c"}),
+        ]) + "\n"
+    )  # fmt: skip
+    events, rejects, decoded = decode("dataworks-json", tmp_path)
+    pairs = sorted((e["source_line"], e["meta"].get("cdc.before_source_line"), e["before"], e["after"]) for e in events)
+    assert pairs == [
+        (3, "1", {"id": "1", "v": "a"}, {"id": "1", "v": "b"}),
+        (4, None, None, {"id": "2", "v": "alone"}),
+        (5, "2", {"id": "1", "v": "b"}, {"id": "1", "v": "c"}),
+    ]
+    assert rejects == [] and count_extract(decoded) == {"read": 5, "decoded": 5, "rejected": 0, "events": 3}
+
+
 def test_column_types_to_canonical(decode, tmp_path):
     types = {"id": "LONG", "ok": "BOOLEAN", "price": "DOUBLE", "at": "DATE", "blob": "BYTES", "s": "STRING"}
     after = {"id": 10223372036854775806, "ok": True, "price": 1.10, "at": 1590315269000, "blob": "aGk=", "s": "x"}
