@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cdc_pipelines.bench.config import FORMATS, BenchConfig
 
-QUICK = BenchConfig(messages=5_000, scales=(1,), block_days=2, block_events_per_day=500)
+QUICK = BenchConfig(messages=5_000, scales=(1,), block_days=2, block_events_per_day=500, stages=False)
 
 
 def add_parser(sub) -> None:

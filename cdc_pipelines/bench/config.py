@@ -17,6 +17,7 @@ class BenchConfig:
     scaled_formats: tuple[str, ...] | None = None
     block_days: int = BLOCK_DAYS
     block_events_per_day: int = BLOCK_EVENTS_PER_DAY
+    stages: bool = True  # at the smallest scale, also time each stage (see `bench.stages`)
 
     def formats_at(self, scale: int) -> tuple[str, ...]:
         """Every format at the smallest scale; only `scaled_formats` (if given) above it."""

@@ -114,6 +114,21 @@ def _scaling_table(measurements: list[dict]) -> list[str]:
     return rows if len(rows) > 2 else []
 
 
+def _stages_table(stages: list[dict]) -> list[str]:
+    rows = [
+        "| format | side | stage | s (run up to here) | s (this stage) | share |",
+        "|---|---|---|--:|--:|--:|",
+    ]
+    for entry in stages:
+        total, before = entry["cuts"][-1][1], 0.0
+        for cut, seconds in entry["cuts"]:
+            own = seconds - before
+            share = f"{own / total:.0%}" if total else ""
+            rows.append(f"| {entry['format_id']} | {entry['side']} | {cut} | {seconds:.2f} | {own:.2f} | {share} |")
+            before = seconds
+    return rows
+
+
 def render(result: dict) -> str:
     """The generated Markdown for one run's result (as `run_bench` returns it)."""
     machine, measurements = result["machine"], result["measurements"]
@@ -132,6 +147,16 @@ def render(result: dict) -> str:
     scaling = _scaling_table(measurements)
     if scaling:
         lines += ["### Scaling", "", *scaling, ""]
+    if result.get("stages"):
+        lines += [
+            "### Where the time goes",
+            "",
+            "Each conversion cut after each stage and run to Spark's `noop` sink (warm JVM, after the runs "
+            "above): a stage's time is its cut minus the one before. See `cdc_pipelines/bench/stages.py`.",
+            "",
+            *_stages_table(result["stages"]),
+            "",
+        ]
     lines.append(END)
     return "\n".join(lines) + "\n"
 

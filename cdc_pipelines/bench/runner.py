@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from cdc_pipelines.bench import anchors, data
+from cdc_pipelines.bench import anchors, data, stages
 from cdc_pipelines.bench.config import BenchConfig
 from cdc_pipelines.bench.memory import PeakMemory
 from cdc_pipelines.encode import encode_events, write_encoded
@@ -54,9 +54,17 @@ def _folder_bytes(path: Path) -> int:
 
 
 def bench_format(
-    spark: SparkSession, format_id: str, block: list[str], lines: int, scale: int, work: Path, threads: int
+    spark: SparkSession,
+    format_id: str,
+    block: list[str],
+    lines: int,
+    scale: int,
+    work: Path,
+    threads: int,
+    cuts: list[dict] | None = None,
 ) -> list[Measurement]:
-    """Every step on one generated file of `lines` messages of `format_id`."""
+    """Every step on one generated file of `lines` messages of `format_id`; with `cuts`, also the time
+    of each stage of decode and encode (appended to `cuts`)."""
     work = work / f"{scale}x" / format_id
     shutil.rmtree(work, ignore_errors=True)
     source = work / "input" / "part-0.jsonl"
@@ -99,6 +107,12 @@ def bench_format(
     done[-1].counts = {"rows_written": done[-1].records}
     if encode["encoded"] + encode["skipped"] != decode["events"]:
         raise AssertionError(f"encode saw {encode} for {decode['events']} decoded events of {format_id}")
+    if cuts is not None:
+        for side, timed in (
+            ("decode", stages.decode_cuts(spark, format_id, source, work / "cut")),
+            ("encode", stages.encode_cuts(spark, format_id, changes, work / "cut")),
+        ):
+            cuts.append({"scale": scale, "format_id": format_id, "side": side, "cuts": timed})
     shutil.rmtree(work)
     return done
 
@@ -119,6 +133,7 @@ def run_bench(
     events = data.block_events(config.block_days, config.block_events_per_day)
     blocks = {f: data.message_block(f, events, Path(work)) for f in config.formats}
     measurements: list[Measurement] = []
+    cuts: list[dict] = []
     started = time.time()
     result = {
         "machine": machine(threads),
@@ -129,13 +144,15 @@ def run_bench(
         for format_id in config.formats_at(scale):
             lines = config.messages * scale
             log(f"bench {scale}x {format_id}: {lines} messages")
-            for m in bench_format(spark, format_id, blocks[format_id], lines, scale, Path(work), threads):
+            staged = cuts if config.stages and scale == min(config.scales) else None
+            for m in bench_format(spark, format_id, blocks[format_id], lines, scale, Path(work), threads, staged):
                 measurements.append(m)
                 log(f"  {m.step:14s} {m.records:>10d} records {m.seconds:8.2f} s")
             result |= {
                 "seconds": round(time.time() - started, 1),
                 "load_avg_end": [round(x, 2) for x in os.getloadavg()],
                 "measurements": [asdict(m) for m in measurements],
+                "stages": cuts,
             }
             if progress is not None:
                 progress(result)

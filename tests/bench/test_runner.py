@@ -5,6 +5,7 @@ from __future__ import annotations
 from cdc_pipelines.bench.config import BenchConfig
 from cdc_pipelines.bench.report import END, START, ratios, render, write_report
 from cdc_pipelines.bench.runner import STEPS, machine, run_bench
+from cdc_pipelines.bench.stages import DECODE_CUTS, ENCODE_CUTS
 
 
 def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
@@ -27,13 +28,18 @@ def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
         assert by_step[(scale, "spark_floor")]["counts"]["rows_written"] == decode["read"]
         assert 0 < by_step[(scale, "duckdb_decode")]["counts"]["rows_written"] <= decode["read"]
     assert by_step[(1, "encode")]["peak_rss"]["python_workers"] > 0  # encode runs in Python workers
+    cuts = {(s["format_id"], s["side"]): s["cuts"] for s in result["stages"]}
+    assert [c for c, _ in cuts[("oms-canal", "decode")]] == list(DECODE_CUTS)
+    assert [c for c, _ in cuts[("oms-canal", "encode")]] == list(ENCODE_CUTS)
+    assert all(seconds > 0 for timed in cuts.values() for _, seconds in timed)
 
     report = tmp_path / "BENCHMARKS.md"
     report.write_text(f"# Benchmarks\n\nwritten by hand\n\n{START}\nold table\n{END}\n\nanalysis by hand\n")
     write_report(result, report)
     text = report.read_text()
     assert "written by hand" in text and "analysis by hand" in text and "old table" not in text
-    assert "### 1x" in text and "### Targets" in text
+    assert "### 1x" in text and "### Targets" in text and "### Where the time goes" in text
+    assert "| oms-canal | decode | parse JSON |" in text and "| oms-canal | encode | sort and write |" in text
     assert f"{result['machine']['cores']} cores" in text and "GB memory" in text
     assert {(r["scale"], r["step"]) for r in ratios(result["measurements"])} == {
         (1, step) for step in ("decode", "encode")
