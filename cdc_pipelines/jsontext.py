@@ -55,8 +55,9 @@ def has_reserved_mark(text: Column) -> Column:
 
 def ends_object(text: Column) -> Column:
     """True where the text ends with `}` before trailing whitespace (the parser stops after one value,
-    so text after the object would otherwise go unseen). A trim, not a regex: 5x cheaper."""
-    return F.rtrim(text, F.lit(" \t\n\r\f\u000b")).endswith("}")
+    so text after the object would otherwise go unseen). Most lines end with `}`: that is checked
+    first, in constant time; trimming walks the whole line."""
+    return text.endswith("}") | F.rtrim(text, F.lit(" \t\n\r\f\u000b")).endswith("}")
 
 
 def is_number(value: Column) -> Column:

@@ -133,7 +133,8 @@ def unreadable_line(value: Column) -> Column:
     limit, length = max_message_chars(), F.length(value)
     return first_reason(
         (
-            length > limit,
+            # bytes are at least as many as characters, and are known without walking the line
+            (F.octet_length(value) > limit) & (length > limit),
             F.format_string(f"message of %d characters is over the limit of {limit}", length),
         ),
         (~F.is_valid_utf8(value), "message is not valid UTF-8"),
