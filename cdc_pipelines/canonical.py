@@ -320,17 +320,24 @@ def time_of(text: Column) -> tuple[Column, Column]:
     return ts, unit
 
 
-def epoch_to_instant_text(text: Column) -> Column:
+def epoch_to_instant_text(text: Column, unit: Column | None = None) -> Column:
     """Canonical TIMESTAMP text (`YYYY-MM-DDTHH:MM:SS[.f]Z`, UTC) of an epoch in s/ms/us/ns.
 
-    Seconds may carry a fraction (`1606233662.012345`, OMS); 13-digit millis may carry a 9-digit
+    Seconds may carry a fraction (`1606233662.012345`, OMS); millis may carry a 9-digit
     nanosecond-of-second fraction (the DataWorks `13.9` form). The fraction digits are kept as written.
+    `unit` is the format's fixed unit (`s`, `ms`, `us`, `ns`); without one (or where it is null) the
+    unit is told from the digit count.
     """
     whole = F.regexp_extract(text, _EPOCH_TEXT, 1)
     frac = F.regexp_extract(text, _EPOCH_TEXT, 2)
     digits = F.length(F.regexp_replace(whole, "-", ""))
     per_second = F.when(digits <= 11, 1).when(digits <= 14, 1000).when(digits <= 17, 10**6).otherwise(10**9)
     width = F.when(digits <= 11, 0).when(digits <= 14, 3).when(digits <= 17, 6).otherwise(9)
+    if unit is not None:
+        per_second = F.coalesce(
+            F.element_at(lit_map({u: str(10**d) for u, d in _UNIT_DIGITS.items()}), unit).cast("long"), per_second
+        )
+        width = F.coalesce(F.element_at(lit_map({u: str(d) for u, d in _UNIT_DIGITS.items()}), unit).cast("int"), width)
     whole_dec = whole.try_cast(T.DecimalType(38, 0))
     seconds = F.floor(whole_dec / per_second)
     sub = (whole_dec - seconds * per_second).try_cast(T.LongType())
@@ -443,7 +450,8 @@ def normalise_value(
 
     `binary` is how the format writes BYTES (`base64` kept, `base16` and `latin1` re-encoded);
     `temporal_unit` is the integer unit of temporal values (`days`, `ms`, `us`, `ns`) for formats
-    that write dates and times as counts; `timezone` is the zone of TIMESTAMP text without offset.
+    that write dates and times as counts (for a TIMESTAMP epoch: its fixed unit, not its digit
+    count); `timezone` is the zone of TIMESTAMP text without offset.
     A value that does not look like its type gives null, which the decoder turns into a reject.
     """
     out = F.when(value.isNull(), F.lit(None))
@@ -470,7 +478,7 @@ def normalise_value(
         .when(logical == "DATETIME", F.when(value.rlike(_DATETIME_TEXT), value))
         .when(
             logical == "TIMESTAMP",
-            F.when(value.rlike(_EPOCH_TEXT), epoch_to_instant_text(value))
+            F.when(value.rlike(_EPOCH_TEXT), epoch_to_instant_text(value, temporal_unit))
             .when(value.rlike(_INSTANT_TEXT), value)
             .when(value.rlike(_LOCAL_TIMESTAMP_TEXT), local_to_instant_text(value, timezone)),
         )

@@ -118,6 +118,11 @@ def decode_dataworks_json(df: DataFrame, options: Mapping[str, str]) -> DataFram
             source_types, lambda _k, v: F.coalesce(lookup(COLUMN_TYPES, F.upper(v)), C.logical_type(v))
         ),
         "source_types": source_types,
+        # a DATE is epoch millis at any date: its digit count does not tell its unit before 1973
+        "temporal_units": F.map_filter(
+            F.transform_values(source_types, lambda _k, v: F.when(F.upper(v) == "DATE", F.lit("ms"))),
+            lambda _k, v: v.isNotNull(),
+        ),
         "ddl": F.when(op == "DDL", txt(msg("payload.ddl.text"))),
         "meta": text_map(
             ("version", txt(msg("version"))),

@@ -143,6 +143,19 @@ def test_column_types_to_canonical(decode, tmp_path):
     }  # fmt: skip
 
 
+def test_date_is_millis_at_any_date(decode, tmp_path):
+    """DataWorks DATE is epoch millis: 11 digits (1972) and negative (1969) stay millis, not seconds."""
+    types = {"id": "LONG", "a": "DATE", "b": "DATE", "c": "DATE", "d": "DATE"}
+    after = {"id": 1, "a": 70000000000, "b": -1, "c": "1590315269123.456789012", "d": 0}
+    (tmp_path / "t.jsonl").write_text(_message("INSERT", "1", after=after, types=types) + "\n")
+    events, rejects, _ = decode("dataworks-json", tmp_path)
+    assert rejects == []
+    assert events[0]["after"] == {
+        "id": "1", "a": "1972-03-21T04:26:40.000Z", "b": "1969-12-31T23:59:59.999Z",
+        "c": "2020-05-24T10:14:29.456789012Z", "d": "1970-01-01T00:00:00.000Z",
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("name", "op", "before", "after", "event_time"),
     [
