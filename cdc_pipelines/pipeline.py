@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -178,13 +179,19 @@ def write_decoded(decoded: DecodedExtract, out: str | Path, count: Callable[[Dec
     rerun leaves no stale events or rejects behind.
     """
     out = Path(out)
-    kept = (*decoded.reused, decoded.combined)
-    for frame in kept:
-        frame.persist(StorageLevel.DISK_ONLY)
-    try:
+    with persisted(*decoded.reused, decoded.combined):
         io.write_partitioned(decoded.events, out / CHANGES_DIR, replace=decoded.partitions)
         io.write_partitioned(decoded.rejects, out / REJECTS_DIR, replace=decoded.partitions)
         return count(decoded)
+
+
+@contextmanager
+def persisted(*frames: DataFrame) -> Iterator[None]:
+    """Keep `frames` on disk while the block reads them more than once, then drop them."""
+    for frame in frames:
+        frame.persist(StorageLevel.DISK_ONLY)
+    try:
+        yield
     finally:
-        for frame in kept:
+        for frame in frames:
             frame.unpersist()

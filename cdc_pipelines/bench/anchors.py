@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -37,44 +38,43 @@ def spark_floor(spark: SparkSession, format_id: str, source: Path, out: Path) ->
     rows.write.mode("overwrite").parquet(str(out))
 
 
+@contextmanager
 def _duckdb(threads: int):
+    """A DuckDB connection on `threads` threads, closed after the block."""
     import duckdb
 
     con = duckdb.connect()
-    con.execute(f"SET threads = {threads}")
-    con.execute("SET preserve_insertion_order = false")
-    con.execute("SET enable_progress_bar = false")
-    return con
+    try:
+        con.execute(f"SET threads = {threads}")
+        con.execute("SET preserve_insertion_order = false")
+        con.execute("SET enable_progress_bar = false")
+        yield con
+    finally:
+        con.close()
+
+
+def _duckdb_copy(read: str, out: Path, options: str, threads: int) -> None:
+    with _duckdb(threads) as con:
+        con.execute(f"COPY (SELECT * FROM {read}) TO '{out}' ({options})")
 
 
 def duckdb_decode(source: Path, out: Path, threads: int) -> None:
     """DuckDB `read_json` (schema detected, bad lines skipped) -> Parquet."""
-    con = _duckdb(threads)
-    try:
-        read = f"read_json('{source}', format = 'newline_delimited', ignore_errors = true)"
-        con.execute(f"COPY (SELECT * FROM {read}) TO '{out}' (FORMAT parquet, COMPRESSION zstd)")
-    finally:
-        con.close()
+    read = f"read_json('{source}', format = 'newline_delimited', ignore_errors = true)"
+    _duckdb_copy(read, out, "FORMAT parquet, COMPRESSION zstd", threads)
 
 
 def duckdb_encode(canonical: Path, out: Path, threads: int) -> None:
     """DuckDB canonical Parquet -> JSON lines, one object per event."""
-    con = _duckdb(threads)
-    try:
-        read = f"read_parquet('{canonical}/**/*.parquet', hive_partitioning = true)"
-        con.execute(f"COPY (SELECT * FROM {read}) TO '{out}' (FORMAT json)")
-    finally:
-        con.close()
+    read = f"read_parquet('{canonical}/**/*.parquet', hive_partitioning = true)"
+    _duckdb_copy(read, out, "FORMAT json", threads)
 
 
 def parquet_rows(path: Path) -> int:
     """Rows of a Parquet file or folder, from its footers."""
-    con = _duckdb(1)
-    try:
-        pattern = f"{path}/**/*.parquet" if path.is_dir() else str(path)
+    pattern = f"{path}/**/*.parquet" if path.is_dir() else str(path)
+    with _duckdb(1) as con:
         return con.execute(f"SELECT count(*) FROM read_parquet('{pattern}')").fetchone()[0]
-    finally:
-        con.close()
 
 
 def text_lines(path: Path) -> int:

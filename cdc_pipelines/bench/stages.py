@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -20,7 +19,7 @@ from cdc_pipelines import io
 from cdc_pipelines.encode import encode_events, write_encoded
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import IS_MESSAGE, parse_json_lines
-from cdc_pipelines.pipeline import decode_files, write_decoded
+from cdc_pipelines.pipeline import decode_files, persisted, write_decoded
 
 DECODE_CUTS = ("read lines", "parse JSON", "decode fields", "normalise, pair and check", "write changes and rejects")
 ENCODE_CUTS = ("read canonical", "encode in Python", "sort and write")
@@ -39,13 +38,8 @@ def _seconds(run: Callable[[], object]) -> float:
 def _events_drained(spark: SparkSession, format_id: str, source: Path) -> None:
     """Decoded events to the sink, with the frames the real write persists persisted likewise."""
     decoded = decode_files(spark, format_id, [source], topic="bench", dt="2024-01-01")
-    for frame in decoded.reused:
-        frame.persist(StorageLevel.DISK_ONLY)
-    try:
+    with persisted(*decoded.reused):
         _drained(decoded.events)
-    finally:
-        for frame in decoded.reused:
-            frame.unpersist()
 
 
 def decode_cuts(spark: SparkSession, format_id: str, source: Path, scratch: Path) -> list[tuple[str, float]]:
