@@ -1,90 +1,98 @@
-"""Exact JSON reading on Spark's native JSON functions.
+"""Exact JSON reading in plain Python: every number keeps its digits and stays known as a number.
 
-`from_json` re-writes every JSON float through a double (`0.10` -> `0.1`), so before parsing, every
-number token of the message is turned into a string that starts with a marker character, by one
-linear, string-aware JVM regex. Parsed with string leaves, a value keeps its exact digits, and the
-marker still says it was a JSON number (so encoders can write a number back as a number). The marker
-is U+FDD0, a Unicode noncharacter; a message that already contains it is rejected, never misread.
+`msgspec` hands each float token to `float_hook` as its exact text, so a `NumberText` (a `str`
+subclass) keeps `1.10`, `1E+2` and `-0.0` as written and says it was a number; integers of any length
+come back as `int`, exact through `str()`. Only `-0` loses its sign that way, so a message with a
+`-0` integer token is read again by the standard library with every number as `NumberText`. Text
+after the object is an error, so `{"a":1} {"b":2}` is no message.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+import json
+import re
+import sys
 
-NUMBER_MARK = "\ufdd0"
-CORRUPT_FIELD = "_corrupt_record"
-_NUMBER_TOKEN = r'\G((?:"(?:[^"\\]|\\.)*+"|[^"\-0-9])*+)(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)'
-_MARKED_NUMBER = '"' + NUMBER_MARK + r'(-?[0-9][0-9.eE+\-]*)"'
-_MAX_LEN = 2**31 - 1
+import msgspec
+import orjson
 
-TEXT_MAP = T.MapType(T.StringType(), T.StringType())
+# integers of any length are values here; Python refuses str() of one over 4300 digits by default
+sys.set_int_max_str_digits(0)
 
 
-def with_corrupt_field(schema: T.StructType) -> T.StructType:
-    return T.StructType([*schema.fields, T.StructField(CORRUPT_FIELD, T.StringType())])
+class NumberText(str):
+    """A JSON number's exact text."""
+
+    __slots__ = ()
 
 
-def parse_exact(text: Column, schema: T.StructType) -> Column:
-    """Parse JSON text with `schema` (string leaves), numbers kept as marked exact text.
-
-    A line that is not JSON gives a struct whose only non-null field is `_corrupt_record`.
-    """
-    marked = F.regexp_replace(text, _NUMBER_TOKEN, '$1"' + NUMBER_MARK + '$2"')
-    return F.from_json(
-        marked, with_corrupt_field(schema), {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_FIELD}
-    )
+class NotJsonObject(ValueError):
+    """The text is not one JSON object (an array, a bare value, truncated, or text after it)."""
 
 
-def parse_exact_map(text: Column, schema: T.MapType) -> Column:
-    """`parse_exact` for messages that are one flat object (null where the text is not one)."""
-    return F.from_json(
-        F.regexp_replace(text, _NUMBER_TOKEN, '$1"' + NUMBER_MARK + '$2"'), schema, {"mode": "PERMISSIVE"}
-    )
+_DECODER = msgspec.json.Decoder(float_hook=NumberText)
+_NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
 
 
-def has_reserved_mark(text: Column) -> Column:
-    """True where a message already holds the marker (raw or as a \\u escape).
-
-    Lower-casing a whole message is costly, so it is done only for messages with a `\\u` escape.
-    """
-    escaped = F.when(text.contains("\\u"), F.lower(text).contains("\\ufdd0")).otherwise(F.lit(False))
-    return text.contains(NUMBER_MARK) | escaped
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
 
 
-def ends_object(text: Column) -> Column:
-    """True where the text ends with `}` before trailing whitespace (the parser stops after one value,
-    so text after the object would otherwise go unseen). Most lines end with `}`: that is checked
-    first, in constant time; trimming walks the whole line."""
-    return text.endswith("}") | F.rtrim(text, F.lit(" \t\n\r\f\u000b")).endswith("}")
+def parse_object(message: bytes | str) -> dict:
+    """The JSON object of one message, numbers exact; NotJsonObject when it is not one object."""
+    data = message.encode() if isinstance(message, str) else message
+    try:
+        parsed = _DECODER.decode(data)
+        if b"-0" in data and _NEGATIVE_ZERO.search(data):
+            parsed = json.loads(data, parse_float=NumberText, parse_int=NumberText, parse_constant=_no_constant)
+    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
+        raise NotJsonObject(str(exc)) from None
+    if not isinstance(parsed, dict):
+        raise NotJsonObject("not an object")
+    return parsed
 
 
-def is_number(value: Column) -> Column:
-    """True where a parsed leaf was a JSON number."""
-    return value.startswith(NUMBER_MARK)
+def is_number(value: object) -> bool:
+    """True where a parsed value was a JSON number."""
+    return isinstance(value, NumberText | int) and not isinstance(value, bool)
 
 
-def text(value: Column) -> Column:
-    """The exact text of a parsed leaf: a number's digits, a string's characters, an object's JSON."""
-    return (
-        F.when(value.startswith(NUMBER_MARK), F.substring(value, 2, _MAX_LEN))
-        .when(value.contains(NUMBER_MARK), F.regexp_replace(value, _MARKED_NUMBER, "$1"))
-        .otherwise(value)
-    )
+def _fragment(value: object) -> object:
+    if isinstance(value, NumberText):
+        return orjson.Fragment(value.encode())
+    if isinstance(value, dict):
+        return {k: _fragment(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fragment(v) for v in value]
+    return value
 
 
-def image_text(image: Column) -> Column:
-    """`text` of every value of a parsed map."""
-    return F.transform_values(image, lambda _k, v: text(v))
+def dumps_exact(value: object) -> str:
+    """Compact JSON text of a parsed value, numbers with their exact digits."""
+    return orjson.dumps(_fragment(value)).decode()
 
 
-def number_columns(*images: Column) -> Column:
+def text(value: object) -> str | None:
+    """The exact text of a parsed value: a number's digits, a string's characters, `true`/`false`,
+    an object's or array's compact JSON; None for null."""
+    if value is None or type(value) is str or isinstance(value, NumberText):
+        return value
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    return dumps_exact(value)
+
+
+def image_text(image: object) -> dict[str, str | None] | None:
+    """`text` of every value of a parsed object (None when it is not an object)."""
+    if not isinstance(image, dict):
+        return None
+    return {k: text(v) for k, v in image.items()}
+
+
+def number_keys(*images: dict | None) -> list[str]:
     """Sorted names of the keys whose value was a JSON number in any of the images."""
-    keys = [F.coalesce(F.map_keys(F.map_filter(i, lambda _k, v: is_number(v))), F.array()) for i in images]
-    return F.array_sort(F.array_distinct(F.flatten(F.array(*keys))))
-
-
-def parse_nested(raw: Column, data_type: T.DataType) -> Column:
-    """Parse a nested object kept as (marked) raw JSON text by the outer parse."""
-    return F.from_json(raw, data_type, {"mode": "PERMISSIVE"})
+    return sorted({k for image in images if image for k, v in image.items() if is_number(v)})

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_pipelines.pipeline import decode_files
-from cdc_pipelines.spark import spark_session
+from cdc_pipelines.extracts.local import decode_paths
 
 RESOURCES = Path(__file__).parent / "resources"
 SAMPLES = Path(__file__).parent.parent / "cdc_pipelines" / "samples"
@@ -16,6 +15,8 @@ SAMPLES = Path(__file__).parent.parent / "cdc_pipelines" / "samples"
 
 @pytest.fixture(scope="session")
 def spark():
+    from cdc_pipelines.spark import spark_session
+
     session = spark_session(master="local[2]", conf={"spark.sql.shuffle.partitions": "2"})
     yield session
     session.stop()
@@ -26,8 +27,25 @@ def _event_order(event: dict) -> tuple:
 
 
 @pytest.fixture(scope="session")
-def decode(spark):
-    """decode(format_id, path, envelope=None, **options) -> (events by source_line, rejects, DecodedExtract)."""
+def decode():
+    """decode(format_id, path, envelope=None, **options) -> (events in input order, rejects by line, LocalDecode).
+
+    In process, without Spark: the codec functions and the pairing the Spark runner also runs.
+    `LocalDecode.counts` holds read / decoded / rejected / events.
+    """
+
+    def run(format_id: str, path: Path | str, topic: str = "t", dt: str = "2024-01-01", envelope=None, **options):
+        decoded = decode_paths(format_id, [path], topic=topic, dt=dt, options=options, envelope=envelope)
+        return decoded.events, decoded.rejects, decoded
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def spark_decode(spark):
+    """decode through Spark (the runner): (events by source_line, rejects, DecodedExtract)."""
+
+    from cdc_pipelines.pipeline import decode_files
 
     def run(format_id: str, path: Path | str, topic: str = "t", dt: str = "2024-01-01", envelope=None, **options):
         decoded = decode_files(spark, format_id, [path], topic=topic, dt=dt, options=options, envelope=envelope)
@@ -46,6 +64,7 @@ def roundtrip(spark, tmp_path_factory):
     written messages again with `target_id` and returns both event lists in input order.
     """
     from cdc_pipelines.encode import encode_events, write_encoded
+    from cdc_pipelines.pipeline import decode_files
 
     def run(source_id: str, path, target_id: str, source_options=None, decode_options=None, **target_options):
         decoded = decode_files(spark, source_id, [path], topic="t", dt="2024-01-01", options=source_options or {})

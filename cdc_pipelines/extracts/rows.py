@@ -1,0 +1,145 @@
+"""Lines of an extract -> rows of the decoded table (events and rejects), in plain Python.
+
+`decoded_rows` is what the Spark runner's `mapInArrow` function and the in-process decoder both
+run over each line with its lineage: envelope unwrapping, CSV rows under their header, the codec,
+the canonical finish. Every line gives at least one row: events, or one reject with its reason and
+raw text; lines that are no message (a CSV header) give none.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from cdc_pipelines import canonical as C
+from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats import get_codec
+from cdc_pipelines.formats.base import Reject
+from cdc_pipelines.messages import decode_message, raw_text
+
+KCAT_FIELDS = ("topic", "partition", "offset", "tstype", "ts", "key")
+KAFKA_META_PREFIX = "cdc.kafka."
+ENVELOPES = ("kcat",)
+
+
+class EnvelopeError(ValueError):
+    """An envelope name that is not known, or one given to a format that reads its own files."""
+
+
+def check_envelope(name: str | None) -> None:
+    if name is not None and name not in ENVELOPES:
+        raise EnvelopeError(f"unknown envelope {name!r}; known: {', '.join(ENVELOPES)}")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One input line: its bytes and lineage, a reason found before decoding, a CSV header."""
+
+    source_file: str
+    source_line: int
+    value: bytes
+    pre_reject: str | None = None
+    header: str | None = None
+
+
+def unwrap_kcat(line: bytes) -> tuple[bytes, dict[str, str]]:
+    """(payload, `cdc.kafka.*` meta) of a `kcat -C -J` envelope; Reject when the line is none."""
+    if not line.strip():
+        raise Reject("empty line")
+    try:
+        envelope = J.parse_object(line)
+    except J.NotJsonObject:
+        raise Reject("not a kcat envelope (no offset)") from None
+    if envelope.get("offset") is None:
+        raise Reject("not a kcat envelope (no offset)")
+    if envelope.get("partition") is None:
+        raise Reject("not a kcat envelope (no partition)")
+    payload = envelope.get("payload")
+    if payload is None:
+        raise Reject("kcat envelope without a payload (tombstone)")
+    meta = {KAFKA_META_PREFIX + f: J.text(envelope[f]) for f in KCAT_FIELDS if envelope.get(f) is not None}
+    return J.text(payload).encode(), meta
+
+
+def csv_fields(line: str) -> list[str | None]:
+    """The fields of one RFC 4180 CSV line: quotes removed, `""` unescaped; an empty unquoted field is None."""
+    text = line.rstrip("\r\n")
+    fields = next(csv.reader([text]), [])
+    quoted = _quoted_flags(text)
+    return [None if f == "" and not q else f for f, q in zip(fields, quoted, strict=False)]
+
+
+def _quoted_flags(text: str) -> list[bool]:
+    flags, at_start, in_quotes = [], True, False
+    for ch in text:
+        if at_start:
+            flags.append(ch == '"')
+            at_start = False
+            in_quotes = ch == '"'
+            if ch == ",":
+                flags[-1] = False
+                at_start = True
+            continue
+        if ch == '"':
+            in_quotes = not in_quotes
+        elif ch == "," and not in_quotes:
+            at_start = True
+    if at_start:
+        flags.append(False)
+    return flags
+
+
+def _message(value: bytes, header: str | None) -> bytes | dict:
+    if header is None:
+        return value
+    text, encoding = raw_text(value)
+    if encoding != "text":
+        raise Reject("message is not valid UTF-8")
+    if not text.strip():
+        raise Reject("empty line")
+    names, fields = csv_fields(header), csv_fields(text)
+    if len(fields) != len(names):
+        raise Reject(f"CSV row has {len(fields)} fields, its header {len(names)}")
+    return dict(zip(names, fields, strict=True))
+
+
+def decoded_rows(
+    format_id: str, topic: str, lines: Iterable[Line], options: Mapping[str, str], envelope: str | None = None
+) -> Iterator[dict]:
+    """Rows of the decoded table for `lines`: one per event (`reject_reason` None) or one reject.
+
+    Each row holds the event fields, its lineage and id, `row_index`, `pair_key`, `messages` (input
+    messages it stands for) and, for rejects and split-update halves, the raw line.
+    """
+    codec = get_codec(format_id)
+    for line in lines:
+        meta = None
+        try:
+            if line.pre_reject:
+                raise Reject(line.pre_reject)
+            value = line.value
+            if envelope is not None:
+                value, meta = unwrap_kcat(value)
+            events = decode_message(codec, _message(value, line.header), options)
+        except Reject as why:
+            raw, encoding = raw_text(line.value)
+            yield {
+                "source_file": line.source_file,
+                "source_line": line.source_line,
+                "row_index": 0,
+                "messages": 1,
+                "reject_reason": str(why),
+                "raw": raw,
+                "raw_encoding": encoding,
+            }
+            continue
+        for event in events:
+            if meta:
+                event["meta"] = {**(event["meta"] or {}), **meta}
+            event["event_id"] = C.event_id(format_id, topic, line.source_file, line.source_line, event["row_index"])
+            event["source_file"], event["source_line"] = line.source_file, line.source_line
+            event["messages"], event["reject_reason"] = 1, None
+            if event["pair_key"] is not None:
+                event["raw"], event["raw_encoding"] = raw_text(line.value)
+            yield event

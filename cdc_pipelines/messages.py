@@ -1,0 +1,178 @@
+"""One message in, its canonical events or its reject out: the per-message pipeline, plain Python.
+
+`decode_message` checks what no format can read (over-long lines, bytes that are not UTF-8, empty
+lines), runs the codec, and finishes each raw event (`finish_event`): values normalised by logical
+type, each op checked for the images and DDL text it needs, the JSON-number columns recorded. A
+multi-row message is rejected whole when any of its rows is bad. `pair_halves` folds the halves of
+split updates into one UPDATE; Spark brings the halves of a key together, tests sort them in memory.
+The Spark runner (`pipeline`) and the tests call exactly these functions.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Iterator, Mapping
+
+import orjson
+
+from cdc_pipelines import canonical as C
+from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats.base import Codec, Reject, max_message_chars
+
+EVENT_FIELDS = (
+    "op", "raw_op", "db", "db_schema", "table_name", "event_time", "event_time_unit", "sync_time", "tx_id", "seq",
+    "position", "pk_columns", "before", "after", "column_types", "source_types", "ddl", "meta",
+)  # fmt: skip
+BAD_TIME = "event time is neither an epoch number nor a date-time"
+
+
+def raw_text(line: bytes) -> tuple[str, str]:
+    """(raw, raw_encoding) of a line as rejects keep it: bytes that are not UTF-8 as base64."""
+    try:
+        return line.decode("utf-8"), "text"
+    except UnicodeDecodeError:
+        return base64.b64encode(line).decode(), "base64"
+
+
+def unreadable(line: bytes) -> str | None:
+    """Why a line cannot be read as text at all (too long to parse safely, not UTF-8), or None."""
+    limit = max_message_chars()
+    if len(line) > limit:
+        try:
+            chars = len(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            return "message is not valid UTF-8"
+        if chars > limit:
+            return f"message of {chars} characters is over the limit of {limit}"
+    if not line.isascii():
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            return "message is not valid UTF-8"
+    return None
+
+
+def _image_requirements(op: str, before, after, ddl, update_has_before: bool) -> str | None:
+    if op in ("INSERT", "UPSERT", "UPDATE") and after is None:
+        return f"{op} without an after image"
+    if op == "DELETE" and before is None:
+        return "DELETE without a before image"
+    if op == "UPDATE" and update_has_before and before is None:
+        return "UPDATE without a before image"
+    if op == "DDL" and (ddl is None or not ddl.strip()):
+        return "DDL without DDL text"
+    return None
+
+
+def _normalised(image: dict | None, types: dict, units: dict, bad: set, options: Mapping[str, str], binary: str):
+    if image is None:
+        return None
+    out = {}
+    timezone = options.get("timezone", "UTC")
+    for key, raw in image.items():
+        text = J.text(raw)
+        value = C.normalise_value(
+            text, types.get(key, "UNKNOWN"), binary=binary, temporal_unit=units.get(key), timezone=timezone
+        )
+        if value is None and text is not None:
+            bad.add(key)
+        out[key] = value
+    return out
+
+
+def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
+    """The canonical event of a raw event (see `formats.base`); Reject when it cannot be one."""
+    op = raw.get("op")
+    if op is None:
+        raise Reject("no op")
+    if raw.get("event_time") is None and raw.get("event_time_unit") is not None:
+        raise Reject(BAD_TIME)
+    before, after = raw.get("before"), raw.get("after")
+    if isinstance(before, dict) is False and before is not None or after is not None and not isinstance(after, dict):
+        raise Reject("not a valid JSON object")
+    halve = raw.get("pair_key") is not None
+    why = _image_requirements(op, before, after, raw.get("ddl"), codec.update_has_before and not halve)
+    if why and not (halve and op == "UPDATE" and before is not None):
+        raise Reject(why)
+    types = raw.get("column_types")
+    if before or after:
+        types = dict.fromkeys([*(before or ()), *(after or ())], "UNKNOWN") | (types or {})
+    bad: set[str] = set()
+    units = raw.get("temporal_units") or {}
+    binary = options.get("binary", codec.binary)
+    event = {name: raw.get(name) for name in EVENT_FIELDS}
+    event["column_types"] = types
+    event["before"] = _normalised(before, types or {}, units, bad, options, binary)
+    event["after"] = _normalised(after, types or {}, units, bad, options, binary)
+    if bad:
+        listed = ", ".join(f"{k}:{types[k]}" for k in sorted(bad))
+        raise Reject(f"value does not fit its type in column(s) {listed}")
+    numbers = J.number_keys(before, after)
+    meta = dict(raw.get("meta") or {})
+    if numbers:
+        meta["cdc.json_numbers"] = orjson.dumps(numbers).decode()
+    event["meta"] = meta or None
+    event["row_index"] = raw.get("row_index", 0)
+    event["pair_key"] = raw.get("pair_key")
+    return event
+
+
+def decode_message(codec: Codec, message: bytes | dict, options: Mapping[str, str]) -> list[dict]:
+    """The canonical events of one message (bytes of a line, or a CSV row as a dict); Reject if none.
+
+    A message that gives no event at all is rejected too: a message never disappears.
+    """
+    if isinstance(message, bytes) and not codec.binary_messages:
+        why = unreadable(message)
+        if why:
+            raise Reject(why)
+        if not message.strip():
+            raise Reject("empty line")
+    raw_events = codec.decode(message, options)
+    if not raw_events:
+        raise Reject("message holds no event")
+    return [finish_event(raw, codec, options) for raw in raw_events]
+
+
+def merge_halves(after: dict, before: dict) -> dict:
+    """The after half with the before half's image and lineage folded in: one UPDATE of 2 messages."""
+    meta = dict(after.get("meta") or {})
+    numbers = {*orjson.loads(meta.get("cdc.json_numbers", "[]")), *orjson.loads((before.get("meta") or {}).get("cdc.json_numbers", "[]"))}
+    if numbers:
+        meta["cdc.json_numbers"] = orjson.dumps(sorted(numbers)).decode()
+    meta["cdc.before_source_file"] = before["source_file"]
+    meta["cdc.before_source_line"] = str(before["source_line"])
+    meta["cdc.before_raw_op"] = before["raw_op"]
+    return {**after, "before": before["before"], "meta": meta, "messages": 2}
+
+
+def orphan_reason(before: dict) -> str:
+    return f"{before['raw_op']} without its matching after half (pair key {before['pair_key']})"
+
+
+def pair_halves(halves: Iterable[dict]) -> Iterator[dict]:
+    """Split-update halves sorted by (pair_key, source_file, source_line) -> paired rows.
+
+    Within a key, the n-th before half pairs with the n-th after half in input order. A before half
+    left alone is rejected (`reject_reason` set, never dropped); an after half left alone stays an
+    UPDATE without a before image.
+    """
+
+    def flush(befores: list[dict], afters: list[dict]) -> Iterator[dict]:
+        for n in range(max(len(befores), len(afters))):
+            before = befores[n] if n < len(befores) else None
+            after = afters[n] if n < len(afters) else None
+            if after is None:
+                yield {**before, "reject_reason": orphan_reason(before)}
+            elif before is None:
+                yield after
+            else:
+                yield merge_halves(after, before)
+
+    key, befores, afters = None, [], []
+    for half in halves:
+        if half["pair_key"] != key:
+            yield from flush(befores, afters)
+            key, befores, afters = half["pair_key"], [], []
+        (afters if half.get("after") is not None else befores).append(half)
+    yield from flush(befores, afters)
