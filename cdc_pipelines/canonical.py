@@ -284,7 +284,12 @@ def epoch_time(text: str | None, unit: str) -> tuple[int | None, str | None]:
         return None, unit
     n = int(text)
     micros = n * {"s": 10**6, "ms": 10**3}.get(unit, 1) // (1000 if unit == "ns" else 1)
-    return micros, unit
+    return _in_range(micros), unit
+
+
+def _in_range(micros: int | None) -> int | None:
+    """Epoch micros that fit a timestamp (a signed 64-bit count), else None."""
+    return micros if micros is not None and -(2**63) <= micros < 2**63 else None
 
 
 def text_time_unit(text: str) -> str:
@@ -316,8 +321,11 @@ def time_of(text: str | None) -> tuple[int | None, str | None]:
     """
     if text is None:
         return None, None
+    if text.isdigit() and text.isascii():  # the common case: a whole epoch count
+        unit = _digit_unit(len(text))
+        return _in_range(int(text) * 10**6 // 10 ** _UNIT_DIGITS[unit]), unit
     if full(_EPOCH, text):
-        return epoch_micros(text), epoch_unit(text)
+        return _in_range(epoch_micros(text)), epoch_unit(text)
     return _datetime_micros(text), text_time_unit(text)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from cdc_pipelines.envelope import check_envelope
+from cdc_pipelines.extracts.rows import check_envelope
 from cdc_pipelines.formats import get_codec
 
 
@@ -38,7 +38,7 @@ def load_catalog(path: str | Path) -> list[Topic]:
                 if get_codec(target).encode is None:
                     raise ValueError(f"target {target} has no encoder")
             check_envelope(entry.get("envelope"))
-            if entry.get("envelope") and get_codec(entry["format"]).read is not None:
+            if entry.get("envelope") and get_codec(entry["format"]).messages == "avro":
                 raise ValueError(f"format {entry['format']} reads its own files and takes no envelope")
         except (KeyError, ValueError) as exc:
             raise CatalogError(f"topic {entry['name']!r} in {path}: {exc}") from None

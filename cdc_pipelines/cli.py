@@ -131,7 +131,7 @@ class DetectError(ValueError):
 
 
 def _detected(inputs: list[str]) -> str:
-    from cdc_pipelines.detect import detect_format
+    from cdc_pipelines.extracts.detect import detect_format
 
     found = detect_format(inputs)
     if found is None:

@@ -8,6 +8,7 @@ conservation is checked on its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -17,10 +18,10 @@ from pyspark.sql import functions as F
 from cdc_pipelines import io
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.encode import encode_events, write_encoded_by_day
-from cdc_pipelines.formats.base import MESSAGES, ROW_INDEX
 from cdc_pipelines.pipeline import CHANGES_DIR, ConservationError, DecodedExtract, decode_files, write_decoded
 
 TARGETS_DIR = "targets"
+_DT_FOLDER = re.compile(r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/")
 COUNTS = ("read", "decoded", "rejected", "events")
 
 
@@ -28,6 +29,12 @@ def dt_of_file(source_file: Column | str = "source_file") -> Column:
     """The `YYYY-MM-DD` of the innermost `dt=` folder of a file path."""
     return F.regexp_extract(F.col(source_file) if isinstance(source_file, str) else source_file,
                             r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/", 1)  # fmt: skip
+
+
+def dt_of_path(path: str) -> str:
+    """`dt_of_file` of one path, in Python."""
+    match = _DT_FOLDER.match(path)
+    return match.group(1) if match else ""
 
 
 def extract_stats(folder: str | Path) -> dict[str, int]:
@@ -39,19 +46,22 @@ def extract_stats(folder: str | Path) -> dict[str, int]:
 
 def count_by_day(decoded: DecodedExtract) -> dict[str, dict[str, int]]:
     """read / decoded / rejected / events per `dt`, each day checked for conservation."""
-    ok, first = F.col("reject_reason").isNull(), F.col(ROW_INDEX) == 0
+    ok, first = F.col("reject_reason").isNull(), F.col("row_index") == 0
     rows = decoded.combined.groupBy("dt").agg(
-        F.coalesce(F.sum(F.when(ok & first, F.col(MESSAGES))), F.lit(0)).alias("decoded"),
+        F.coalesce(F.sum(F.when(ok & first, F.col("messages"))), F.lit(0)).alias("decoded"),
         F.count(F.when(~ok & first, 1)).alias("rejected"),
         F.count(F.when(ok, 1)).alias("events"),
     )
-    read = decoded.lines.groupBy(dt_of_file().alias("dt")).agg(F.count("*").alias("read"))
-    out = {}
-    for r in read.join(rows, "dt", "full_outer").collect():  # one row per day
-        counts = {k: int(r[k] or 0) for k in COUNTS}
+    out: dict[str, dict[str, int]] = {}
+    for file, read in decoded.read.items():
+        day = dt_of_path(file)
+        out.setdefault(day, dict.fromkeys(COUNTS, 0))["read"] += read
+    for r in rows.collect():  # one row per day
+        day = out.setdefault(r["dt"], dict.fromkeys(COUNTS, 0))
+        day.update({k: int(r[k] or 0) for k in ("decoded", "rejected", "events")})
+    for day, counts in out.items():
         if counts["read"] != counts["decoded"] + counts["rejected"]:
-            raise ConservationError(f"messages read != decoded + rejected on {r['dt']}: {counts}")
-        out[r["dt"]] = counts
+            raise ConservationError(f"messages read != decoded + rejected on {day}: {counts}")
     return out
 
 

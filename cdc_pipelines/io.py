@@ -53,13 +53,13 @@ def write_partitioned(
 
 def read_canonical(spark: SparkSession, path: str | Path) -> DataFrame:
     """The canonical change table at `path`, with its declared schema (partition values stay text)."""
-    from cdc_pipelines.canonical import CANONICAL_SCHEMA
+    from cdc_pipelines.schema import CANONICAL_SCHEMA
 
     return spark.read.schema(CANONICAL_SCHEMA).parquet(str(path))
 
 
 def read_rejects(spark: SparkSession, path: str | Path) -> DataFrame:
     """The rejects dataset at `path`, with its declared schema."""
-    from cdc_pipelines.canonical import REJECTS_SCHEMA
+    from cdc_pipelines.schema import REJECTS_SCHEMA
 
     return spark.read.schema(REJECTS_SCHEMA).parquet(str(path))

@@ -16,6 +16,8 @@ import sys
 import msgspec
 import orjson
 
+from cdc_pipelines.formats.base import Reject
+
 # integers of any length are values here; Python refuses str() of one over 4300 digits by default
 sys.set_int_max_str_digits(0)
 
@@ -26,8 +28,13 @@ class NumberText(str):
     __slots__ = ()
 
 
-class NotJsonObject(ValueError):
-    """The text is not one JSON object (an array, a bare value, truncated, or text after it)."""
+class NotJsonObject(Reject):
+    """The text is not one JSON object (an array, a bare value, truncated, text after it, or nested
+    deeper than the parser or the writer of nested values can go); `detail` says what the parser saw."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__("not a valid JSON object")
+        self.detail = detail
 
 
 _DECODER = msgspec.json.Decoder(float_hook=NumberText)
@@ -68,8 +75,14 @@ def _fragment(value: object) -> object:
 
 
 def dumps_exact(value: object) -> str:
-    """Compact JSON text of a parsed value, numbers with their exact digits."""
-    return orjson.dumps(_fragment(value)).decode()
+    """Compact JSON text of a parsed value, numbers with their exact digits.
+
+    orjson writes at most 255 levels: a value nested deeper is no object this project can keep.
+    """
+    try:
+        return orjson.dumps(_fragment(value)).decode()
+    except (orjson.JSONEncodeError, RecursionError):
+        raise NotJsonObject("nested deeper than 255 levels") from None
 
 
 def text(value: object) -> str | None:

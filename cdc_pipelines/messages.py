@@ -24,6 +24,7 @@ EVENT_FIELDS = (
     "position", "pk_columns", "before", "after", "column_types", "source_types", "ddl", "meta",
 )  # fmt: skip
 BAD_TIME = "event time is neither an epoch number nor a date-time"
+BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 
 
 def raw_text(line: bytes) -> tuple[str, str]:
@@ -34,9 +35,8 @@ def raw_text(line: bytes) -> tuple[str, str]:
         return base64.b64encode(line).decode(), "base64"
 
 
-def unreadable(line: bytes) -> str | None:
-    """Why a line cannot be read as text at all (too long to parse safely, not UTF-8), or None."""
-    limit = max_message_chars()
+def unreadable(line: bytes, limit: int) -> str | None:
+    """Why a line cannot be read as text at all (longer than `limit` characters, not UTF-8), or None."""
     if len(line) > limit:
         try:
             chars = len(line.decode("utf-8"))
@@ -59,7 +59,7 @@ def _image_requirements(op: str, before, after, ddl, update_has_before: bool) ->
         return "DELETE without a before image"
     if op == "UPDATE" and update_has_before and before is None:
         return "UPDATE without a before image"
-    if op == "DDL" and (ddl is None or not ddl.strip()):
+    if op == "DDL" and (ddl is None or not ddl.strip(" ")):
         return "DDL without DDL text"
     return None
 
@@ -88,7 +88,7 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
     if raw.get("event_time") is None and raw.get("event_time_unit") is not None:
         raise Reject(BAD_TIME)
     before, after = raw.get("before"), raw.get("after")
-    if isinstance(before, dict) is False and before is not None or after is not None and not isinstance(after, dict):
+    if not isinstance(before, dict | None) or not isinstance(after, dict | None):
         raise Reject("not a valid JSON object")
     halve = raw.get("pair_key") is not None
     why = _image_requirements(op, before, after, raw.get("ddl"), codec.update_has_before and not halve)
@@ -117,27 +117,44 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
     return event
 
 
-def decode_message(codec: Codec, message: bytes | dict, options: Mapping[str, str]) -> list[dict]:
+def decode_message(
+    codec: Codec, message: bytes | dict, options: Mapping[str, str], limit: int | None = None
+) -> list[dict]:
     """The canonical events of one message (bytes of a line, or a CSV row as a dict); Reject if none.
 
-    A message that gives no event at all is rejected too: a message never disappears.
+    `limit` is the longest message parsed, in characters (default `max_message_chars()`). A message
+    that gives no event at all is rejected too: a message never disappears.
     """
-    if isinstance(message, bytes) and not codec.binary_messages:
-        why = unreadable(message)
+    if isinstance(message, bytes):
+        why = unreadable(message, max_message_chars() if limit is None else limit)
         if why:
             raise Reject(why)
-        if not message.strip():
+        if not message.strip(b" "):
             raise Reject("empty line")
     raw_events = codec.decode(message, options)
     if not raw_events:
         raise Reject("message holds no event")
-    return [finish_event(raw, codec, options) for raw in raw_events]
+    if len(raw_events) == 1:
+        return [finish_event(raw_events[0], codec, options)]
+    events, reasons = [], []
+    for raw in raw_events:
+        try:
+            events.append(finish_event(raw, codec, options))
+        except Reject as why:
+            reasons.append(str(why))
+    if reasons:  # a message is rejected whole, for the first of its rows' reasons in text order
+        raise Reject(min(reasons))
+    return events
 
 
 def merge_halves(after: dict, before: dict) -> dict:
     """The after half with the before half's image and lineage folded in: one UPDATE of 2 messages."""
     meta = dict(after.get("meta") or {})
-    numbers = {*orjson.loads(meta.get("cdc.json_numbers", "[]")), *orjson.loads((before.get("meta") or {}).get("cdc.json_numbers", "[]"))}
+    before_meta = before.get("meta") or {}
+    numbers = {
+        *orjson.loads(meta.get("cdc.json_numbers", "[]")),
+        *orjson.loads(before_meta.get("cdc.json_numbers", "[]")),
+    }
     if numbers:
         meta["cdc.json_numbers"] = orjson.dumps(sorted(numbers)).decode()
     meta["cdc.before_source_file"] = before["source_file"]
@@ -150,12 +167,12 @@ def orphan_reason(before: dict) -> str:
     return f"{before['raw_op']} without its matching after half (pair key {before['pair_key']})"
 
 
-def pair_halves(halves: Iterable[dict]) -> Iterator[dict]:
+def pair_halves(halves: Iterable[dict], update_has_before: bool = False) -> Iterator[dict]:
     """Split-update halves sorted by (pair_key, source_file, source_line) -> paired rows.
 
     Within a key, the n-th before half pairs with the n-th after half in input order. A before half
     left alone is rejected (`reject_reason` set, never dropped); an after half left alone stays an
-    UPDATE without a before image.
+    UPDATE without a before image, or is rejected for it where the format always carries both.
     """
 
     def flush(befores: list[dict], afters: list[dict]) -> Iterator[dict]:
@@ -165,7 +182,7 @@ def pair_halves(halves: Iterable[dict]) -> Iterator[dict]:
             if after is None:
                 yield {**before, "reject_reason": orphan_reason(before)}
             elif before is None:
-                yield after
+                yield {**after, "reject_reason": "UPDATE without a before image"} if update_has_before else after
             else:
                 yield merge_halves(after, before)
 

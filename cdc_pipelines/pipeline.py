@@ -1,28 +1,53 @@
-"""Read -> decode -> write: the one chain the CLI and the Dagster assets both call."""
+"""Read -> decode -> write on Spark: the one chain the CLI and the Dagster assets both call.
+
+Spark reads the lines (or DTS Avro containers) and hands them to the Python codecs in Arrow
+batches (`mapInArrow`): each line becomes its events or one reject (`extracts.rows.decoded_rows`).
+Spark then does what needs the whole dataset: split-update halves are brought together by key (a
+shuffle, then `messages.pair_halves` over each key's halves in input order), the conservation counts,
+and the partitioned, atomic writes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import envelope as kafka_envelope
 from cdc_pipelines import io
-from cdc_pipelines.damaged_gzip import check_gzip_inputs
+from cdc_pipelines.extracts.lines import ExtractLines, LineNumbering, read_extract_lines
+from cdc_pipelines.extracts.rows import check_envelope, decoded_rows
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.base import IS_MESSAGE, MESSAGES, RAW_ENCODING, ROW_INDEX, finish, parse_json_lines
-from cdc_pipelines.formats.split_update import pair_split_updates
+from cdc_pipelines.formats.base import max_message_chars
+from cdc_pipelines.messages import pair_halves
+from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 
-T = TypeVar("T")
+T_ = TypeVar("T_")
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
+_TEXT = T.StringType()
+_TEXT_MAP = T.MapType(_TEXT, _TEXT)
+_EVENT_FIELDS = [f for f in CANONICAL_SCHEMA.fields if f.name not in ("source_format", "source_topic", "dt")]
+DECODED_SCHEMA = T.StructType(
+    [
+        *[T.StructField(f.name, f.dataType) for f in _EVENT_FIELDS],
+        T.StructField("row_index", T.IntegerType()),
+        T.StructField("pair_key", _TEXT),
+        T.StructField("messages", T.IntegerType()),
+        T.StructField("reject_reason", _TEXT),
+        T.StructField("raw", _TEXT),
+        T.StructField("raw_encoding", _TEXT),
+    ]
+)
+_ARROW_SCHEMA = to_arrow_schema(DECODED_SCHEMA, timezone="UTC")
 
 
 class ConservationError(RuntimeError):
@@ -31,91 +56,152 @@ class ConservationError(RuntimeError):
 
 @dataclass
 class DecodedExtract:
-    """Canonical events and rejects of one extract, not yet written (lazy Spark plans)."""
+    """Canonical events and rejects of one extract, not yet written (lazy Spark plans).
+
+    `read` is the number of messages each input file holds (counted by Spark before decoding), the
+    left side of the conservation check.
+    """
 
     events: DataFrame
     rejects: DataFrame
-    lines: DataFrame
     combined: DataFrame
+    read: dict[str, int] = field(default_factory=dict)
     partitions: tuple[dict[str, str], ...] = ()
-    # plans read more than once on the way to `combined` and the counts, costly to compute again
-    # (lines that come out of Python, rows that split-update pairing reads in two branches)
-    reused: tuple[DataFrame, ...] = ()
+
+
+def _map_array(dicts: list[dict | None]) -> pa.MapArray:
+    """A map<string,string> column from dicts, built from flat offsets/keys/items."""
+    offsets, keys, items, mask = [0], [], [], []
+    for d in dicts:
+        if d is None:
+            mask.append(True)
+        else:
+            mask.append(False)
+            keys.extend(d)
+            items.extend(d.values())
+        offsets.append(len(keys))
+    return pa.MapArray.from_arrays(
+        pa.array(offsets, pa.int32()), pa.array(keys, pa.string()), pa.array(items, pa.string()),
+        mask=pa.array(mask, pa.bool_()),
+    )  # fmt: skip
+
+
+def rows_to_batch(rows: list[dict]) -> pa.RecordBatch:
+    """Decoded rows (dicts) -> one Arrow batch of DECODED_SCHEMA, column by column."""
+    columns = []
+    for f in _ARROW_SCHEMA:
+        values = [r.get(f.name) for r in rows]
+        if pa.types.is_map(f.type):
+            columns.append(_map_array(values))
+        else:
+            columns.append(pa.array(values, f.type))
+    return pa.RecordBatch.from_arrays(columns, schema=_ARROW_SCHEMA)
+
+
+def _dicts(column: pa.Array) -> list:
+    if not pa.types.is_map(column.type):
+        return column.to_pylist()
+    offsets, keys, items = column.offsets.to_pylist(), column.keys.to_pylist(), column.items.to_pylist()
+    valid = column.is_valid().to_pylist()
+    return [
+        dict(zip(keys[a:b], items[a:b], strict=True)) if ok else None
+        for ok, a, b in zip(valid, offsets, offsets[1:], strict=False)
+    ]
+
+
+def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
+    """An Arrow batch of DECODED_SCHEMA -> rows (maps as dicts, times as epoch micros)."""
+    names = batch.schema.names
+    columns = []
+    for name in names:
+        column = batch.column(name)
+        if pa.types.is_timestamp(column.type):
+            column = column.cast(pa.int64())
+        columns.append(_dicts(column))
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _decode_batches(
+    format_id: str, topic: str, options: Mapping[str, str], envelope: str | None, numbering: LineNumbering
+):
+    """The `mapInArrow` function over extract lines: events and rejects of each batch of lines.
+
+    The message size limit is read here, on the driver: a Python worker's environment is its own.
+    """
+    limit = max_message_chars()
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        lines = numbering.lines()
+        for batch in batches:
+            yield rows_to_batch(list(decoded_rows(format_id, topic, lines(batch), options, envelope, limit)))
+
+    return run
+
+
+def _pair_batches(update_has_before: bool):
+    """The `mapInArrow` function over split-update halves sorted by key and input order."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = (row for batch in batches for row in batch_to_rows(batch))
+        out: list[dict] = []
+        for row in pair_halves(rows, update_has_before):
+            out.append(row)
+            if len(out) >= 4096:
+                yield rows_to_batch(out)
+                out = []
+        if out:
+            yield rows_to_batch(out)
+
+    return run
+
+
+def pair_split_updates(decoded: DataFrame, update_has_before: bool) -> DataFrame:
+    """Fold each split update's before half into its after half, wherever the halves sit.
+
+    Only the halves move: they are shuffled by pair key and sorted by input order within a key.
+    """
+    is_half = F.col("pair_key").isNotNull() & F.col("reject_reason").isNull()
+    halves = decoded.where(is_half)
+    paired = (
+        halves.repartition("pair_key")
+        .sortWithinPartitions("pair_key", "source_file", "source_line")
+        .mapInArrow(_pair_batches(update_has_before), DECODED_SCHEMA)
+    )
+    return decoded.where(~is_half).unionByName(paired)
 
 
 def decode_lines(
-    lines: DataFrame,
+    spark: SparkSession,
+    lines: ExtractLines,
     format_id: str,
     *,
     topic: str,
     dt: str | Column,
     options: Mapping[str, str] | None = None,
-    lineage: DataFrame | None = None,
+    envelope: str | None = None,
 ) -> DecodedExtract:
-    """Decode lines (`value`, `source_file`, `source_line`) into canonical events and rejects."""
-    codec = get_codec(format_id)
-    staged = (codec.parse or parse_json_lines)(lines, codec.schema)
-    return decode_staged(staged, format_id, topic=topic, dt=dt, options=options, lineage=lineage)
+    """Decode extract lines into canonical events and rejects (lazy plans).
 
-
-def decode_staged(
-    staged: DataFrame,
-    format_id: str,
-    *,
-    topic: str,
-    dt: str | Column,
-    options: Mapping[str, str] | None = None,
-    lineage: DataFrame | None = None,
-) -> DecodedExtract:
-    """Decode parsed messages (`msg`, `pre_reject`, `is_message`, lineage) into events and rejects.
-
-    `dt` is a date or a column (the date of each row's file); `lineage` is an envelope's per-line
-    lineage (see `envelope.unwrap`), joined back onto the decoded rows.
+    `dt` is a date or a column (the date of each row's file).
     """
     codec = get_codec(format_id)
     resolved = codec.resolve_options(dict(options or {}))
-    messages = staged.where(F.col(IS_MESSAGE)).drop(IS_MESSAGE)
-    decoded = codec.decode(messages, resolved)
-    reused: tuple[DataFrame, ...] = ()
+    decoded = lines.frame.mapInArrow(
+        _decode_batches(format_id, topic, resolved, envelope, lines.numbering), DECODED_SCHEMA
+    )
     if codec.split_update:
-        reused = (decoded,)
-        decoded = pair_split_updates(decoded)
-    decoded = finish(decoded, codec, resolved)
-    if codec.multi_row:
-        # a message is rejected whole: one bad row rejects its siblings too, and gives one reject
-        message = Window.partitionBy("source_file", "source_line")
-        decoded = decoded.withColumn("reject_reason", F.min("reject_reason").over(message)).where(
-            F.col("reject_reason").isNull() | (F.col(ROW_INDEX) == 0)
-        )
+        decoded = pair_split_updates(decoded, codec.update_has_before)
     combined = decoded.select(
-        "*",
-        F.lit(format_id).alias("source_format"),
-        F.lit(topic).alias("source_topic"),
-        F.lit(dt).alias("dt"),
+        "*", F.lit(format_id).alias("source_format"), F.lit(topic).alias("source_topic"), F.lit(dt).alias("dt")
     )
-    if lineage is not None:
-        combined = kafka_envelope.attach_lineage(combined, lineage, ROW_INDEX)
-    events = combined.where(F.col("reject_reason").isNull()).select(
-        C.event_id(
-            F.col("source_format"), F.col("source_topic"), F.col("source_file"), F.col("source_line"), F.col(ROW_INDEX)
-        ).alias("event_id"),
-        *[c for c in C.CANONICAL_COLUMNS if c != "event_id"],
-    )
+    events = combined.where(F.col("reject_reason").isNull()).select(*CANONICAL_COLUMNS)
     rejects = combined.where(F.col("reject_reason").isNotNull()).select(
-        "source_format",
-        "source_topic",
-        "source_file",
-        "source_line",
-        F.col("value").alias("raw"),
-        F.col(RAW_ENCODING),
-        F.col("reject_reason").alias("reason"),
-        "dt",
-    )
+        "source_format", "source_topic", "source_file", "source_line", "raw", "raw_encoding",
+        F.col("reject_reason").alias("reason"), "dt",
+    )  # fmt: skip
     # one day's partition is replaced even where it gets no rows; a range (`dt` a column) replaces the days it has
     partitions = ({"dt": dt, "source_topic": topic},) if isinstance(dt, str) else ()
-    return DecodedExtract(
-        events=events, rejects=rejects, lines=messages, combined=combined, partitions=partitions, reused=reused
-    )
+    return DecodedExtract(events=events, rejects=rejects, combined=combined, read=lines.read, partitions=partitions)
 
 
 def decode_files(
@@ -130,39 +216,26 @@ def decode_files(
 ) -> DecodedExtract:
     """Decode the files or folders `inputs` (one message per line, compressed or not).
 
-    With an `envelope` (e.g. `kcat`), each line wraps the message; see `cdc_pipelines.envelope`. A
-    damaged `.gz` input gives its readable lines plus one reject instead of failing the run.
+    With an `envelope` (e.g. `kcat`), each line wraps the message; see `extracts.rows`. A damaged
+    `.gz` input gives its readable lines plus one reject instead of failing the run.
     """
     codec = get_codec(format_id)
-    files = io.list_input_files(inputs)
-    damage = check_gzip_inputs(files)
-    files = damage.readable_files(files)
-    lineage = None
-    if envelope is not None:
-        if codec.read is not None:
-            raise kafka_envelope.EnvelopeError(f"format {format_id} reads its own files and takes no envelope")
-        unwrapped = kafka_envelope.unwrap(io.read_lines(spark, files), envelope)
-        staged = (codec.parse or parse_json_lines)(unwrapped.lines, codec.schema)
-        lineage = unwrapped.lineage
-    elif codec.read is not None:
-        staged = codec.read(spark, files)
-    else:
-        staged = (codec.parse or parse_json_lines)(io.read_lines(spark, files), codec.schema)
-    staged = damage.restore(spark, staged)
-    decoded = decode_staged(staged, format_id, topic=topic, dt=dt, options=options, lineage=lineage)
-    return replace(decoded, reused=(decoded.lines, *decoded.reused)) if codec.read is not None else decoded
+    codec.resolve_options(dict(options or {}))
+    check_envelope(envelope)
+    lines = read_extract_lines(spark, io.list_input_files(inputs), codec, envelope)
+    return decode_lines(spark, lines, format_id, topic=topic, dt=dt, options=options, envelope=envelope)
 
 
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
     """read / decoded / rejected / events of a decoded extract, checked for conservation."""
-    ok, first = F.col("reject_reason").isNull(), F.col(ROW_INDEX) == 0
+    ok, first = F.col("reject_reason").isNull(), F.col("row_index") == 0
     row = decoded.combined.agg(
-        F.coalesce(F.sum(F.when(ok & first, F.col(MESSAGES))), F.lit(0)).alias("decoded"),
+        F.coalesce(F.sum(F.when(ok & first, F.col("messages"))), F.lit(0)).alias("decoded"),
         F.count(F.when(~ok & first, 1)).alias("rejected"),
         F.count(F.when(ok, 1)).alias("events"),
     ).first()
     counts = {
-        "read": decoded.lines.count(),
+        "read": sum(decoded.read.values()),
         "decoded": row["decoded"],
         "rejected": row["rejected"],
         "events": row["events"],
@@ -172,14 +245,16 @@ def count_extract(decoded: DecodedExtract) -> dict[str, int]:
     return counts
 
 
-def write_decoded(decoded: DecodedExtract, out: str | Path, count: Callable[[DecodedExtract], T] = count_extract) -> T:
+def write_decoded(
+    decoded: DecodedExtract, out: str | Path, count: Callable[[DecodedExtract], T_] = count_extract
+) -> T_:
     """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return `count(decoded)`.
 
     The extract's partition is replaced in both tables even where this run has no rows for it, so a
     rerun leaves no stale events or rejects behind.
     """
     out = Path(out)
-    with persisted(*decoded.reused, decoded.combined):
+    with persisted(decoded.combined):
         io.write_partitioned(decoded.events, out / CHANGES_DIR, replace=decoded.partitions)
         io.write_partitioned(decoded.rejects, out / REJECTS_DIR, replace=decoded.partitions)
         return count(decoded)

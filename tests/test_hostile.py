@@ -3,8 +3,8 @@
 `resources/hostile/<format-id>.jsonl` holds the cases aimed at one format (one per line, in the order
 of the expectations below); `common.txt` holds lines no format can decode (invalid UTF-8 included),
 `truncated.jsonl.gz` a gzip file cut in half, `corrupt.avro` a broken Avro container, `datahub-tuple.csv`
-CSV rows under a header. Each format is one decode call over its file, the common lines and an
-oversize line, so one Spark job per format.
+CSV rows under a header. Each format is one in-process decode over its file, the common lines and an
+oversize line; the formats with files of their own also go through the Spark runner.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cdc_pipelines.extracts.local import decode_paths
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.partition_paths import escape_value
 from cdc_pipelines.pipeline import count_extract, decode_files, write_decoded
@@ -166,17 +167,37 @@ def test_every_format_has_a_corpus():
     assert sorted(EXPECTED) == sorted(FORMAT_IDS)
 
 
-@pytest.mark.parametrize("format_id", FORMAT_IDS)
-def test_corpus_case_by_case(spark, format_id, oversize, monkeypatch):
-    monkeypatch.setenv("CDC_MAX_MESSAGE_CHARS", str(LIMIT))
-    decoded = decode_files(spark, format_id, _inputs(format_id, oversize), topic="t", dt="2024-01-01")
+def _spark_decoded(spark, format_id: str, inputs: list[Path]) -> tuple[list[dict], list[dict], dict]:
+    decoded = decode_files(spark, format_id, inputs, topic="t", dt="2024-01-01")
     decoded.combined.persist()
     try:
         events = [r.asDict(recursive=True) for r in decoded.events.collect()]
         rejects = [r.asDict() for r in decoded.rejects.collect()]
-        counts = count_extract(decoded)
+        return events, rejects, count_extract(decoded)
     finally:
         decoded.combined.unpersist()
+
+
+def _local_decoded(format_id: str, inputs: list[Path]) -> tuple[list[dict], list[dict], dict]:
+    decoded = decode_paths(format_id, inputs, topic="t", dt="2024-01-01")
+    return decoded.events, decoded.rejects, decoded.counts
+
+
+# the formats whose corpus has files of their own (.gz, .avro, .csv) also run through Spark's reading
+SPARK_FORMATS = ("oms-default", "dts-avro", "datahub-tuple", "dataworks-json")
+
+
+@pytest.mark.parametrize(
+    ("format_id", "runner"),
+    [(f, "local") for f in FORMAT_IDS] + [(f, "spark") for f in SPARK_FORMATS],
+)
+def test_corpus_case_by_case(request, format_id, runner, oversize, monkeypatch):
+    monkeypatch.setenv("CDC_MAX_MESSAGE_CHARS", str(LIMIT))
+    inputs = _inputs(format_id, oversize)
+    if runner == "spark":
+        events, rejects, counts = _spark_decoded(request.getfixturevalue("spark"), format_id, inputs)
+    else:
+        events, rejects, counts = _local_decoded(format_id, inputs)
     found = _by_file(events, rejects)
     assert found.pop(f"{format_id}.jsonl") == EXPECTED[format_id]
     empty_object = EMPTY_OBJECT.get(format_id, EXPECTED[format_id][1].removeprefix("reject: "))

@@ -22,8 +22,8 @@ from cdc_pipelines.encode import encode_events, write_encoded
 from cdc_pipelines.io import read_canonical
 from cdc_pipelines.pipeline import decode_files, write_decoded
 
-DECODE_STEPS = ("cat", "spark_floor", "duckdb_decode", "decode")
-ENCODE_STEPS = ("encode", "duckdb_encode")
+DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode")
+ENCODE_STEPS = ("encode", "encode_floor", "duckdb_encode")
 STEPS = DECODE_STEPS + ENCODE_STEPS
 
 
@@ -77,13 +77,18 @@ def bench_format(
         done.append(Measurement(scale, format_id, step, records(result), size, seconds, peak, counts))
         return result
 
+    anchors.warm_up(spark, source, format_id, work / "warm")
     measure("cat", lambda: anchors.cat(source), lambda _r: lines)
-    floor = work / "floor"
-    measure("spark_floor", lambda: anchors.spark_floor(spark, format_id, source, floor), lambda _r: lines)
+    for step, floor_run in (("spark_floor", anchors.spark_floor), ("spark_text_floor", anchors.spark_text_floor)):
+        floor = work / step
+        measure(step, lambda run=floor_run, out=floor: run(spark, format_id, source, out), lambda _r: lines)
+        done[-1].counts = {"rows_written": anchors.parquet_rows(floor)}
+        shutil.rmtree(floor)
+    if format_id == "dts-avro":
+        read = measure("fastavro_floor", lambda: anchors.fastavro_floor(source, threads), lambda _r: lines)
+        done[-1].counts = {"records_read": read}
     measure("duckdb_decode", lambda: anchors.duckdb_decode(source, work / "duckdb.parquet", threads), lambda _r: lines)
     done[-1].counts = {"rows_written": anchors.parquet_rows(work / "duckdb.parquet")}
-    done[-2].counts = {"rows_written": anchors.parquet_rows(floor)}
-    shutil.rmtree(floor)
     lake = work / "lake"
     topic = "bench"
     decode = measure(
@@ -100,6 +105,10 @@ def bench_format(
         size=0,
     )
     done[-1].bytes = _folder_bytes(target)
+    floor_text = work / "encode_floor"
+    measure("encode_floor", lambda: anchors.encode_floor(spark, changes, floor_text), lambda _r: decode["events"])
+    done[-1].bytes = _folder_bytes(floor_text)
+    shutil.rmtree(floor_text)
     duck_json = work / "duckdb-encoded.jsonl"
     measure("duckdb_encode", lambda: anchors.duckdb_encode(changes, duck_json, threads), lambda _r: 0, size=0)
     done[-1].records = anchors.text_lines(duck_json)

@@ -13,15 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from cdc_pipelines import io
 from cdc_pipelines.encode import encode_events, write_encoded
+from cdc_pipelines.extracts.lines import read_extract_lines
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.base import IS_MESSAGE, parse_json_lines
-from cdc_pipelines.pipeline import decode_files, persisted, write_decoded
+from cdc_pipelines.pipeline import decode_files, write_decoded
 
-DECODE_CUTS = ("read lines", "parse JSON", "decode fields", "normalise, pair and check", "write changes and rejects")
+DECODE_CUTS = ("read and count lines", "decode in Python (and pair)", "write changes and rejects")
 ENCODE_CUTS = ("read canonical", "encode in Python", "sort and write")
 
 
@@ -35,39 +34,21 @@ def _seconds(run: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def _events_drained(spark: SparkSession, format_id: str, source: Path) -> None:
-    """Decoded events to the sink, with the frames the real write persists persisted likewise."""
-    decoded = decode_files(spark, format_id, [source], topic="bench", dt="2024-01-01")
-    with persisted(*decoded.reused):
-        _drained(decoded.events)
-
-
 def decode_cuts(spark: SparkSession, format_id: str, source: Path, scratch: Path) -> list[tuple[str, float]]:
-    """(cut, seconds) for each of `DECODE_CUTS` on `source`; a format that reads its own files (DTS
-    Avro: Python) parses in its reader."""
+    """(cut, seconds) for each of `DECODE_CUTS` on `source`."""
     codec = get_codec(format_id)
-    options = codec.resolve_options({})
 
-    def staged() -> DataFrame:
-        if codec.read is not None:
-            return codec.read(spark, [str(source)])
-        return parse_json_lines(io.read_lines(spark, [str(source)]), codec.schema)
+    def lines() -> None:
+        _drained(read_extract_lines(spark, [str(source)], codec, None).frame)
 
-    def fields() -> DataFrame:
-        return codec.decode(staged().where(F.col(IS_MESSAGE)).drop(IS_MESSAGE), options)
+    def decoded() -> None:
+        _drained(decode_files(spark, format_id, [source], topic="bench", dt="2024-01-01").combined)
 
     def written() -> None:
         write_decoded(decode_files(spark, format_id, [source], topic="bench", dt="2024-01-01"), scratch)
         shutil.rmtree(scratch)
 
-    runs = (
-        lambda: _drained(io.read_lines(spark, [str(source)])),
-        lambda: _drained(staged()),
-        lambda: _drained(fields()),
-        lambda: _events_drained(spark, format_id, source),
-        written,
-    )
-    return [(cut, _seconds(run)) for cut, run in zip(DECODE_CUTS, runs, strict=True)]
+    return [(cut, _seconds(run)) for cut, run in zip(DECODE_CUTS, (lines, decoded, written), strict=True)]
 
 
 def encode_cuts(spark: SparkSession, format_id: str, changes: Path, scratch: Path) -> list[tuple[str, float]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdc_pipelines import canonical as C
+from cdc_pipelines.extracts.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extracts.files import list_input_files
 from cdc_pipelines.extracts.rows import Line, decoded_rows
 from cdc_pipelines.formats import get_codec
@@ -46,15 +47,19 @@ def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
 
         yield from container_lines(uri, path.read_bytes())
         return
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    damage = check_gzip_inputs([str(path)])
+    readable = damage.readable_files([str(path)])[0]
+    opener = gzip.open if readable.lower().endswith(".gz") else open
     header = None
-    with opener(path, "rb") as fh:
+    with opener(readable, "rb") as fh:
         for number, raw in enumerate(fh.read().splitlines(), start=1):
             if codec.messages == "tuple" and is_csv(str(path)):
                 if number == 1:
                     header = raw.decode("utf-8", "replace")
                     continue
             yield Line(uri, number, raw, header=header)
+    for _, line, reason in damage.reject_lines():
+        yield Line(uri, line, b"", pre_reject=reason)
 
 
 @dataclass
@@ -84,7 +89,9 @@ def decode_paths(
         (r for r in rows if r.get("pair_key") is not None and r["reject_reason"] is None),
         key=lambda r: (r["pair_key"], r["source_file"], r["source_line"]),
     )
-    rows = [r for r in rows if r.get("pair_key") is None or r["reject_reason"] is not None] + list(pair_halves(halves))
+    rows = [r for r in rows if r.get("pair_key") is None or r["reject_reason"] is not None] + list(
+        pair_halves(halves, codec.update_has_before)
+    )
     out = LocalDecode()
     for row in rows:
         if row["reject_reason"] is None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.base import Reject
+from cdc_pipelines.formats.base import Reject, max_message_chars
 from cdc_pipelines.messages import decode_message, raw_text
 
 KCAT_FIELDS = ("topic", "partition", "offset", "tstype", "ts", "key")
@@ -34,18 +34,30 @@ def check_envelope(name: str | None) -> None:
 
 @dataclass(frozen=True)
 class Line:
-    """One input line: its bytes and lineage, a reason found before decoding, a CSV header."""
+    """One input line: its bytes and lineage, a reason found before decoding, a CSV header.
+
+    `record` is a message its file reader already decoded (a DTS Avro container record, see
+    `formats.dts_avro.container_lines`): the decoder gets it in place of `value`, and a reject shows
+    it as `record.raw_text()` gives it.
+    """
 
     source_file: str
     source_line: int
     value: bytes
     pre_reject: str | None = None
     header: str | None = None
+    record: object = None
+
+
+def _raw(line: Line, value: bytes) -> tuple[str, str]:
+    """(raw, raw_encoding) of a message as its reject keeps it: `value` is the line, or the payload
+    of its envelope once unwrapped."""
+    return raw_text(value) if line.record is None else line.record.raw_text()
 
 
 def unwrap_kcat(line: bytes) -> tuple[bytes, dict[str, str]]:
     """(payload, `cdc.kafka.*` meta) of a `kcat -C -J` envelope; Reject when the line is none."""
-    if not line.strip():
+    if not line.strip(b" "):
         raise Reject("empty line")
     try:
         envelope = J.parse_object(line)
@@ -71,17 +83,17 @@ def csv_fields(line: str) -> list[str | None]:
 
 
 def _quoted_flags(text: str) -> list[bool]:
-    flags, at_start, in_quotes = [], True, False
+    """Per field, whether it began with a quote (quoting only toggles inside such a field)."""
+    flags, at_start, quoted, in_quotes = [], True, False, False
     for ch in text:
         if at_start:
-            flags.append(ch == '"')
             at_start = False
-            in_quotes = ch == '"'
+            quoted = in_quotes = ch == '"'
+            flags.append(quoted)
             if ch == ",":
-                flags[-1] = False
                 at_start = True
             continue
-        if ch == '"':
+        if quoted and ch == '"':
             in_quotes = not in_quotes
         elif ch == "," and not in_quotes:
             at_start = True
@@ -96,34 +108,46 @@ def _message(value: bytes, header: str | None) -> bytes | dict:
     text, encoding = raw_text(value)
     if encoding != "text":
         raise Reject("message is not valid UTF-8")
-    if not text.strip():
+    if not text.strip(" "):
         raise Reject("empty line")
-    names, fields = csv_fields(header), csv_fields(text)
+    try:
+        names, fields = csv_fields(header), csv_fields(text)
+    except csv.Error as exc:
+        raise Reject(f"not a CSV row: {exc}") from None
     if len(fields) != len(names):
         raise Reject(f"CSV row has {len(fields)} fields, its header {len(names)}")
     return dict(zip(names, fields, strict=True))
 
 
 def decoded_rows(
-    format_id: str, topic: str, lines: Iterable[Line], options: Mapping[str, str], envelope: str | None = None
+    format_id: str,
+    topic: str,
+    lines: Iterable[Line],
+    options: Mapping[str, str],
+    envelope: str | None = None,
+    limit: int | None = None,
 ) -> Iterator[dict]:
     """Rows of the decoded table for `lines`: one per event (`reject_reason` None) or one reject.
 
     Each row holds the event fields, its lineage and id, `row_index`, `pair_key`, `messages` (input
-    messages it stands for) and, for rejects and split-update halves, the raw line.
+    messages it stands for) and, for rejects and split-update halves, the raw line. `limit` is the
+    longest message parsed (default `max_message_chars()`, read where this runs). A decoder that
+    fails in a way it did not foresee rejects the message with the error, never stops the run.
     """
     codec = get_codec(format_id)
+    limit = max_message_chars() if limit is None else limit
     for line in lines:
-        meta = None
+        meta, value = None, line.value
         try:
             if line.pre_reject:
                 raise Reject(line.pre_reject)
-            value = line.value
             if envelope is not None:
                 value, meta = unwrap_kcat(value)
-            events = decode_message(codec, _message(value, line.header), options)
-        except Reject as why:
-            raw, encoding = raw_text(line.value)
+            message = _message(value, line.header) if line.record is None else line.record
+            events = decode_message(codec, message, options, limit)
+        except Exception as exc:  # noqa: BLE001 - bad input never stops a run: it becomes a reject
+            why = exc if isinstance(exc, Reject) else f"decoder error on this message: {type(exc).__name__}: {exc}"
+            raw, encoding = _raw(line, value)
             yield {
                 "source_file": line.source_file,
                 "source_line": line.source_line,
@@ -141,5 +165,5 @@ def decoded_rows(
             event["source_file"], event["source_line"] = line.source_file, line.source_line
             event["messages"], event["reject_reason"] = 1, None
             if event["pair_key"] is not None:
-                event["raw"], event["raw_encoding"] = raw_text(line.value)
+                event["raw"], event["raw_encoding"] = _raw(line, value)
             yield event

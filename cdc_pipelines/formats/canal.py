@@ -19,26 +19,15 @@ import datetime as dt
 import re
 import zoneinfo
 from collections.abc import Mapping
+from functools import lru_cache
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import (
-    PRE_REJECT,
-    Codec,
-    emit,
-    first_reason,
-    lookup,
-    msg,
-    overlay,
-    text_map,
-    txt,
-    unknown_op_reason,
-)
+from cdc_pipelines.formats.base import Codec, Reject, overlay, unknown_op
+from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
 
 ROW_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "INSERT"}
 CONTROL_TYPES = {
@@ -48,104 +37,169 @@ CONTROL_TYPES = {
 META_FIELDS = ("id", "gtid", "isDdl", "serverId")
 # MySQL's REAL is a DOUBLE (unless REAL_AS_FLOAT), unlike REAL elsewhere
 MYSQL_TYPE_OVERRIDES = {"real": "DOUBLE"}
-
-SCHEMA = T.StructType(
-    [
-        T.StructField("database", T.StringType()),
-        T.StructField("table", T.StringType()),
-        T.StructField("type", T.StringType()),
-        T.StructField("isDdl", T.StringType()),
-        T.StructField("es", T.StringType()),
-        T.StructField("ts", T.StringType()),
-        T.StructField("sql", T.StringType()),
-        T.StructField("pkNames", T.ArrayType(T.StringType())),
-        T.StructField("sqlType", J.TEXT_MAP),
-        T.StructField("mysqlType", J.TEXT_MAP),
-        T.StructField("data", T.ArrayType(J.TEXT_MAP)),
-        T.StructField("old", T.ArrayType(J.TEXT_MAP)),
-        T.StructField("id", T.StringType()),
-        T.StructField("gtid", T.StringType()),
-        T.StructField("serverId", T.StringType()),
-    ]
-)
+# the message's shape: fields that must be arrays (of objects, for the row arrays) or objects when present
+LIST_FIELDS = ("pkNames", "data", "old")
+ROW_LIST_FIELDS = ("data", "old")
+OBJECT_FIELDS = ("sqlType", "mysqlType")
+NOT_JSON = "not a valid JSON object"
+_OVERRIDES = tuple(MYSQL_TYPE_OVERRIDES.items())
+# as `canonical.epoch_micros`: counts of up to 29 digits, unit told by the digit count
+_MAX_EPOCH = 10**29
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
 
 
-def _op(raw_type, is_ddl):
-    control = lookup(CONTROL_TYPES, raw_type)
-    row = lookup(ROW_TYPES, raw_type)
-    return F.when(control.isNotNull(), control).when(is_ddl == "true", "DDL").otherwise(row)
+def _well_formed(message: dict) -> bool:
+    """True where every canal field has the JSON shape canal gives it (rows are objects or null)."""
+    for name in LIST_FIELDS:
+        value = message.get(name)
+        if value is not None and type(value) is not list:
+            return False
+    for name in OBJECT_FIELDS:
+        value = message.get(name)
+        if value is not None and type(value) is not dict:
+            return False
+    for name in ROW_LIST_FIELDS:
+        rows = message.get(name)
+        if rows and any(row is not None and type(row) is not dict for row in rows):
+            return False
+    return True
 
 
-def decode_canal(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
-    legacy = options.get("legacy", "false").lower() == "true"
-    raw_type = txt(msg("type"))
-    is_ddl = F.lower(txt(msg("isDdl")))
-    op = _op(raw_type, is_ddl)
-    is_row = op.isin(*C.ROW_OPS)
+@lru_cache(maxsize=1024)
+def _column_types(mysql_types: tuple | None, sql_types: tuple | None) -> tuple[dict | None, str | None]:
+    """(column_types, meta `sqlType` JSON) of a message's (mysqlType, sqlType) entries.
+
+    The type name decides; where the name is unknown, the java.sql.Types code still tells.
+    """
+    sql_json = None if sql_types is None else orjson.dumps(dict(sql_types)).decode()
+    by_code = None if sql_types is None else {k: C.SQL_TYPE_CODE_TO_LOGICAL.get(v, "UNKNOWN") for k, v in sql_types}
+    if mysql_types is None:
+        return by_code, sql_json
+    by_name = {k: C.logical_type(v, _OVERRIDES) for k, v in mysql_types}
+    if by_code is None:
+        return by_name, sql_json
+    known_names = {k: v for k, v in by_name.items() if v is not None and v != "UNKNOWN"}
+    return {**by_name, **by_code, **known_names}, sql_json
+
+
+def _copy(types: dict | None) -> dict | None:
+    return None if types is None else dict(types)
+
+
+def _texts(entries: dict | None) -> dict[str, str | None] | None:
+    """`jsontext.image_text`, strings and integers (type names and codes) read without a call."""
+    if entries is None:
+        return None
+    text = J.text
+    return {k: v if type(v) is str else str(v) if type(v) is int else text(v) for k, v in entries.items()}
+
+
+def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
+    """`canonical.time_of` of a parsed time, with JSON integers (canal's epoch millis) read without a regex."""
+    if type(value) is int and -_MAX_EPOCH < value < _MAX_EPOCH:
+        digits = len(text) - (value < 0)
+        unit = "s" if digits <= 11 else "ms" if digits <= 14 else "us" if digits <= 17 else "ns"
+        micros = value * 10**6 // _PER_SECOND[unit]
+        return (micros if _MIN_MICROS <= micros < _MAX_MICROS else None), unit
+    return C.time_of(text)
+
+
+def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
+    """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event."""
+    try:
+        msg = J.parse_object(message)
+    except J.NotJsonObject:
+        raise Reject(NOT_JSON) from None
+    if not _well_formed(msg):
+        raise Reject(NOT_JSON)
+    get, text = msg.get, J.text
+    raw_type = text(get("type"))
+    is_ddl = text(get("isDdl"))
+    if is_ddl is not None:
+        is_ddl = is_ddl.lower()
+    op = CONTROL_TYPES.get(raw_type) or ("DDL" if is_ddl == "true" else ROW_TYPES.get(raw_type))
+    if raw_type is None and is_ddl is not None and is_ddl != "true":
+        raise Reject("missing type")
+    if op is None:
+        raise unknown_op("type", raw_type)
+    is_row = op in C.ROW_OPS
     # legacy DTS writes the current row in `old` and the previous values in `data`
-    current, previous = (msg("old"), msg("data")) if legacy else (msg("data"), msg("old"))
-    exploded = df.select(
-        "*",
-        F.posexplode_outer(F.when(F.col(PRE_REJECT).isNull() & is_row, current)).alias("_xpos", "_xrow"),
+    if options.get("legacy", "false").lower() == "true":
+        current, previous = get("old"), get("data")
+    else:
+        current, previous = get("data"), get("old")
+    if is_row and (not current or any(row is None for row in current)):
+        raise Reject(f"canal {raw_type} message without rows")
+    raw_es, raw_ts = get("es"), get("ts")
+    es, ts = text(raw_es), text(raw_ts)
+    event_time, event_time_unit = _time_of(raw_es, es)
+    if event_time is None and event_time_unit is not None:
+        raise Reject(BAD_TIME)
+    sync_time = _time_of(raw_ts, ts)[0]
+    if sync_time is None and ts is not None:
+        raise Reject(BAD_SYNC_TIME)
+
+    mysql_types = _texts(get("mysqlType"))
+    sql_types = _texts(get("sqlType"))
+    column_types, sql_json = _column_types(
+        None if mysql_types is None else tuple(mysql_types.items()),
+        None if sql_types is None else tuple(sql_types.items()),
     )
-    row, pos = F.col("_xrow"), F.col("_xpos")
-    old_row = F.when(pos < F.size(previous), F.element_at(previous, pos + 1))
-    before = F.when(op == "DELETE", row).when(op == "UPDATE", overlay(row, old_row))
-    after = F.when(op.isin("INSERT", "UPDATE"), row)
-    changed = F.when(op == "UPDATE", F.to_json(F.coalesce(F.map_keys(old_row), F.array())))
-    mysql_types = J.image_text(msg("mysqlType"))
-    sql_types = J.image_text(msg("sqlType"))
-    by_code = F.transform_values(
-        sql_types, lambda _k, v: F.coalesce(lookup(C.SQL_TYPE_CODE_TO_LOGICAL, v), F.lit("UNKNOWN"))
-    )
-    by_name = F.transform_values(mysql_types, lambda _k, v: C.logical_type(v, MYSQL_TYPE_OVERRIDES))
-    # the type name decides; where the name is unknown the java.sql.Types code still tells
-    known_names = F.map_filter(by_name, lambda _k, v: v != "UNKNOWN")
-    column_types = (
-        F.when(mysql_types.isNull(), by_code)
-        .when(sql_types.isNull(), by_name)
-        .otherwise(F.map_concat(by_name, by_code, known_names))
-    )
-    es_time, es_unit = C.time_of(txt(msg("es")))
-    ts_time, _ = C.time_of(txt(msg("ts")))
-    sql = txt(msg("sql"))
-    meta = F.map_concat(
-        text_map(
-            *[(name, txt(msg(name))) for name in META_FIELDS if name in SCHEMA.fieldNames()],
-            ("sql", F.when(op != "DDL", sql)),
-            ("sqlType", F.to_json(sql_types)),
-            ("cdc.changed_columns", changed),
-            ("cdc.row_count", F.when(is_row, F.size(current).cast("string"))),
-            ("cdc.row_index", F.when(is_row, pos.cast("string"))),
-            ("es", txt(msg("es"))),
-            ("ts", txt(msg("ts"))),
-        ),
-    )
-    fields = {
+    sql = text(get("sql"))
+    meta = {name: value for name in META_FIELDS if (value := text(get(name))) is not None}
+    if sql is not None and op != "DDL":
+        meta["sql"] = sql
+    if sql_json is not None:
+        meta["sqlType"] = sql_json
+    if es is not None:
+        meta["es"] = es
+    if ts is not None:
+        meta["ts"] = ts
+    pk_names = get("pkNames")
+    gtid = text(get("gtid"))
+    base = {
         "op": op,
         "raw_op": raw_type,
-        "db": txt(msg("database")),
-        "table_name": F.nullif(txt(msg("table")), F.lit("")),
-        "event_time": es_time,
-        "event_time_unit": es_unit,
-        "sync_time": ts_time,
-        "tx_id": txt(msg("gtid")),
-        "seq": txt(msg("id")),
-        "position": txt(msg("gtid")),
-        "pk_columns": msg("pkNames"),
-        "before_raw": before,
-        "after_raw": after,
-        "column_types": column_types,
+        "db": text(get("database")),
+        "table_name": text(get("table")) or None,
+        "event_time": event_time,
+        "event_time_unit": event_time_unit,
+        "sync_time": sync_time,
+        "tx_id": gtid,
+        "seq": text(get("id")),
+        "position": gtid,
+        "pk_columns": None if pk_names is None else [text(name) for name in pk_names],
         "source_types": mysql_types,
-        "ddl": F.when(op == "DDL", sql),
-        "meta": meta,
     }
-    reason = first_reason(
-        (raw_type.isNull() & (is_ddl != "true"), "missing type"),
-        (op.isNull(), unknown_op_reason("type", raw_type)),
-        (is_row & row.isNull(), F.concat(F.lit("canal "), raw_type, F.lit(" message without rows"))),
-    )
-    return emit(exploded, fields, reason, row_index=F.coalesce(pos, F.lit(0)))
+    # the types are cached, so shared: each event gets its own copy
+    if not is_row:
+        return [base | {"column_types": _copy(column_types), "ddl": sql if op == "DDL" else None, "meta": meta}]
+
+    meta["cdc.row_count"] = str(len(current))
+    n_previous = len(previous) if previous is not None else 0
+    events = []
+    for index, row in enumerate(current):
+        row_meta = {**meta, "cdc.row_index": str(index)}
+        if op == "INSERT":
+            before = None
+        elif op == "DELETE":
+            before, row = row, None
+        else:  # UPDATE: `old` holds the changed columns' previous values
+            old_row = previous[index] if index < n_previous else None
+            before = overlay(row, old_row)
+            row_meta["cdc.changed_columns"] = "[]" if not old_row else orjson.dumps(list(old_row)).decode()
+        events.append(
+            base
+            | {
+                "before": before,
+                "after": row,
+                "column_types": _copy(column_types),
+                "meta": row_meta,
+                "row_index": index,
+            }
+        )
+    return events
 
 
 CANAL_FORMATS = ("oms-canal", "dts-canal")
@@ -297,19 +351,17 @@ def _encode(dts: bool):
 OPTIONS = {"legacy": "false", "binary": "base64", "timezone": "UTC"}
 OMS_CANAL = Codec(
     "oms-canal",
-    SCHEMA,
     decode_canal,
+    _encode(dts=False),
     options=OPTIONS,
     multi_row=True,
-    encode=_encode(dts=False),
     description="Canal JSON (OMS)",
 )
 DTS_CANAL = Codec(
     "dts-canal",
-    SCHEMA,
     decode_canal,
+    _encode(dts=True),
     options=OPTIONS,
     multi_row=True,
-    encode=_encode(dts=True),
     description="Canal JSON (DTS)",
 )

@@ -9,27 +9,13 @@ there, so the `db`/`table` options name it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import (
-    IS_MESSAGE,
-    PRE_REJECT,
-    RAW_ENCODING,
-    Codec,
-    emit,
-    first_reason,
-    lookup,
-    parse_json_lines,
-    raw_line,
-    unreadable_line,
-)
+from cdc_pipelines.formats.base import Codec, Reject
 
 META_COLUMNS = (
     "_sequence_id_",
@@ -40,85 +26,66 @@ META_COLUMNS = (
     "_after_image_",
 )
 OPS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE", "INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE"}
-_CSV_FIELD = r'(?:^|,)("(?:[^"]|"")*"|[^,]*)'
+BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
+# times repeat from message to message (second or millisecond precision): parse each text once
+_time_of = functools.lru_cache(maxsize=4096)(C.time_of)
+_META = frozenset(META_COLUMNS)
 
 
-def parse_tuple_lines(lines: DataFrame, schema: T.DataType) -> DataFrame:
-    """JSON lines as usual; in a `.csv` file, line 1 is the header and each other line one row."""
-    is_csv = F.lower(F.regexp_replace("source_file", r"\.(gz|bz2|deflate|zst)$", "")).endswith(".csv")
-    headers = lines.where(is_csv & (F.col("source_line") == 1)).select(
-        "source_file", _csv_split(F.col("value")).alias("_xheader")
-    )
-    json_rows = parse_json_lines(lines.where(~is_csv), schema)
-    csv_lines = lines.where(is_csv).join(F.broadcast(headers), "source_file", "left")
-    fields = _csv_split(F.col("value"))
-    header = F.col("_xheader")
-    unreadable = unreadable_line(F.col("value"))
-    raw, encoding = raw_line(F.col("value"))
-    csv_rows = csv_lines.select(
-        raw.alias("value"),
-        "source_file",
-        "source_line",
-        F.when(F.size(fields) == F.size(header), F.map_from_arrays(header, fields)).alias("msg"),
-        first_reason(
-            (unreadable.isNotNull(), unreadable),
-            (F.trim("value") == "", "empty line"),
-            (
-                F.size(fields) != F.size(header),
-                F.format_string("CSV row has %d fields, its header %d", F.size(fields), F.size(header)),
-            ),
-        ).alias(PRE_REJECT),
-        (F.col("source_line") != 1).alias(IS_MESSAGE),
-        encoding.alias(RAW_ENCODING),
-    )
-    return json_rows.unionByName(csv_rows)
+def _flag(value: str | None) -> bool | None:
+    """`Y` (any case) -> True, another text -> False, no value -> None (unknown)."""
+    return None if value is None else value.upper() == "Y"
 
 
-def _csv_split(line: Column) -> Column:
-    """The fields of one RFC 4180 CSV line: quotes removed, `""` unescaped; an empty unquoted field is null."""
-    raw = F.regexp_extract_all(line, F.lit(_CSV_FIELD), 1)
-    return F.transform(
-        raw,
-        lambda f: (
-            F.when(f.startswith('"'), F.regexp_replace(F.regexp_replace(f, '^"|"$', ""), '""', '"'))
-            .when(f == "", F.lit(None))
-            .otherwise(f)
-        ),
-    )
-
-
-def decode_tuple(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
-    row = F.col("msg")
-    meta = J.image_text(F.map_filter(row, lambda k, _v: k.isin(*META_COLUMNS)))
-    business = F.map_filter(row, lambda k, _v: ~k.isin(*META_COLUMNS))
-    raw_op = F.element_at(meta, "_operation_type_")
-    op = lookup(OPS, F.upper(raw_op))
-    has_before = F.upper(F.element_at(meta, "_before_image_")) == "Y"
-    has_after = F.upper(F.element_at(meta, "_after_image_")) == "Y"
-    is_half = (op == "UPDATE") & (has_before != has_after)
-    sequence = F.element_at(meta, "_sequence_id_")
-    source_table = F.element_at(meta, "_source_table_")
-    event_time, unit = C.time_of(F.element_at(meta, "_excute_time_"))
-    fields = {
-        "op": op,
-        "raw_op": raw_op,
-        "db": F.lit(options.get("db") or None),
-        "table_name": F.coalesce(source_table, F.lit(options.get("table") or None)),
-        "event_time": event_time,
-        "event_time_unit": unit,
-        "seq": sequence,
-        "before_raw": F.when(op == "DELETE", business).when((op == "UPDATE") & has_before, business),
-        "after_raw": F.when(op == "INSERT", business).when((op == "UPDATE") & has_after, business),
-        "meta": meta,
-    }
-    reason = first_reason(
-        (raw_op.isNull(), "missing _operation_type_"),
-        (op.isNull(), F.concat(F.lit("unknown _operation_type_ '"), raw_op, F.lit("'"))),
-        ((op == "UPDATE") & ~is_half, "U row must have exactly one of _before_image_/_after_image_ = Y"),
-        (is_half & sequence.isNull(), "U row without _sequence_id_ to pair it"),
-    )
-    key = F.when(is_half, F.concat_ws("\u0001", F.coalesce(source_table, F.lit("")), sequence))
-    return emit(df, fields, reason, pair_key=key)
+def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[dict]:
+    """One TUPLE row: a JSON line's bytes, or a CSV row as a dict header -> field (`extracts.rows`)."""
+    if isinstance(message, dict):
+        row = message
+    else:
+        try:
+            row = J.parse_object(message)
+        except J.NotJsonObject:
+            raise Reject("not a valid JSON object") from None
+    text = J.text
+    # the metadata columns as text (null values kept), the business columns as parsed
+    meta = {k: text(v) for k, v in row.items() if k in _META}
+    business = {k: v for k, v in row.items() if k not in _META}
+    raw_op = meta.get("_operation_type_")
+    if raw_op is None:
+        raise Reject("missing _operation_type_")
+    op = OPS.get(raw_op.upper())
+    if op is None:
+        raise Reject(f"unknown _operation_type_ '{raw_op}'")
+    has_before, has_after = _flag(meta.get("_before_image_")), _flag(meta.get("_after_image_"))
+    sequence, source_table = meta.get("_sequence_id_"), meta.get("_source_table_")
+    pair_key = None
+    if op == "UPDATE" and has_before is not None and has_after is not None:
+        # a U row missing either flag is no half: it stands alone (as the SQL's null comparison had it)
+        if has_before == has_after:
+            raise Reject("U row must have exactly one of _before_image_/_after_image_ = Y")
+        if sequence is None:
+            raise Reject("U row without _sequence_id_ to pair it")
+        pair_key = f"{source_table or ''}\u0001{sequence}"
+    event_time, unit = _time_of(meta.get("_excute_time_"))
+    if event_time is None and unit is not None:
+        raise Reject(BAD_EVENT_TIME)
+    before = business if op == "DELETE" or (op == "UPDATE" and has_before) else None
+    after = business if op == "INSERT" or (op == "UPDATE" and has_after) else None
+    return [
+        {
+            "op": op,
+            "raw_op": raw_op,
+            "db": options.get("db") or None,
+            "table_name": source_table if source_table is not None else options.get("table") or None,
+            "event_time": event_time,
+            "event_time_unit": unit,
+            "seq": sequence,
+            "before": before,
+            "after": after,
+            "meta": meta,
+            "pair_key": pair_key,
+        }
+    ]
 
 
 # ---------------------------------------------------------------- encoder
@@ -176,12 +143,11 @@ def encode_tuple(event: dict, options: Mapping[str, str]) -> list:
 
 DATAHUB_TUPLE = Codec(
     "datahub-tuple",
-    J.TEXT_MAP,
     decode_tuple,
+    encode_tuple,
     options={"db": "", "table": ""},
     update_has_before=False,
     split_update=True,
-    parse=parse_tuple_lines,
-    encode=encode_tuple,
+    messages="tuple",
     description="DataHub TUPLE rows (JSON lines or CSV with header)",
 )

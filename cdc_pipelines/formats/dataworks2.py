@@ -10,26 +10,13 @@ TIMESTAMP values go out as OMS epoch `sec.fraction` text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+from functools import lru_cache
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import (
-    Codec,
-    emit,
-    first_reason,
-    lookup,
-    msg,
-    prefixed,
-    text_map,
-    txt,
-    typed_map,
-    unknown_op_reason,
-)
+from cdc_pipelines.formats.base import Codec, Reject, unknown_op
+from cdc_pipelines.messages import BAD_TIME
 
 OPS = {
     "INSERT": "INSERT",
@@ -42,89 +29,127 @@ OPS = {
     **dict.fromkeys(["CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX"], "DDL"),
     **dict.fromkeys(["GTID", "XACOMMIT", "XAROLLBACK"], "OTHER"),
 }
+STAMP_UNIT = "ms"  # payload.timestamp stamps are 13-digit millis
+NO_SCN = "null"  # the scn OMS writes when it has none (kept in meta, no position)
+BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
+NOT_OBJECT = "not a valid JSON object"
+SOURCE_META = ("dbType", "dbVersion")
+STAMP_META = ("eventTime", "systemTime", "checkpointTime")
+EXTEND_PREFIX = "extend."
 
-_IMAGE = T.StructType([T.StructField("data", J.TEXT_MAP)])
-SCHEMA = T.StructType(
-    [
-        T.StructField("version", T.StringType()),
-        T.StructField(
-            "schema",
-            T.StructType(
-                [
-                    T.StructField("source", J.TEXT_MAP),
-                    T.StructField(
-                        "column",
-                        T.ArrayType(
-                            T.StructType([T.StructField("name", T.StringType()), T.StructField("type", T.StringType())])
-                        ),
-                    ),
-                    T.StructField("pk", T.ArrayType(T.StringType())),
-                ]
-            ),
-        ),
-        T.StructField(
-            "payload",
-            T.StructType(
-                [
-                    T.StructField("before", _IMAGE),
-                    T.StructField("after", _IMAGE),
-                    T.StructField("op", T.StringType()),
-                    T.StructField("timestamp", J.TEXT_MAP),
-                    T.StructField("ddl", T.StructType([T.StructField("text", T.StringType())])),
-                    T.StructField("scn", T.StringType()),
-                ]
-            ),
-        ),
-        T.StructField("extend", J.TEXT_MAP),
+
+def _object(value: object) -> dict | None:
+    """A sub-object of the message, None when absent; Reject when it is there but no object."""
+    if value is None or type(value) is dict:
+        return value
+    raise Reject(NOT_OBJECT)
+
+
+def _list(value: object) -> list | None:
+    """An array of the message, None when absent; Reject when it is there but no array."""
+    if value is None or type(value) is list:
+        return value
+    raise Reject(NOT_OBJECT)
+
+
+def _data(value: object) -> dict | None:
+    """`{"data": {...}}` -> the column map (None when absent)."""
+    image = _object(value)
+    return None if image is None else _object(image.get("data"))
+
+
+def _column_pairs(value: object) -> tuple[tuple[str, str | None], ...] | None:
+    """The (name, type) pairs of `schema.column` (an entry without a name cannot key a column)."""
+    columns = _list(value)
+    if columns is None:
+        return None
+    pairs = []
+    for column in columns:
+        if type(column) is not dict:
+            if column is None:
+                continue
+            raise Reject(NOT_OBJECT)
+        name, kind = column.get("name"), column.get("type")
+        if type(name) is not str:  # names and types are strings but for odd messages: their text then
+            name = J.text(name)
+            if name is None:
+                continue
+        pairs.append((name, kind if type(kind) is str else J.text(kind)))
+    return tuple(pairs)
+
+
+@lru_cache(maxsize=4096)
+def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict]:
+    """(source_types, column_types) of one `schema.column` list, looked up once (callers copy them)."""
+    source_types = dict(columns)
+    return source_types, {name: C.logical_type(kind) for name, kind in source_types.items()}
+
+
+def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[dict]:
+    try:
+        parsed = J.parse_object(message)
+    except J.NotJsonObject:
+        raise Reject(NOT_OBJECT) from None
+    # the shape first: a part that is not what the format says makes the message no message of it
+    schema = _object(parsed.get("schema")) or {}
+    payload = _object(parsed.get("payload")) or {}
+    source = _object(schema.get("source")) or {}
+    columns = _column_pairs(schema.get("column"))
+    keys = _list(schema.get("pk"))
+    before, after = _data(payload.get("before")), _data(payload.get("after"))
+    stamps = _object(payload.get("timestamp")) or {}
+    ddl = _object(payload.get("ddl")) or {}
+    extend = _object(parsed.get("extend"))
+
+    raw_op = J.text(payload.get("op"))
+    if raw_op is None:
+        raise Reject("missing payload.op")
+    op = OPS.get(raw_op)
+    if op is None:
+        raise unknown_op("payload.op", raw_op)
+    event_time, unit = C.epoch_time(J.text(stamps.get("eventTime")), STAMP_UNIT)
+    if event_time is None and unit is not None:
+        raise Reject(BAD_TIME)
+    sync_time, sync_unit = C.epoch_time(J.text(stamps.get("systemTime")), STAMP_UNIT)
+    if sync_time is None and sync_unit is not None:
+        raise Reject(BAD_SYNC_TIME)
+
+    scn = J.text(payload.get("scn"))
+    meta = {"version": J.text(parsed.get("version"))}
+    for key in SOURCE_META:
+        meta[key] = J.text(source.get(key))
+    for key in STAMP_META:
+        meta[key] = J.text(stamps.get(key))
+    meta["scn"] = scn
+    meta = {k: v for k, v in meta.items() if v is not None}
+    if extend:  # the whole `extend` object, every value as text (a null value stays a null value)
+        for key, value in extend.items():
+            meta[EXTEND_PREFIX + key] = J.text(value)
+    source_types = column_types = None
+    if columns is not None:
+        source_types, column_types = _types(columns)
+        source_types, column_types = dict(source_types), dict(column_types)
+    is_row = op in C.ROW_OPS
+    return [
+        {
+            "op": op,
+            "raw_op": raw_op,
+            "db": J.text(source.get("dbName")),
+            "db_schema": J.text(source.get("schema")),
+            "table_name": J.text(source.get("table")),
+            "event_time": event_time,
+            "event_time_unit": unit,
+            "sync_time": sync_time,
+            "position": None if scn == NO_SCN else scn,
+            "pk_columns": None if keys is None else [J.text(k) for k in keys],
+            "before": before if is_row else None,
+            "after": after if is_row else None,
+            "column_types": column_types,
+            "source_types": source_types,
+            "ddl": J.text(ddl.get("text")) if op == "DDL" else None,
+            "meta": meta,
+        }
     ]
-)
-
-
-def decode_dataworks2(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
-    raw_op = txt(msg("payload.op"))
-    op = lookup(OPS, raw_op)
-    is_row = op.isin(*C.ROW_OPS)
-    source = J.image_text(msg("schema.source"))
-    stamps = J.image_text(msg("payload.timestamp"))
-    columns = msg("schema.column")
-    source_types = typed_map(F.transform(columns, lambda c: F.struct(txt(c["name"]), txt(c["type"]))))
-    event_time, unit = C.epoch_time(F.element_at(stamps, "eventTime"), "ms")
-    sync_time, _ = C.epoch_time(F.element_at(stamps, "systemTime"), "ms")
-    meta = F.map_concat(
-        text_map(
-            ("version", txt(msg("version"))),
-            ("dbType", F.element_at(source, "dbType")),
-            ("dbVersion", F.element_at(source, "dbVersion")),
-            ("eventTime", F.element_at(stamps, "eventTime")),
-            ("systemTime", F.element_at(stamps, "systemTime")),
-            ("checkpointTime", F.element_at(stamps, "checkpointTime")),
-            ("scn", txt(msg("payload.scn"))),
-        ),
-        F.coalesce(prefixed(msg("extend"), "extend."), F.create_map().cast(J.TEXT_MAP)),
-    )
-    fields = {
-        "op": op,
-        "raw_op": raw_op,
-        "db": F.element_at(source, "dbName"),
-        "db_schema": F.element_at(source, "schema"),
-        "table_name": F.element_at(source, "table"),
-        "event_time": event_time,
-        "event_time_unit": unit,
-        "sync_time": sync_time,
-        "position": F.nullif(txt(msg("payload.scn")), F.lit("null")),
-        "pk_columns": msg("schema.pk"),
-        "before_raw": F.when(is_row, msg("payload.before.data")),
-        "after_raw": F.when(is_row, msg("payload.after.data")),
-        "column_types": F.transform_values(source_types, lambda _k, v: C.logical_type(v)),
-        "source_types": source_types,
-        "ddl": F.when(op == "DDL", txt(msg("payload.ddl.text"))),
-        "meta": meta,
-    }
-    reason = first_reason(
-        (raw_op.isNull(), "missing payload.op"),
-        (op.isNull(), unknown_op_reason("payload.op", raw_op)),
-    )
-    return emit(df, fields, reason)
 
 
 DDL_OPS = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
@@ -220,6 +245,4 @@ def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
     return [E.dumps(message)]
 
 
-OMS_DATAWORKS = Codec(
-    "oms-dataworks", SCHEMA, decode_dataworks2, encode=encode_dataworks2, description="DataWorks 2.0 JSON (OMS)"
-)
+OMS_DATAWORKS = Codec("oms-dataworks", decode_dataworks2, encode_dataworks2, description="DataWorks 2.0 JSON (OMS)")

@@ -2,9 +2,9 @@
 
 `schema.dataColumn` types are DataWorks' six: BOOLEAN, DOUBLE, DATE (a 13-digit epoch-millis
 instant, so canonical TIMESTAMP), BYTES (base64), LONG, STRING. An update comes either split
-(UPDATE_BEFOR then UPDATE_AFTER sharing `sequenceId`, paired in `split_update`) or merged (one
-UPDATE_AFTER with both images). `ddl.ddlMeta` is a Java-serialized object: kept as opaque text in
-`meta`, never deserialized.
+(UPDATE_BEFOR then UPDATE_AFTER sharing `sequenceId`: halves with a `pair_key`, paired by
+`messages.pair_halves`) or merged (one UPDATE_AFTER with both images). `ddl.ddlMeta` is a
+Java-serialized object: kept as opaque text in `meta`, never deserialized.
 """
 
 from __future__ import annotations
@@ -12,26 +12,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+from functools import lru_cache
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import (
-    Codec,
-    emit,
-    first_reason,
-    lookup,
-    msg,
-    text_map,
-    txt,
-    typed_map,
-    unknown_op_reason,
-)
+from cdc_pipelines.formats.base import Codec, Reject, unknown_op
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
+from cdc_pipelines.messages import BAD_TIME
 
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE_BEFOR", "UPDATE_AFTER"
 # DataWorks 2.0's ops plus the Kafka JSON ones: split update halves and the task heartbeat
@@ -44,105 +32,164 @@ COLUMN_TYPES = {
     "LONG": "INT",
     "STRING": "STRING",
 }
-
-_IMAGE = T.StructType([T.StructField("dataColumn", J.TEXT_MAP)])
-SCHEMA = T.StructType(
-    [
-        T.StructField("version", T.StringType()),
-        T.StructField(
-            "schema",
-            T.StructType(
-                [
-                    T.StructField(
-                        "dataColumn",
-                        T.ArrayType(
-                            T.StructType([T.StructField("name", T.StringType()), T.StructField("type", T.StringType())])
-                        ),
-                    ),
-                    T.StructField("primaryKey", T.ArrayType(T.StringType())),
-                    T.StructField("source", J.TEXT_MAP),
-                ]
-            ),
-        ),
-        T.StructField(
-            "payload",
-            T.StructType(
-                [
-                    T.StructField("before", _IMAGE),
-                    T.StructField("after", _IMAGE),
-                    T.StructField("sequenceId", T.StringType()),
-                    T.StructField("scn", T.StringType()),
-                    T.StructField("op", T.StringType()),
-                    T.StructField("timestamp", J.TEXT_MAP),
-                    T.StructField(
-                        "ddl",
-                        T.StructType([T.StructField("text", T.StringType()), T.StructField("ddlMeta", T.StringType())]),
-                    ),
-                ]
-            ),
-        ),
-    ]
-)
+# a DATE is epoch millis at any date: its digit count does not tell its unit before 1973
+DATE_UNIT = "ms"
+STAMP_UNIT = "ms"  # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows)
+UNKNOWN_STAMP = "-1"
+BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
+NOT_OBJECT = "not a valid JSON object"
+MIN_MICROS, MAX_MICROS = -(2**63), 2**63 - 1
+PAIR_SEPARATOR = "\u0001"
 
 
-def decode_dataworks_json(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
-    raw_op = txt(msg("payload.op"))
-    op = lookup(OPS, raw_op)
-    is_row = op.isin(*C.ROW_OPS)
-    source = J.image_text(msg("schema.source"))
-    stamps = J.image_text(msg("payload.timestamp"))
-    sequence = txt(msg("payload.sequenceId"))
-    before, after = msg("payload.before.dataColumn"), msg("payload.after.dataColumn")
-    source_types = typed_map(F.transform(msg("schema.dataColumn"), lambda c: F.struct(txt(c["name"]), txt(c["type"]))))
-    # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows) and stays in meta only
-    event_time, unit = C.epoch_time(F.nullif(F.element_at(stamps, "eventTime"), F.lit("-1")), "ms")
-    sync_time, _ = C.epoch_time(F.nullif(F.element_at(stamps, "systemTime"), F.lit("-1")), "ms")
-    table = F.element_at(source, "tableName")
+def _object(value: object) -> dict | None:
+    """A sub-object of the message, None when absent; Reject when it is there but no object."""
+    if value is None or type(value) is dict:
+        return value
+    raise Reject(NOT_OBJECT)
+
+
+def _image(value: object) -> dict | None:
+    """`{"dataColumn": {...}}` -> the column map (None when absent)."""
+    image = _object(value)
+    return None if image is None else _object(image.get("dataColumn"))
+
+
+@lru_cache(maxsize=4096)
+def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict, dict]:
+    """(source_types, column_types, temporal_units) of one `schema.dataColumn` list, looked up once."""
+    source_types = dict(columns)
+    column_types = {}
+    units = {}
+    for name, kind in source_types.items():
+        upper = None if kind is None else kind.upper()
+        column_types[name] = COLUMN_TYPES.get(upper) or C.logical_type(kind)
+        if upper == "DATE":
+            units[name] = DATE_UNIT
+    return source_types, column_types, units
+
+
+def _text(value: object) -> str | None:
+    """`J.text`, strings (most values here) without the call."""
+    return value if type(value) is str else J.text(value)
+
+
+def _columns(value: object) -> tuple[tuple[str, str | None], ...] | None:
+    """The (name, type) pairs of `schema.dataColumn` (an entry without a name cannot key a column)."""
+    if value is None:
+        return None
+    if type(value) is not list:
+        raise Reject(NOT_OBJECT)
+    pairs = []
+    for column in value:
+        if type(column) is dict:
+            name, kind = column.get("name"), column.get("type")
+            if type(name) is not str:
+                name = J.text(name)
+                if name is None:
+                    continue
+            pairs.append((name, kind if type(kind) is str else J.text(kind)))
+        elif column is not None:
+            raise Reject(NOT_OBJECT)
+    return tuple(pairs)
+
+
+def _stamp(value: object, why: str) -> int | None:
+    """Epoch micros of a `payload.timestamp` millis entry; None when absent or the unknown stamp -1."""
+    if type(value) is int:
+        if value == -1:
+            return None
+        micros = value * 1000
+    else:
+        text = J.text(value)
+        if text is None or text == UNKNOWN_STAMP:
+            return None
+        micros, _ = C.epoch_time(text, STAMP_UNIT)
+    # a time is a signed 64-bit count of microseconds (Spark's timestamp): beyond it, no time
+    if micros is None or not MIN_MICROS <= micros <= MAX_MICROS:
+        raise Reject(why)
+    return micros
+
+
+def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[dict]:
+    """The raw event of one DataWorks Kafka JSON / DataHub BLOB message (a split-update half keyed to pair)."""
+    try:
+        parsed = J.parse_object(message)
+    except J.NotJsonObject:
+        raise Reject(NOT_OBJECT) from None
+    # the shape first: a part that is not what the format says makes the message no message of it
+    schema = _object(parsed.get("schema")) or {}
+    payload = _object(parsed.get("payload")) or {}
+    columns = _columns(schema.get("dataColumn"))
+    keys = schema.get("primaryKey")
+    if keys is not None and type(keys) is not list:
+        raise Reject(NOT_OBJECT)
+    source = _object(schema.get("source")) or {}
+    before, after = _image(payload.get("before")), _image(payload.get("after"))
+    stamps = _object(payload.get("timestamp")) or {}
+    ddl = _object(payload.get("ddl")) or {}
+
+    raw_op = _text(payload.get("op"))
+    if raw_op is None:
+        raise Reject("missing payload.op")
+    op = OPS.get(raw_op)
+    if op is None:
+        raise unknown_op("payload.op", raw_op)
+    sequence = _text(payload.get("sequenceId"))
     # a split half has one image; a merged UPDATE_AFTER carries both and needs no partner
-    is_half = ((raw_op == SPLIT_BEFORE) & after.isNull()) | ((raw_op == SPLIT_AFTER) & before.isNull())
-    fields = {
+    is_half = (raw_op == SPLIT_BEFORE and after is None) or (raw_op == SPLIT_AFTER and before is None)
+    if is_half and sequence is None:
+        raise Reject(f"{raw_op} without payload.sequenceId to pair it")
+    event_stamp = stamps.get("eventTime")
+    event_time = _stamp(event_stamp, BAD_TIME)
+    sync_time = _stamp(stamps.get("systemTime"), BAD_SYNC_TIME)
+
+    db, table = _text(source.get("dbName")), _text(source.get("tableName"))
+    position = _text(payload.get("scn"))
+    meta = {}
+    for key, value in (
+        ("version", parsed.get("version")),
+        ("dbType", source.get("dbType")),
+        ("dbVersion", source.get("dbVersion")),
+        ("eventTime", event_stamp),
+        ("systemTime", stamps.get("systemTime")),
+        ("checkpointTime", stamps.get("checkpointTime")),
+        ("sequenceId", sequence),
+        ("scn", position),
+        ("ddlMeta", ddl.get("ddlMeta")),
+    ):
+        if value is not None:
+            meta[key] = value if type(value) is str else J.text(value)
+    source_types = column_types = units = None
+    if columns is not None:
+        source_types, column_types, units = _types(columns)
+        # the cached maps are shared: an event gets its own
+        source_types, column_types = dict(source_types), dict(column_types)
+    is_row = op in C.ROW_OPS
+    event = {
         "op": op,
         "raw_op": raw_op,
-        "db": F.element_at(source, "dbName"),
-        "db_schema": F.element_at(source, "schemaName"),
+        "db": db,
+        "db_schema": _text(source.get("schemaName")),
         "table_name": table,
         "event_time": event_time,
-        "event_time_unit": unit,
+        # the fixed unit whenever there is a stamp; -1 ("unknown", full-load rows) stays in meta only
+        "event_time_unit": None if event_time is None else STAMP_UNIT,
         "sync_time": sync_time,
         "seq": sequence,
-        "position": txt(msg("payload.scn")),
-        "pk_columns": msg("schema.primaryKey"),
-        "before_raw": F.when(is_row, before),
-        "after_raw": F.when(is_row, after),
-        "column_types": F.transform_values(
-            source_types, lambda _k, v: F.coalesce(lookup(COLUMN_TYPES, F.upper(v)), C.logical_type(v))
-        ),
+        "position": position,
+        "pk_columns": None if keys is None else [_text(k) for k in keys],
+        "before": before if is_row else None,
+        "after": after if is_row else None,
+        "column_types": column_types,
         "source_types": source_types,
-        # a DATE is epoch millis at any date: its digit count does not tell its unit before 1973
-        "temporal_units": F.map_filter(
-            F.transform_values(source_types, lambda _k, v: F.when(F.upper(v) == "DATE", F.lit("ms"))),
-            lambda _k, v: v.isNotNull(),
-        ),
-        "ddl": F.when(op == "DDL", txt(msg("payload.ddl.text"))),
-        "meta": text_map(
-            ("version", txt(msg("version"))),
-            ("dbType", F.element_at(source, "dbType")),
-            ("dbVersion", F.element_at(source, "dbVersion")),
-            ("eventTime", F.element_at(stamps, "eventTime")),
-            ("systemTime", F.element_at(stamps, "systemTime")),
-            ("checkpointTime", F.element_at(stamps, "checkpointTime")),
-            ("sequenceId", sequence),
-            ("scn", txt(msg("payload.scn"))),
-            ("ddlMeta", txt(msg("payload.ddl.ddlMeta"))),
-        ),
+        "temporal_units": units,
+        "ddl": _text(ddl.get("text")) if op == "DDL" else None,
+        "meta": meta,
     }
-    reason = first_reason(
-        (raw_op.isNull(), "missing payload.op"),
-        (op.isNull(), unknown_op_reason("payload.op", raw_op)),
-        (is_half & sequence.isNull(), F.concat(raw_op, F.lit(" without payload.sequenceId to pair it"))),
-    )
-    key = F.when(is_half, F.concat_ws("\u0001", F.element_at(source, "dbName"), table, sequence))
-    return emit(df, fields, reason, pair_key=key)
+    if is_half:
+        event["pair_key"] = PAIR_SEPARATOR.join(x for x in (db, table, sequence) if x is not None)
+    return [event]
 
 
 # ---------------------------------------------------------------- encoder
@@ -316,11 +363,10 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
 
 DATAWORKS_JSON = Codec(
     "dataworks-json",
-    SCHEMA,
     decode_dataworks_json,
+    encode_dataworks_json,
     options={"merged": "auto"},
     update_has_before=False,
     split_update=True,
-    encode=encode_dataworks_json,
     description="DataWorks Kafka JSON / DataHub BLOB payload",
 )

@@ -4,7 +4,15 @@ Values are converted only where a type is known: from the Kafka Connect schema w
 one (logical names such as `io.debezium.time.Date` decide temporal conversions; a bare int32/int64
 stays an integer), or from the `column_types` option (`c22:DATE,c23:TIME`), which applies the
 OMS encodings of seed 000 (DATE days, TIME micros, DATETIME millis). OMS writes BYTES as base16
-(`binary=base16`, the default); standard Debezium writes base64 (`binary=base64`).
+(`binary=base16`, the default); standard Debezium writes base64 (`binary=base64`). A Connect
+`org.apache.kafka.connect.data.Decimal` column is DECIMAL and keeps its value's digits as written:
+decimal text passes, the base64 of an unscaled integer does not fit and is rejected.
+
+Decoding is one plain function per message (`decode_debezium`, `decode_debezium_smt`) returning the
+raw event `messages.finish_event` completes. A message whose envelope has something other than an
+object (or null) where Debezium has one (`payload`, `source`, `before`, `after`, `transaction`,
+`schema` and its `fields` structs) is no Debezium message: "not a valid JSON object", before any other
+check. The types a schema gives are worked out once per distinct schema.
 """
 
 from __future__ import annotations
@@ -14,28 +22,14 @@ import binascii
 import datetime as dt
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 import orjson
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import (
-    Codec,
-    OptionError,
-    emit,
-    first_reason,
-    lookup,
-    msg,
-    prefixed,
-    text_map,
-    txt,
-    typed_map,
-    unknown_op_reason,
-)
+from cdc_pipelines.formats.base import Codec, OptionError, Reject, unknown_op
 
 OPS = {
     "c": "INSERT",
@@ -48,45 +42,17 @@ OPS = {
 }
 SMT_FIELDS = r"^__(deleted|op|table|db|schema|lsn|ts_ms|source_[A-Za-z_]+)$"
 SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
-
-_COLUMN = T.StructType(
-    [
-        T.StructField("field", T.StringType()),
-        T.StructField("type", T.StringType()),
-        T.StructField("name", T.StringType()),
-        T.StructField("parameters", J.TEXT_MAP),
-    ]
-)
-_FIELD = T.StructType(
-    [
-        T.StructField("field", T.StringType()),
-        T.StructField("type", T.StringType()),
-        T.StructField("name", T.StringType()),
-        T.StructField("fields", T.ArrayType(_COLUMN)),
-    ]
-)
-_ENVELOPE = [
-    T.StructField("op", T.StringType()),
-    T.StructField("source", J.TEXT_MAP),
-    T.StructField("before", J.TEXT_MAP),
-    T.StructField("after", J.TEXT_MAP),
-    T.StructField("ts_ms", T.StringType()),
-    T.StructField("ts_us", T.StringType()),
-    T.StructField("ts_ns", T.StringType()),
-    T.StructField("transaction", J.TEXT_MAP),
-]
-SCHEMA = T.StructType(
-    [
-        T.StructField(
-            "schema",
-            T.StructType([T.StructField("name", T.StringType()), T.StructField("fields", T.ArrayType(_FIELD))]),
-        ),
-        T.StructField("payload", T.StructType(_ENVELOPE)),
-        *_ENVELOPE,
-    ]
-)
-SMT_SCHEMA = J.TEXT_MAP
 OPTIONS = {"binary": "base16", "column_types": ""}
+# the envelope fields read as objects (`before`/`after` images, `source`, `transaction`): at the top
+# (DebeziumFlatten) or under `payload` (Debezium); any other JSON value there makes the message no
+# Debezium message, as any other value in the places the Connect `schema` has objects or arrays
+OBJECT_FIELDS = ("source", "before", "after", "transaction")
+IMAGE_FIELDS = ("after", "before")
+NOT_JSON = "not a valid JSON object"
+BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
+_ROW_OPS = frozenset(C.ROW_OPS)
+_SMT_FIELD = re.compile(SMT_FIELDS)
+_EMPTY: dict = {}
 
 
 def parse_column_types(spec: str) -> dict[str, str]:
@@ -102,128 +68,273 @@ def parse_column_types(spec: str) -> dict[str, str]:
     return out
 
 
-def _declared(options: Mapping[str, str]) -> tuple[Column, Column]:
-    """(types, temporal units) given by the `column_types` option, as map columns (or nulls)."""
-    declared = parse_column_types(options.get("column_types", ""))
-    if not declared:
-        return F.lit(None).cast(J.TEXT_MAP), F.lit(None).cast(J.TEXT_MAP)
+@lru_cache(maxsize=64)
+def _declared(spec: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(types, temporal units) given by the `column_types` option (empty when it declares none)."""
+    declared = parse_column_types(spec)
     units = {k: C.OMS_DEBEZIUM_TEMPORAL_UNITS[v] for k, v in declared.items() if v in C.OMS_DEBEZIUM_TEMPORAL_UNITS}
-    return C.lit_map(declared), (C.lit_map(units) if units else F.lit(None).cast(J.TEXT_MAP))
+    return declared, units
 
 
-def _merge(*maps: Column) -> Column:
-    """Later maps win; null maps are skipped; all null -> null."""
-    parts = [F.coalesce(m, F.create_map().cast(J.TEXT_MAP)) for m in maps]
-    merged = F.map_concat(*parts)
-    return F.when(F.size(merged) > 0, merged)
+def _schema_maps(columns: tuple[tuple[str, str | None, str | None], ...]):
+    """(logical types, temporal units, source types) of the (field, type, name) columns of a Connect
+    schema; a column named twice (in `before` and in `after`) takes its last entry."""
+    types: dict[str, str | None] = {}
+    units: dict[str, str] = {}
+    source_types: dict[str, str] = {}
+    for field_name, kind, name in columns:
+        types[field_name] = C.CONNECT_NAME_TO_LOGICAL.get(name) or C.logical_type(kind)
+        unit = C.CONNECT_TEMPORAL_UNITS.get(name)
+        if unit is not None:
+            units[field_name] = unit
+        source_types[field_name] = " ".join(x for x in (kind, name) if x is not None)
+    return types, units, source_types
 
 
-def _schema_columns() -> Column:
-    fields = msg("schema.fields")
-    image = F.filter(fields, lambda f: f["field"].isin("after", "before"))
-    return F.flatten(F.transform(image, lambda f: F.coalesce(f["fields"], F.array())))
+def _is_object_list(value, inner: str | None) -> bool:
+    """True where `value` is null or an array of nulls and objects whose `inner` is null or an
+    object list itself (`schema.fields[].fields[]`), each column's `parameters` null or an object."""
+    if value is None:
+        return True
+    if type(value) is not list:
+        return False
+    for item in value:
+        if item is None:
+            continue
+        if type(item) is not dict:
+            return False
+        if inner is None:
+            parameters = item.get("parameters")
+            if parameters is not None and type(parameters) is not dict:
+                return False
+        elif not _is_object_list(item.get(inner), None):
+            return False
+    return True
 
 
-def decode_debezium(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
-    def p(name: str) -> Column:
-        return F.coalesce(msg("payload." + name), msg(name))
+def _well_formed(message: dict) -> bool:
+    """True where every place the envelope has an object holds one, or null (the schema is checked
+    by `_schema_info`)."""
+    payload = message.get("payload")
+    for block in (message, payload):
+        if block is None:
+            continue
+        if type(block) is not dict:
+            return False
+        for name in OBJECT_FIELDS:
+            value = block.get(name)
+            if value is not None and type(value) is not dict:
+                return False
+    schema = message.get("schema")
+    return schema is None or type(schema) is dict
 
-    raw_op = txt(p("op"))
-    op = lookup(OPS, raw_op)
-    is_row = op.isin(*C.ROW_OPS)
-    source = J.image_text(p("source"))
-    columns = _schema_columns()
-    schema_types = typed_map(
-        F.transform(
-            columns,
-            lambda c: F.struct(
-                c["field"], F.coalesce(lookup(C.CONNECT_NAME_TO_LOGICAL, c["name"]), C.logical_type(c["type"]))
-            ),
-        )
+
+def _schema_columns(fields: list) -> tuple:
+    """(field, type, name) of every column of the schema's `before`/`after` structs, as text. A column
+    without a field name names nothing and is left out."""
+    text = J.text
+    return tuple(
+        (text(c.get("field")), text(c.get("type")), text(c.get("name")))
+        for f in fields
+        if f is not None and f.get("field") in IMAGE_FIELDS
+        for c in (f.get("fields") or ())
+        if c is not None and c.get("field") is not None
     )
-    schema_units = typed_map(
-        F.transform(
-            F.filter(columns, lambda c: lookup(C.CONNECT_TEMPORAL_UNITS, c["name"]).isNotNull()),
-            lambda c: F.struct(c["field"], lookup(C.CONNECT_TEMPORAL_UNITS, c["name"])),
-        )
-    )
-    source_types = typed_map(
-        F.transform(columns, lambda c: F.struct(c["field"], F.concat_ws(" ", c["type"], c["name"])))
-    )
-    declared_types, declared_units = _declared(options)
-    event_time, unit = C.epoch_time(F.element_at(source, "ts_ms"), "ms")
-    sync_time, _ = C.epoch_time(txt(p("ts_ms")), "ms")
-    fields = {
-        "op": op,
-        "raw_op": raw_op,
-        "db": F.element_at(source, "db"),
-        "db_schema": F.element_at(source, "schema"),
-        "table_name": F.element_at(source, "table"),
-        "event_time": event_time,
-        "event_time_unit": unit,
-        "sync_time": sync_time,
-        "tx_id": F.coalesce(F.element_at(J.image_text(p("transaction")), "id"), F.element_at(source, "txId")),
-        "position": F.coalesce(
-            F.concat(F.nullif(F.element_at(source, "file"), F.lit("")), F.lit(":"), F.element_at(source, "pos")),
-            F.element_at(source, "pos"),
-            F.element_at(source, "gtid"),
-            F.element_at(source, "lsn"),
-        ),
-        "before_raw": F.when(is_row, p("before")),
-        "after_raw": F.when(is_row, p("after")),
-        "column_types": _merge(schema_types, declared_types),
-        "temporal_units": _merge(schema_units, declared_units),
-        "source_types": source_types,
-        "meta": _merge(
-            prefixed(p("source"), "source."),
-            prefixed(p("transaction"), "transaction."),
-            text_map(
-                ("ts_ms", txt(p("ts_ms"))),
-                ("ts_us", txt(p("ts_us"))),
-                ("ts_ns", txt(p("ts_ns"))),
-                ("cdc.schema", F.when(msg("schema").isNotNull(), F.lit("true"))),
-            ),
-        ),
-    }
-    reason = first_reason(
-        (raw_op.isNull(), "missing op"),
-        (op.isNull(), unknown_op_reason("op", raw_op)),
-    )
-    return emit(df, fields, reason)
 
 
-def decode_debezium_smt(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
-    message = F.col("msg")
-    row = F.map_filter(message, lambda k, _v: ~k.rlike(SMT_FIELDS))
-    extra = F.map_filter(message, lambda k, _v: k.rlike(SMT_FIELDS))
-    deleted = F.lower(txt(F.element_at(message, "__deleted")))
-    smt_op = txt(F.element_at(message, "__op"))
-    op = (
-        F.when(deleted == "true", "DELETE")
-        .when(smt_op.isNotNull(), lookup(SMT_OPS, smt_op))
-        .when(deleted == "false", "UPSERT")
-    )
-    declared_types, declared_units = _declared(options)
-    event_time, unit = C.epoch_time(txt(F.element_at(message, "__source_ts_ms")), "ms")
-    fields = {
-        "op": op,
-        "raw_op": F.coalesce(smt_op, F.concat(F.lit("__deleted="), deleted)),
-        "db": F.coalesce(txt(F.element_at(message, "__db")), F.lit(options.get("db") or None)),
-        "table_name": F.coalesce(txt(F.element_at(message, "__table")), F.lit(options.get("table") or None)),
-        "event_time": event_time,
-        "event_time_unit": unit,
-        "before_raw": F.when(op == "DELETE", row),
-        "after_raw": F.when(op != "DELETE", row),
-        "column_types": declared_types,
-        "temporal_units": declared_units,
-        "meta": J.image_text(extra),
-    }
-    reason = first_reason(
-        (deleted.isNull() & smt_op.isNull(), "missing __deleted"),
-        (op.isNull(), F.concat(F.lit("unknown __deleted/__op value '"), F.coalesce(smt_op, deleted), F.lit("'"))),
-        (F.size(row) == 0, "no row columns"),
-    )
-    return emit(df, fields, reason)
+_SCHEMAS: dict[bytes, tuple | None] = {}
+_MAX_SCHEMAS = 1024
+
+
+def _schema_info(fields) -> tuple | None:
+    """(logical types, temporal units, source types) of a schema's `fields` array; None when it is no
+    array of structs (a message that is no Debezium message). Looked up by the array's JSON text: the
+    messages of one table repeat one schema."""
+    try:
+        key = orjson.dumps(fields)
+    except TypeError:  # an integer beyond 64 bits somewhere in it: not worth a cache entry
+        return _schema_maps(_schema_columns(fields)) if _is_object_list(fields, "fields") else None
+    try:
+        return _SCHEMAS[key]
+    except KeyError:
+        pass
+    info = _schema_maps(_schema_columns(fields)) if _is_object_list(fields, "fields") else None
+    if len(_SCHEMAS) >= _MAX_SCHEMAS:
+        _SCHEMAS.clear()
+    _SCHEMAS[key] = info
+    return info
+
+
+def _texts(block: dict) -> dict[str, str | None]:
+    """`J.text` of every value of a sub-object (strings, the common case, as they are)."""
+    text = J.text
+    return {key: value if type(value) is str else text(value) for key, value in block.items()}
+
+
+def _prefixed(meta: dict, block: dict[str, str | None], prefix: str) -> None:
+    """A sub-object's entries (as text) into `meta`, keys prefixed (nulls kept, as Spark kept them)."""
+    for key, value in block.items():
+        meta[prefix + key] = value
+
+
+def _merged(first: dict | None, second: dict | None) -> dict | None:
+    """`second`'s entries over `first`'s; None when both are empty."""
+    if not first:
+        return dict(second) if second else None
+    return {**first, **second} if second else dict(first)
+
+
+def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
+    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event."""
+    try:
+        m = J.parse_object(message)
+    except J.NotJsonObject:
+        raise Reject(NOT_JSON) from None
+    if not _well_formed(m):
+        raise Reject(NOT_JSON)
+    schema = m.get("schema")
+    schema_types = schema_units = source_types = None
+    if schema is not None and schema.get("fields") is not None:
+        info = _schema_info(schema["fields"])
+        if info is None:
+            raise Reject(NOT_JSON)
+        schema_types, schema_units, source_types = info
+        source_types = dict(source_types)
+    payload = m.get("payload")
+    if payload is None:
+        payload = _EMPTY
+
+    def p(name: str):
+        value = payload.get(name)
+        return m.get(name) if value is None else value
+
+    text = J.text
+    raw_op = text(p("op"))
+    if raw_op is None:
+        raise Reject("missing op")
+    op = OPS.get(raw_op)
+    if op is None:
+        raise unknown_op("op", raw_op)
+    source = p("source")
+    transaction = p("transaction")
+    sync_text = text(p("ts_ms"))
+    sync_time, _ = C.epoch_time(sync_text, "ms")
+    if sync_time is None and sync_text is not None:
+        raise Reject(BAD_SYNC_TIME)
+
+    meta: dict[str, str | None] = {}
+    if source is not None:
+        source = _texts(source)
+        src = source.get
+        db, db_schema, table = src("db"), src("schema"), src("table")
+        event_time, unit = C.epoch_time(src("ts_ms"), "ms")
+        file, pos = src("file"), src("pos")
+        if file and pos is not None:
+            position = f"{file}:{pos}"
+        else:
+            position = pos
+            if position is None:
+                position = src("gtid")
+                if position is None:
+                    position = src("lsn")
+        tx_id = src("txId")
+        _prefixed(meta, source, "source.")
+    else:
+        db = db_schema = table = event_time = unit = position = tx_id = None
+    if transaction is not None:
+        transaction = _texts(transaction)
+        transaction_id = transaction.get("id")
+        if transaction_id is not None:
+            tx_id = transaction_id
+        _prefixed(meta, transaction, "transaction.")
+    if sync_text is not None:
+        meta["ts_ms"] = sync_text
+    for name in ("ts_us", "ts_ns"):
+        value = text(p(name))
+        if value is not None:
+            meta[name] = value
+
+    if schema is not None:
+        meta["cdc.schema"] = "true"
+    declared_types, declared_units = _declared(options.get("column_types", ""))
+    is_row = op in _ROW_OPS
+    return [
+        {
+            "op": op,
+            "raw_op": raw_op,
+            "db": db,
+            "db_schema": db_schema,
+            "table_name": table,
+            "event_time": event_time,
+            "event_time_unit": unit,
+            "sync_time": sync_time,
+            "tx_id": tx_id,
+            "position": position,
+            "before": p("before") if is_row else None,
+            "after": p("after") if is_row else None,
+            "column_types": _merged(schema_types, declared_types),
+            "temporal_units": _merged(schema_units, declared_units),
+            "source_types": source_types,
+            "meta": meta,
+        }
+    ]
+
+
+def _smt_key(key: str) -> bool:
+    return key.startswith("__") and _SMT_FIELD.match(key) is not None
+
+
+def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[dict]:
+    """One DebeziumSmt message (the flattened row plus `__deleted` and the SMT's `__` fields) -> its raw event."""
+    try:
+        m = J.parse_object(message)
+    except J.NotJsonObject:
+        raise Reject(NOT_JSON) from None
+    row: dict = {}
+    extra: dict = {}
+    for key, value in m.items():
+        if _smt_key(key):
+            extra[key] = value
+        else:
+            row[key] = value
+    text = J.text
+    deleted = text(extra.get("__deleted"))
+    if deleted is not None:
+        deleted = deleted.lower()
+    smt_op = text(extra.get("__op"))
+    if deleted is None and smt_op is None:
+        raise Reject("missing __deleted")
+    if deleted == "true":
+        op = "DELETE"
+    elif smt_op is not None:
+        op = SMT_OPS.get(smt_op)
+    elif deleted == "false":
+        op = "UPSERT"
+    else:
+        op = None
+    if op is None:
+        raise Reject(f"unknown __deleted/__op value '{smt_op if smt_op is not None else deleted}'")
+    if not row:
+        raise Reject("no row columns")
+    event_time, unit = C.epoch_time(text(extra.get("__source_ts_ms")), "ms")
+    db = text(extra.get("__db"))
+    table = text(extra.get("__table"))
+    declared_types, declared_units = _declared(options.get("column_types", ""))
+    return [
+        {
+            "op": op,
+            "raw_op": smt_op if smt_op is not None else "__deleted=" + deleted,
+            "db": db if db is not None else options.get("db") or None,
+            "table_name": table if table is not None else options.get("table") or None,
+            "event_time": event_time,
+            "event_time_unit": unit,
+            "before": row if op == "DELETE" else None,
+            "after": None if op == "DELETE" else row,
+            "column_types": dict(declared_types) if declared_types else None,
+            "temporal_units": declared_units or None,
+            "meta": {key: text(value) for key, value in extra.items()},
+        }
+    ]
 
 
 # ---------------------------------------------------------------- encoders
@@ -522,31 +633,28 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
 _SMT_OPTIONS = {**OPTIONS, "db": "", "table": "", "add_fields": ""}
 OMS_DEBEZIUM = Codec(
     "oms-debezium",
-    SCHEMA,
     decode_debezium,
+    _encode_debezium(flatten=False),
     options={**OPTIONS, "schema": "auto"},
     binary="base16",
     update_has_before=False,
-    encode=_encode_debezium(flatten=False),
     description="Debezium JSON (OMS)",
 )
 OMS_DEBEZIUM_FLATTEN = Codec(
     "oms-debezium-flatten",
-    SCHEMA,
     decode_debezium,
+    _encode_debezium(flatten=True),
     options=OPTIONS,
     binary="base16",
     update_has_before=False,
-    encode=_encode_debezium(flatten=True),
     description="DebeziumFlatten JSON (OMS)",
 )
 OMS_DEBEZIUM_SMT = Codec(
     "oms-debezium-smt",
-    SMT_SCHEMA,
     decode_debezium_smt,
+    encode_debezium_smt,
     options=_SMT_OPTIONS,
     binary="base16",
     update_has_before=False,
-    encode=encode_debezium_smt,
     description="DebeziumSmt JSON (OMS)",
 )

@@ -17,7 +17,7 @@ import datetime as dt
 import io
 import json
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import fastavro
@@ -129,10 +129,10 @@ def _fraction(micros: int | None) -> str:
 
 
 def _datetime_text(v: dict) -> tuple[str, str]:
-    y, mo, d, h, mi, s = (v.get(k) for k in ("year", "month", "day", "hour", "minute", "second"))
-    micros = v.get("millis")
+    y, mo, d, h = v.get("year"), v.get("month"), v.get("day"), v.get("hour")
     if y is not None and mo is not None and d is not None and h is None:
         return f"{y:04d}-{mo:02d}-{d:02d}", "DATE"
+    mi, s, micros = v.get("minute"), v.get("second"), v.get("millis")
     if y is None and h is not None:
         return f"{h:02d}:{mi or 0:02d}:{s or 0:02d}{_fraction(micros)}", "TIME"
     if y is not None and mo is None:
@@ -150,38 +150,73 @@ def _text(raw: bytes, charset: str) -> tuple[str, str]:
         return base64.b64encode(raw).decode(), "BYTES"
 
 
+_EPOCH_SECOND = dt.datetime(1970, 1, 1)
+
+
+def _instant(v: dict) -> str:
+    instant = _EPOCH_SECOND + dt.timedelta(seconds=v["timestamp"])
+    # isoformat is strftime's text where %Y has 4 digits (years 1000-9999), and faster
+    second = instant.isoformat() if instant.year >= 1000 else instant.strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{second}.{v['millis']:06d}Z"
+
+
+def _character(v: dict, _t) -> tuple:
+    text, logical = _text(v["value"], v["charset"])
+    return text, logical, f"Character:{v['charset']}"
+
+
+def _datetime(v: dict, _t) -> tuple:
+    text, logical = _datetime_text(v)
+    return text, logical, "DateTime"
+
+
+def _text_object(kind: str):
+    def convert(v: dict, _t) -> tuple:
+        logical = "JSON" if v["type"].upper() == "JSON" else "STRING"
+        return v["value"], logical, f"{kind}:{v['type']}"
+
+    return convert
+
+
+def _binary_object(kind: str):
+    def convert(v: dict, _t) -> tuple:
+        return base64.b64encode(v["value"]).decode(), "BYTES", f"{kind}:{v['type']}"
+
+    return convert
+
+
+# union member (short name) -> (value, dataTypeNumber) -> (canonical text, logical type, member as meta names it)
+_CONVERTERS = {
+    "EmptyObject": lambda v, _t: (None, "UNKNOWN", f"EmptyObject:{v}"),
+    "Integer": lambda v, _t: (v["value"], "INT", "Integer"),
+    "Decimal": lambda v, _t: (v["value"], "DECIMAL", "Decimal"),
+    "Float": lambda v, t: (repr(v["value"]), "FLOAT" if t == 4 else "DOUBLE", "Float"),
+    "Character": _character,
+    "Timestamp": lambda v, _t: (_instant(v), "TIMESTAMP", "Timestamp"),
+    "DateTime": _datetime,
+    "TimestampWithTimeZone": lambda v, _t: (
+        f"{_datetime_text(v['value'])[0]} {v['timezone']}",
+        "ZONED_DATETIME",
+        "TimestampWithTimeZone",
+    ),
+    "BinaryGeometry": _binary_object("BinaryGeometry"),
+    "BinaryObject": _binary_object("BinaryObject"),
+    "TextGeometry": _text_object("TextGeometry"),
+    "TextObject": _text_object("TextObject"),
+}
+_CONVERTERS |= {NAMESPACE + kind: convert for kind, convert in _CONVERTERS.items()}
+_NULL = (None, "UNKNOWN", "null")
+
+
 def convert_value(value, data_type: int | None) -> tuple[str | None, str, str]:
     """(canonical text, logical type, union member) of one image value; text None is SQL NULL."""
     if value is None:
-        return None, "UNKNOWN", "null"
+        return _NULL
     name, v = value
-    kind = name.removeprefix(NAMESPACE)
-    if kind == "EmptyObject":
-        return None, "UNKNOWN", f"EmptyObject:{v}"
-    if kind == "Integer":
-        return v["value"], "INT", kind
-    if kind == "Decimal":
-        return v["value"], "DECIMAL", kind
-    if kind == "Float":
-        return repr(v["value"]), ("FLOAT" if data_type == 4 else "DOUBLE"), kind
-    if kind == "Character":
-        text, logical = _text(v["value"], v["charset"])
-        return text, logical, f"Character:{v['charset']}"
-    if kind == "Timestamp":
-        instant = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=v["timestamp"])
-        return instant.strftime("%Y-%m-%dT%H:%M:%S") + f".{v['millis']:06d}Z", "TIMESTAMP", kind
-    if kind == "DateTime":
-        text, logical = _datetime_text(v)
-        return text, logical, kind
-    if kind == "TimestampWithTimeZone":
-        text, _ = _datetime_text(v["value"])
-        return f"{text} {v['timezone']}", "ZONED_DATETIME", kind
-    if kind in ("BinaryGeometry", "BinaryObject"):
-        return base64.b64encode(v["value"]).decode(), "BYTES", f"{kind}:{v['type']}"
-    if kind in ("TextGeometry", "TextObject"):
-        logical = "JSON" if v["type"].upper() == "JSON" else "STRING"
-        return v["value"], logical, f"{kind}:{v['type']}"
-    raise ValueError(f"unknown DTS Avro value type {name}")
+    convert = _CONVERTERS.get(name)
+    if convert is None:
+        raise ValueError(f"unknown DTS Avro value type {name}")
+    return convert(v, data_type)
 
 
 def _image(fields: list[dict], values, types: dict, members: dict, none_columns: list) -> dict | None:
@@ -191,19 +226,28 @@ def _image(fields: list[dict], values, types: dict, members: dict, none_columns:
         raise ValueError(f"image has {len(values)} values for {len(fields)} fields")
     image = {}
     for field, value in zip(fields, values, strict=True):
-        text, logical, member = convert_value(value, field["dataTypeNumber"])
-        if member == "EmptyObject:NONE":
-            none_columns.append(field["name"])
-            continue
-        image[field["name"]] = text
-        members[field["name"]] = member
-        if logical != "UNKNOWN" or field["name"] not in types:
-            types[field["name"]] = logical
+        name = field["name"]
+        if value is None:
+            text, logical, member = _NULL
+        else:
+            kind, v = value
+            convert = _CONVERTERS.get(kind)
+            if convert is None:
+                raise ValueError(f"unknown DTS Avro value type {kind}")
+            text, logical, member = convert(v, field["dataTypeNumber"])
+            if member == "EmptyObject:NONE":
+                none_columns.append(name)
+                continue
+        image[name] = text
+        members[name] = member
+        if logical != "UNKNOWN" or name not in types:
+            types[name] = logical
     return image
 
 
-def _pk_columns(tags: dict) -> list[str] | None:
-    info = tags.get("pk_uk_info")
+@lru_cache(maxsize=4096)
+def _pk_columns(info: str | None) -> tuple[str, ...] | None:
+    """The key columns a `pk_uk_info` tag names: its PRIMARY key, else its first unique key."""
     if not info:
         return None
     try:
@@ -212,12 +256,17 @@ def _pk_columns(tags: dict) -> list[str] | None:
         return None
     if isinstance(parsed, dict) and parsed:
         key = parsed.get("PRIMARY", next(iter(parsed.values())))
-        return [str(c) for c in key] if isinstance(key, list) else None
+        return tuple(str(c) for c in key) if isinstance(key, list) else None
     return None
 
 
+@lru_cache(maxsize=4096)
+def _members_json(members: tuple[tuple[str, str], ...]) -> str:
+    return json.dumps(dict(members), sort_keys=True)
+
+
 def record_to_fields(record: dict) -> dict:
-    """The canonical fields of one decoded Record (values as canonical text)."""
+    """The canonical fields of one decoded Record (values as canonical text; meta leaves out what is null)."""
     raw_op = record["operation"]
     fields = record["fields"] if isinstance(record["fields"], list) else []
     types: dict = {}
@@ -225,28 +274,33 @@ def record_to_fields(record: dict) -> dict:
     none_columns: list = []
     before = _image(fields, record["beforeImages"], types, members, none_columns)
     after = _image(fields, record["afterImages"], types, members, none_columns)
-    db, schema, table = split_object_name(record["objectName"])
+    name = record["objectName"]
+    db, schema, table = split_object_name(name)
     tags = record.get("tags") or {}
     process = record.get("processTimestamps") or []
+    source = record["source"]
     meta = {
         "version": str(record["version"]),
         "safeSourcePosition": record["safeSourcePosition"],
-        "source.sourceType": record["source"]["sourceType"],
-        "source.version": record["source"]["version"],
-        "objectName": record["objectName"],
-        **{f"tags.{k}": v for k, v in tags.items()},
+        "source.sourceType": source["sourceType"],
+        "source.version": source["version"],
     }
+    if name is not None:
+        meta["objectName"] = name
+    for key, value in tags.items():
+        meta["tags." + key] = value
     if "bornTimestamp" in record:
         meta["bornTimestamp"] = str(record["bornTimestamp"])
     if process:
         meta["processTimestamps"] = json.dumps(process)
     if members:
-        meta["cdc.avro_value_types"] = json.dumps(members, sort_keys=True)
+        meta["cdc.avro_value_types"] = _members_json(tuple(members.items()))
     if none_columns:
         meta["cdc.none_columns"] = json.dumps(sorted(set(none_columns)))
     ddl = None
     if raw_op == "DDL":
         ddl = next((x for x in (record["afterImages"], record["beforeImages"]) if isinstance(x, str)), None)
+    pk = _pk_columns(tags.get("pk_uk_info"))
     return {
         "raw_op": raw_op,
         "op": OPS.get(raw_op, "OTHER"),
@@ -258,7 +312,7 @@ def record_to_fields(record: dict) -> dict:
         "tx_id": record["sourceTxid"] or None,
         "seq": str(record["id"]),
         "position": record["sourcePosition"] or None,
-        "pk_columns": _pk_columns(tags),
+        "pk_columns": None if pk is None else list(pk),
         "before": before,
         "after": after,
         "column_types": types or None,
@@ -266,14 +320,6 @@ def record_to_fields(record: dict) -> dict:
         "ddl": ddl,
         "meta": meta,
     }
-
-
-def decode_message(payload: bytes) -> dict:
-    """`record_to_fields` of one schemaless message, or {"error": reason}."""
-    try:
-        return record_to_fields(read_record(payload))
-    except Exception as exc:  # noqa: BLE001 - hostile bytes must become a reject, never crash the run
-        return {"error": f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)}
 
 
 # ---------------------------------------------------------------- encoder

@@ -8,15 +8,12 @@ type, so both are one decoder with a flag. PK names and values are `\\u0001`-joi
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+from functools import lru_cache
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, emit, first_reason, lookup, msg, txt, unknown_op_reason
+from cdc_pipelines.formats.base import Codec, Reject, unknown_op
 
 OPS = {
     "INSERT": "INSERT",
@@ -27,68 +24,103 @@ OPS = {
     "ROW": "INSERT",
 }
 LIGHT_TYPE = "__light_type"
+LIGHT_TYPE_NAME = "schemaType"
 PK_SEPARATOR = "\u0001"
-
-SCHEMA = T.StructType(
-    [
-        T.StructField("allMetaData", J.TEXT_MAP),
-        T.StructField("prevStruct", J.TEXT_MAP),
-        T.StructField("postStruct", J.TEXT_MAP),
-        T.StructField("recordType", T.StringType()),
-    ]
-)
-_LIGHT_TYPES = T.MapType(T.StringType(), T.StructType([T.StructField("schemaType", T.StringType())]))
+NOT_OBJECT = "not a valid JSON object"
+ENVELOPE_OBJECTS = ("allMetaData", "prevStruct", "postStruct")
 
 
-def _row(image):
-    return F.map_filter(image, lambda k, _v: k != LIGHT_TYPE)
+def _object(value: object) -> dict | None:
+    """A sub-object of the message, None when absent; Reject when it is there but no object."""
+    if value is None or type(value) is dict:
+        return value
+    raise Reject(NOT_OBJECT)
 
 
-def _light_types(image):
-    parsed = J.parse_nested(F.element_at(image, LIGHT_TYPE), _LIGHT_TYPES)
-    return F.transform_values(parsed, lambda _k, v: txt(v["schemaType"]))
+def _light_types(light: object) -> dict | None:
+    """`{column: {"schemaType": type}}` -> `{column: type}`; None where it is no such object.
+
+    The entry may also be that object as JSON text. A column whose entry is null, or has no
+    `schemaType`, has a null type.
+    """
+    if type(light) is str:
+        try:
+            light = J.parse_object(light)
+        except J.NotJsonObject:
+            return None
+    if type(light) is not dict:
+        return None
+    out = {}
+    for column, entry in light.items():
+        if entry is None:
+            out[column] = None
+        elif type(entry) is dict:
+            out[column] = J.text(entry.get(LIGHT_TYPE_NAME))
+        else:
+            return None
+    return out
 
 
-def _decode(extended: bool):
-    def decode(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
-        md = J.image_text(msg("allMetaData"))
-        raw_op = txt(msg("recordType"))
-        op = lookup(OPS, raw_op)
-        is_row = op.isin(*C.ROW_OPS)
-        post, prev = msg("postStruct"), msg("prevStruct")
-        pk_names = F.element_at(md, "record_primary_key")
-        time, unit = C.time_of(F.element_at(md, "timestamp"))
-        fields = {
+@lru_cache(maxsize=4096)
+def _logical_types(source_types: tuple[tuple[str, str | None], ...]) -> dict[str, str | None]:
+    """Logical type of every `__light_type` column, looked up once per column set (callers copy it)."""
+    return {name: C.logical_type(kind) for name, kind in source_types}
+
+
+def _decoder(extended: bool):
+    def decode_oms_default(message: bytes, options: Mapping[str, str]) -> list[dict]:
+        try:
+            parsed = J.parse_object(message)
+        except J.NotJsonObject:
+            raise Reject(NOT_OBJECT) from None
+        # the shape first: a part that is not what the format says makes the message no message of it
+        md, prev, post = (_object(parsed.get(key)) for key in ENVELOPE_OBJECTS)
+        raw_op = J.text(parsed.get("recordType"))
+        if raw_op is None:
+            raise Reject("missing recordType")
+        op = OPS.get(raw_op)
+        if op is None:
+            raise unknown_op("recordType", raw_op)
+        # allMetaData is kept whole as meta, every value as text (a null value stays a null value)
+        meta = None if md is None else {k: v if type(v) is str else J.text(v) for k, v in md.items()}
+        fields = meta or {}
+        is_row = op in C.ROW_OPS
+        if is_row and fields.get("table_name") is None:
+            raise Reject("row change without allMetaData.table_name")
+        # `__light_type` is never a column: out of both images, whichever variant reads them
+        prev_light = prev.pop(LIGHT_TYPE, None) if prev else None
+        post_light = post.pop(LIGHT_TYPE, None) if post else None
+        pk_names = fields.get("record_primary_key")
+        event_time, unit = C.time_of(fields.get("timestamp"))
+        event = {
             "op": op,
             "raw_op": raw_op,
-            "db": F.element_at(md, "db"),
-            "table_name": F.element_at(md, "table_name"),
-            "event_time": time,
+            "db": fields.get("db"),
+            "table_name": fields.get("table_name"),
+            "event_time": event_time,
             "event_time_unit": unit,
-            "tx_id": F.element_at(md, "transId"),
-            "seq": F.element_at(md, "storeDataSequence"),
-            "position": F.element_at(md, "checkpoint"),
-            "pk_columns": F.when(pk_names.isNotNull() & (pk_names != ""), F.split(pk_names, PK_SEPARATOR)),
-            "before_raw": F.when(is_row, _row(prev)),
-            "after_raw": F.when(is_row, _row(post)),
-            "ddl": F.when(op == "DDL", txt(F.element_at(post, "ddl"))),
-            "meta": md,
+            "tx_id": fields.get("transId"),
+            "seq": fields.get("storeDataSequence"),
+            "position": fields.get("checkpoint"),
+            "pk_columns": pk_names.split(PK_SEPARATOR) if pk_names else None,
+            "before": prev if is_row else None,
+            "after": post if is_row else None,
+            "ddl": J.text(post.get("ddl")) if op == "DDL" and post is not None else None,
+            "meta": meta,
         }
         if extended:
-            source_types = F.map_concat(
-                F.coalesce(_light_types(prev), F.create_map().cast(J.TEXT_MAP)),
-                F.coalesce(_light_types(post), F.create_map().cast(J.TEXT_MAP)),
-            )
-            fields["source_types"] = F.when(F.size(source_types) > 0, source_types)
-            fields["column_types"] = F.transform_values(fields["source_types"], lambda _k, v: C.logical_type(v))
-        reason = first_reason(
-            (raw_op.isNull(), "missing recordType"),
-            (op.isNull(), unknown_op_reason("recordType", raw_op)),
-            (is_row & F.element_at(md, "table_name").isNull(), "row change without allMetaData.table_name"),
-        )
-        return emit(df, fields, reason)
+            # both images' types, the after image's winning where they differ
+            source_types = {**(_light_types(prev_light) or {}), **(_light_types(post_light) or {})}
+            if source_types:
+                event["source_types"] = source_types
+                event["column_types"] = dict(_logical_types(tuple(source_types.items())))
+        return [event]
 
-    return decode
+    return decode_oms_default
+
+
+decode_oms_default = _decoder(False)
+decode_oms_default_extend = _decoder(True)
 
 
 RECORD_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "DDL": "DDL", "HEARTBEAT": "HEARTBEAT"}
@@ -137,11 +169,10 @@ def _encode(extended: bool):
     return encode
 
 
-OMS_DEFAULT = Codec("oms-default", SCHEMA, _decode(False), encode=_encode(False), description="OMS Default JSON")
+OMS_DEFAULT = Codec("oms-default", decode_oms_default, _encode(False), description="OMS Default JSON")
 OMS_DEFAULT_EXTEND = Codec(
     "oms-default-extend",
-    SCHEMA,
-    _decode(True),
-    encode=_encode(True),
+    decode_oms_default_extend,
+    _encode(True),
     description="OMS DefaultExtendColumnType JSON (__light_type)",
 )

@@ -14,26 +14,15 @@ and `data` (changed columns only). SharePlex has no PK names and no column types
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Mapping
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import (
-    Codec,
-    emit,
-    first_reason,
-    lookup,
-    msg,
-    overlay,
-    prefixed,
-    text_map,
-    unknown_op_reason,
-)
+from cdc_pipelines.formats.base import Codec, Reject, overlay, unknown_op
 
 OPS = {
     "ins": "INSERT",
@@ -49,65 +38,103 @@ OPS = {
     "UPDATE AFTER": "UPDATE",
 }
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
-
-SCHEMA = T.StructType(
-    [
-        T.StructField("data", J.TEXT_MAP),
-        T.StructField("meta", J.TEXT_MAP),
-        T.StructField("key", J.TEXT_MAP),
-        T.StructField("sql", J.TEXT_MAP),
-    ]
-)
+BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
+# times repeat from message to message (second or millisecond precision): parse each text once
+_time_of = functools.lru_cache(maxsize=4096)(C.time_of)
+BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
+NOT_AN_OBJECT = "not a valid JSON object"
 
 
-def decode_shareplex(df: DataFrame, options: Mapping[str, str]) -> DataFrame:
-    meta = J.image_text(msg("meta"))
-    raw_op = F.element_at(meta, "op")
-    op = lookup(OPS, raw_op)
-    data, key = msg("data"), msg("key")
-    table = F.element_at(meta, "table")
-    is_half = raw_op.isin(SPLIT_BEFORE, SPLIT_AFTER)
-    pair = F.concat_ws("\u0001", table, F.element_at(meta, "trans"), F.element_at(meta, "rowid"))
-    pair = F.when(F.element_at(meta, "trans").isNotNull() & F.element_at(meta, "rowid").isNotNull(), pair)
-    has_db = F.instr(table, ".") > 0
-    event_time, unit = C.time_of(F.element_at(meta, "time"))
-    sync_time, _ = C.time_of(F.element_at(meta, "posttime"))
-    fields = {
-        "op": op,
-        "raw_op": raw_op,
-        # split at the last dot: an OceanBase db is `tenant.database`
-        "db": F.when(has_db, F.regexp_extract(table, r"^(.*)\.[^.]*$", 1)),
-        "table_name": F.when(has_db, F.substring_index(table, ".", -1)).otherwise(table),
-        "event_time": event_time,
-        "event_time_unit": unit,
-        "sync_time": sync_time,
-        "tx_id": F.element_at(meta, "trans"),
-        "seq": F.element_at(meta, "seq"),
-        "position": F.nullif(F.element_at(meta, "scn"), F.lit("null")),
-        "before_raw": F.when(op == "DELETE", data)
-        .when(raw_op == SPLIT_BEFORE, F.coalesce(key, data))
-        .when(raw_op == SPLIT_AFTER, F.lit(None))
-        .when(op == "UPDATE", key),
-        "after_raw": F.when(op == "INSERT", data)
-        .when(raw_op == SPLIT_AFTER, overlay(key, data))
-        .when(raw_op == SPLIT_BEFORE, F.lit(None))
-        .when(op == "UPDATE", overlay(key, data)),
-        "ddl": F.when(op == "DDL", F.coalesce(F.element_at(J.image_text(msg("sql")), "ddl"), raw_op)),
-        "meta": F.map_concat(
-            prefixed(msg("meta"), "meta."),
-            text_map(
-                ("cdc.changed_columns", F.when(op == "UPDATE", F.to_json(F.coalesce(F.map_keys(data), F.array()))))
-            ),
-        ),
-    }
-    reason = first_reason(
-        (msg("meta").isNull(), "missing meta"),
-        (raw_op.isNull(), "missing meta.op"),
-        (op.isNull(), unknown_op_reason("meta.op", raw_op)),
-        ((op == "UPDATE") & ~is_half & key.isNull(), F.concat(raw_op, F.lit(" without key (the before image)"))),
-        (is_half & pair.isNull(), F.concat(raw_op, F.lit(" without meta.trans and meta.rowid to pair it"))),
+def _object(message: dict, name: str) -> dict | None:
+    """A sub-object of the message (None when absent or null); a reject when it is no object."""
+    value = message.get(name)
+    if value is None or isinstance(value, dict):
+        return value
+    raise Reject(NOT_AN_OBJECT)
+
+
+def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[dict]:
+    try:
+        parsed = J.parse_object(message)
+    except J.NotJsonObject:
+        raise Reject(NOT_AN_OBJECT) from None
+    meta_obj, data, key, sql = (
+        _object(parsed, "meta"),
+        _object(parsed, "data"),
+        _object(parsed, "key"),
+        _object(parsed, "sql"),
     )
-    return emit(df, fields, reason, pair_key=F.when(is_half, pair))
+    if meta_obj is None:
+        raise Reject("missing meta")
+    text = J.text
+    # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as event meta
+    meta, event_meta = {}, {}
+    for k, v in meta_obj.items():
+        v = v if type(v) is str else text(v)
+        meta[k] = event_meta["meta." + k] = v
+    raw_op = meta.get("op")
+    if raw_op is None:
+        raise Reject("missing meta.op")
+    op = OPS.get(raw_op)
+    if op is None:
+        raise unknown_op("meta.op", raw_op)
+    is_half = raw_op == SPLIT_BEFORE or raw_op == SPLIT_AFTER
+    if op == "UPDATE" and not is_half and key is None:
+        raise Reject(f"{raw_op} without key (the before image)")
+    table, trans, rowid = meta.get("table"), meta.get("trans"), meta.get("rowid")
+    pair_key = None
+    if is_half:
+        if trans is None or rowid is None:
+            raise Reject(f"{raw_op} without meta.trans and meta.rowid to pair it")
+        pair_key = "\u0001".join(x for x in (table, trans, rowid) if x is not None)
+    event_time, unit = _time_of(meta.get("time"))
+    if event_time is None and unit is not None:
+        raise Reject(BAD_EVENT_TIME)
+    posttime = meta.get("posttime")
+    sync_time, _ = _time_of(posttime)
+    if sync_time is None and posttime is not None:
+        raise Reject(BAD_SYNC_TIME)
+    db, table_name = None, table
+    if table is not None and "." in table:  # split at the last dot: an OceanBase db is `tenant.database`
+        db, _, table_name = table.rpartition(".")
+    before = after = ddl = None
+    if op == "DELETE":
+        before = data
+    elif op == "UPDATE":
+        if raw_op == SPLIT_BEFORE:
+            before = key if key is not None else data
+        elif raw_op == SPLIT_AFTER:
+            after = overlay(key, data)
+        else:
+            before, after = key, overlay(key, data)
+    elif op == "INSERT":
+        after = data
+    elif op == "DDL":
+        ddl = text(sql.get("ddl")) if sql is not None else None
+        if ddl is None:
+            ddl = raw_op
+    if op == "UPDATE":
+        event_meta["cdc.changed_columns"] = orjson.dumps(list(data or ())).decode()
+    scn = meta.get("scn")
+    return [
+        {
+            "op": op,
+            "raw_op": raw_op,
+            "db": db,
+            "table_name": table_name,
+            "event_time": event_time,
+            "event_time_unit": unit,
+            "sync_time": sync_time,
+            "tx_id": trans,
+            "seq": meta.get("seq"),
+            "position": None if scn == "null" else scn,
+            "before": before,
+            "after": after,
+            "ddl": ddl,
+            "meta": event_meta,
+            "pair_key": pair_key,
+        }
+    ]
 
 
 SHAREPLEX_FORMATS = ("oms-shareplex", "dts-shareplex")
@@ -208,17 +235,15 @@ def _encode(dts: bool):
 
 OMS_SHAREPLEX = Codec(
     "oms-shareplex",
-    SCHEMA,
     decode_shareplex,
+    _encode(dts=False),
     split_update=True,
-    encode=_encode(dts=False),
     description="SharePlex JSON (OMS)",
 )
 DTS_SHAREPLEX = Codec(
     "dts-shareplex",
-    SCHEMA,
     decode_shareplex,
+    _encode(dts=True),
     split_update=True,
-    encode=_encode(dts=True),
     description="SharePlex JSON (DTS)",
 )

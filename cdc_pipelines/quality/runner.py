@@ -11,8 +11,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines import canonical as C
 from cdc_pipelines import io
+from cdc_pipelines import schema as S
 from cdc_pipelines.quality.conservation import conservation_check, lake_counts
 from cdc_pipelines.quality.images import image_presence_check
 from cdc_pipelines.quality.keys import pk_consistency_check
@@ -69,8 +69,8 @@ def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) ->
         raise MissingPartitionError(f"no changes or rejects for dt={dt_value} under {root}")
     return Partition(
         dt=dt_value,
-        changes=_read_day(spark, root / CHANGES_DIR, dt_value, io.read_canonical, C.CANONICAL_SCHEMA),
-        rejects=_read_day(spark, root / REJECTS_DIR, dt_value, io.read_rejects, C.REJECTS_SCHEMA),
+        changes=_read_day(spark, root / CHANGES_DIR, dt_value, io.read_canonical, S.CANONICAL_SCHEMA),
+        rejects=_read_day(spark, root / REJECTS_DIR, dt_value, io.read_rejects, S.REJECTS_SCHEMA),
         recorded=recorded,
     )
 

@@ -12,8 +12,8 @@ import datetime as dt
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdc_pipelines.canonical import lit_map
 from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
+from cdc_pipelines.schema import lit_map
 
 RULE = "timestamp_precision_check"
 PROMISED_UNIT = {

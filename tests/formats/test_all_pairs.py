@@ -1,9 +1,8 @@
 """decode(encode_T(x)) == what T carries of x, for every pair of the 13 formats.
 
-Events are encoded into every target with the codecs' own encoders (the function `convert` runs in
-`mapInArrow`), each target's messages are decoded again, and every event is compared with what
-`carry.py` says its target carries. Spark work is one decode per target per stage; rejects are
-fetched only for a target that lost an event, to say why.
+Events are encoded into every target with the codecs' own encoders (the functions `convert` runs in
+`mapInArrow`), each target's messages are decoded again in process (the codecs and the pairing the
+Spark runner runs), and every event is compared with what `carry.py` says its target carries.
 """
 
 from __future__ import annotations
@@ -11,24 +10,19 @@ from __future__ import annotations
 import base64
 import json
 from collections import defaultdict
-from functools import reduce
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
+from cdc_pipelines.extracts.local import decode_paths
 from cdc_pipelines.formats import FORMAT_IDS, get_codec
 from cdc_pipelines.formats.encoding import Unsupported
-from cdc_pipelines.pipeline import decode_files
 from cdc_pipelines.samples import sample_folder
 from tests.formats import carry
 from tests.formats.canonical_strategies import change_streams
 
 
-def _union(frames):
-    return reduce(lambda a, b: a.unionByName(b), frames)
-
-
-def convert_everywhere(spark, events: list[dict], out: Path, targets=FORMAT_IDS):
+def convert_everywhere(events: list[dict], out: Path, targets=FORMAT_IDS):
     """Encode `events` into every target and decode them back.
 
     Returns ({(target, i): [decoded events of event i]}, {(target, i): skip reason}, rejects).
@@ -50,14 +44,14 @@ def convert_everywhere(spark, events: list[dict], out: Path, targets=FORMAT_IDS)
                 origin[(target, len(lines))] = i
         (out / target).mkdir(parents=True)
         (out / target / "messages.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        decoded = decode_files(spark, target, [out / target], topic=target, dt="2024-01-01")
+        decoded = decode_paths(target, [out / target], topic=target, dt="2024-01-01")
         found = set()
-        for row in decoded.events.collect():
+        for row in decoded.events:
             index = origin[(target, row["source_line"])]
-            again[(target, index)].append(row.asDict(recursive=True))
+            again[(target, index)].append(row)
             found.add(index)
         if len(found) < sum((target, i) not in skipped for i in range(len(events))):
-            rejects += [r.asDict() for r in decoded.rejects.collect()]
+            rejects += decoded.rejects
     return again, skipped, rejects
 
 
@@ -82,14 +76,14 @@ def carry_failures(events: list[dict], again, skipped, rejects, targets=FORMAT_I
 SOURCE_OPTIONS = {"oms-debezium-smt": {"db": "shop", "table": "orders"}, "datahub-tuple": {"db": "shop", "table": "t"}}
 
 
-def test_every_seed_example_converts_to_every_format(spark, tmp_path):
-    decoded = [
-        decode_files(spark, f, [sample_folder(f)], topic=f, dt="2024-01-01", options=SOURCE_OPTIONS.get(f)).events
+def test_every_seed_example_converts_to_every_format(tmp_path):
+    seeds = [
+        event
         for f in FORMAT_IDS
+        for event in decode_paths(f, [sample_folder(f)], topic=f, dt="2024-01-01", options=SOURCE_OPTIONS.get(f)).events
     ]
-    seeds = [row.asDict(recursive=True) for row in _union(decoded).collect()]
     assert {e["source_topic"] for e in seeds} == set(FORMAT_IDS)
-    again, skipped, rejects = convert_everywhere(spark, seeds, tmp_path)
+    again, skipped, rejects = convert_everywhere(seeds, tmp_path)
     assert carry_failures(seeds, again, skipped, rejects) == []
     # every pair converts something, but the TUPLE seed's rows (metadata columns only) for DebeziumSmt,
     # which has nothing to write for a row without columns
@@ -109,10 +103,10 @@ def test_every_seed_example_converts_to_every_format(spark, tmp_path):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(stream=change_streams(min_size=30, max_size=50))
-def test_generated_events_convert_between_every_pair(spark, tmp_path_factory, stream):
+def test_generated_events_convert_between_every_pair(tmp_path_factory, stream):
     # stage 1: x -> every source format S and back; stage 2: each decoded x_S -> every target T and back
-    again, skipped, rejects = convert_everywhere(spark, stream, tmp_path_factory.mktemp("sources"))
+    again, skipped, rejects = convert_everywhere(stream, tmp_path_factory.mktemp("sources"))
     assert carry_failures(stream, again, skipped, rejects) == []
     via_sources = [again[(s, i)][0] for s in FORMAT_IDS for i in range(len(stream)) if (s, i) not in skipped]
-    again, skipped, rejects = convert_everywhere(spark, via_sources, tmp_path_factory.mktemp("targets"))
+    again, skipped, rejects = convert_everywhere(via_sources, tmp_path_factory.mktemp("targets"))
     assert carry_failures(via_sources, again, skipped, rejects) == []

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from cdc_pipelines.encode import encode_events
+from cdc_pipelines.extracts.local import encode_local
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from tests.conftest import CARRIED_EVERYWHERE, bag, parse, resource
@@ -15,9 +15,15 @@ from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 ROW_OPS = ("INSERT", "UPDATE", "DELETE")
 
 
-def encoded_messages(events_df, format_id: str, **options) -> list[str]:
-    rows = encode_events(events_df, format_id, options).messages.collect()
-    return [r.message for r in sorted(rows, key=lambda r: (r.source_line, r.row_index, r.part))]
+def _order(encoded: tuple) -> tuple:
+    event, part, _ = encoded
+    return event["source_line"], int((event["meta"] or {}).get("cdc.row_index", 0)), part
+
+
+def encoded_messages(events: list[dict], format_id: str, **options) -> list[str]:
+    """The messages of events encoded in process, in input order (line, row, part)."""
+    messages, _ = encode_local(events, format_id, options)
+    return [m for _, _, m in sorted(messages, key=_order)]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ import datetime as dt
 
 import pytest
 
-from cdc_pipelines.pipeline import count_extract
 from tests.conftest import resource
 
 HEADER = "_sequence_id_,_operation_type_,_excute_time_,_source_table_,_before_image_,_after_image_,id,name,note"
@@ -27,7 +26,7 @@ def test_seed_table(decode, name):
     assert (update["event_time"], update["event_time_unit"]) == (dt.datetime(2022, 4, 15, 3, 2, 36), "ms")
     assert (delete["before"], delete["after"]) == ({}, None)
     assert insert["meta"]["_after_image_"] == "Y" and delete["meta"]["_before_image_"] == "Y"
-    assert count_extract(decoded) == {"read": 4, "decoded": 4, "rejected": 0, "events": 3}
+    assert decoded.counts == {"read": 4, "decoded": 4, "rejected": 0, "events": 3}
 
 
 def test_csv_with_business_columns_quotes_and_orphans(decode, tmp_path):
@@ -52,4 +51,4 @@ def test_csv_with_business_columns_quotes_and_orphans(decode, tmp_path):
         (5, "U without its matching after half (pair key shop.orders\u00013)"),
         (6, "CSV row has 7 fields, its header 9"),
     ]
-    assert count_extract(decoded) == {"read": 5, "decoded": 3, "rejected": 2, "events": 2}  # the header is no message
+    assert decoded.counts == {"read": 5, "decoded": 3, "rejected": 2, "events": 2}  # the header is no message

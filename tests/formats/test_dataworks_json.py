@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from cdc_pipelines.pipeline import count_extract
 from tests.conftest import resource
 
 ROW_MAN = {"name": "name11", "job": "job11", "sex": "man", "#alibaba_rds_row_id#": "15"}
@@ -51,7 +50,7 @@ def test_seed_002(seed_002):
     assert split["seq"] == merged["seq"] == "1620457642589000001"
     assert split["sync_time"] == dt.datetime(2021, 5, 8, 7, 14, 37, 779000)
     # six messages read, all decoded: the split pair is two messages in one event
-    assert count_extract(decoded) == {"read": 6, "decoded": 6, "rejected": 0, "events": 5}
+    assert decoded.counts == {"read": 6, "decoded": 6, "rejected": 0, "events": 5}
 
 
 def test_seed_004(seed_004):
@@ -72,7 +71,7 @@ def test_seed_004(seed_004):
     )  # fmt: skip
     # the Java-serialized DDLMeta is kept as opaque text, never deserialized
     assert ddl["meta"]["ddlMeta"].startswith("rO0ABXNyACljb20uYWxpYmFiYS5kaS5wbHVnaW4uY2VudGVyLm1ldGEuRERMTWV0YQ")
-    assert count_extract(decoded) == {"read": 6, "decoded": 6, "rejected": 0, "events": 5}
+    assert decoded.counts == {"read": 6, "decoded": 6, "rejected": 0, "events": 5}
 
 
 def _message(op: str, sequence: str | None, before=None, after=None, types=None) -> str:
@@ -103,7 +102,7 @@ def test_split_halves_pair_wherever_they_sit_and_orphans_are_rejected(decode, tm
     assert [(r["source_line"], r["reason"]) for r in rejects] == [
         (3, "UPDATE_BEFOR without its matching after half (pair key d\u0001t\u00019)")
     ]
-    assert count_extract(decoded) == {"read": 4, "decoded": 3, "rejected": 1, "events": 2}
+    assert decoded.counts == {"read": 4, "decoded": 3, "rejected": 1, "events": 2}
 
 
 def test_halves_of_a_reused_key_pair_in_input_order(decode, tmp_path):
@@ -124,7 +123,7 @@ def test_halves_of_a_reused_key_pair_in_input_order(decode, tmp_path):
         (4, None, None, {"id": "2", "v": "alone"}),
         (5, "2", {"id": "1", "v": "b"}, {"id": "1", "v": "c"}),
     ]
-    assert rejects == [] and count_extract(decoded) == {"read": 5, "decoded": 5, "rejected": 0, "events": 3}
+    assert rejects == [] and decoded.counts == {"read": 5, "decoded": 5, "rejected": 0, "events": 3}
 
 
 def test_column_types_to_canonical(decode, tmp_path):
@@ -178,3 +177,27 @@ def test_paimon_aliyun_files(decode, name, op, before, after, event_time):
     assert event["before"] == (before and before | created) and event["after"] == (after and after | created)
     assert event["column_types"] == {"id": "INT", "val": "DOUBLE", "name": "STRING", "create_time": "TIMESTAMP"}
     assert (event["db"], event["table_name"], event["pk_columns"]) == ("bigdata_test", "sync_test_table", ["id"])
+
+
+def test_unknown_stamps_and_unreadable_times(decode, tmp_path):
+    """-1 stamps (full load) are no times but stay in meta; a stamp that is no count is a reject."""
+    unknown = json.loads(_message("INSERT", "1", after={"id": 1, "v": "x"}))
+    unknown["payload"]["timestamp"] = {"eventTime": -1, "systemTime": "-1", "checkpointTime": -1}
+    bad_sync = json.loads(_message("INSERT", "2", after={"id": 2, "v": "x"}))
+    bad_sync["payload"]["timestamp"]["systemTime"] = "soon"
+    bad_event = json.loads(_message("INSERT", "3", after={"id": 3, "v": "x"}))
+    bad_event["payload"]["timestamp"] = {"eventTime": 1.5, "systemTime": "soon"}
+    lines = [json.dumps(m) for m in (unknown, bad_sync, bad_event)] + [_message("INSERT", "4", after={"id": 4}) + " {}"]
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    events, rejects, decoded = decode("dataworks-json", tmp_path)
+    (event,) = events
+    assert (event["event_time"], event["event_time_unit"], event["sync_time"]) == (None, None, None)
+    assert {k: event["meta"][k] for k in ("eventTime", "systemTime", "checkpointTime")} == dict.fromkeys(
+        ("eventTime", "systemTime", "checkpointTime"), "-1"
+    )
+    assert [(r["source_line"], r["reason"]) for r in rejects] == [
+        (2, "sync time is neither an epoch number nor a date-time"),
+        (3, "event time is neither an epoch number nor a date-time"),  # the event time is checked first
+        (4, "not a valid JSON object"),  # text after the object
+    ]
+    assert decoded.counts == {"read": 4, "decoded": 1, "rejected": 3, "events": 1}

@@ -11,7 +11,6 @@ import fastavro
 import pytest
 
 from cdc_pipelines.formats.dts_avro_records import container_schema, convert_value, record_schemas, split_object_name
-from cdc_pipelines.pipeline import count_extract
 
 N = "com.alibaba.dts.formats.avro."
 FIELDS = [
@@ -143,7 +142,7 @@ def test_messages_in_json_lines(decode, extract):
     assert heartbeat["table_name"] is None
     reasons = [(r["source_line"], r["reason"].split(" (")[0]) for r in rejects]
     assert reasons == [(8, "not a DTS Avro Record"), (9, "no value_b64 field"), (10, "not a valid JSON object")]
-    assert count_extract(decoded) == {"read": 10, "decoded": 7, "rejected": 3, "events": 7}
+    assert decoded.counts == {"read": 10, "decoded": 7, "rejected": 3, "events": 7}
 
 
 def test_container_files_and_corrupt_ones(decode, extract, tmp_path):
@@ -166,4 +165,4 @@ def test_container_files_and_corrupt_ones(decode, extract, tmp_path):
     assert [(r["source_line"], r["raw_encoding"], r["reason"].split(":")[0]) for r in rejects] == [
         (1, "base64", "corrupt Avro container after 0 records")
     ]
-    assert count_extract(decoded) == {"read": 4, "decoded": 3, "rejected": 1, "events": 3}
+    assert decoded.counts == {"read": 4, "decoded": 3, "rejected": 1, "events": 3}

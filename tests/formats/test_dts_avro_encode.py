@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+from pathlib import Path
 
 import pytest
+from fastavro.write import Writer
 
+from cdc_pipelines.extracts.local import encode_local
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.dts_avro_records import read_record, record_to_fields
-from cdc_pipelines.formats.encoding import Unsupported
+from cdc_pipelines.formats.dts_avro_records import container_schema, read_record, record_to_fields
+from cdc_pipelines.formats.encoding import OlderSchemaMessage, Unsupported
 from tests.conftest import resource
 from tests.formats.test_debezium_encode import SAME_FORMAT_FIELDS, same_events
 from tests.formats.test_dts_avro import N, _line, _record, _schemaless
@@ -56,6 +59,44 @@ RECORDS = [
     _record(operation="INIT", id=8, fields=FIELDS, beforeImages=None, afterImages=ROW, objectName="my\\u002Edb.t"),
     _record(operation="COMMIT", id=9, fields=None, beforeImages=None, afterImages=None, objectName=None),
 ]
+
+
+def _varlong(n: int) -> bytes:
+    n, out = (n << 1) ^ (n >> 63), bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    return bytes([*out, n])
+
+
+def _write_containers(messages: list[bytes], folder: Path) -> None:
+    """Messages as `.avro` containers, as `write_encoded` writes DTS Avro: records byte for byte, those of
+    older writers (no `bornTimestamp`) in a container of that schema."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for older, name in ((False, "part-00000.avro"), (True, "part-00000-older-writer.avro")):
+        records = [m for m in messages if isinstance(m, OlderSchemaMessage) == older]
+        if records:
+            with open(folder / name, "wb") as fh:
+                sync = Writer(fh, container_schema(older)).sync_marker  # writes the header
+                data = b"".join(records)
+                fh.write(_varlong(len(records)) + _varlong(len(data)) + data + sync)
+
+
+@pytest.fixture(scope="module")
+def roundtrip(decode, tmp_path_factory):
+    """roundtrip(source_id, path, "dts-avro") -> (events, re-decoded events, counts), in process: decode,
+    `encode_local`, the messages written as containers (`_write_containers`), decoded again."""
+
+    def run(source_id: str, path, target_id: str, source_options=None, decode_options=None, **target_options):
+        events, _, _ = decode(source_id, path, **(source_options or {}))
+        messages, skipped = encode_local(events, target_id, target_options)
+        out = tmp_path_factory.mktemp("roundtrip") / target_id
+        _write_containers([m for _, _, m in messages], out)
+        again, _, _ = decode(target_id, out, **(decode_options or {}))
+        encoded = sum(1 for _, part, _ in messages if part == 0)
+        return events, again, {"written": len(messages), "skipped": len(skipped), "encoded": encoded}
+
+    return run
 
 
 @pytest.fixture(scope="module")

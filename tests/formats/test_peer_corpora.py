@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from cdc_pipelines.pipeline import count_extract, decode_files
+from cdc_pipelines.extracts.local import decode_paths
 from tests.conftest import resource
 
 PEER = resource("peer")
@@ -102,30 +102,25 @@ BATCHES = sorted({_batch_key(s) for s in FILES.values()})
 
 
 @pytest.fixture(scope="module")
-def batches(spark):
-    """Every file decoded exactly once: one `decode_files` run per (format, options), as a real extract
-    of many files would be (24 separate Spark decodes take about 1.5 min). Each run's plan is cached, and
-    the events (and rejects) of all runs are collected in one Spark job, sorted as `tests.conftest.decode`
-    sorts them.
+def batches():
+    """Every file decoded exactly once, in process: one decode per (format, options), as a real
+    extract of many files would be.
 
-    Returns {batch key: DecodedExtract} and {name: Decoded}.
+    Returns {batch key: LocalDecode} and {name: Decoded}.
     """
     extracts = {}
     for key in BATCHES:
         names = [n for n, s in FILES.items() if _batch_key(s) == key]
-        extracts[key] = decode_files(
-            spark, key[0], [PEER / n for n in names], topic="t", dt="2024-01-01", options=dict(key[1])
+        extracts[key] = decode_paths(
+            key[0], [PEER / n for n in names], topic="t", dt="2024-01-01", options=dict(key[1])
         )
-        extracts[key].combined.persist()
-
-    def collect(frames, key):
-        union = functools.reduce(lambda a, b: a.unionByName(b), frames)
-        return sorted((r.asDict(recursive=True) for r in union.collect()), key=key)
-
-    events = collect(
-        [x.events for x in extracts.values()], lambda r: (r["source_file"], r["source_line"], r["event_id"])
+    events = sorted(
+        (e for x in extracts.values() for e in x.events),
+        key=lambda r: (r["source_file"], r["source_line"], r["event_id"]),
     )
-    rejects = collect([x.rejects for x in extracts.values()], lambda r: (r["source_file"], r["source_line"]))
+    rejects = sorted(
+        (r for x in extracts.values() for r in x.rejects), key=lambda r: (r["source_file"], r["source_line"])
+    )
     per_file = {
         name: Decoded(
             [e for e in events if e["source_file"].endswith("/peer/" + name)],
@@ -135,9 +130,7 @@ def batches(spark):
     }
     assert sum(len(d.events) for d in per_file.values()) == len(events), "an event of no input file"
     assert sum(len(d.rejects) for d in per_file.values()) == len(rejects), "a reject of no input file"
-    yield extracts, per_file
-    for x in extracts.values():
-        x.combined.unpersist()
+    return extracts, per_file
 
 
 @pytest.fixture(scope="module")
@@ -251,10 +244,10 @@ def test_counts_rejects_and_conservation(peer, name):
 
 
 @pytest.mark.parametrize("key", BATCHES, ids=lambda k: k[0] + "".join(f"-{o}={v}" for o, v in k[1]))
-def test_count_extract(batches, peer, key):
-    """pipeline.count_extract (which raises on a conservation failure) agrees with the files."""
+def test_counts(batches, peer, key):
+    """The decode's counts (conservation: read = decoded + rejected) agree with the files."""
     names = [n for n, s in FILES.items() if _batch_key(s) == key]
-    assert count_extract(batches[0][key]) == {
+    assert batches[0][key].counts == {
         "read": sum(FILES[n].lines for n in names),
         "decoded": sum(len({e["source_line"] for e in peer(n).events}) for n in names),
         "rejected": sum(len(peer(n).rejects) for n in names),
@@ -794,15 +787,15 @@ def test_paimon_canal_event_row_values(peer):
     assert e["column_types"] == by_type(INT="pt _id v2", STRING="v1", DECIMAL="v3", BYTES="v4", FLOAT="v5")
 
 
-def test_latin1_bytes_that_are_not_latin1_reject_the_message(spark, tmp_path):
+def test_latin1_bytes_that_are_not_latin1_reject_the_message(tmp_path):
     """Paimon's event-row message with a `€` (U+20AC, no ISO-8859-1 byte) in its VARBINARY value."""
     line = (PEER / "paimon/event-row.txt").read_text("utf-8").splitlines()[18].replace('"nine.bin"', '"nine\u20acbin"')
     (tmp_path / "row.txt").write_text(line + "\n", "utf-8")
-    extract = decode_files(spark, CANAL, [tmp_path / "row.txt"], topic="t", dt="2024-01-01", options=LATIN1)
-    assert [(r["source_line"], r["reason"]) for r in extract.rejects.collect()] == [
+    extract = decode_paths(CANAL, [tmp_path / "row.txt"], topic="t", dt="2024-01-01", options=LATIN1)
+    assert [(r["source_line"], r["reason"]) for r in extract.rejects] == [
         (1, "value does not fit its type in column(s) v4:BYTES")
     ]
-    assert extract.events.count() == 0
+    assert extract.events == []
 
 
 ALLTYPE = "paimon/canal-data.txt"

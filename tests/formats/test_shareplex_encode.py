@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from cdc_pipelines.encode import encode_events
+from cdc_pipelines.extracts.local import encode_local
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from tests.conftest import CARRIED_EVERYWHERE, SAME_FORMAT_FIELDS, carried, parse, resource
@@ -44,9 +44,8 @@ def bag(events, fields=SAME_FORMAT_FIELDS) -> list[str]:
     return sorted(kept)
 
 
-def encoded_messages(events_df, format_id: str) -> list[str]:
-    rows = encode_events(events_df, format_id).messages.collect()
-    return [r.message for r in sorted(rows, key=lambda r: (r.source_line, r.row_index, r.part))]
+def encoded_messages(events: list[dict], format_id: str) -> list[str]:
+    return [message for _, _, message in encode_local(events, format_id)[0]]
 
 
 def test_same_format_round_trip_is_exact_oms(roundtrip):

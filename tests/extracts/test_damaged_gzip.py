@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 
-from cdc_pipelines.damaged_gzip import check_gzip_inputs
+from cdc_pipelines.extracts.damaged_gzip import check_gzip_inputs
 
 LINES = b"".join(b'{"n": %d, "pad": "%d"}\n' % (i, i * 7919) for i in range(2000))
 

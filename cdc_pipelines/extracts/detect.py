@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from cdc_pipelines.io import list_input_files
+from cdc_pipelines.extracts.files import list_input_files
 
 SAMPLE_LINES = 50
 AVRO_MAGIC = b"Obj\x01"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cdc_pipelines.cli import main
-from cdc_pipelines.detect import detect_format
+from cdc_pipelines.extracts.detect import detect_format
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.samples import sample_folder
 from tests.conftest import resource

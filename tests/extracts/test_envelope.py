@@ -7,7 +7,6 @@ import json
 import pytest
 
 from cdc_pipelines.catalog import CatalogError, load_catalog
-from cdc_pipelines.pipeline import count_extract
 from tests.conftest import resource
 
 
@@ -53,7 +52,7 @@ def test_kcat_payloads_decode_like_the_bare_messages(decode, tmp_path):
         (n + 2, "not a kcat envelope (no offset)", broken[1]),
         (n + 3, "kcat envelope without a payload (tombstone)", broken[2]),
     ]
-    assert count_extract(decoded) == {"read": n + 3, "decoded": n - 1, "rejected": 4, "events": len(events)}
+    assert decoded.counts == {"read": n + 3, "decoded": n - 1, "rejected": 4, "events": len(events)}
 
 
 @pytest.mark.parametrize(

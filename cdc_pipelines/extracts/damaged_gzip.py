@@ -15,23 +15,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
-
-from cdc_pipelines.formats.base import IS_MESSAGE, PRE_REJECT, RAW_ENCODING
-
 _CHUNK = 1 << 20
-_REJECT_SCHEMA = T.StructType(
-    [
-        T.StructField("value", T.StringType()),
-        T.StructField("source_file", T.StringType()),
-        T.StructField("source_line", T.LongType()),
-        T.StructField(PRE_REJECT, T.StringType()),
-        T.StructField(IS_MESSAGE, T.BooleanType()),
-        T.StructField(RAW_ENCODING, T.StringType()),
-    ]
-)
 
 
 def _scan(path: str, sink=None) -> tuple[int, str | None]:
@@ -57,11 +41,6 @@ def _scan(path: str, sink=None) -> tuple[int, str | None]:
     return lines, None if inflater.eof else "the gzip file is truncated"
 
 
-def _spark_uri(path: str) -> str:
-    """A local file as Spark's `_metadata.file_path` names it (`file:/a/b%20c`)."""
-    return "file:" + Path(path).resolve().as_uri().removeprefix("file://")
-
-
 @dataclass
 class GzipDamage:
     """The damaged `.gz` inputs of one read, each with a plain copy of its readable lines."""
@@ -72,19 +51,12 @@ class GzipDamage:
     def readable_files(self, files: list[str]) -> list[str]:
         return [self.copies.get(f, f) for f in files]
 
-    def restore(self, spark: SparkSession, staged: DataFrame) -> DataFrame:
-        """Staged rows with the original file names back, plus one reject per damaged file."""
-        if not self.copies:
-            return staged
-        source = F.col("source_file")
-        for original, copy in self.copies.items():
-            source = F.when(F.col("source_file") == _spark_uri(copy), _spark_uri(original)).otherwise(source)
-        rows = [
-            ("", _spark_uri(original), lines + 1, f"damaged gzip file, nothing readable after line {lines}: {why}")
-            for original, lines, why in self.rejects
+    def reject_lines(self) -> list[tuple[str, int, str]]:
+        """(file, line, reason) of the one reject per damaged file, on the line after the last complete one."""
+        return [
+            (path, lines + 1, f"damaged gzip file, nothing readable after line {lines}: {why}")
+            for path, lines, why in self.rejects
         ]
-        damage = spark.createDataFrame([(*r, True, "text") for r in rows], _REJECT_SCHEMA)
-        return staged.withColumn("source_file", source).unionByName(damage, allowMissingColumns=True)
 
 
 def check_gzip_inputs(files: list[str]) -> GzipDamage:
