@@ -12,6 +12,7 @@ from pathlib import Path
 from cdc_pipelines.bench.command import add_parser as add_bench_parser
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.io import InputError
+from cdc_pipelines.progress import spark_progress
 
 
 def _options(pairs: list[str]) -> dict[str, str]:
@@ -120,8 +121,9 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     codec = get_codec(args.format)
     options = codec.resolve_options(_options(args.option))
     spark = spark_session()
-    decoded = decode_files(spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options)
-    counts = write_decoded(decoded, args.out)
+    with spark_progress(spark, "decode"):
+        decoded = decode_files(spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options)
+        counts = write_decoded(decoded, args.out)
     write_counts(args.out, args.dt, {args.topic: counts})
     return counts
 
@@ -142,7 +144,7 @@ def _detected(inputs: list[str]) -> str:
 def _convert(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.encode import encode_events, write_encoded
     from cdc_pipelines.io import list_input_files
-    from cdc_pipelines.pipeline import count_extract, decode_files
+    from cdc_pipelines.pipeline import count_extract, decode_files, persisted
     from cdc_pipelines.spark import spark_session
 
     target_options = get_codec(args.target).resolve_options(_options(args.target_option))
@@ -151,14 +153,12 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     list_input_files(args.inputs)
     source = _detected(args.inputs) if args.source == "auto" else args.source
     spark = spark_session()
-    decoded = decode_files(spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option))
-    decoded.combined.persist()
-    try:
-        counts = count_extract(decoded)
-        encoded = encode_events(decoded.events, args.target, target_options)
-        written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
-    finally:
-        decoded.combined.unpersist()
+    with spark_progress(spark, "convert"):
+        decoded = decode_files(spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option))
+        with persisted(decoded.combined):
+            counts = count_extract(decoded)
+            encoded = encode_events(decoded.events, args.target, target_options)
+            written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
     return counts | {"written": written["written"], "skipped": written["skipped"]}
 
 
@@ -172,10 +172,12 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
     options = get_codec(args.target).resolve_options(_options(args.target_option))
     if not Path(args.canonical).is_dir():
         raise InputError(f"input does not exist: {args.canonical}")
-    events = read_canonical(spark_session(), args.canonical)
+    spark = spark_session()
+    events = read_canonical(spark, args.canonical)
     if args.dt:
         events = events.where(F.col("dt") == args.dt)
-    written = write_encoded(encode_events(events, args.target, options), f"{args.out}/{args.target}", args.target)
+    with spark_progress(spark, "encode"):
+        written = write_encoded(encode_events(events, args.target, options), f"{args.out}/{args.target}", args.target)
     return {
         "events": written["encoded"] + written["skipped"],
         "written": written["written"],

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pyarrow as pa
-from pyspark import StorageLevel
+from pyspark import Accumulator, StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -122,7 +122,12 @@ def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
 
 
 def _decode_batches(
-    format_id: str, topic: str, options: Mapping[str, str], envelope: str | None, numbering: LineNumbering
+    format_id: str,
+    topic: str,
+    options: Mapping[str, str],
+    envelope: str | None,
+    numbering: LineNumbering,
+    counter: Accumulator | None = None,
 ):
     """The `mapInArrow` function over extract lines: events and rejects of each batch of lines.
 
@@ -133,6 +138,8 @@ def _decode_batches(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         lines = numbering.lines()
         for batch in batches:
+            if counter is not None:
+                counter.add(batch.num_rows)
             yield rows_to_batch(list(decoded_rows(format_id, topic, lines(batch), options, envelope, limit)))
 
     return run

@@ -6,8 +6,6 @@ import json
 
 import pytest
 
-from cdc_pipelines.pipeline import count_extract
-
 GOOD = (
     '{"allMetaData":{"db":"d","table_name":"t","timestamp":"1700000000"},"recordType":"INSERT","postStruct":{"id":1}}'
 )
@@ -30,9 +28,10 @@ CASES = [
         "row change without allMetaData.table_name",
     ),
     ('{"allMetaData":{"db":"d"},"recordType":"DDL","postStruct":{"ddl":""}}', "DDL without DDL text"),
+    (GOOD + ' {"id":2}', "not a valid JSON object"),  # text after the object
     (
-        '{"allMetaData":{"table_name":"t"},"recordType":"INSERT","postStruct":{"id":"\\ufdd01"}}',
-        "message contains the reserved character U+FDD0",
+        GOOD.replace('"timestamp":"1700000000"', '"timestamp":"soon"'),
+        "event time is neither an epoch number nor a date-time",
     ),
 ]
 
@@ -57,7 +56,7 @@ def test_each_bad_line_is_rejected_with_its_reason(mixed):
 
 def test_conservation(mixed):
     _, _, decoded = mixed
-    counts = count_extract(decoded)
+    counts = decoded.counts
     assert counts == {"read": len(CASES) + 2, "decoded": 2, "rejected": len(CASES), "events": 2}
 
 
@@ -92,3 +91,11 @@ def test_message_over_the_size_limit_is_rejected_unparsed(decode, tmp_path, monk
     assert [(r["source_line"], r["reason"]) for r in rejects] == [
         (2, f"message of {len(big)} characters is over the limit of 200")
     ]
+
+
+def test_noncharacters_are_data(decode, tmp_path):
+    """U+FDD0 is a value like any other (the exact reader marks nothing inside the text)."""
+    path = tmp_path / "fdd0.jsonl"
+    path.write_text(GOOD.replace('"id":1', '"id":"\\ufdd01","n":-0') + "\n")
+    events, rejects, _ = decode("oms-default", path)
+    assert rejects == [] and events[0]["after"] == {"id": "\ufdd01", "n": "-0"}

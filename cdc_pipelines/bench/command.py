@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> dict:
     """Run the benchmark, write `out/bench.json` and the report; return a short summary."""
     from cdc_pipelines.bench.report import write_report
     from cdc_pipelines.bench.runner import run_bench
+    from cdc_pipelines.progress import spark_progress
     from cdc_pipelines.spark import spark_session
 
     def save(result: dict) -> None:
@@ -47,6 +48,8 @@ def run(args: argparse.Namespace) -> dict:
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    result = run_bench(spark_session(), config_of(args), Path(args.out), log=log, progress=save)
+    spark = spark_session()
+    with spark_progress(spark, "bench"):
+        result = run_bench(spark, config_of(args), Path(args.out), log=log, progress=save)
     print(f"benchmark tables: {args.report}  measurements: {args.out}/bench.json", file=sys.stderr)
     return {"seconds": result["seconds"], "measurements": len(result["measurements"])}

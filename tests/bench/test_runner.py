@@ -13,7 +13,7 @@ def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
     result = run_bench(spark, config, tmp_path / "work", log=lambda _s: None)
 
     steps = [(m["scale"], m["step"]) for m in result["measurements"]]
-    assert steps == [(1, step) for step in STEPS]
+    assert steps == [(1, step) for step in STEPS if step != "fastavro_floor"]  # fastavro: DTS Avro only
     for m in result["measurements"]:
         assert m["seconds"] > 0 and m["bytes"] > 0
         assert set(m["peak_rss"]) == {"driver_python", "jvm", "python_workers"}
@@ -25,7 +25,10 @@ def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
         assert decode["read"] == decode["decoded"] + decode["rejected"] and decode["rejected"] > 0
         assert encode["encoded"] + encode["skipped"] == decode["events"] == by_step[(scale, "encode")]["records"]
         assert by_step[(scale, "duckdb_encode")]["records"] == decode["events"]
-        assert by_step[(scale, "spark_floor")]["counts"]["rows_written"] == decode["read"]
+        # Spark's JSON file reader skips blank lines (the generated input has a few); the text reader does not
+        assert decode["read"] - 5 < by_step[(scale, "spark_floor")]["counts"]["rows_written"] < decode["read"]
+        assert by_step[(scale, "spark_text_floor")]["counts"]["rows_written"] == decode["read"]
+        assert by_step[(scale, "encode_floor")]["records"] == decode["events"]
         assert 0 < by_step[(scale, "duckdb_decode")]["counts"]["rows_written"] <= decode["read"]
     assert by_step[(1, "encode")]["peak_rss"]["python_workers"] > 0  # encode runs in Python workers
     cuts = {(s["format_id"], s["side"]): s["cuts"] for s in result["stages"]}
@@ -39,7 +42,8 @@ def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
     text = report.read_text()
     assert "written by hand" in text and "analysis by hand" in text and "old table" not in text
     assert "### 1x" in text and "### Targets" in text and "### Where the time goes" in text
-    assert "| oms-canal | decode | parse JSON |" in text and "| oms-canal | encode | sort and write |" in text
+    assert "| oms-canal | decode | decode in Python (and pair) |" in text
+    assert "| oms-canal | encode | sort and write |" in text
     assert f"{result['machine']['cores']} cores" in text and "GB memory" in text
     assert {(r["scale"], r["step"]) for r in ratios(result["measurements"])} == {
         (1, step) for step in ("decode", "encode")
@@ -61,4 +65,4 @@ def test_scaling_table_lists_each_step_at_every_scale():
     assert scaling.count("| oms-canal | decode |") == 2 and scaling.count("| oms-canal | spark_floor |") == 2
     assert "| 4x | 4,000 | 20.0 | 5.0 |" in scaling
     targets = text.split("### Targets", 1)[1].split("### Scaling", 1)[0]
-    assert "| 1x | oms-canal | decode | 0.40x (>= 0.8x) |" in targets
+    assert "| 1x | oms-canal | decode | Spark floor (`read.schema(S).json` + Parquet) | 2.50x (<= 1.25x) |" in targets
