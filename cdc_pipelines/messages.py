@@ -64,24 +64,55 @@ def _image_requirements(op: str, before, after, ddl, update_has_before: bool) ->
     return None
 
 
-def _normalised(image: dict | None, types: dict, units: dict, bad: set, options: Mapping[str, str], binary: str):
-    if image is None:
-        return None
+# logical types whose canonical text is the value's text as written
+_AS_WRITTEN = frozenset({"STRING", "UNKNOWN", "JSON", "ZONED_DATETIME", "INTERVAL"})
+# logical types every JSON number token fits (the JSON number grammar is a part of theirs)
+_NUMBER_TYPES = frozenset({"DECIMAL", "FLOAT", "DOUBLE"})
+
+
+def _normalised(image: dict, types: dict, units: dict, bad: set, numbers: set, timezone: str, binary: str) -> dict:
+    """`image` with every value as canonical text; `bad` gets the columns whose value does not fit its
+    type, `numbers` those that were JSON numbers. What the parsed value's type already proves (a JSON
+    integer is an INT, any JSON number a DECIMAL) is not checked again."""
     out = {}
-    timezone = options.get("timezone", "UTC")
     for key, raw in image.items():
-        text = J.text(raw)
-        value = C.normalise_value(
-            text, types.get(key, "UNKNOWN"), binary=binary, temporal_unit=units.get(key), timezone=timezone
-        )
-        if value is None and text is not None:
+        kind = type(raw)
+        logical = types.get(key, "UNKNOWN")
+        if kind is str:
+            text = raw
+        elif raw is None:
+            out[key] = None
+            continue
+        elif kind is int:
+            numbers.add(key)
+            text = str(raw)
+            if logical == "INT" or logical in _NUMBER_TYPES or logical in _AS_WRITTEN:
+                out[key] = text
+                continue
+        elif kind is J.NumberText:
+            numbers.add(key)
+            text = raw
+            if logical in _NUMBER_TYPES or logical in _AS_WRITTEN:
+                out[key] = text
+                continue
+        else:
+            text = J.text(raw)
+        if logical in _AS_WRITTEN:
+            out[key] = text
+            continue
+        value = C.normalise_value(text, logical, binary=binary, temporal_unit=units.get(key), timezone=timezone)
+        if value is None:
             bad.add(key)
         out[key] = value
     return out
 
 
 def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
-    """The canonical event of a raw event (see `formats.base`); Reject when it cannot be one."""
+    """The canonical event of a raw event (see `formats.base`); Reject when it cannot be one.
+
+    The event's `column_types` name every image column (UNKNOWN where the format gives no type); a
+    dict the codec shares between events is never changed here.
+    """
     op = raw.get("op")
     if op is None:
         raise Reject("no op")
@@ -90,27 +121,32 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
     before, after = raw.get("before"), raw.get("after")
     if not isinstance(before, dict | None) or not isinstance(after, dict | None):
         raise Reject("not a valid JSON object")
-    halve = raw.get("pair_key") is not None
-    why = _image_requirements(op, before, after, raw.get("ddl"), codec.update_has_before and not halve)
-    if why and not (halve and op == "UPDATE" and before is not None):
+    half = raw.get("pair_key") is not None
+    why = _image_requirements(op, before, after, raw.get("ddl"), codec.update_has_before and not half)
+    if why and not (half and op == "UPDATE" and before is not None):
         raise Reject(why)
     types = raw.get("column_types")
     if before or after:
-        types = dict.fromkeys([*(before or ()), *(after or ())], "UNKNOWN") | (types or {})
-    bad: set[str] = set()
-    units = raw.get("temporal_units") or {}
-    binary = options.get("binary", codec.binary)
+        given = types or {}
+        if any(k not in given for k in before or ()) or any(k not in given for k in after or ()):
+            types = dict.fromkeys([*(before or ()), *(after or ())], "UNKNOWN") | given
     event = {name: raw.get(name) for name in EVENT_FIELDS}
     event["column_types"] = types
-    event["before"] = _normalised(before, types or {}, units, bad, options, binary)
-    event["after"] = _normalised(after, types or {}, units, bad, options, binary)
-    if bad:
-        listed = ", ".join(f"{k}:{types[k]}" for k in sorted(bad))
-        raise Reject(f"value does not fit its type in column(s) {listed}")
-    numbers = J.number_keys(before, after)
-    meta = dict(raw.get("meta") or {})
-    if numbers:
-        meta["cdc.json_numbers"] = orjson.dumps(numbers).decode()
+    meta = raw.get("meta")
+    if before is not None or after is not None:
+        bad: set[str] = set()
+        numbers: set[str] = set()
+        units = raw.get("temporal_units") or {}
+        timezone, binary = options.get("timezone", "UTC"), options.get("binary", codec.binary)
+        if before is not None:
+            event["before"] = _normalised(before, types, units, bad, numbers, timezone, binary)
+        if after is not None:
+            event["after"] = _normalised(after, types, units, bad, numbers, timezone, binary)
+        if bad:
+            listed = ", ".join(f"{k}:{types[k]}" for k in sorted(bad))
+            raise Reject(f"value does not fit its type in column(s) {listed}")
+        if numbers:
+            meta = {**(meta or {}), "cdc.json_numbers": orjson.dumps(sorted(numbers)).decode()}
     event["meta"] = meta or None
     event["row_index"] = raw.get("row_index", 0)
     event["pair_key"] = raw.get("pair_key")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import accumulate, chain
+from operator import itemgetter
 from pathlib import Path
 from typing import TypeVar
 
@@ -69,32 +71,30 @@ class DecodedExtract:
     partitions: tuple[dict[str, str], ...] = ()
 
 
+_NO_ENTRIES: dict = {}
+
+
 def _map_array(dicts: list[dict | None]) -> pa.MapArray:
-    """A map<string,string> column from dicts, built from flat offsets/keys/items."""
-    offsets, keys, items, mask = [0], [], [], []
-    for d in dicts:
-        if d is None:
-            mask.append(True)
-        else:
-            mask.append(False)
-            keys.extend(d)
-            items.extend(d.values())
-        offsets.append(len(keys))
-    return pa.MapArray.from_arrays(
-        pa.array(offsets, pa.int32()), pa.array(keys, pa.string()), pa.array(items, pa.string()),
-        mask=pa.array(mask, pa.bool_()),
-    )  # fmt: skip
+    """A map<string,string> column from dicts, built from flat offsets/keys/items (no per-row arrays)."""
+    present = [_NO_ENTRIES if d is None else d for d in dicts]
+    offsets = pa.array([0, *accumulate(map(len, present))], pa.int32())
+    keys = pa.array(list(chain.from_iterable(present)), pa.string())
+    items = pa.array(list(chain.from_iterable(map(dict.values, present))), pa.string())
+    nulls = [d is None for d in dicts]
+    mask = pa.array(nulls, pa.bool_()) if any(nulls) else None
+    return pa.MapArray.from_arrays(offsets, keys, items, mask=mask)
+
+
+_COLUMNS = itemgetter(*_ARROW_SCHEMA.names)
 
 
 def rows_to_batch(rows: list[dict]) -> pa.RecordBatch:
-    """Decoded rows (dicts) -> one Arrow batch of DECODED_SCHEMA, column by column."""
+    """Decoded rows (dicts holding every DECODED_SCHEMA column) -> one Arrow batch, column by column."""
+    if not rows:
+        return pa.RecordBatch.from_pylist([], schema=_ARROW_SCHEMA)
     columns = []
-    for f in _ARROW_SCHEMA:
-        values = [r.get(f.name) for r in rows]
-        if pa.types.is_map(f.type):
-            columns.append(_map_array(values))
-        else:
-            columns.append(pa.array(values, f.type))
+    for f, values in zip(_ARROW_SCHEMA, zip(*map(_COLUMNS, rows), strict=True), strict=True):
+        columns.append(_map_array(values) if pa.types.is_map(f.type) else pa.array(values, f.type))
     return pa.RecordBatch.from_arrays(columns, schema=_ARROW_SCHEMA)
 
 

@@ -16,8 +16,11 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import Reject, max_message_chars
-from cdc_pipelines.messages import decode_message, raw_text
+from cdc_pipelines.messages import EVENT_FIELDS, decode_message, raw_text
 
+# a reject's row holds every column of the decoded table, the event's ones empty
+_REJECT_ROW = dict.fromkeys(("event_id", *EVENT_FIELDS, "pair_key"), None) | {"row_index": 0, "messages": 1}
+_NO_RAW = (None, None)
 KCAT_FIELDS = ("topic", "partition", "offset", "tstype", "ts", "key")
 KAFKA_META_PREFIX = "cdc.kafka."
 ENVELOPES = ("kcat",)
@@ -148,11 +151,9 @@ def decoded_rows(
         except Exception as exc:  # noqa: BLE001 - bad input never stops a run: it becomes a reject
             why = exc if isinstance(exc, Reject) else f"decoder error on this message: {type(exc).__name__}: {exc}"
             raw, encoding = _raw(line, value)
-            yield {
+            yield _REJECT_ROW | {
                 "source_file": line.source_file,
                 "source_line": line.source_line,
-                "row_index": 0,
-                "messages": 1,
                 "reject_reason": str(why),
                 "raw": raw,
                 "raw_encoding": encoding,
@@ -164,6 +165,5 @@ def decoded_rows(
             event["event_id"] = C.event_id(format_id, topic, line.source_file, line.source_line, event["row_index"])
             event["source_file"], event["source_line"] = line.source_file, line.source_line
             event["messages"], event["reject_reason"] = 1, None
-            if event["pair_key"] is not None:
-                event["raw"], event["raw_encoding"] = _raw(line, value)
+            event["raw"], event["raw_encoding"] = _raw(line, value) if event["pair_key"] is not None else _NO_RAW
             yield event
