@@ -42,21 +42,34 @@ def replace_partitions(
     A partition named in `replace` that `df` has no rows for ends up absent (a rerun that now finds
     nothing to write leaves nothing stale behind).
     """
-    root = Path(root)
-    recover(root)
-    run = root / COMMIT_DIR / uuid.uuid4().hex
-    staged = run / STAGED
+    run = new_run(root)
     writer = df.write.mode("overwrite").partitionBy(*partition_by)
     if text:
-        writer.text(str(staged))
+        writer.text(str(run / STAGED))
     else:
-        writer.parquet(str(staged))
+        writer.parquet(str(run / STAGED))
+    commit_run(root, run, partition_by, replace)
+
+
+def new_run(root: str | Path) -> Path:
+    """A fresh commit folder under `root` (its staged files go to `run / STAGED`), after finishing or
+    dropping what killed runs left."""
+    root = Path(root)
+    recover(root)
+    return root / COMMIT_DIR / uuid.uuid4().hex
+
+
+def commit_run(
+    root: str | Path, run: Path, partition_by: Sequence[str], replace: Iterable[Mapping[str, str | None]] = ()
+) -> None:
+    """Journal the partitions `run` replaces (those staged and those in `replace`), then swap them in."""
     named = {partition_dir(values, partition_by) for values in replace}
-    partitions = sorted(named | set(_partition_dirs(staged, len(partition_by))))
+    partitions = sorted(named | set(_partition_dirs(run / STAGED, len(partition_by))))
+    run.mkdir(parents=True, exist_ok=True)
     tmp = run / (JOURNAL + ".tmp")
     tmp.write_text(json.dumps({"partitions": partitions}))
     os.replace(tmp, run / JOURNAL)
-    _apply(root, run, partitions)
+    _apply(Path(root), run, partitions)
 
 
 def recover(root: str | Path) -> None:

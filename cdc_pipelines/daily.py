@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from cdc_pipelines import io
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.encode import encode_events, write_encoded_by_day
-from cdc_pipelines.pipeline import CHANGES_DIR, ConservationError, DecodedExtract, decode_files, write_decoded
+from cdc_pipelines.pipeline import CHANGES_DIR, decode_files, write_decoded_by_day
 
 TARGETS_DIR = "targets"
 _DT_FOLDER = re.compile(r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/")
@@ -44,27 +44,6 @@ def extract_stats(folder: str | Path) -> dict[str, int]:
     return {"files": len(files), "bytes": sum(Path(f).stat().st_size for f in files)}
 
 
-def count_by_day(decoded: DecodedExtract) -> dict[str, dict[str, int]]:
-    """read / decoded / rejected / events per `dt`, each day checked for conservation."""
-    ok, first = F.col("reject_reason").isNull(), F.col("row_index") == 0
-    rows = decoded.combined.groupBy("dt").agg(
-        F.coalesce(F.sum(F.when(ok & first, F.col("messages"))), F.lit(0)).alias("decoded"),
-        F.count(F.when(~ok & first, 1)).alias("rejected"),
-        F.count(F.when(ok, 1)).alias("events"),
-    )
-    out: dict[str, dict[str, int]] = {}
-    for file, read in decoded.read.items():
-        day = dt_of_path(file)
-        out.setdefault(day, dict.fromkeys(COUNTS, 0))["read"] += read
-    for r in rows.collect():  # one row per day
-        day = out.setdefault(r["dt"], dict.fromkeys(COUNTS, 0))
-        day.update({k: int(r[k] or 0) for k in ("decoded", "rejected", "events")})
-    for day, counts in out.items():
-        if counts["read"] != counts["decoded"] + counts["rejected"]:
-            raise ConservationError(f"messages read != decoded + rejected on {day}: {counts}")
-    return out
-
-
 def decode_days(
     spark: SparkSession,
     topics: Iterable[Topic],
@@ -87,7 +66,7 @@ def decode_days(
             spark, topic.format, present, topic=topic.name, dt=dt_of_file(), options=topic.options,
             envelope=topic.envelope,
         )  # fmt: skip
-        for dt, counts in write_decoded(decoded, out, count=count_by_day).items():
+        for dt, counts in write_decoded_by_day(decoded, out, dt_of_path).items():
             results[dt][topic.name] = counts
     return results
 

@@ -15,32 +15,35 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain
 from operator import itemgetter
 from pathlib import Path
-from typing import TypeVar
 
 import pyarrow as pa
 from pyspark import Accumulator, StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines import io
+from cdc_pipelines.canonical import PARTITION_COLUMNS
+from cdc_pipelines.commit import STAGED, commit_run, new_run
 from cdc_pipelines.extracts.lines import ExtractLines, LineNumbering, read_extract_lines
 from cdc_pipelines.extracts.rows import check_envelope, decoded_rows
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
 from cdc_pipelines.messages import pair_halves
-from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
+from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 
-T_ = TypeVar("T_")
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
+COUNTS = ("read", "decoded", "rejected", "events")
+_KIND = "_table"
 _TEXT = T.StringType()
 _TEXT_MAP = T.MapType(_TEXT, _TEXT)
 _EVENT_FIELDS = [f for f in CANONICAL_SCHEMA.fields if f.name not in ("source_format", "source_topic", "dt")]
+# every column nullable: a reject's row leaves the event's columns empty
 DECODED_SCHEMA = T.StructType(
     [
-        *[T.StructField(f.name, f.dataType) for f in _EVENT_FIELDS],
+        *[T.StructField(f.name, f.dataType, True) for f in _EVENT_FIELDS],
         T.StructField("row_index", T.IntegerType()),
         T.StructField("pair_key", _TEXT),
         T.StructField("messages", T.IntegerType()),
@@ -67,8 +70,9 @@ class DecodedExtract:
     events: DataFrame
     rejects: DataFrame
     combined: DataFrame
+    topic: str
+    dt: str | None = None
     read: dict[str, int] = field(default_factory=dict)
-    partitions: tuple[dict[str, str], ...] = ()
 
 
 _NO_ENTRIES: dict = {}
@@ -206,9 +210,8 @@ def decode_lines(
         "source_format", "source_topic", "source_file", "source_line", "raw", "raw_encoding",
         F.col("reject_reason").alias("reason"), "dt",
     )  # fmt: skip
-    # one day's partition is replaced even where it gets no rows; a range (`dt` a column) replaces the days it has
-    partitions = ({"dt": dt, "source_topic": topic},) if isinstance(dt, str) else ()
-    return DecodedExtract(events=events, rejects=rejects, combined=combined, read=lines.read, partitions=partitions)
+    day = dt if isinstance(dt, str) else None
+    return DecodedExtract(events=events, rejects=rejects, combined=combined, topic=topic, dt=day, read=lines.read)
 
 
 def decode_files(
@@ -233,38 +236,108 @@ def decode_files(
     return decode_lines(spark, lines, format_id, topic=topic, dt=dt, options=options, envelope=envelope)
 
 
+def _counts_by_day(combined: DataFrame, days: list[str]) -> list[Column]:
+    """Aggregates of decoded / rejected / events for each of `days` (an Observation's metrics)."""
+    ok, first = F.col("reject_reason").isNull(), F.col("row_index") == 0
+    metrics = []
+    for i, day in enumerate(days):
+        on_day = F.col("dt") == day
+        metrics += [
+            F.coalesce(F.sum(F.when(on_day & ok & first, F.col("messages"))), F.lit(0)).alias(f"decoded_{i}"),
+            F.count(F.when(on_day & ~ok & first, 1)).alias(f"rejected_{i}"),
+            F.count(F.when(on_day & ok, 1)).alias(f"events_{i}"),
+        ]
+    return metrics
+
+
+def check_conservation(counts: dict[str, int], where: str = "") -> dict[str, int]:
+    if counts["read"] != counts["decoded"] + counts["rejected"]:
+        raise ConservationError(f"messages read != decoded + rejected{where}: {counts}")
+    return counts
+
+
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
-    """read / decoded / rejected / events of a decoded extract, checked for conservation."""
+    """read / decoded / rejected / events of a decoded extract (a Spark job of its own), checked for
+    conservation. `write_decoded` counts while it writes instead."""
     ok, first = F.col("reject_reason").isNull(), F.col("row_index") == 0
     row = decoded.combined.agg(
         F.coalesce(F.sum(F.when(ok & first, F.col("messages"))), F.lit(0)).alias("decoded"),
         F.count(F.when(~ok & first, 1)).alias("rejected"),
         F.count(F.when(ok, 1)).alias("events"),
     ).first()
-    counts = {
-        "read": sum(decoded.read.values()),
-        "decoded": row["decoded"],
-        "rejected": row["rejected"],
-        "events": row["events"],
-    }
-    if counts["read"] != counts["decoded"] + counts["rejected"]:
-        raise ConservationError(f"messages read != decoded + rejected: {counts}")
-    return counts
+    counts = {"read": sum(decoded.read.values()), **{k: row[k] for k in ("decoded", "rejected", "events")}}
+    return check_conservation(counts)
 
 
-def write_decoded(
-    decoded: DecodedExtract, out: str | Path, count: Callable[[DecodedExtract], T_] = count_extract
-) -> T_:
-    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic) and return `count(decoded)`.
+def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
+    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic); the run's counts, checked.
 
     The extract's partition is replaced in both tables even where this run has no rows for it, so a
     rerun leaves no stale events or rejects behind.
     """
+    by_day = write_decoded_by_day(decoded, out)
+    return {k: sum(c[k] for c in by_day.values()) for k in COUNTS}
+
+
+def write_decoded_by_day(
+    decoded: DecodedExtract, out: str | Path, day_of_file: Callable[[str], str] | None = None
+) -> dict[str, dict[str, int]]:
+    """`write_decoded` of an extract whose rows carry their day (`dt` a column: `day_of_file` names each
+    file's day); counts per day, each day checked for conservation.
+
+    One pass: the codecs run once, events and rejects are written together into a staging folder
+    (rejects as canonical rows carrying their reason in `meta`), counted on the way by an Observation;
+    the events' folders are then swapped into `changes`, and the few reject rows rewritten as `rejects`.
+    """
     out = Path(out)
-    with persisted(decoded.combined):
-        io.write_partitioned(decoded.events, out / CHANGES_DIR, replace=decoded.partitions)
-        io.write_partitioned(decoded.rejects, out / REJECTS_DIR, replace=decoded.partitions)
-        return count(decoded)
+    read: dict[str, int] = {} if decoded.dt is None else {decoded.dt: 0}
+    for file, count in decoded.read.items():
+        day = decoded.dt or day_of_file(file)
+        read[day] = read.get(day, 0) + count
+    days = sorted(read)
+    # each day's partition is replaced even where it gets no rows, so a rerun leaves nothing stale
+    replace = [{"dt": day, "source_topic": decoded.topic} for day in days]
+    changes, rejects = out / CHANGES_DIR, out / REJECTS_DIR
+    run = new_run(changes)
+    observed = Observation("cdc_counts")
+    rejected = F.col("reject_reason").isNotNull()
+    reject_meta = F.create_map(
+        F.lit("reason"),
+        F.col("reject_reason"),
+        F.lit("raw"),
+        F.col("raw"),
+        F.lit("raw_encoding"),
+        F.col("raw_encoding"),
+    )
+    staged = decoded.combined.observe(observed, *_counts_by_day(decoded.combined, days) or [F.count("*")]).select(
+        *[
+            F.when(rejected, reject_meta).otherwise(F.col("meta")).alias("meta") if c == "meta" else c
+            for c in CANONICAL_COLUMNS
+        ],
+        F.when(rejected, REJECTS_DIR).otherwise(CHANGES_DIR).alias(_KIND),
+    )
+    both = run / "both"
+    staged.write.mode("overwrite").partitionBy(_KIND, "dt", "source_topic").parquet(str(both))
+    metrics = observed.get
+    counts = {}
+    for i, day in enumerate(days):
+        day_counts = {"read": read[day], **{k: int(metrics[f"{k}_{i}"]) for k in ("decoded", "rejected", "events")}}
+        counts[day] = check_conservation(day_counts, f" on {day}")
+    if (both / f"{_KIND}={CHANGES_DIR}").is_dir():
+        (both / f"{_KIND}={CHANGES_DIR}").rename(run / STAGED)
+    reject_rows = both / f"{_KIND}={REJECTS_DIR}"
+    spark = decoded.combined.sparkSession
+    if reject_rows.is_dir():
+        frame = spark.read.schema(CANONICAL_SCHEMA).option("basePath", str(reject_rows)).parquet(str(reject_rows))
+        frame = frame.select(
+            "source_format", "source_topic", "source_file", "source_line", F.col("meta")["raw"].alias("raw"),
+            F.col("meta")["raw_encoding"].alias("raw_encoding"), F.col("meta")["reason"].alias("reason"), "dt",
+        )  # fmt: skip
+    else:
+        frame = spark.createDataFrame([], REJECTS_SCHEMA)
+    io.write_partitioned(frame, rejects, replace=replace)
+    commit_run(changes, run, PARTITION_COLUMNS, replace)
+    return counts
 
 
 @contextmanager
