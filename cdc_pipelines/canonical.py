@@ -452,6 +452,57 @@ def _bytes_text(value: str, binary: str) -> str | None:
     return value if full(_BASE64, value) else None
 
 
+def _boolean(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
+    lowered = value.lower()
+    return "true" if lowered in ("1", "true") else "false" if lowered in ("0", "false") else None
+
+
+def _matching(pattern: re.Pattern):
+    """A normaliser that keeps text matching `pattern` whole (a final line break allowed, as the JVM's
+    `$` allows one) and refuses the rest."""
+    match = re.compile(f"(?:{pattern.pattern})\n?").fullmatch
+
+    def keep(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
+        return value if match(value) else None
+
+    return keep
+
+
+_decimal, _float_special = _matching(_DECIMAL), _matching(_FLOAT_SPECIAL)
+
+
+def _float(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
+    return value if _decimal(value, binary, unit, timezone) or _float_special(value, binary, unit, timezone) else None
+
+
+def _timestamp(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
+    if full(_EPOCH, value):
+        return epoch_to_instant_text(value, unit)
+    if full(_INSTANT, value):
+        return value
+    return local_to_instant_text(value, timezone)
+
+
+def _bytes(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
+    return _bytes_text(value, binary)
+
+
+# logical type -> its normaliser; types not listed keep their text as written
+_NORMALISERS = {
+    "BOOLEAN": _boolean,
+    "INT": _matching(_SIGNED_INTEGER),
+    "DECIMAL": _decimal,
+    "FLOAT": _float,
+    "DOUBLE": _float,
+    "DATE": _matching(_DATE),
+    "TIME": _matching(_TIME),
+    "DATETIME": _matching(_DATETIME),
+    "TIMESTAMP": _timestamp,
+    "BYTES": _bytes,
+}
+_COUNTED_TEMPORAL = frozenset({"DATE", "TIME", "DATETIME"})
+
+
 def normalise_value(
     value: str | None, logical: str, *, binary: str = "base64", temporal_unit: str | None = None, timezone: str = "UTC"
 ) -> str | None:
@@ -464,34 +515,12 @@ def normalise_value(
     """
     if value is None:
         return None
-    if logical in ("STRING", "UNKNOWN", "JSON", "ZONED_DATETIME", "INTERVAL"):
+    normaliser = _NORMALISERS.get(logical)
+    if normaliser is None:
         return value
-    if temporal_unit is not None and logical in ("DATE", "TIME", "DATETIME") and full(_INTEGER, value):
+    if temporal_unit is not None and logical in _COUNTED_TEMPORAL and full(_INTEGER, value):
         return integer_to_temporal_text(value, logical, temporal_unit)
-    if logical == "BOOLEAN":
-        lowered = value.lower()
-        return "true" if lowered in ("1", "true") else "false" if lowered in ("0", "false") else None
-    if logical == "INT":
-        return value if full(_SIGNED_INTEGER, value) else None
-    if logical == "DECIMAL":
-        return value if full(_DECIMAL, value) else None
-    if logical in ("FLOAT", "DOUBLE"):
-        return value if full(_DECIMAL, value) or full(_FLOAT_SPECIAL, value) else None
-    if logical == "DATE":
-        return value if full(_DATE, value) else None
-    if logical == "TIME":
-        return value if full(_TIME, value) else None
-    if logical == "DATETIME":
-        return value if full(_DATETIME, value) else None
-    if logical == "TIMESTAMP":
-        if full(_EPOCH, value):
-            return epoch_to_instant_text(value, temporal_unit)
-        if full(_INSTANT, value):
-            return value
-        return local_to_instant_text(value, timezone)
-    if logical == "BYTES":
-        return _bytes_text(value, binary)
-    return value
+    return normaliser(value, binary, temporal_unit, timezone)
 
 
 def event_id(source_format: str, source_topic: str, source_file: str, source_line: int, row: int) -> str:

@@ -59,6 +59,28 @@ def parse_object(message: bytes | str) -> dict:
     return parsed
 
 
+def struct_parser(struct: type[msgspec.Struct]):
+    """A parser of messages into `struct` (a format's fixed envelope: faster than a dict, and msgspec
+    checks each field's JSON shape); NotJsonObject where the text or a field's shape does not fit.
+    Fields typed `msgspec.Raw` keep their JSON text. A message with a `-0` token is read exactly by
+    `parse_object` first, and its parts written back with their digits."""
+    decoder = msgspec.json.Decoder(struct, float_hook=NumberText)
+    raw_fields = {f.name for f in msgspec.structs.fields(struct) if f.type is msgspec.Raw}
+
+    def parse(data: bytes) -> msgspec.Struct:
+        try:
+            if b"-0" in data and _NEGATIVE_ZERO.search(data):
+                parsed = parse_object(data)
+                for name in raw_fields & parsed.keys():
+                    parsed[name] = msgspec.Raw(dumps_exact(parsed[name]).encode())
+                return msgspec.convert(parsed, struct)
+            return decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+            raise NotJsonObject(str(exc)) from None
+
+    return parse
+
+
 def is_number(value: object) -> bool:
     """True where a parsed value was a JSON number."""
     return isinstance(value, NumberText | int) and not isinstance(value, bool)

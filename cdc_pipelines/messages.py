@@ -23,6 +23,8 @@ EVENT_FIELDS = (
     "op", "raw_op", "db", "db_schema", "table_name", "event_time", "event_time_unit", "sync_time", "tx_id", "seq",
     "position", "pk_columns", "before", "after", "column_types", "source_types", "ddl", "meta",
 )  # fmt: skip
+# a finished event holds every field, in this order; a raw event may leave any out
+_EMPTY_EVENT = dict.fromkeys(EVENT_FIELDS) | {"row_index": 0, "pair_key": None}
 BAD_TIME = "event time is neither an epoch number nor a date-time"
 BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 
@@ -130,7 +132,7 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
         given = types or {}
         if any(k not in given for k in before or ()) or any(k not in given for k in after or ()):
             types = dict.fromkeys([*(before or ()), *(after or ())], "UNKNOWN") | given
-    event = {name: raw.get(name) for name in EVENT_FIELDS}
+    event = _EMPTY_EVENT | raw
     event["column_types"] = types
     meta = raw.get("meta")
     if before is not None or after is not None:
@@ -148,8 +150,7 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
         if numbers:
             meta = {**(meta or {}), "cdc.json_numbers": orjson.dumps(sorted(numbers)).decode()}
     event["meta"] = meta or None
-    event["row_index"] = raw.get("row_index", 0)
-    event["pair_key"] = raw.get("pair_key")
+    event.pop("temporal_units", None)
     return event
 
 

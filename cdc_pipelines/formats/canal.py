@@ -20,7 +20,9 @@ import re
 import zoneinfo
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
+import msgspec
 import orjson
 
 from cdc_pipelines import canonical as C
@@ -37,62 +39,74 @@ CONTROL_TYPES = {
 META_FIELDS = ("id", "gtid", "isDdl", "serverId")
 # MySQL's REAL is a DOUBLE (unless REAL_AS_FLOAT), unlike REAL elsewhere
 MYSQL_TYPE_OVERRIDES = {"real": "DOUBLE"}
-# the message's shape: fields that must be arrays (of objects, for the row arrays) or objects when present
-LIST_FIELDS = ("pkNames", "data", "old")
-ROW_LIST_FIELDS = ("data", "old")
-OBJECT_FIELDS = ("sqlType", "mysqlType")
-NOT_JSON = "not a valid JSON object"
 _OVERRIDES = tuple(MYSQL_TYPE_OVERRIDES.items())
-# as `canonical.epoch_micros`: counts of up to 29 digits, unit told by the digit count
-_MAX_EPOCH = 10**29
-_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
-_MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
+_ROWS = list[dict[str, Any] | None] | None
 
 
-def _well_formed(message: dict) -> bool:
-    """True where every canal field has the JSON shape canal gives it (rows are objects or null)."""
-    for name in LIST_FIELDS:
-        value = message.get(name)
-        if value is not None and type(value) is not list:
-            return False
-    for name in OBJECT_FIELDS:
-        value = message.get(name)
-        if value is not None and type(value) is not dict:
-            return False
-    for name in ROW_LIST_FIELDS:
-        rows = message.get(name)
-        if rows and any(row is not None and type(row) is not dict for row in rows):
-            return False
-    return True
+class CanalMessage(msgspec.Struct):
+    """A canal message's fields, typed as canal gives them: msgspec checks the shape (rows are
+    objects or null, `pkNames` an array) as it parses, and keeps the type maps as raw JSON, which
+    repeats per table, so their reading is cached by their bytes."""
+
+    database: Any = None
+    table: Any = None
+    type: Any = None
+    isDdl: Any = None  # noqa: N815 - canal's field names
+    es: Any = None
+    ts: Any = None
+    sql: Any = None
+    pkNames: list | None = None  # noqa: N815
+    sqlType: msgspec.Raw = None  # noqa: N815
+    mysqlType: msgspec.Raw = None  # noqa: N815
+    data: _ROWS = None
+    old: _ROWS = None
+    id: Any = None
+    gtid: Any = None
+    serverId: Any = None  # noqa: N815
+
+
+_PARSE = J.struct_parser(CanalMessage)
 
 
 @lru_cache(maxsize=1024)
-def _column_types(mysql_types: tuple | None, sql_types: tuple | None) -> tuple[dict | None, str | None]:
-    """(column_types, meta `sqlType` JSON) of a message's (mysqlType, sqlType) entries.
-
-    The type name decides; where the name is unknown, the java.sql.Types code still tells.
-    """
-    sql_json = None if sql_types is None else orjson.dumps(dict(sql_types)).decode()
-    by_code = None if sql_types is None else {k: C.SQL_TYPE_CODE_TO_LOGICAL.get(v, "UNKNOWN") for k, v in sql_types}
-    if mysql_types is None:
-        return by_code, sql_json
-    by_name = {k: C.logical_type(v, _OVERRIDES) for k, v in mysql_types}
-    if by_code is None:
-        return by_name, sql_json
-    known_names = {k: v for k, v in by_name.items() if v is not None and v != "UNKNOWN"}
-    return {**by_name, **by_code, **known_names}, sql_json
-
-
-def _copy(types: dict | None) -> dict | None:
-    return None if types is None else dict(types)
-
-
-def _texts(entries: dict | None) -> dict[str, str | None] | None:
-    """`jsontext.image_text`, strings and integers (type names and codes) read without a call."""
-    if entries is None:
+def _type_map(raw: bytes) -> dict[str, str | None] | None:
+    """A `mysqlType` / `sqlType` object as text; Reject when it is no object (null reads as absent)."""
+    if raw == b"null":
         return None
-    text = J.text
-    return {k: v if type(v) is str else str(v) if type(v) is int else text(v) for k, v in entries.items()}
+    entries = J.parse_object(raw)
+    return {k: v if type(v) is str else J.text(v) for k, v in entries.items()}
+
+
+@lru_cache(maxsize=1024)
+def _column_types(mysql_raw: bytes | None, sql_raw: bytes | None) -> tuple[dict | None, dict | None, str | None]:
+    """(source_types, column_types, meta `sqlType` JSON) of a message's (mysqlType, sqlType) JSON.
+
+    The type name decides; where the name is unknown, the java.sql.Types code still tells. The dicts
+    are shared by every message with these types: nothing changes them.
+    """
+    mysql_types = None if mysql_raw is None else _type_map(mysql_raw)
+    sql_types = None if sql_raw is None else _type_map(sql_raw)
+    sql_json = None if sql_types is None else orjson.dumps(sql_types).decode()
+    by_code = (
+        None if sql_types is None else {k: C.SQL_TYPE_CODE_TO_LOGICAL.get(v, "UNKNOWN") for k, v in sql_types.items()}
+    )
+    if mysql_types is None:
+        return mysql_types, by_code, sql_json
+    by_name = {k: C.logical_type(v, _OVERRIDES) for k, v in mysql_types.items()}
+    if by_code is None:
+        return mysql_types, by_name, sql_json
+    known_names = {k: v for k, v in by_name.items() if v is not None and v != "UNKNOWN"}
+    return mysql_types, {**by_name, **by_code, **known_names}, sql_json
+
+
+@lru_cache(maxsize=4096)
+def _changed_columns(names: tuple[str, ...]) -> str:
+    return orjson.dumps(list(names)).decode()
+
+
+_MAX_EPOCH = 10**29
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
 
 
 def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
@@ -107,15 +121,10 @@ def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
 
 def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
     """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event."""
-    try:
-        msg = J.parse_object(message)
-    except J.NotJsonObject:
-        raise Reject(NOT_JSON) from None
-    if not _well_formed(msg):
-        raise Reject(NOT_JSON)
-    get, text = msg.get, J.text
-    raw_type = text(get("type"))
-    is_ddl = text(get("isDdl"))
+    msg = _PARSE(message)
+    text = J.text
+    raw_type = text(msg.type)
+    is_ddl = text(msg.isDdl)
     if is_ddl is not None:
         is_ddl = is_ddl.lower()
     op = CONTROL_TYPES.get(raw_type) or ("DDL" if is_ddl == "true" else ROW_TYPES.get(raw_type))
@@ -126,12 +135,12 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
     is_row = op in C.ROW_OPS
     # legacy DTS writes the current row in `old` and the previous values in `data`
     if options.get("legacy", "false").lower() == "true":
-        current, previous = get("old"), get("data")
+        current, previous = msg.old, msg.data
     else:
-        current, previous = get("data"), get("old")
+        current, previous = msg.data, msg.old
     if is_row and (not current or any(row is None for row in current)):
         raise Reject(f"canal {raw_type} message without rows")
-    raw_es, raw_ts = get("es"), get("ts")
+    raw_es, raw_ts = msg.es, msg.ts
     es, ts = text(raw_es), text(raw_ts)
     event_time, event_time_unit = _time_of(raw_es, es)
     if event_time is None and event_time_unit is not None:
@@ -140,14 +149,11 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
     if sync_time is None and ts is not None:
         raise Reject(BAD_SYNC_TIME)
 
-    mysql_types = _texts(get("mysqlType"))
-    sql_types = _texts(get("sqlType"))
-    column_types, sql_json = _column_types(
-        None if mysql_types is None else tuple(mysql_types.items()),
-        None if sql_types is None else tuple(sql_types.items()),
+    source_types, column_types, sql_json = _column_types(
+        None if msg.mysqlType is None else bytes(msg.mysqlType), None if msg.sqlType is None else bytes(msg.sqlType)
     )
-    sql = text(get("sql"))
-    meta = {name: value for name in META_FIELDS if (value := text(get(name))) is not None}
+    sql = text(msg.sql)
+    meta = {name: value for name in META_FIELDS if (value := text(getattr(msg, name))) is not None}
     if sql is not None and op != "DDL":
         meta["sql"] = sql
     if sql_json is not None:
@@ -156,25 +162,25 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
         meta["es"] = es
     if ts is not None:
         meta["ts"] = ts
-    pk_names = get("pkNames")
-    gtid = text(get("gtid"))
+    pk_names = msg.pkNames
+    gtid = text(msg.gtid)
     base = {
         "op": op,
         "raw_op": raw_type,
-        "db": text(get("database")),
-        "table_name": text(get("table")) or None,
+        "db": text(msg.database),
+        "table_name": text(msg.table) or None,
         "event_time": event_time,
         "event_time_unit": event_time_unit,
         "sync_time": sync_time,
         "tx_id": gtid,
-        "seq": text(get("id")),
+        "seq": text(msg.id),
         "position": gtid,
         "pk_columns": None if pk_names is None else [text(name) for name in pk_names],
-        "source_types": mysql_types,
+        "source_types": source_types,
     }
     # the types are cached, so shared: each event gets its own copy
     if not is_row:
-        return [base | {"column_types": _copy(column_types), "ddl": sql if op == "DDL" else None, "meta": meta}]
+        return [base | {"column_types": column_types, "ddl": sql if op == "DDL" else None, "meta": meta}]
 
     meta["cdc.row_count"] = str(len(current))
     n_previous = len(previous) if previous is not None else 0
@@ -188,13 +194,13 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
         else:  # UPDATE: `old` holds the changed columns' previous values
             old_row = previous[index] if index < n_previous else None
             before = overlay(row, old_row)
-            row_meta["cdc.changed_columns"] = "[]" if not old_row else orjson.dumps(list(old_row)).decode()
+            row_meta["cdc.changed_columns"] = _changed_columns(tuple(old_row or ()))
         events.append(
             base
             | {
                 "before": before,
                 "after": row,
-                "column_types": _copy(column_types),
+                "column_types": column_types,
                 "meta": row_meta,
                 "row_index": index,
             }
