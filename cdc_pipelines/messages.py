@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 
 import orjson
 
@@ -109,6 +110,12 @@ def _normalised(image: dict, types: dict, units: dict, bad: set, numbers: set, t
     return out
 
 
+@lru_cache(maxsize=4096)
+def _json_list(names: frozenset[str]) -> str:
+    """The sorted names as a JSON array (the same few sets recur, one per table and op)."""
+    return orjson.dumps(sorted(names)).decode()
+
+
 def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
     """The canonical event of a raw event (see `formats.base`); Reject when it cannot be one.
 
@@ -148,7 +155,7 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
             listed = ", ".join(f"{k}:{types[k]}" for k in sorted(bad))
             raise Reject(f"value does not fit its type in column(s) {listed}")
         if numbers:
-            meta = {**(meta or {}), "cdc.json_numbers": orjson.dumps(sorted(numbers)).decode()}
+            meta = {**(meta or {}), "cdc.json_numbers": _json_list(frozenset(numbers))}
     event["meta"] = meta or None
     event.pop("temporal_units", None)
     return event

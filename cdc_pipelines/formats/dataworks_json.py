@@ -13,6 +13,9 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
+
+import msgspec
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
@@ -42,31 +45,46 @@ MIN_MICROS, MAX_MICROS = -(2**63), 2**63 - 1
 PAIR_SEPARATOR = "\u0001"
 
 
-def _object(value: object) -> dict | None:
-    """A sub-object of the message, None when absent; Reject when it is there but no object."""
-    if value is None or type(value) is dict:
-        return value
-    raise Reject(NOT_OBJECT)
+class _Image(msgspec.Struct, gc=False):
+    """`{"dataColumn": {...}}`: an image's column map (null or absent: no image)."""
+
+    dataColumn: dict[str, Any] | None = None  # noqa: N815 - DataWorks' field names
 
 
-def _image(value: object) -> dict | None:
-    """`{"dataColumn": {...}}` -> the column map (None when absent)."""
-    image = _object(value)
-    return None if image is None else _object(image.get("dataColumn"))
+class _Stamps(msgspec.Struct, gc=False):
+    eventTime: Any = None  # noqa: N815
+    systemTime: Any = None  # noqa: N815
+    checkpointTime: Any = None  # noqa: N815
 
 
-@lru_cache(maxsize=4096)
-def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict, dict]:
-    """(source_types, column_types, temporal_units) of one `schema.dataColumn` list, looked up once."""
-    source_types = dict(columns)
-    column_types = {}
-    units = {}
-    for name, kind in source_types.items():
-        upper = None if kind is None else kind.upper()
-        column_types[name] = COLUMN_TYPES.get(upper) or C.logical_type(kind)
-        if upper == "DATE":
-            units[name] = DATE_UNIT
-    return source_types, column_types, units
+class _Ddl(msgspec.Struct, gc=False):
+    text: Any = None
+    ddlMeta: Any = None  # noqa: N815
+
+
+class _Payload(msgspec.Struct, gc=False):
+    before: _Image | None = None
+    after: _Image | None = None
+    sequenceId: Any = None  # noqa: N815
+    scn: Any = None
+    op: Any = None
+    timestamp: _Stamps | None = None
+    ddl: _Ddl | None = None
+
+
+class DataWorksMessage(msgspec.Struct, gc=False):
+    """A DataWorks message's envelope: msgspec checks as it parses that each part DataWorks gives as
+    an object is one (or null); `schema` repeats per table, so it stays raw JSON read once per text."""
+
+    schema: msgspec.Raw = None
+    payload: _Payload | None = None
+    version: Any = None
+
+
+_PARSE = J.struct_parser(DataWorksMessage)
+_NO_PAYLOAD = _Payload()
+_NO_STAMPS = _Stamps()
+_NO_DDL = _Ddl()
 
 
 def _text(value: object) -> str | None:
@@ -94,6 +112,56 @@ def _columns(value: object) -> tuple[tuple[str, str | None], ...] | None:
     return tuple(pairs)
 
 
+def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict, dict]:
+    """(source_types, column_types, temporal_units) of one `schema.dataColumn` list."""
+    source_types = dict(columns)
+    column_types = {}
+    units = {}
+    for name, kind in source_types.items():
+        upper = None if kind is None else kind.upper()
+        column_types[name] = COLUMN_TYPES.get(upper) or C.logical_type(kind)
+        if upper == "DATE":
+            units[name] = DATE_UNIT
+    return source_types, column_types, units
+
+
+# a schema whose source or key texts cannot be written (nested deeper than JSON text goes): the
+# message is rejected where they are read, after the checks of op and stamps
+_UNWRITABLE = object()
+
+
+@lru_cache(maxsize=1024)
+def _schema(raw: bytes) -> tuple:
+    """(source_types, column_types, temporal_units, pk_columns, db, db_schema, table, dbType,
+    dbVersion) of a message's `schema` JSON (all None for null); NotJsonObject where its parts are
+    not the objects and arrays DataWorks writes. The same text repeats for every message of a table,
+    so it is read once: the maps are shared by every message with this schema, nothing changes them.
+    `pk_columns` is a tuple, and each field `_UNWRITABLE` where its text cannot be written."""
+    if raw == b"null":
+        return (None,) * 9
+    schema = J.parse_object(raw)
+    columns = _columns(schema.get("dataColumn"))
+    keys = schema.get("primaryKey")
+    if keys is not None and type(keys) is not list:
+        raise Reject(NOT_OBJECT)
+    source = schema.get("source")
+    if source is None:
+        source = {}
+    elif type(source) is not dict:
+        raise Reject(NOT_OBJECT)
+    source_types = column_types = units = None
+    if columns is not None:
+        source_types, column_types, units = _types(columns)
+    try:
+        texts = (
+            None if keys is None else tuple(_text(k) for k in keys),
+            *(_text(source.get(name)) for name in ("dbName", "schemaName", "tableName", "dbType", "dbVersion")),
+        )
+    except J.NotJsonObject:
+        texts = (_UNWRITABLE,) * 6
+    return source_types, column_types, units, *texts
+
+
 def _stamp(value: object, why: str) -> int | None:
     """Epoch micros of a `payload.timestamp` millis entry; None when absent or the unknown stamp -1."""
     if type(value) is int:
@@ -113,64 +181,61 @@ def _stamp(value: object, why: str) -> int | None:
 
 def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[dict]:
     """The raw event of one DataWorks Kafka JSON / DataHub BLOB message (a split-update half keyed to pair)."""
-    try:
-        parsed = J.parse_object(message)
-    except J.NotJsonObject:
-        raise Reject(NOT_OBJECT) from None
-    # the shape first: a part that is not what the format says makes the message no message of it
-    schema = _object(parsed.get("schema")) or {}
-    payload = _object(parsed.get("payload")) or {}
-    columns = _columns(schema.get("dataColumn"))
-    keys = schema.get("primaryKey")
-    if keys is not None and type(keys) is not list:
-        raise Reject(NOT_OBJECT)
-    source = _object(schema.get("source")) or {}
-    before, after = _image(payload.get("before")), _image(payload.get("after"))
-    stamps = _object(payload.get("timestamp")) or {}
-    ddl = _object(payload.get("ddl")) or {}
+    # the shape first (the parser and the schema reading check it): a part that is not what the
+    # format says makes the message no message of it
+    msg = _PARSE(message)
+    raw_schema = msg.schema
+    if raw_schema is None:
+        source_types = column_types = units = keys = db = db_schema = table = db_type = db_version = None
+    else:
+        source_types, column_types, units, keys, db, db_schema, table, db_type, db_version = _schema(bytes(raw_schema))
+    payload = msg.payload or _NO_PAYLOAD
+    before, after = payload.before, payload.after
+    if before is not None:
+        before = before.dataColumn
+    if after is not None:
+        after = after.dataColumn
+    stamps = payload.timestamp or _NO_STAMPS
+    ddl = payload.ddl or _NO_DDL
 
-    raw_op = _text(payload.get("op"))
+    raw_op = _text(payload.op)
     if raw_op is None:
         raise Reject("missing payload.op")
     op = OPS.get(raw_op)
     if op is None:
         raise unknown_op("payload.op", raw_op)
-    sequence = _text(payload.get("sequenceId"))
+    sequence = _text(payload.sequenceId)
     # a split half has one image; a merged UPDATE_AFTER carries both and needs no partner
     is_half = (raw_op == SPLIT_BEFORE and after is None) or (raw_op == SPLIT_AFTER and before is None)
     if is_half and sequence is None:
         raise Reject(f"{raw_op} without payload.sequenceId to pair it")
-    event_stamp = stamps.get("eventTime")
+    event_stamp, system_stamp = stamps.eventTime, stamps.systemTime
     event_time = _stamp(event_stamp, BAD_TIME)
-    sync_time = _stamp(stamps.get("systemTime"), BAD_SYNC_TIME)
+    sync_time = _stamp(system_stamp, BAD_SYNC_TIME)
+    if db is _UNWRITABLE:
+        raise Reject(NOT_OBJECT)
 
-    db, table = _text(source.get("dbName")), _text(source.get("tableName"))
-    position = _text(payload.get("scn"))
+    position = _text(payload.scn)
     meta = {}
     for key, value in (
-        ("version", parsed.get("version")),
-        ("dbType", source.get("dbType")),
-        ("dbVersion", source.get("dbVersion")),
+        ("version", msg.version),
+        ("dbType", db_type),
+        ("dbVersion", db_version),
         ("eventTime", event_stamp),
-        ("systemTime", stamps.get("systemTime")),
-        ("checkpointTime", stamps.get("checkpointTime")),
+        ("systemTime", system_stamp),
+        ("checkpointTime", stamps.checkpointTime),
         ("sequenceId", sequence),
         ("scn", position),
-        ("ddlMeta", ddl.get("ddlMeta")),
+        ("ddlMeta", ddl.ddlMeta),
     ):
         if value is not None:
             meta[key] = value if type(value) is str else J.text(value)
-    source_types = column_types = units = None
-    if columns is not None:
-        source_types, column_types, units = _types(columns)
-        # the cached maps are shared: an event gets its own
-        source_types, column_types = dict(source_types), dict(column_types)
     is_row = op in C.ROW_OPS
     event = {
         "op": op,
         "raw_op": raw_op,
         "db": db,
-        "db_schema": _text(source.get("schemaName")),
+        "db_schema": db_schema,
         "table_name": table,
         "event_time": event_time,
         # the fixed unit whenever there is a stamp; -1 ("unknown", full-load rows) stays in meta only
@@ -178,13 +243,13 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[di
         "sync_time": sync_time,
         "seq": sequence,
         "position": position,
-        "pk_columns": None if keys is None else [_text(k) for k in keys],
+        "pk_columns": None if keys is None else list(keys),
         "before": before if is_row else None,
         "after": after if is_row else None,
         "column_types": column_types,
         "source_types": source_types,
         "temporal_units": units,
-        "ddl": _text(ddl.get("text")) if op == "DDL" else None,
+        "ddl": _text(ddl.text) if op == "DDL" else None,
         "meta": meta,
     }
     if is_half:

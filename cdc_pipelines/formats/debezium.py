@@ -23,7 +23,9 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
+import msgspec
 import orjson
 
 from cdc_pipelines import canonical as C
@@ -52,7 +54,7 @@ NOT_JSON = "not a valid JSON object"
 BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
-_EMPTY: dict = {}
+_MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
 
 
 def parse_column_types(spec: str) -> dict[str, str]:
@@ -112,23 +114,6 @@ def _is_object_list(value, inner: str | None) -> bool:
     return True
 
 
-def _well_formed(message: dict) -> bool:
-    """True where every place the envelope has an object holds one, or null (the schema is checked
-    by `_schema_info`)."""
-    payload = message.get("payload")
-    for block in (message, payload):
-        if block is None:
-            continue
-        if type(block) is not dict:
-            return False
-        for name in OBJECT_FIELDS:
-            value = block.get(name)
-            if value is not None and type(value) is not dict:
-                return False
-    schema = message.get("schema")
-    return schema is None or type(schema) is dict
-
-
 def _schema_columns(fields: list) -> tuple:
     """(field, type, name) of every column of the schema's `before`/`after` structs, as text. A column
     without a field name names nothing and is left out."""
@@ -142,39 +127,50 @@ def _schema_columns(fields: list) -> tuple:
     )
 
 
-_SCHEMAS: dict[bytes, tuple | None] = {}
-_MAX_SCHEMAS = 1024
+_OBJECT = dict[str, Any] | None
 
 
-def _schema_info(fields) -> tuple | None:
-    """(logical types, temporal units, source types) of a schema's `fields` array; None when it is no
-    array of structs (a message that is no Debezium message). Looked up by the array's JSON text: the
-    messages of one table repeat one schema."""
-    try:
-        key = orjson.dumps(fields)
-    except TypeError:  # an integer beyond 64 bits somewhere in it: not worth a cache entry
-        return _schema_maps(_schema_columns(fields)) if _is_object_list(fields, "fields") else None
-    try:
-        return _SCHEMAS[key]
-    except KeyError:
-        pass
-    info = _schema_maps(_schema_columns(fields)) if _is_object_list(fields, "fields") else None
-    if len(_SCHEMAS) >= _MAX_SCHEMAS:
-        _SCHEMAS.clear()
-    _SCHEMAS[key] = info
-    return info
+class _Envelope(msgspec.Struct, gc=False):
+    """The Debezium envelope's fields: under `payload` (Debezium) or at the top (DebeziumFlatten).
+    msgspec checks as it parses that each place Debezium has an object holds one, or null."""
+
+    op: Any = None
+    source: _OBJECT = None
+    before: _OBJECT = None
+    after: _OBJECT = None
+    transaction: _OBJECT = None
+    ts_ms: Any = None
+    ts_us: Any = None
+    ts_ns: Any = None
 
 
-def _texts(block: dict) -> dict[str, str | None]:
-    """`J.text` of every value of a sub-object (strings, the common case, as they are)."""
-    text = J.text
-    return {key: value if type(value) is str else text(value) for key, value in block.items()}
+class DebeziumMessage(_Envelope, gc=False):
+    """A Debezium message: the envelope (flattened at the top, or in `payload`) and its Connect
+    `schema`, which repeats per table, so it stays raw JSON read once per distinct text."""
+
+    schema: msgspec.Raw = None
+    payload: _Envelope | None = None
 
 
-def _prefixed(meta: dict, block: dict[str, str | None], prefix: str) -> None:
-    """A sub-object's entries (as text) into `meta`, keys prefixed (nulls kept, as Spark kept them)."""
-    for key, value in block.items():
-        meta[prefix + key] = value
+_PARSE = J.struct_parser(DebeziumMessage)
+# (logical types, temporal units, source types, whether the message has a schema)
+_NO_SCHEMA: tuple = (None, None, None, False)
+
+
+@lru_cache(maxsize=1024)
+def _schema_info(raw: bytes) -> tuple:
+    """(logical types, temporal units, source types, has schema) of a message's `schema` JSON;
+    NotJsonObject where it is no object, or its `fields` no array of structs (a message that is no
+    Debezium message). The maps are shared by every message with this schema: nothing changes them."""
+    if raw == b"null":
+        return _NO_SCHEMA
+    fields = J.parse_object(raw).get("fields")
+    if fields is None:
+        return None, None, None, True
+    if not _is_object_list(fields, "fields"):
+        raise Reject(NOT_JSON)
+    types, units, source_types = _schema_maps(_schema_columns(fields))
+    return types or None, units or None, source_types, True
 
 
 def _merged(first: dict | None, second: dict | None) -> dict | None:
@@ -184,50 +180,65 @@ def _merged(first: dict | None, second: dict | None) -> dict | None:
     return {**first, **second} if second else dict(first)
 
 
+def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | None]:
+    """`canonical.epoch_time(text, "ms")` of a parsed value, JSON integers read without a regex."""
+    if type(value) is int:
+        micros = value * 1000
+        return (micros if _MIN_MICROS <= micros < _MAX_MICROS else None), "ms"
+    return C.epoch_time(text, "ms")
+
+
 def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
     """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event."""
-    try:
-        m = J.parse_object(message)
-    except J.NotJsonObject:
-        raise Reject(NOT_JSON) from None
-    if not _well_formed(m):
-        raise Reject(NOT_JSON)
-    schema = m.get("schema")
-    schema_types = schema_units = source_types = None
-    if schema is not None and schema.get("fields") is not None:
-        info = _schema_info(schema["fields"])
-        if info is None:
-            raise Reject(NOT_JSON)
-        schema_types, schema_units, source_types = info
-        source_types = dict(source_types)
-    payload = m.get("payload")
+    # the shape first (the parser and the schema reading check it)
+    m = _PARSE(message)
+    raw_schema = m.schema
+    if raw_schema is None:
+        schema_types, schema_units, source_types, has_schema = _NO_SCHEMA
+    else:
+        schema_types, schema_units, source_types, has_schema = _schema_info(bytes(raw_schema))
+    # a field under `payload`, else at the top
+    payload = m.payload
     if payload is None:
-        payload = _EMPTY
-
-    def p(name: str):
-        value = payload.get(name)
-        return m.get(name) if value is None else value
+        payload = m
 
     text = J.text
-    raw_op = text(p("op"))
+    raw_op = payload.op
     if raw_op is None:
-        raise Reject("missing op")
+        raw_op = m.op
+    if type(raw_op) is not str:
+        raw_op = text(raw_op)
+        if raw_op is None:
+            raise Reject("missing op")
     op = OPS.get(raw_op)
     if op is None:
         raise unknown_op("op", raw_op)
-    source = p("source")
-    transaction = p("transaction")
-    sync_text = text(p("ts_ms"))
-    sync_time, _ = C.epoch_time(sync_text, "ms")
+    source = payload.source
+    if source is None:
+        source = m.source
+    transaction = payload.transaction
+    if transaction is None:
+        transaction = m.transaction
+    sync_stamp = payload.ts_ms
+    if sync_stamp is None:
+        sync_stamp = m.ts_ms
+    sync_text = sync_stamp if type(sync_stamp) is str else text(sync_stamp)
+    sync_time, _ = _epoch_millis(sync_stamp, sync_text)
     if sync_time is None and sync_text is not None:
         raise Reject(BAD_SYNC_TIME)
 
+    # the sub-objects' entries as text into `meta`, keys prefixed (nulls kept, as Spark kept them);
+    # the parsed objects are this message's own, so their values become text in place
     meta: dict[str, str | None] = {}
     if source is not None:
-        source = _texts(source)
+        stamp = source.get("ts_ms")
+        for key, value in source.items():
+            if value is not None and type(value) is not str:
+                value = source[key] = text(value)
+            meta["source." + key] = value
         src = source.get
         db, db_schema, table = src("db"), src("schema"), src("table")
-        event_time, unit = C.epoch_time(src("ts_ms"), "ms")
+        event_time, unit = _epoch_millis(stamp, src("ts_ms"))
         file, pos = src("file"), src("pos")
         if file and pos is not None:
             position = f"{file}:{pos}"
@@ -238,26 +249,41 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
                 if position is None:
                     position = src("lsn")
         tx_id = src("txId")
-        _prefixed(meta, source, "source.")
     else:
         db = db_schema = table = event_time = unit = position = tx_id = None
     if transaction is not None:
-        transaction = _texts(transaction)
+        for key, value in transaction.items():
+            if value is not None and type(value) is not str:
+                value = transaction[key] = text(value)
+            meta["transaction." + key] = value
         transaction_id = transaction.get("id")
         if transaction_id is not None:
             tx_id = transaction_id
-        _prefixed(meta, transaction, "transaction.")
     if sync_text is not None:
         meta["ts_ms"] = sync_text
-    for name in ("ts_us", "ts_ns"):
-        value = text(p(name))
-        if value is not None:
-            meta[name] = value
+    value = payload.ts_us
+    if value is None:
+        value = m.ts_us
+    if value is not None:
+        meta["ts_us"] = text(value)
+    value = payload.ts_ns
+    if value is None:
+        value = m.ts_ns
+    if value is not None:
+        meta["ts_ns"] = text(value)
 
-    if schema is not None:
+    if has_schema:
         meta["cdc.schema"] = "true"
     declared_types, declared_units = _declared(options.get("column_types", ""))
-    is_row = op in _ROW_OPS
+    if op in _ROW_OPS:
+        before = payload.before
+        if before is None:
+            before = m.before
+        after = payload.after
+        if after is None:
+            after = m.after
+    else:
+        before = after = None
     return [
         {
             "op": op,
@@ -270,10 +296,11 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
             "sync_time": sync_time,
             "tx_id": tx_id,
             "position": position,
-            "before": p("before") if is_row else None,
-            "after": p("after") if is_row else None,
-            "column_types": _merged(schema_types, declared_types),
-            "temporal_units": _merged(schema_units, declared_units),
+            "before": before,
+            "after": after,
+            # the schema's maps are shared; declared types (an option) are merged into a new one
+            "column_types": _merged(schema_types, declared_types) if declared_types else schema_types,
+            "temporal_units": _merged(schema_units, declared_units) if declared_units else schema_units,
             "source_types": source_types,
             "meta": meta,
         }

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
+
+import msgspec
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
@@ -26,15 +29,20 @@ OPS = {
 LIGHT_TYPE = "__light_type"
 LIGHT_TYPE_NAME = "schemaType"
 PK_SEPARATOR = "\u0001"
-NOT_OBJECT = "not a valid JSON object"
-ENVELOPE_OBJECTS = ("allMetaData", "prevStruct", "postStruct")
+_OBJECT = dict[str, Any] | None
 
 
-def _object(value: object) -> dict | None:
-    """A sub-object of the message, None when absent; Reject when it is there but no object."""
-    if value is None or type(value) is dict:
-        return value
-    raise Reject(NOT_OBJECT)
+class OmsDefaultMessage(msgspec.Struct, gc=False):
+    """An OMS Default message's envelope: msgspec checks as it parses that allMetaData and both
+    images are objects or null (anything else makes the message no message of this format)."""
+
+    allMetaData: _OBJECT = None  # noqa: N815 - OMS's field names
+    prevStruct: _OBJECT = None  # noqa: N815
+    postStruct: _OBJECT = None  # noqa: N815
+    recordType: Any = None  # noqa: N815
+
+
+_PARSE = J.struct_parser(OmsDefaultMessage)
 
 
 def _light_types(light: object) -> dict | None:
@@ -63,30 +71,38 @@ def _light_types(light: object) -> dict | None:
 
 @lru_cache(maxsize=4096)
 def _logical_types(source_types: tuple[tuple[str, str | None], ...]) -> dict[str, str | None]:
-    """Logical type of every `__light_type` column, looked up once per column set (callers copy it)."""
+    """Logical type of every `__light_type` column, looked up once per column set (shared: never changed)."""
     return {name: C.logical_type(kind) for name, kind in source_types}
 
 
 def _decoder(extended: bool):
     def decode_oms_default(message: bytes, options: Mapping[str, str]) -> list[dict]:
-        try:
-            parsed = J.parse_object(message)
-        except J.NotJsonObject:
-            raise Reject(NOT_OBJECT) from None
-        # the shape first: a part that is not what the format says makes the message no message of it
-        md, prev, post = (_object(parsed.get(key)) for key in ENVELOPE_OBJECTS)
-        raw_op = J.text(parsed.get("recordType"))
-        if raw_op is None:
-            raise Reject("missing recordType")
+        # the shape first (the parser checks it): a part that is not what the format says makes the
+        # message no message of it
+        msg = _PARSE(message)
+        text = J.text
+        raw_op = msg.recordType
+        if type(raw_op) is not str:
+            raw_op = text(raw_op)
+            if raw_op is None:
+                raise Reject("missing recordType")
         op = OPS.get(raw_op)
         if op is None:
             raise unknown_op("recordType", raw_op)
-        # allMetaData is kept whole as meta, every value as text (a null value stays a null value)
-        meta = None if md is None else {k: v if type(v) is str else J.text(v) for k, v in md.items()}
-        fields = meta or {}
+        # allMetaData is kept whole as meta, every value as text (a null value stays a null value):
+        # the parsed object is this message's own, so its values become text in place
+        meta = msg.allMetaData
+        if meta:
+            for key, value in meta.items():
+                if value is not None and type(value) is not str:
+                    meta[key] = text(value)
+            fields = meta
+        else:
+            fields = {}
         is_row = op in C.ROW_OPS
         if is_row and fields.get("table_name") is None:
             raise Reject("row change without allMetaData.table_name")
+        prev, post = msg.prevStruct, msg.postStruct
         # `__light_type` is never a column: out of both images, whichever variant reads them
         prev_light = prev.pop(LIGHT_TYPE, None) if prev else None
         post_light = post.pop(LIGHT_TYPE, None) if post else None
@@ -105,7 +121,7 @@ def _decoder(extended: bool):
             "pk_columns": pk_names.split(PK_SEPARATOR) if pk_names else None,
             "before": prev if is_row else None,
             "after": post if is_row else None,
-            "ddl": J.text(post.get("ddl")) if op == "DDL" and post is not None else None,
+            "ddl": text(post.get("ddl")) if op == "DDL" and post is not None else None,
             "meta": meta,
         }
         if extended:
@@ -113,7 +129,7 @@ def _decoder(extended: bool):
             source_types = {**(_light_types(prev_light) or {}), **(_light_types(post_light) or {})}
             if source_types:
                 event["source_types"] = source_types
-                event["column_types"] = dict(_logical_types(tuple(source_types.items())))
+                event["column_types"] = _logical_types(tuple(source_types.items()))
         return [event]
 
     return decode_oms_default
