@@ -111,6 +111,12 @@ def _normalised(image: dict, types: dict, units: dict, bad: set, numbers: set, t
 
 
 @lru_cache(maxsize=4096)
+def _unknown_types(before: tuple[str, ...], after: tuple[str, ...]) -> dict[str, str]:
+    """Every column UNKNOWN, for a format that gives no types: one shared dict per column set."""
+    return dict.fromkeys([*before, *after], "UNKNOWN")
+
+
+@lru_cache(maxsize=4096)
 def _json_list(names: frozenset[str]) -> str:
     """The sorted names as a JSON array (the same few sets recur, one per table and op)."""
     return orjson.dumps(sorted(names)).decode()
@@ -136,9 +142,10 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
         raise Reject(why)
     types = raw.get("column_types")
     if before or after:
-        given = types or {}
-        if any(k not in given for k in before or ()) or any(k not in given for k in after or ()):
-            types = dict.fromkeys([*(before or ()), *(after or ())], "UNKNOWN") | given
+        if not types:
+            types = _unknown_types(tuple(before or ()), tuple(after or ()))
+        elif any(k not in types for k in before or ()) or any(k not in types for k in after or ()):
+            types = dict.fromkeys([*(before or ()), *(after or ())], "UNKNOWN") | types
     event = _EMPTY_EVENT | raw
     event["column_types"] = types
     meta = raw.get("meta")

@@ -1,12 +1,12 @@
 """What every codec shares: the codec record, its options, and how a decoder says no.
 
 A decoder is a plain function `decode(message, options) -> list[dict]` over one message (the line's
-bytes; a DTS Avro record's bytes; a DataHub TUPLE CSV row as a dict). It returns one *raw event* per
+bytes; a DTS Avro container record; a DataHub TUPLE CSV row as a dict). It returns one *raw event* per
 change the message carries, or raises `Reject` with the reason. A raw event holds the canonical fields
 (`op`, `raw_op`, `db`, `db_schema`, `table_name`, `event_time` and `sync_time` as epoch microseconds,
 `event_time_unit`, `tx_id`, `seq`, `position`, `pk_columns`, `column_types`, `source_types`, `ddl`,
-`meta`) with the images `before` / `after` as parsed, not yet normalised (see `jsontext`), plus
-`temporal_units` (integer unit of temporal columns), `row_index` (the row of a multi-row message)
+`meta`: text values, where a sub-object kept whole keeps its nulls) with the images `before` / `after`
+as parsed, not yet normalised (see `jsontext`), plus `temporal_units` (integer unit of temporal columns), `row_index` (the row of a multi-row message)
 and `pair_key` (the key of a split-update half). `messages.finish_event` then does what is the same
 for every format: normalise values by logical type, check that each op has what it needs.
 """

@@ -216,20 +216,29 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[di
         raise Reject(NOT_OBJECT)
 
     position = _text(payload.scn)
+    # meta in DataWorks' field order, each value there as text (straight-line: this runs per message)
     meta = {}
-    for key, value in (
-        ("version", msg.version),
-        ("dbType", db_type),
-        ("dbVersion", db_version),
-        ("eventTime", event_stamp),
-        ("systemTime", system_stamp),
-        ("checkpointTime", stamps.checkpointTime),
-        ("sequenceId", sequence),
-        ("scn", position),
-        ("ddlMeta", ddl.ddlMeta),
-    ):
-        if value is not None:
-            meta[key] = value if type(value) is str else J.text(value)
+    value = msg.version
+    if value is not None:
+        meta["version"] = _text(value)
+    if db_type is not None:
+        meta["dbType"] = db_type
+    if db_version is not None:
+        meta["dbVersion"] = db_version
+    if event_stamp is not None:
+        meta["eventTime"] = str(event_stamp) if type(event_stamp) is int else _text(event_stamp)
+    if system_stamp is not None:
+        meta["systemTime"] = str(system_stamp) if type(system_stamp) is int else _text(system_stamp)
+    value = stamps.checkpointTime
+    if value is not None:
+        meta["checkpointTime"] = str(value) if type(value) is int else _text(value)
+    if sequence is not None:
+        meta["sequenceId"] = sequence
+    if position is not None:
+        meta["scn"] = position
+    value = ddl.ddlMeta
+    if value is not None:
+        meta["ddlMeta"] = _text(value)
     is_row = op in C.ROW_OPS
     event = {
         "op": op,

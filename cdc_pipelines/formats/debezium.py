@@ -234,7 +234,7 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
         stamp = source.get("ts_ms")
         for key, value in source.items():
             if value is not None and type(value) is not str:
-                value = source[key] = text(value)
+                value = source[key] = str(value) if type(value) is int else text(value)
             meta["source." + key] = value
         src = source.get
         db, db_schema, table = src("db"), src("schema"), src("table")
@@ -254,7 +254,7 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
     if transaction is not None:
         for key, value in transaction.items():
             if value is not None and type(value) is not str:
-                value = transaction[key] = text(value)
+                value = transaction[key] = str(value) if type(value) is int else text(value)
             meta["transaction." + key] = value
         transaction_id = transaction.get("id")
         if transaction_id is not None:

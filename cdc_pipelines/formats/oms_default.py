@@ -95,7 +95,7 @@ def _decoder(extended: bool):
         if meta:
             for key, value in meta.items():
                 if value is not None and type(value) is not str:
-                    meta[key] = text(value)
+                    meta[key] = str(value) if type(value) is int else text(value)
             fields = meta
         else:
             fields = {}
