@@ -6,9 +6,10 @@ change the message carries, or raises `Reject` with the reason. A raw event hold
 (`op`, `raw_op`, `db`, `db_schema`, `table_name`, `event_time` and `sync_time` as epoch microseconds,
 `event_time_unit`, `tx_id`, `seq`, `position`, `pk_columns`, `column_types`, `source_types`, `ddl`,
 `meta`: text values, where a sub-object kept whole keeps its nulls) with the images `before` / `after`
-as parsed, not yet normalised (see `jsontext`), plus `temporal_units` (integer unit of temporal columns), `row_index` (the row of a multi-row message)
-and `pair_key` (the key of a split-update half). `messages.finish_event` then does what is the same
-for every format: normalise values by logical type, check that each op has what it needs.
+as parsed, not yet normalised (see `jsontext`), plus `temporal_units` (integer unit of temporal
+columns), `row_index` (the row of a multi-row message) and `pair_key` (the key of a split-update
+half). `messages.finish_event` then does what is the same for every format: normalise values by
+logical type, check that each op has what it needs.
 """
 
 from __future__ import annotations
