@@ -187,23 +187,12 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
 
 def _quality(args: argparse.Namespace) -> dict[str, bool]:
     """Rules -> passed; failing rules still exit 0 (the report says why), missing inputs exit 2."""
-    from pathlib import Path
-
-    from cdc_pipelines.quality import load_partition, run_all, write_quality_report
-    from cdc_pipelines.quality.report import report_day
+    from cdc_pipelines.quality.daily_report import write_day_report
     from cdc_pipelines.spark import spark_session
 
-    partition = load_partition(spark_session(), args.canonical, args.dt)
-    results, counts = run_all(partition)
-    out = args.out or str(Path(args.canonical) / "reports")
-    gx = None
-    if not args.no_gx:
-        from cdc_pipelines.quality.expectations import run_expectations
-
-        gx = run_expectations(partition.changes, report_day(out, args.dt))
-    report = write_quality_report(results, out, args.dt, event_counts=counts, gx=gx)
-    print(f"quality report: {report}", file=sys.stderr)
-    return {r.rule: r.passed for r in results}
+    report = write_day_report(spark_session(), args.canonical, args.dt, args.out, great_expectations=not args.no_gx)
+    print(f"quality report: {report.html}", file=sys.stderr)
+    return report.rules
 
 
 def main(argv: list[str] | None = None) -> int:

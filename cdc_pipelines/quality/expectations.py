@@ -123,7 +123,7 @@ def run_expectations(
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    docs = Path(report_day) / GX_DIR
+    docs = Path(report_day).resolve() / GX_DIR  # GX refuses a relative base_directory
     shutil.rmtree(docs, ignore_errors=True)
     flags = flag_frame(changes, thresholds).persist(StorageLevel.MEMORY_AND_DISK)
     try:
