@@ -70,7 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
     enc.add_argument("canonical", help="a canonical table folder (the changes/ written by decode)")
     demo = sub.add_parser("demo", help="generate sample extracts of every format and run the Dagster job on them")
-    demo.add_argument("--days", type=int, default=3, help="how many daily partitions (from 2024-01-01)")
+    demo.add_argument(
+        "--days", type=int, default=3, help="how many daily partitions (the last N days, ending yesterday UTC)"
+    )
     demo.add_argument("--per-day", type=int, default=60, help="row events per day")
     demo.add_argument("--out", default="out/demo", help="output folder")
     det = sub.add_parser("detect", help="print the format id the first messages of INPUT match")
@@ -216,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(summary, indent=1), file=sys.stderr)
             lake = summary["lake"]
             print(f"canonical table: {lake}/changes  targets: {summary['targets']}")
-            print(f"quality report of a day: cdc-pipelines quality --canonical {lake} --dt DATE")
+            for day, result in summary["days"].items():
+                print(f"quality report {day}: {result['report'] or 'not written (the run stopped before it)'}")
             print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
         elif args.command == "detect":
             print(_detected(args.inputs))

@@ -14,7 +14,8 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-QUIET_HOURS = 3  # this many consecutive hours without events in a day that has events flags a topic
+QUIET_HOURS = 3  # this many consecutive hours without events flags a topic ...
+QUIET_EXPECTED = 5.0  # ... whose day's average would have put at least this many events in them
 LAG_JUMP_FACTOR = 10.0  # max lag at least this many times the median ...
 LAG_JUMP_FLOOR_S = 60.0  # ... and at least this many seconds flags a topic
 # log10 decades of lag in seconds: -3 is 1-10 ms ... 4 is 10^4 s (2.8 h) and more; -4 is under 1 ms
@@ -129,9 +130,11 @@ def longest_quiet_run(hours: dict[int, dict[str, int]]) -> int:
 def topic_flags(hours: dict[int, dict[str, int]] | None, lag: TopicLag | None) -> list[str]:
     """Why a topic stands out (empty when it does not)."""
     flags = []
-    if hours and any(sum(ops.values()) for ops in hours.values()):
+    total = sum(sum(ops.values()) for ops in (hours or {}).values())
+    if total:
         quiet = longest_quiet_run(hours)
-        if quiet >= QUIET_HOURS:
+        # a topic of a few events a day is quiet for hours as a rule; one that is busy should not be
+        if quiet >= QUIET_HOURS and total / 24 * quiet >= QUIET_EXPECTED:
             flags.append(f"no events for {quiet} consecutive hours")
     if lag and lag.max is not None and lag.p50 is not None:
         if lag.max >= LAG_JUMP_FLOOR_S and lag.max >= LAG_JUMP_FACTOR * max(lag.p50, 0.0):

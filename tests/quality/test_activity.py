@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from cdc_pipelines.quality.activity import day_activity, longest_quiet_run, topic_flags
+from cdc_pipelines.quality.activity import TopicLag, day_activity, longest_quiet_run, topic_flags
 from cdc_pipelines.quality.charts import FLAG_COLOUR, OP_COLOURS, activity_charts
 from tests.quality.rows import DT, event, frame
 
@@ -43,23 +43,28 @@ def test_hourly_volume_lag_quantiles_and_flags(spark):
 
     assert activity.flags == {
         "gappy": ["no events for 12 consecutive hours", "lag jumps to 7200.0 s (median 0.020 s)"],
-        "late": ["no events for 20 consecutive hours"],
-    }
+    }  # late is quiet for 20 hours too, but with one event a day that is its normal
     assert set(activity.to_dict()["hourly"]["gappy"]) == {str(h) for h in range(24)}
 
 
 def test_flag_rules_at_their_edges():
-    hours = {h: ({"INSERT": 1} if h not in (4, 5) else {}) for h in range(24)}
+    hours = {h: ({"INSERT": 10} if h not in (4, 5) else {}) for h in range(24)}
     assert longest_quiet_run(hours) == 2 and topic_flags(hours, None) == []
     hours[6] = {}
     assert topic_flags(hours, None) == ["no events for 3 consecutive hours"]
+    sparse = {h: ({"INSERT": 1} if h not in (4, 5, 6) else {}) for h in range(24)}
+    assert topic_flags(sparse, None) == []  # 21 events a day: 3 empty hours are no news
+    spike = TopicLag(events=9, p50=0.5, p95=0.5, p99=80.0, max=80.0, negative=0, histogram={})
+    assert topic_flags(None, spike) == ["lag jumps to 80.0 s (median 0.500 s)"]
+    assert topic_flags(None, TopicLag(9, 0.5, 0.5, 50.0, 59.0, 0, {})) == []  # under a minute
+    assert topic_flags(None, TopicLag(9, 10.0, 10.0, 90.0, 90.0, 0, {})) == []  # under 10x the median
     assert topic_flags({h: {} for h in range(24)}, None) == []  # a topic quiet all day is in no hourly chart
 
 
 def test_charts_are_inline_svg_with_flagged_topics_first(spark):
     activity = day_activity(frame(spark, _rows()), DT)
     charts = activity_charts(activity)
-    assert [topic for topic, _, _ in charts] == ["gappy", "late", "steady"]
+    assert [topic for topic, _, _ in charts] == ["gappy", "late", "steady"]  # flagged first
     topic, hourly, lag = charts[0]
     assert hourly.startswith("<svg") and FLAG_COLOUR in hourly and OP_COLOURS["DELETE"] in hourly
     assert "p50 20 ms" in lag and "max 2.0 h" in lag and "lag jumps" in lag
