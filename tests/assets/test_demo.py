@@ -37,4 +37,6 @@ def test_demo_one_day_all_formats(spark, tmp_path, monkeypatch):
     timed = {t: h for t, h in activity["hourly"].items() if t not in activity["outside_day"]}
     assert len(timed) >= 12 and all(sum(h["2"].values()) and sum(h["20"].values()) for h in timed.values())
     assert activity["flags"] == {}  # nothing stands out in the demo
-    assert all(0.1 <= lag["p50"] <= 1.0 for lag in activity["lag"].values())
+    # sync lags 0.1-1 s; the SharePlex formats keep whole seconds, so theirs reads 0
+    medians = sorted(lag["p50"] for lag in activity["lag"].values())
+    assert all(0 <= m <= 1.0 for m in medians) and sum(m >= 0.1 for m in medians) >= 8
