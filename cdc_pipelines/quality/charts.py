@@ -27,23 +27,20 @@ LAG_COLOUR = "#6f4e9c"
 FLAG_COLOUR = "#bb2222"
 FLAG_FILL = "#fdeaea"
 WIDTH, HEIGHT = 420, 170
-LEFT, TOP, BOTTOM = 40, 34, 26
+LEFT, TOP, BOTTOM = 40, 42, 26
 
 
-def _frame(title: str, flags: list[str], body: str) -> str:
-    border = f'stroke="{FLAG_COLOUR}" stroke-width="3"' if flags else 'stroke="#ccc" stroke-width="1"'
-    fill = FLAG_FILL if flags else "#fff"
-    note = (
-        f'<text x="{WIDTH - 8}" y="18" text-anchor="end" font-size="11" fill="{FLAG_COLOUR}">'
-        f"{escape('; '.join(flags))}</text>"
-        if flags
-        else ""
-    )
+def _frame(title: str, flagged: bool, subtitle: str, body: str, alert: bool = False) -> str:
+    """A panel: title, one line under it (red when `alert`), red frame and tint when the topic is flagged."""
+    border = f'stroke="{FLAG_COLOUR}" stroke-width="3"' if flagged else 'stroke="#ccc" stroke-width="1"'
+    colour = FLAG_COLOUR if alert else "#222"
     return (
-        f'<svg width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'font-family="sans-serif" role="img"><title>{escape(title)}</title>'
-        f'<rect x="1" y="1" width="{WIDTH - 2}" height="{HEIGHT - 2}" fill="{fill}" {border}/>'
-        f'<text x="8" y="18" font-size="13" font-weight="600">{escape(title)}</text>{note}{body}</svg>'
+        f'<svg width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" role="img">'
+        f"<title>{escape(title)}</title>"
+        f'<rect x="1" y="1" width="{WIDTH - 2}" height="{HEIGHT - 2}" fill="{FLAG_FILL if flagged else "#fff"}" '
+        f"{border}/>"
+        f'<text x="8" y="17" font-size="13" font-weight="600">{escape(title)}</text>'
+        f'<text x="8" y="31" font-size="11" fill="{colour}">{escape(subtitle)}</text>{body}</svg>'
     )
 
 
@@ -82,7 +79,10 @@ def hourly_chart(topic: str, hours: dict[int, dict[str, int]], flags: list[str] 
             )
         if h % 3 == 0:
             parts.append(f'<text x="{x:.1f}" y="{HEIGHT - 10}" font-size="10">{h:02d}</text>')
-    return _frame(f"{topic}: events per hour (UTC)", list(flags), "".join(parts))
+    quiet = [f for f in flags if f.startswith("no events")]
+    total = sum(sum(ops.values()) for ops in hours.values())
+    subtitle = "; ".join(quiet) or f"{total} events"
+    return _frame(f"{topic}: events per hour (UTC)", bool(flags), subtitle, "".join(parts), alert=bool(quiet))
 
 
 def _seconds(value: float | None) -> str:
@@ -98,19 +98,20 @@ def lag_chart(topic: str, lag: TopicLag, flags: list[str] = ()) -> str:
     buckets = list(lag.histogram.items())
     peak = max((n for _, n in buckets), default=0) or 1
     slot = (WIDTH - 8 - LEFT) / max(len(buckets), 1)
-    plot = HEIGHT - BOTTOM - TOP - 14
-    parts = [_axis(TOP + 14, str(peak))]
+    plot = HEIGHT - BOTTOM - TOP
+    parts = [_axis(TOP, str(peak))]
     figures = f"p50 {_seconds(lag.p50)}  p95 {_seconds(lag.p95)}  p99 {_seconds(lag.p99)}  max {_seconds(lag.max)}"
-    parts.append(f'<text x="{LEFT}" y="{TOP + 4}" font-size="11">{escape(figures)}</text>')
+    jump = [f for f in flags if f.startswith("lag jumps")]
     for i, (label, n) in enumerate(buckets):
         x = LEFT + i * slot
-        height = plot * n / peak
+        height = max(plot * n / peak, 2.0) if n else 0.0  # a handful of events stays visible
         parts.append(
             f'<rect x="{x + 2:.1f}" y="{HEIGHT - BOTTOM - height:.1f}" width="{slot - 4:.1f}" '
             f'height="{height:.1f}" fill="{LAG_COLOUR}"><title>{escape(label)}: {n}</title></rect>'
         )
         parts.append(f'<text x="{x + 2:.1f}" y="{HEIGHT - 10}" font-size="9">{escape(label)}</text>')
-    return _frame(f"{topic}: replication lag", list(flags), "".join(parts))
+    subtitle = figures + ("  (jumps)" if jump else "")
+    return _frame(f"{topic}: replication lag", bool(flags), subtitle, "".join(parts), alert=bool(jump))
 
 
 def legend() -> str:

@@ -148,7 +148,7 @@ def _activity_section(activity: Activity | None) -> str:
                 [
                     "source_topic",
                     "events in the day",
-                    "outside the day",
+                    "no time or other day",
                     "with lag",
                     "p50 s",
                     "p95 s",

@@ -67,6 +67,6 @@ def test_charts_are_inline_svg_with_flagged_topics_first(spark):
     assert [topic for topic, _, _ in charts] == ["gappy", "late", "steady"]  # flagged first
     topic, hourly, lag = charts[0]
     assert hourly.startswith("<svg") and FLAG_COLOUR in hourly and OP_COLOURS["DELETE"] in hourly
-    assert "p50 20 ms" in lag and "max 2.0 h" in lag and "lag jumps" in lag
+    assert "p50 20 ms" in lag and "max 2.0 h" in lag and "(jumps)" in lag and "no events for 12" in hourly
     _, steady_hourly, _ = charts[2]
     assert FLAG_COLOUR not in steady_hourly and "<script" not in steady_hourly + hourly + lag
