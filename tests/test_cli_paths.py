@@ -7,6 +7,7 @@ import json
 import shutil
 
 from cdc_pipelines.cli import main
+from cdc_pipelines.quality.gx_static import available
 from tests.conftest import resource
 
 
@@ -41,5 +42,9 @@ def test_every_command_with_relative_paths_from_another_directory(spark, tmp_pat
     assert json.loads(_last(capsys))["image_presence_check"] is True
     day = work / "reports" / "dt=2024-03-01"
     assert (day / "index.html").is_file() and (day / "gx" / "index.html").is_file()
-    assert json.loads((day / "summary.json").read_text())["great_expectations"]["data_docs"] == "gx/index.html"
+    gx = json.loads((day / "summary.json").read_text())["great_expectations"]
+    assert gx["data_docs"] == "gx/index.html"
+    assert gx["data_docs_offline"] is available()  # local copies of the CDN files, where scripts/setup put them
+    if gx["data_docs_offline"]:
+        assert "code.jquery.com" not in (day / "gx" / "index.html").read_text()
     assert not (tmp_path / "lake").exists() and not list(tmp_path.glob("*/gx"))  # nothing landed beside

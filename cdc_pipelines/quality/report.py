@@ -184,7 +184,13 @@ def _gx_section(gx: GxReport | None, link: str | None) -> str:
         [
             f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>',
             f'<p>The event rules as a GX expectation suite: <a href="{escape(link or "")}">Data Docs</a> '
-            "(conservation and rejected orphan halves are checked above only).</p>",
+            "(conservation and rejected orphan halves are checked above only)."
+            + (
+                ""
+                if gx.offline
+                else " Its pages load their CSS and scripts from public CDNs: scripts/setup installs local copies."
+            )
+            + "</p>",
             _table(["rule", "check", "checked", "failed", "result"], rows),
         ]
     )
@@ -244,6 +250,7 @@ def summary(
         out["great_expectations"] = {
             "success": gx.success,
             "data_docs": gx_link,
+            "data_docs_offline": gx.offline,
             "expectations": [asdict(o) for o in gx.outcomes],
         }
     return out
