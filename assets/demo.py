@@ -13,7 +13,7 @@ import dagster as dg
 import yaml
 
 from assets.graph import DAILY_JOB, build_definitions
-from assets.keys import CANONICAL
+from assets.keys import CANONICAL, REPORT
 from cdc_pipelines.daily import TARGETS_DIR
 from cdc_pipelines.demo import generate, wrap_kcat
 from cdc_pipelines.demo_catalog import KCAT_SOURCE, KCAT_TOPIC, demo_topics
@@ -32,24 +32,32 @@ def write_demo_inputs(out: Path, day_list: list[dt.date], per_day: int) -> Path:
     return catalog
 
 
-def run_demo(out: str | Path, days: int, per_day: int = 60, start: dt.date = dt.date(2024, 1, 1)) -> dict:
-    """Generate `days` days of extracts for all formats and run the daily job over them as one range."""
+def run_demo(
+    out: str | Path, days: int, per_day: int = 60, start: dt.date | None = None, data_docs: bool = True
+) -> dict:
+    """Generate `days` days of extracts for all formats and run the daily job over them as one range.
+
+    The days end yesterday (UTC) unless `start` is given, so they sit inside the default partitions window.
+    """
     out = Path(out).resolve()
+    start = start or dt.datetime.now(dt.UTC).date() - dt.timedelta(days=days)
     day_list = [start + dt.timedelta(days=i) for i in range(days)]
     catalog = write_demo_inputs(out, day_list, per_day)
     os.environ.setdefault("DAGSTER_HOME", str(out / "dagster_home"))
     Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
-    job = build_definitions(catalog, out / "raw", out / "lake").resolve_job_def(DAILY_JOB)
+    job = build_definitions(catalog, out / "raw", out / "lake", data_docs).resolve_job_def(DAILY_JOB)
     tags = {RANGE_START: day_list[0].isoformat(), RANGE_END: day_list[-1].isoformat()}
     with dg.DagsterInstance.get() as instance:
         result = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False)
     decoded = {m.partition: m.metadata for m in result.asset_materializations_for_node(CANONICAL.path[-1])}
+    reports = {m.partition: m.metadata["report"].value for m in result.asset_materializations_for_node(REPORT.path[-1])}
     checks = result.get_asset_check_evaluations()
     results = {
         day: {
             "success": result.success,
             **{k: v.value for k, v in decoded.get(day, {}).items() if k in ("read", "decoded", "rejected", "events")},
             "checks": {c.check_name: c.passed for c in checks if c.partition == day},
+            "report": reports.get(day),
         }
         for day in (d.isoformat() for d in day_list)
     }

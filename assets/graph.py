@@ -9,6 +9,7 @@ from assets.canonical import canonical_asset
 from assets.partitions import DAILY
 from assets.quality import QUALITY_CHECKS
 from assets.raw import raw_extract_asset
+from assets.report import quality_report
 from assets.targets import target_assets
 from cdc_pipelines.catalog import Topic, load_catalog
 from resources import LakeStorageResource, QualityConfigResource, TopicCatalogResource, spark_resource
@@ -17,16 +18,24 @@ DAILY_JOB = "daily_cdc"
 
 
 def build_assets(topics: Sequence[Topic]) -> list[dg.AssetsDefinition]:
-    """Raw extract per topic -> canonical_changes -> one target per format, plus the quality checks."""
-    return [*(raw_extract_asset(t) for t in topics), canonical_asset(topics), *target_assets(topics), *QUALITY_CHECKS]
+    """Raw extract per topic -> canonical_changes -> one target per format and the day's quality report,
+    plus the quality checks."""
+    return [
+        *(raw_extract_asset(t) for t in topics),
+        canonical_asset(topics),
+        *target_assets(topics),
+        quality_report,
+        *QUALITY_CHECKS,
+    ]
 
 
-def build_resources(catalog: str | Path, raw_root: str | Path, lake_root: str | Path) -> dict:
+def build_resources(catalog: str | Path, raw_root: str | Path, lake_root: str | Path, data_docs: bool = True) -> dict:
+    """`data_docs=False` leaves the GX suite and its Data Docs out of the daily report (faster)."""
     return {
         "pyspark": spark_resource(),
         "storage": LakeStorageResource(raw_root=str(raw_root), lake_root=str(lake_root)),
         "catalog": TopicCatalogResource(path=str(catalog)),
-        "quality": QualityConfigResource(),
+        "quality": QualityConfigResource(data_docs=data_docs),
     }
 
 
@@ -39,14 +48,16 @@ def daily_job():
     )
 
 
-def build_definitions(catalog: str | Path, raw_root: str | Path, lake_root: str | Path) -> dg.Definitions:
+def build_definitions(
+    catalog: str | Path, raw_root: str | Path, lake_root: str | Path, data_docs: bool = True
+) -> dg.Definitions:
     """Definitions over the topics of `catalog`; the schedule runs yesterday's partition at 02:00 UTC."""
     job = daily_job()
     return dg.Definitions(
         assets=build_assets(load_catalog(catalog)),
         jobs=[job],
         schedules=[dg.build_schedule_from_partitioned_job(job, hour_of_day=2)],
-        resources=build_resources(catalog, raw_root, lake_root),
+        resources=build_resources(catalog, raw_root, lake_root, data_docs),
         # one JVM for the whole run: the multiprocess executor would start one per step
         executor=dg.in_process_executor,
     )

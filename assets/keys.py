@@ -5,6 +5,7 @@ import re
 import dagster as dg
 
 CANONICAL = dg.AssetKey("canonical_changes")
+REPORT = dg.AssetKey("quality_report")
 
 
 def asset_name(text: str) -> str:

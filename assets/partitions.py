@@ -3,9 +3,22 @@
 A backfill of a range runs as one run: each asset handles all the run's days in one pass.
 """
 
+import datetime as dt
 import os
 
 import dagster as dg
 
-DAILY = dg.DailyPartitionsDefinition(start_date=os.environ.get("CDC_START_DATE", "2024-01-01"))
+DEFAULT_WINDOW_DAYS = 30
+
+
+def start_date(environ=os.environ, today: dt.date | None = None) -> str:
+    """CDC_START_DATE, else 30 days before today (UTC): the demo writes the last few days, so they are on
+    the partitions page and the page is a month long, not years of empty days. Real data sets the date."""
+    if environ.get("CDC_START_DATE"):
+        return dt.date.fromisoformat(environ["CDC_START_DATE"]).isoformat()
+    today = today or dt.datetime.now(dt.UTC).date()
+    return (today - dt.timedelta(days=DEFAULT_WINDOW_DAYS)).isoformat()
+
+
+DAILY = dg.DailyPartitionsDefinition(start_date=start_date())
 SINGLE_RUN = dg.BackfillPolicy.single_run()

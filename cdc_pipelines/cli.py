@@ -32,6 +32,11 @@ def _date(text: str) -> str:
         raise argparse.ArgumentTypeError(f"not a YYYY-MM-DD date: {text!r}") from None
 
 
+def _path(text: str) -> str:
+    """Paths are made absolute where they are parsed: Spark's JVM and GX resolve relative ones elsewhere."""
+    return os.path.abspath(text)
+
+
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
@@ -47,41 +52,43 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("formats", help="print every supported format id, one per line")
     dec = sub.add_parser("decode", help="decode raw messages into the canonical change table")
     dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
-    dec.add_argument("--out", required=True, help="output folder: changes/ and rejects/ are written there")
+    dec.add_argument("--out", type=_path, required=True, help="output folder: changes/ and rejects/ are written there")
     dec.add_argument("--topic", default="default", help="source topic name (partition value)")
     dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
     dec.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
-    dec.add_argument("inputs", nargs="+", help="files or folders of messages, one per line (.gz too)")
+    dec.add_argument("inputs", type=_path, nargs="+", help="files or folders of messages, one per line (.gz too)")
     conv = sub.add_parser("convert", help="decode messages of one format and re-encode them in another")
     conv.add_argument("--from", dest="source", required=True, help="source format id, or auto")
     conv.add_argument("--to", dest="target", required=True, help="target format id")
-    conv.add_argument("--out", required=True, help="output folder: <to-id>/ is written there")
+    conv.add_argument("--out", type=_path, required=True, help="output folder: <to-id>/ is written there")
     conv.add_argument("--topic", default="default", help="source topic name (partition value)")
     conv.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     conv.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
     conv.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
     conv.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
-    conv.add_argument("inputs", nargs="+", help="files or folders of messages")
+    conv.add_argument("inputs", type=_path, nargs="+", help="files or folders of messages")
     enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
     enc.add_argument("--to", dest="target", required=True, help="target format id")
-    enc.add_argument("--out", required=True, help="output folder: <to-id>/ is written there")
+    enc.add_argument("--out", type=_path, required=True, help="output folder: <to-id>/ is written there")
     enc.add_argument("--dt", type=_date, help="only this partition")
     enc.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
-    enc.add_argument("canonical", help="a canonical table folder (the changes/ written by decode)")
+    enc.add_argument("canonical", type=_path, help="a canonical table folder (the changes/ written by decode)")
     demo = sub.add_parser("demo", help="generate sample extracts of every format and run the Dagster job on them")
-    demo.add_argument("--days", type=int, default=3, help="how many daily partitions (from 2024-01-01)")
+    demo.add_argument(
+        "--days", type=int, default=3, help="how many daily partitions (the last N days, ending yesterday UTC)"
+    )
     demo.add_argument("--per-day", type=int, default=60, help="row events per day")
-    demo.add_argument("--out", default="out/demo", help="output folder")
+    demo.add_argument("--out", type=_path, default="out/demo", help="output folder")
     det = sub.add_parser("detect", help="print the format id the first messages of INPUT match")
-    det.add_argument("inputs", nargs="+", help="files or folders of messages")
+    det.add_argument("inputs", type=_path, nargs="+", help="files or folders of messages")
     smp = sub.add_parser("sample", help="decode the built-in sample messages of every format into OUT")
-    smp.add_argument("--out", required=True, help="output folder: changes/ and rejects/ are written there")
+    smp.add_argument("--out", type=_path, required=True, help="output folder: changes/ and rejects/ are written there")
     smp.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
     qua = sub.add_parser("quality", help="run the data-quality rules on one partition and write a report")
-    qua.add_argument("--canonical", required=True, help="lake folder holding changes/ and rejects/")
+    qua.add_argument("--canonical", type=_path, required=True, help="lake folder holding changes/ and rejects/")
     qua.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
-    qua.add_argument("--out", help="report folder (default: CANONICAL/reports)")
+    qua.add_argument("--out", type=_path, help="report folder (default: CANONICAL/reports)")
     qua.add_argument(
         "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
     )
@@ -187,23 +194,12 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
 
 def _quality(args: argparse.Namespace) -> dict[str, bool]:
     """Rules -> passed; failing rules still exit 0 (the report says why), missing inputs exit 2."""
-    from pathlib import Path
-
-    from cdc_pipelines.quality import load_partition, run_all, write_quality_report
-    from cdc_pipelines.quality.report import report_day
+    from cdc_pipelines.quality.daily_report import write_day_report
     from cdc_pipelines.spark import spark_session
 
-    partition = load_partition(spark_session(), args.canonical, args.dt)
-    results, counts = run_all(partition)
-    out = args.out or str(Path(args.canonical) / "reports")
-    gx = None
-    if not args.no_gx:
-        from cdc_pipelines.quality.expectations import run_expectations
-
-        gx = run_expectations(partition.changes, report_day(out, args.dt))
-    report = write_quality_report(results, out, args.dt, event_counts=counts, gx=gx)
-    print(f"quality report: {report}", file=sys.stderr)
-    return {r.rule: r.passed for r in results}
+    report = write_day_report(spark_session(), args.canonical, args.dt, args.out, great_expectations=not args.no_gx)
+    print(f"quality report: {report.html}", file=sys.stderr)
+    return report.rules
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(summary, indent=1), file=sys.stderr)
             lake = summary["lake"]
             print(f"canonical table: {lake}/changes  targets: {summary['targets']}")
-            print(f"quality report of a day: cdc-pipelines quality --canonical {lake} --dt DATE")
+            for day, result in summary["days"].items():
+                print(f"quality report {day}: {result['report'] or 'not written (the run stopped before it)'}")
             print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
         elif args.command == "detect":
             print(_detected(args.inputs))

@@ -51,14 +51,15 @@ def _value(rng: random.Random, logical: str, key: int) -> str | None:
     return None
 
 
-def _event(kind: str, day: dt.date, n: int, db: str, table: str, before, after, ddl=None) -> dict:
+def _event(kind: str, day: dt.date, n: int, db: str, table: str, before, after, ddl=None, step: int = 7) -> dict:
     pk, types = TABLES.get((db, table), ([], {}))
-    at = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC) + dt.timedelta(seconds=n * 7)
+    at = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC) + dt.timedelta(seconds=n * step)
+    lag = dt.timedelta(milliseconds=100 + (n * 37) % 900)  # sync lags the source by 0.1-1 s
     image = after or before or {}
     return {
         "event_id": f"demo-{day}-{n}", "source_format": "demo", "source_topic": "demo", "source_file": "demo",
         "source_line": n, "op": kind, "raw_op": kind, "db": db, "db_schema": None, "table_name": table,
-        "event_time": at, "event_time_unit": "s", "sync_time": at + dt.timedelta(milliseconds=250),
+        "event_time": at, "event_time_unit": "s", "sync_time": at + lag,
         "tx_id": f"tx-{n // 3}", "seq": str(n), "position": f"mysql-bin.000001:{1000 + n}",
         "pk_columns": pk if kind not in ("DDL", "HEARTBEAT") else None,
         "before": before, "after": after,
@@ -70,8 +71,10 @@ def _event(kind: str, day: dt.date, n: int, db: str, table: str, before, after, 
 
 
 def canonical_events(day: dt.date, count: int, seed: int = 7) -> Iterator[dict]:
-    """`count` row events for `day` plus a DDL and a heartbeat, deterministic for (day, seed)."""
+    """`count` row events for `day` plus a DDL and a heartbeat, deterministic for (day, seed), spread
+    evenly over the day (so the report's hourly chart has a shape)."""
     rng = random.Random(f"{seed}-{day}")
+    step = 86400 // (count + 2)
     live: dict[tuple, dict] = {}
     for n in range(count):
         db, table = rng.choice(list(TABLES))
@@ -84,19 +87,27 @@ def canonical_events(day: dt.date, count: int, seed: int = 7) -> Iterator[dict]:
             changed = rng.choice([c for c in types if c not in pk])
             after = before | {changed: _value(rng, types[changed], n)}
             live[key] = after
-            yield _event("UPDATE", day, n, db, table, before, after)
+            yield _event("UPDATE", day, n, db, table, before, after, step=step)
         elif existing and choice < 0.35:
             key = rng.choice(existing)
-            yield _event("DELETE", day, n, db, table, live.pop(key), None)
+            yield _event("DELETE", day, n, db, table, live.pop(key), None, step=step)
         else:
             row = {c: _value(rng, t, n) for c, t in types.items()}
             row |= {c: str(n + i) for i, c in enumerate(pk)}
             live[(db, table, *(row[c] for c in pk))] = row
-            yield _event("INSERT", day, n, db, table, None, row)
+            yield _event("INSERT", day, n, db, table, None, row, step=step)
     yield _event(
-        "DDL", day, count, "shop", "orders", None, None, ddl="ALTER TABLE orders ADD COLUMN channel varchar(16)"
+        "DDL",
+        day,
+        count,
+        "shop",
+        "orders",
+        None,
+        None,
+        ddl="ALTER TABLE orders ADD COLUMN channel varchar(16)",
+        step=step,
     )
-    yield _event("HEARTBEAT", day, count + 1, None, None, None, None)
+    yield _event("HEARTBEAT", day, count + 1, None, None, None, None, step=step)
 
 
 def write_extract(format_id: str, events: list[dict], path: Path, malformed: bool = True) -> dict[str, int]:

@@ -10,12 +10,14 @@ from cdc_pipelines.quality import Thresholds
 
 
 class QualityConfigResource(dg.ConfigurableResource):
-    """Max failure ratio of the event rules, max reject rate, and clock tolerances in minutes."""
+    """Max failure ratio of the event rules, max reject rate, clock tolerances in minutes, and whether the
+    daily report runs the Great Expectations suite and writes its Data Docs (about 10-30 s a day)."""
 
     max_failure_ratio: float = 0.0
     max_reject_rate: float = 0.05
     future_tolerance_minutes: float = 5.0
     sync_tolerance_minutes: float = 5.0
+    data_docs: bool = True
 
     def thresholds(self) -> Thresholds:
         return Thresholds(

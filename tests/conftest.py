@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from cdc_pipelines.extracts.local import decode_paths, encode_local
+
+# the tests' partitions are fixed days of 2024 (the default start is a month before today)
+os.environ.setdefault("CDC_START_DATE", "2024-01-01")
 
 RESOURCES = Path(__file__).parent / "resources"
 SAMPLES = Path(__file__).parent.parent / "cdc_pipelines" / "samples"

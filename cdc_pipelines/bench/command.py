@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -19,8 +20,12 @@ def add_parser(sub) -> None:
     bench.add_argument("--messages", type=int, help="messages per format at 1x (default 250000)")
     bench.add_argument("--formats", nargs="+", choices=FORMATS, help="formats to run (default: all five)")
     bench.add_argument("--scaled-formats", nargs="+", choices=FORMATS, help="only these above the smallest scale")
-    bench.add_argument("--out", default="out/bench", help="work folder: inputs, outputs and bench.json")
-    bench.add_argument("--report", default="BENCHMARKS.md", help="Markdown file to write the tables into")
+    bench.add_argument(
+        "--out", type=os.path.abspath, default="out/bench", help="work folder: inputs, outputs and bench.json"
+    )
+    bench.add_argument(
+        "--report", type=os.path.abspath, default="BENCHMARKS.md", help="Markdown file to write the tables into"
+    )
 
 
 def config_of(args: argparse.Namespace) -> BenchConfig:

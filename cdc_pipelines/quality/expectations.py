@@ -22,6 +22,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdc_pipelines.quality.gx_static import localize
 from cdc_pipelines.quality.images import RULE as IMAGE_RULE
 from cdc_pipelines.quality.images import image_checks
 from cdc_pipelines.quality.keys import RULE as PK_RULE
@@ -59,6 +60,7 @@ class GxReport:
     success: bool
     outcomes: list[ExpectationOutcome]
     docs_index: Path
+    offline: bool = False  # the site's CSS and scripts are local copies (see gx_static)
 
 
 def rule_checks(thresholds: Thresholds = DEFAULT_THRESHOLDS) -> dict[str, dict[str, SubCheck]]:
@@ -123,7 +125,7 @@ def run_expectations(
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    docs = Path(report_day) / GX_DIR
+    docs = Path(report_day).resolve() / GX_DIR  # GX refuses a relative base_directory
     shutil.rmtree(docs, ignore_errors=True)
     flags = flag_frame(changes, thresholds).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -167,4 +169,5 @@ def run_expectations(
                 success=r.success,
             )
         )
-    return GxReport(success=run.success, outcomes=outcomes, docs_index=docs / "index.html")
+    offline = localize(docs)
+    return GxReport(success=run.success, outcomes=outcomes, docs_index=docs / "index.html", offline=offline)

@@ -16,6 +16,8 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cdc_pipelines.quality.activity import Activity
+from cdc_pipelines.quality.charts import activity_charts, legend
 from cdc_pipelines.quality.result import RuleResult
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .pass,.fail{color:#fff;padding:.1em .5em;border-radius:.3em;font-size:.85em;font-weight:600}
 .pass{background:#2a7d2a} .fail{background:#b22}
 a{color:#0b5cad} code{word-break:break-all}
+.charts{display:flex;flex-wrap:wrap;gap:.6em;margin:.4em 0}
 """
 
 
@@ -115,6 +118,51 @@ def _rule_section(result: RuleResult) -> str:
     return "\n".join(parts)
 
 
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _activity_section(activity: Activity | None) -> str:
+    """Hourly volume and lag: one row of two pictures per topic, flagged topics first, then the figures."""
+    if activity is None:
+        return ""
+    rows = []
+    for topic in sorted(set(activity.hourly) | set(activity.lag)):
+        lag = activity.lag.get(topic)
+        events = sum(sum(ops.values()) for ops in activity.hourly.get(topic, {}).values())
+        rows.append(
+            [topic, events, activity.outside_day.get(topic, 0), *(
+                [lag.events, _seconds(lag.p50), _seconds(lag.p95), _seconds(lag.p99), _seconds(lag.max), lag.negative]
+                if lag else [0, None, None, None, None, 0]
+            ), "; ".join(activity.flags.get(topic, [])) or None]
+        )  # fmt: skip
+    panels = "".join(f'<div class="charts">{hourly}{lag or ""}</div>' for _, hourly, lag in activity_charts(activity))
+    flagged = ", ".join(sorted(activity.flags)) or "none"
+    return "\n".join(
+        [
+            '<h2 id="activity">Volume and replication lag through the day</h2>',
+            f"<p>Topics that stand out (red frame): {escape(flagged)}. Lag is sync_time - event_time in seconds.</p>",
+            legend(),
+            panels,
+            _table(
+                [
+                    "source_topic",
+                    "events in the day",
+                    "no time or other day",
+                    "with lag",
+                    "p50 s",
+                    "p95 s",
+                    "p99 s",
+                    "max s",
+                    "negative",
+                    "stands out",
+                ],
+                rows,
+            ),  # fmt: skip
+        ]
+    )
+
+
 def _gx_link(gx: GxReport, day: Path) -> str:
     return os.path.relpath(gx.docs_index, day).replace(os.sep, "/")
 
@@ -136,7 +184,13 @@ def _gx_section(gx: GxReport | None, link: str | None) -> str:
         [
             f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>',
             f'<p>The event rules as a GX expectation suite: <a href="{escape(link or "")}">Data Docs</a> '
-            "(conservation and rejected orphan halves are checked above only).</p>",
+            "(conservation and rejected orphan halves are checked above only)."
+            + (
+                ""
+                if gx.offline
+                else " Its pages load their CSS and scripts from public CDNs: scripts/setup installs local copies."
+            )
+            + "</p>",
             _table(["rule", "check", "checked", "failed", "result"], rows),
         ]
     )
@@ -148,6 +202,7 @@ def render_html(
     event_counts: Sequence[dict] = (),
     gx: GxReport | None = None,
     gx_link: str | None = None,
+    activity: Activity | None = None,
 ) -> str:
     """The report page as one self-contained HTML string (the GX Data Docs it links are a separate site)."""
     overall = all(r.passed for r in results)
@@ -161,6 +216,7 @@ def render_html(
             f"<p>Generated {escape(dt.datetime.now(dt.UTC).isoformat(timespec='seconds'))}.</p>",
             summary,
             _gx_line(gx_link),
+            _activity_section(activity),
             _event_section(event_counts),
             *[_rule_section(r) for r in results],
             _gx_section(gx, gx_link),
@@ -179,6 +235,7 @@ def summary(
     event_counts: Sequence[dict] = (),
     gx: GxReport | None = None,
     gx_link: str | None = None,
+    activity: Activity | None = None,
 ) -> dict[str, Any]:
     """The JSON summary: overall and per-rule outcome with every figure the HTML shows."""
     out = {
@@ -187,10 +244,13 @@ def summary(
         "rules": {r.rule: r.to_dict() for r in results},
         "event_counts": list(event_counts),
     }
+    if activity is not None:
+        out["activity"] = activity.to_dict()
     if gx is not None:
         out["great_expectations"] = {
             "success": gx.success,
             "data_docs": gx_link,
+            "data_docs_offline": gx.offline,
             "expectations": [asdict(o) for o in gx.outcomes],
         }
     return out
@@ -216,12 +276,13 @@ def write_quality_report(
     dt: str,
     event_counts: Sequence[dict] = (),
     gx: GxReport | None = None,
+    activity: Activity | None = None,
 ) -> Path:
     """Write `out_dir/dt=DT/index.html` and `summary.json` beside it, linking the GX Data Docs of
-    `gx` when given; return the HTML path."""
+    `gx` when given and drawing `activity` when given; return the HTML path."""
     day = report_day(out_dir, dt)
     link = _gx_link(gx, day) if gx is not None else None
-    text = json.dumps(summary(results, dt, event_counts, gx, link), indent=2, default=str) + "\n"
+    text = json.dumps(summary(results, dt, event_counts, gx, link, activity), indent=2, default=str) + "\n"
     _write_atomic(day / "summary.json", text)
-    _write_atomic(day / "index.html", render_html(results, dt, event_counts, gx, link))
+    _write_atomic(day / "index.html", render_html(results, dt, event_counts, gx, link, activity))
     return day / "index.html"

@@ -1,0 +1,153 @@
+"""How volume and replication lag moved through one day: the figures behind the report's pictures.
+
+Spark aggregates (events per topic, hour and op; lag quantiles and a log-scale histogram per topic)
+and only those small results reach the driver. The flags name what an operator looks for first: a
+topic whose volume drops to zero for hours, and one whose lag jumps far above its usual.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+QUIET_HOURS = 3  # this many consecutive hours without events flags a topic ...
+QUIET_EXPECTED = 5.0  # ... whose day's average would have put at least this many events in them
+LAG_JUMP_FACTOR = 10.0  # max lag at least this many times the median ...
+LAG_JUMP_FLOOR_S = 60.0  # ... and at least this many seconds flags a topic
+# log10 decades of lag in seconds: -3 is 1-10 ms ... 4 is 10^4 s (2.8 h) and more; -4 is under 1 ms
+LAG_BUCKETS = tuple(range(-4, 5))
+NON_POSITIVE = "<=0"
+QUANTILES = (0.5, 0.95, 0.99)
+
+
+@dataclass
+class TopicLag:
+    """Replication lag (`sync_time - event_time`, seconds) of one topic's events that carry both times."""
+
+    events: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    max: float | None
+    negative: int
+    histogram: dict[str, int]
+
+
+@dataclass
+class Activity:
+    """Events per topic by hour (0-23, UTC) and op, lag per topic, and the topics that stand out and why."""
+
+    dt: str
+    hourly: dict[str, dict[int, dict[str, int]]]
+    outside_day: dict[str, int]
+    lag: dict[str, TopicLag]
+    flags: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dt": self.dt,
+            "hourly": {t: {str(h): ops for h, ops in hours.items()} for t, hours in self.hourly.items()},
+            "outside_day": self.outside_day,
+            "lag": {t: asdict(lag) for t, lag in self.lag.items()},
+            "flags": self.flags,
+        }
+
+
+def lag_seconds() -> Column:
+    """sync_time - event_time in seconds, microsecond exact; null where either time is missing."""
+    return (F.unix_micros("sync_time") - F.unix_micros("event_time")) / F.lit(1_000_000.0)
+
+
+def bucket_label(decade: int) -> str:
+    return f"1e{decade}s"
+
+
+def lag_bucket() -> Column:
+    """The histogram bucket of a lag: `<=0`, or the decade floor(log10(lag)) clamped to LAG_BUCKETS."""
+    lag = lag_seconds()
+    decade = F.least(F.greatest(F.floor(F.log10(lag)), F.lit(LAG_BUCKETS[0])), F.lit(LAG_BUCKETS[-1]))
+    return F.when(lag <= 0, F.lit(NON_POSITIVE)).otherwise(F.concat(F.lit("1e"), decade.cast("string"), F.lit("s")))
+
+
+def _hourly(changes: DataFrame, day: dt.date) -> tuple[dict, dict]:
+    in_day = F.to_date("event_time") == F.lit(day)
+    rows = changes.groupBy("source_topic", F.when(in_day, F.hour("event_time")).alias("hour"), "op").count().collect()
+    hourly: dict[str, dict[int, dict[str, int]]] = {}
+    outside: dict[str, int] = {}
+    for r in rows:
+        hours = hourly.setdefault(r.source_topic, {h: {} for h in range(24)})
+        if r.hour is None:  # no event time, or one on another day
+            outside[r.source_topic] = outside.get(r.source_topic, 0) + r["count"]
+        else:
+            hours[r.hour][r.op] = r["count"]
+    return hourly, outside
+
+
+def _lag(changes: DataFrame) -> dict[str, TopicLag]:
+    timed = changes.where(F.col("sync_time").isNotNull() & F.col("event_time").isNotNull())
+    stats = (
+        timed.groupBy("source_topic")
+        .agg(
+            F.count("*").alias("events"),
+            F.percentile(lag_seconds(), list(QUANTILES)).alias("q"),
+            F.max(lag_seconds()).alias("max"),
+            F.count(F.when(lag_seconds() < 0, 1)).alias("negative"),
+        )
+        .collect()
+    )
+    buckets = timed.groupBy("source_topic", lag_bucket().alias("bucket")).count().collect()
+    histograms: dict[str, dict[str, int]] = {}
+    for r in buckets:
+        histograms.setdefault(r.source_topic, {})[r.bucket] = r["count"]
+    labels = [NON_POSITIVE, *(bucket_label(d) for d in LAG_BUCKETS)]
+    return {
+        r.source_topic: TopicLag(
+            events=r.events,
+            p50=r.q[0],
+            p95=r.q[1],
+            p99=r.q[2],
+            max=r["max"],
+            negative=r.negative,
+            histogram={b: histograms.get(r.source_topic, {}).get(b, 0) for b in labels},
+        )
+        for r in sorted(stats, key=lambda r: r.source_topic)
+    }
+
+
+def longest_quiet_run(hours: dict[int, dict[str, int]]) -> int:
+    """The most consecutive hours of the day without a single event."""
+    longest = run = 0
+    for h in range(24):
+        run = 0 if sum(hours.get(h, {}).values()) else run + 1
+        longest = max(longest, run)
+    return longest
+
+
+def topic_flags(hours: dict[int, dict[str, int]] | None, lag: TopicLag | None) -> list[str]:
+    """Why a topic stands out (empty when it does not)."""
+    flags = []
+    total = sum(sum(ops.values()) for ops in (hours or {}).values())
+    if total:
+        quiet = longest_quiet_run(hours)
+        # a topic of a few events a day is quiet for hours as a rule; one that is busy should not be
+        if quiet >= QUIET_HOURS and total / 24 * quiet >= QUIET_EXPECTED:
+            flags.append(f"no events for {quiet} consecutive hours")
+    if lag and lag.max is not None and lag.p50 is not None:
+        if lag.max >= LAG_JUMP_FLOOR_S and lag.max >= LAG_JUMP_FACTOR * max(lag.p50, 0.0):
+            flags.append(f"lag jumps to {lag.max:.1f} s (median {lag.p50:.3f} s)")
+    return flags
+
+
+def day_activity(changes: DataFrame, dt_value: str) -> Activity:
+    """Hourly volume and lag figures of one partition's events, with the flagged topics."""
+    hourly, outside = _hourly(changes, dt.date.fromisoformat(dt_value))
+    lag = _lag(changes)
+    topics = sorted(set(hourly) | set(lag))
+    flags = {t: f for t in topics if (f := topic_flags(hourly.get(t), lag.get(t)))}
+    return Activity(
+        dt=dt_value, hourly={t: hourly[t] for t in sorted(hourly)}, outside_day=outside, lag=lag, flags=flags
+    )
