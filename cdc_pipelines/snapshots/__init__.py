@@ -1,0 +1,8 @@
+"""Table snapshots: each source table's state at the end of every day, folded from its changes in Spark.
+
+No Dagster here: the CLI and the `table_snapshots` asset both call `snapshot_days`.
+"""
+
+from cdc_pipelines.snapshots.apply import Applied, apply_day
+
+__all__ = ["Applied", "apply_day"]
