@@ -4,5 +4,6 @@ No Dagster here: the CLI and the `table_snapshots` asset both call `snapshot_day
 """
 
 from cdc_pipelines.snapshots.apply import Applied, apply_day
+from cdc_pipelines.snapshots.run import snapshot_days
 
-__all__ = ["Applied", "apply_day"]
+__all__ = ["Applied", "apply_day", "snapshot_days"]

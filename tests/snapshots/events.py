@@ -8,7 +8,7 @@ from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.snapshots.schema import STATE_SCHEMA
 
 T0 = dt.datetime(2024, 1, 1)
-TYPES = {"id": "INT", "name": "STRING", "amount": "DECIMAL", "flag": "BOOLEAN"}
+TYPES = {"id": "INT", "name": "STRING", "amount": "DECIMAL", "flag": "BOOLEAN", "extra": "INT"}
 
 
 def change(n: int, op: str, before=None, after=None, table="t", pk=("id",), seq=None, at=None, day="2024-01-01"):
