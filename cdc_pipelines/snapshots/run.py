@@ -57,9 +57,7 @@ def snapshot_days(
     root = snapshots_root(lake_root, out)
     before = applied_days(root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
-    return {
-        day: snapshot_day(spark, lake_root, root, day, topics, late=any(d > day for d in before)) for day in days
-    }
+    return {day: snapshot_day(spark, lake_root, root, day, topics, late=any(d > day for d in before)) for day in days}
 
 
 def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None) -> DataFrame:

@@ -22,10 +22,14 @@ _VALID = {
     "INT": lambda v: v.rlike("^[+-]?[0-9]+$"),
     "DECIMAL": lambda v: v.rlike(r"^[+-]?[0-9]+(\.[0-9]+)?$"),
     "DATE": lambda v: v.rlike("^[0-9]{4}-[0-9]{2}-[0-9]{2}$") & v.try_cast("date").isNotNull(),
-    "TIMESTAMP": lambda v: v.rlike(f"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}{_FRACTION}Z$")
-    & v.try_cast("timestamp").isNotNull(),
-    "DATETIME": lambda v: v.rlike(f"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}{_FRACTION}$")
-    & v.try_cast("timestamp_ntz").isNotNull(),
+    "TIMESTAMP": lambda v: (
+        v.rlike(f"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}{_FRACTION}Z$")
+        & v.try_cast("timestamp").isNotNull()
+    ),
+    "DATETIME": lambda v: (
+        v.rlike(f"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}{_FRACTION}$")
+        & v.try_cast("timestamp_ntz").isNotNull()
+    ),
     "BYTES": lambda v: v.rlike("^[A-Za-z0-9+/]*={0,2}$") & (F.length(v) % 4 == 0),
 }
 
@@ -113,7 +117,5 @@ def typed_table(state: DataFrame, plans: list[ColumnPlan], pk_columns: list[str]
     """One table's rows with a real column per source column (key columns first), then the `_cdc_` columns."""
     ordered = sorted(plans, key=lambda p: (p.name not in pk_columns, pk_columns.index(p.name) if p.name in
                                            pk_columns else 0, p.name))  # fmt: skip
-    values = [
-        typed_value(F.try_element_at("row", F.lit(p.name)), p.spark_type).alias(p.name) for p in ordered
-    ]
+    values = [typed_value(F.try_element_at("row", F.lit(p.name)), p.spark_type).alias(p.name) for p in ordered]
     return state.select(*values, "_cdc_op", "_cdc_event_time", "_cdc_event_id", "dt")

@@ -52,8 +52,10 @@ def test_two_days_typed_output_and_summary(spark, tmp_path):
     assert (days[D2]["rows"], days[D2]["anomalies"], days[D2]["previous_dt"]) == (3, 2, D1)
 
     t1 = _table(spark, lake, D1)
-    assert dict(t1.dtypes) == {"id": "bigint", "amount": "decimal(29,9)", "flag": "boolean", "name": "string",
-                               "_cdc_op": "string", "_cdc_event_time": "timestamp", "_cdc_event_id": "string"}  # fmt: skip
+    assert dict(t1.dtypes) == {
+        "id": "bigint", "amount": "decimal(29,9)", "flag": "boolean", "name": "string",
+        "_cdc_op": "string", "_cdc_event_time": "timestamp", "_cdc_event_id": "string",
+    }  # fmt: skip
     assert t1.columns[0] == "id"
     t2 = _table(spark, lake, D2).collect()
     assert [(r.id, r.name, str(r.amount), r.flag, r.extra, r._cdc_op) for r in t2] == [
