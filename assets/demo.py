@@ -13,10 +13,11 @@ import dagster as dg
 import yaml
 
 from assets.graph import DAILY_JOB, build_definitions
-from assets.keys import CANONICAL
+from assets.keys import CANONICAL, SNAPSHOTS
 from cdc_pipelines.daily import TARGETS_DIR
 from cdc_pipelines.demo import generate, wrap_kcat
 from cdc_pipelines.demo_catalog import KCAT_SOURCE, KCAT_TOPIC, demo_topics
+from cdc_pipelines.snapshots.store import SNAPSHOTS_DIR
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
@@ -44,18 +45,21 @@ def run_demo(out: str | Path, days: int, per_day: int = 60, start: dt.date = dt.
     with dg.DagsterInstance.get() as instance:
         result = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False)
     decoded = {m.partition: m.metadata for m in result.asset_materializations_for_node(CANONICAL.path[-1])}
+    snapshots = {m.partition: m.metadata for m in result.asset_materializations_for_node(SNAPSHOTS.path[-1])}
     checks = result.get_asset_check_evaluations()
     results = {
         day: {
             "success": result.success,
             **{k: v.value for k, v in decoded.get(day, {}).items() if k in ("read", "decoded", "rejected", "events")},
             "checks": {c.check_name: c.passed for c in checks if c.partition == day},
+            "snapshot": {k: v.value for k, v in snapshots.get(day, {}).items() if k in ("tables", "rows", "anomalies")},
         }
         for day in (d.isoformat() for d in day_list)
     }
     return {
         "lake": str(out / "lake"),
         "targets": str(out / "lake" / TARGETS_DIR),
+        "snapshots": str(out / "lake" / SNAPSHOTS_DIR),
         "raw": str(out / "raw"),
         "catalog": str(catalog),
         "dagster_home": os.environ["DAGSTER_HOME"],

@@ -9,6 +9,7 @@ from assets.canonical import canonical_asset
 from assets.partitions import DAILY
 from assets.quality import QUALITY_CHECKS
 from assets.raw import raw_extract_asset
+from assets.snapshots import snapshot_anomalies_check, table_snapshots
 from assets.targets import target_assets
 from cdc_pipelines.catalog import Topic, load_catalog
 from resources import LakeStorageResource, QualityConfigResource, TopicCatalogResource, spark_resource
@@ -17,8 +18,11 @@ DAILY_JOB = "daily_cdc"
 
 
 def build_assets(topics: Sequence[Topic]) -> list[dg.AssetsDefinition]:
-    """Raw extract per topic -> canonical_changes -> one target per format, plus the quality checks."""
-    return [*(raw_extract_asset(t) for t in topics), canonical_asset(topics), *target_assets(topics), *QUALITY_CHECKS]
+    """Raw extract per topic -> canonical_changes -> one target per format and the table snapshots, plus checks."""
+    return [
+        *(raw_extract_asset(t) for t in topics), canonical_asset(topics), *target_assets(topics), table_snapshots,
+        *QUALITY_CHECKS, snapshot_anomalies_check,
+    ]  # fmt: skip
 
 
 def build_resources(catalog: str | Path, raw_root: str | Path, lake_root: str | Path) -> dict:

@@ -257,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             lake = summary["lake"]
             print(f"canonical table: {lake}/changes  targets: {summary['targets']}")
             print(f"quality report of a day: cdc-pipelines quality --canonical {lake} --dt DATE")
+            print(f"table snapshots: {summary['snapshots']}")
             print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
         elif args.command == "detect":
             print(_detected(args.inputs))
