@@ -206,7 +206,11 @@ def _quality(args: argparse.Namespace) -> dict[str, bool]:
         from cdc_pipelines.quality.expectations import run_expectations
 
         gx = run_expectations(partition.changes, report_day(out, args.dt))
-    report = write_quality_report(results, out, args.dt, event_counts=counts, gx=gx)
+    from cdc_pipelines.snapshots.report import snapshot_report
+    from cdc_pipelines.snapshots.run import snapshots_root
+
+    snapshot = snapshot_report(partition.changes.sparkSession, snapshots_root(args.canonical), args.dt)
+    report = write_quality_report(results, out, args.dt, event_counts=counts, gx=gx, snapshot=snapshot)
     print(f"quality report: {report}", file=sys.stderr)
     return {r.rule: r.passed for r in results}
 
