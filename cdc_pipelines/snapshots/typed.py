@@ -115,7 +115,7 @@ def typed_value(value: Column, spark_type_name: str) -> Column:
 
 def typed_table(state: DataFrame, plans: list[ColumnPlan], pk_columns: list[str]) -> DataFrame:
     """One table's rows with a real column per source column (key columns first), then the `_cdc_` columns."""
-    ordered = sorted(plans, key=lambda p: (p.name not in pk_columns, pk_columns.index(p.name) if p.name in
-                                           pk_columns else 0, p.name))  # fmt: skip
+    rank = {c: i for i, c in enumerate(pk_columns)}
+    ordered = sorted(plans, key=lambda p: (rank.get(p.name, len(rank)), p.name))
     values = [typed_value(F.try_element_at("row", F.lit(p.name)), p.spark_type).alias(p.name) for p in ordered]
     return state.select(*values, "_cdc_op", "_cdc_event_time", "_cdc_event_id", "dt")
