@@ -13,10 +13,11 @@ import dagster as dg
 import yaml
 
 from assets.graph import DAILY_JOB, build_definitions
-from assets.keys import CANONICAL, REPORT
+from assets.keys import CANONICAL, REPORT, SNAPSHOTS
 from cdc_pipelines.daily import TARGETS_DIR
 from cdc_pipelines.demo import generate, wrap_kcat
 from cdc_pipelines.demo_catalog import KCAT_SOURCE, KCAT_TOPIC, demo_topics
+from cdc_pipelines.snapshots.store import SNAPSHOTS_DIR
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
@@ -51,6 +52,7 @@ def run_demo(
         result = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False)
     decoded = {m.partition: m.metadata for m in result.asset_materializations_for_node(CANONICAL.path[-1])}
     reports = {m.partition: m.metadata["report"].value for m in result.asset_materializations_for_node(REPORT.path[-1])}
+    snapshots = {m.partition: m.metadata for m in result.asset_materializations_for_node(SNAPSHOTS.path[-1])}
     checks = result.get_asset_check_evaluations()
     results = {
         day: {
@@ -58,12 +60,14 @@ def run_demo(
             **{k: v.value for k, v in decoded.get(day, {}).items() if k in ("read", "decoded", "rejected", "events")},
             "checks": {c.check_name: c.passed for c in checks if c.partition == day},
             "report": reports.get(day),
+            "snapshot": {k: v.value for k, v in snapshots.get(day, {}).items() if k in ("tables", "rows", "anomalies")},
         }
         for day in (d.isoformat() for d in day_list)
     }
     return {
         "lake": str(out / "lake"),
         "targets": str(out / "lake" / TARGETS_DIR),
+        "snapshots": str(out / "lake" / SNAPSHOTS_DIR),
         "raw": str(out / "raw"),
         "catalog": str(catalog),
         "dagster_home": os.environ["DAGSTER_HOME"],

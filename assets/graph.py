@@ -10,6 +10,7 @@ from assets.partitions import DAILY
 from assets.quality import QUALITY_CHECKS
 from assets.raw import raw_extract_asset
 from assets.report import quality_report
+from assets.snapshots import snapshot_anomalies_check, table_snapshots
 from assets.targets import target_assets
 from cdc_pipelines.catalog import Topic, load_catalog
 from resources import LakeStorageResource, QualityConfigResource, TopicCatalogResource, spark_resource
@@ -18,14 +19,16 @@ DAILY_JOB = "daily_cdc"
 
 
 def build_assets(topics: Sequence[Topic]) -> list[dg.AssetsDefinition]:
-    """Raw extract per topic -> canonical_changes -> one target per format and the day's quality report,
-    plus the quality checks."""
+    """Raw extract per topic -> canonical_changes -> one target per format, the day's quality report and
+    the table snapshots, plus the checks."""
     return [
         *(raw_extract_asset(t) for t in topics),
         canonical_asset(topics),
         *target_assets(topics),
         quality_report,
+        table_snapshots,
         *QUALITY_CHECKS,
+        snapshot_anomalies_check,
     ]
 
 

@@ -18,3 +18,6 @@ def raw_key(topic: str) -> dg.AssetKey:
 
 def target_key(format_id: str) -> dg.AssetKey:
     return dg.AssetKey(["targets", asset_name(format_id)])
+
+
+SNAPSHOTS = dg.AssetKey("table_snapshots")

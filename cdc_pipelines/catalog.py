@@ -18,6 +18,7 @@ class Topic:
     options: dict[str, str] = field(default_factory=dict)
     targets: tuple[str, ...] = ()
     envelope: str | None = None
+    snapshot: bool = False  # its tables feed `table_snapshots`: opt-in, as one table must come from one topic
 
 
 class CatalogError(ValueError):
@@ -25,7 +26,7 @@ class CatalogError(ValueError):
 
 
 def load_catalog(path: str | Path) -> list[Topic]:
-    """Read and validate a catalog YAML (`topics: [{name, format, options, targets, envelope}]`)."""
+    """Read and validate a catalog YAML (`topics: [{name, format, options, targets, envelope, snapshot}]`)."""
     data = yaml.safe_load(Path(path).read_text()) or {}
     topics = []
     for i, entry in enumerate(data.get("topics") or []):
@@ -43,5 +44,8 @@ def load_catalog(path: str | Path) -> list[Topic]:
         except (KeyError, ValueError) as exc:
             raise CatalogError(f"topic {entry['name']!r} in {path}: {exc}") from None
         targets = tuple(entry.get("targets") or ())
-        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope")))
+        if not isinstance(entry.get("snapshot", False), bool):
+            raise CatalogError(f"topic {entry['name']!r} in {path}: snapshot must be true or false")
+        snapshot = entry.get("snapshot", False)
+        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot))
     return topics

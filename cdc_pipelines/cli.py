@@ -92,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     qua.add_argument(
         "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
     )
+    snap = sub.add_parser("snapshot", help="apply one day of changes to the table snapshots of the day before")
+    snap.add_argument("--canonical", required=True, help="lake folder holding changes/")
+    snap.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
+    snap.add_argument("--out", help="snapshots folder (default: CANONICAL/snapshots)")
+    snap.add_argument("--topic", action="append", help="only these source topics (default: all)")
     add_bench_parser(sub)
     return parser
 
@@ -202,6 +207,30 @@ def _quality(args: argparse.Namespace) -> dict[str, bool]:
     return report.rules
 
 
+def _snapshot(args: argparse.Namespace) -> dict:
+    """The day's figures; every later day already applied is re-applied after it (named on stderr)."""
+    from cdc_pipelines.pipeline import CHANGES_DIR
+    from cdc_pipelines.snapshots import snapshot_days
+    from cdc_pipelines.spark import spark_session
+
+    if not (Path(args.canonical) / CHANGES_DIR / f"dt={args.dt}").is_dir():
+        raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
+    spark = spark_session()
+    with spark_progress(spark, "snapshot"):
+        days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic)
+    if len(days) > 1:
+        print(f"re-applied the later days {sorted(days)[1:]} on top of {args.dt}", file=sys.stderr)
+    day = days[args.dt]
+    print(f"snapshots: {day['path']}", file=sys.stderr)
+    return {
+        "tables": day["tables"],
+        "rows": day["rows"],
+        "applied": day["applied"],
+        "anomalies": day["anomalies"],
+        "skipped_tables": [s["table"] for s in day["skipped_tables"]],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if getattr(args, "max_message_chars", None):
@@ -225,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"canonical table: {lake}/changes  targets: {summary['targets']}")
             for day, result in summary["days"].items():
                 print(f"quality report {day}: {result['report'] or 'not written (the run stopped before it)'}")
+            print(f"table snapshots: {summary['snapshots']}")
             print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
         elif args.command == "detect":
             print(_detected(args.inputs))
@@ -232,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(_sample(args)))
         elif args.command == "quality":
             print(json.dumps(_quality(args)))
+        elif args.command == "snapshot":
+            print(json.dumps(_snapshot(args)))
         elif args.command == "bench":
             from cdc_pipelines.bench.command import run as run_bench
 

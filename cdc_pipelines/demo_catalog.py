@@ -1,4 +1,5 @@
-"""The demo's topic catalog: one topic per format, a kcat-enveloped topic, and a few re-emitted targets."""
+"""The demo's topic catalog: one topic per format, a kcat-enveloped topic, a few re-emitted targets, and
+the topic whose tables are snapshotted."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from cdc_pipelines.formats import FORMAT_IDS
 KCAT_TOPIC = "oms-canal-kcat"
 KCAT_SOURCE = "oms-canal"
 OPTIONS = {"datahub-tuple": {"table": "demo"}, "oms-debezium-smt": {"table": "demo"}}
+SNAPSHOT_TOPICS = ("oms-canal",)  # one topic per source table: the demo's topics all carry the same tables
 TARGETS = {"oms-default": ["oms-canal", "dts-avro"], "dts-canal": ["oms-canal"], KCAT_TOPIC: ["dataworks-json"]}
 
 
@@ -14,4 +16,5 @@ def demo_topics() -> list[dict]:
     """Catalog entries (as written to YAML) of every demo topic."""
     topics = [{"name": f, "format": f, "options": OPTIONS.get(f, {})} for f in FORMAT_IDS]
     topics.append({"name": KCAT_TOPIC, "format": KCAT_SOURCE, "envelope": "kcat"})
+    topics = [t | ({"snapshot": True} if t["name"] in SNAPSHOT_TOPICS else {}) for t in topics]
     return [t | ({"targets": TARGETS[t["name"]]} if t["name"] in TARGETS else {}) for t in topics]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
+import zipfile
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -34,4 +39,37 @@ def spark_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    ship_package(session)
     return session
+
+
+_SHIPPED: set[str] = set()
+
+
+def ship_package(session: SparkSession) -> None:
+    """On a cluster, send this process's `cdc_pipelines` to the executors (once per application).
+
+    Python workers import the codecs the driver's functions name. Without this they import whatever
+    package a worker machine has installed, or fail where it has none: on the test cluster that was
+    another checkout's editable install, a different version of the code. The zip is served by the
+    driver (`addPyFile`), so no shared filesystem is needed for it, and it comes first on the workers'
+    `sys.path`. Local masters share the driver's interpreter setup and need nothing.
+    """
+    context = session.sparkContext
+    if context.master.startswith("local") or context.applicationId in _SHIPPED:
+        return
+    context.addPyFile(str(package_zip()))
+    _SHIPPED.add(context.applicationId)
+
+
+def package_zip() -> Path:
+    """`cdc_pipelines` (sources and package data, no bytecode) as a fresh zip in a temporary folder."""
+    package = Path(__file__).resolve().parent
+    folder = tempfile.mkdtemp(prefix="cdc_pipelines-")
+    atexit.register(shutil.rmtree, folder, True)  # the driver serves it until the application ends
+    target = Path(folder) / "cdc_pipelines.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(package.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                archive.write(path, Path(package.name) / path.relative_to(package))
+    return target

@@ -14,17 +14,18 @@ import binascii
 import codecs
 import copy
 import datetime as dt
+import importlib.resources
 import io
 import json
 import re
 from functools import cache, lru_cache
-from pathlib import Path
 
 import fastavro
 
 from cdc_pipelines.formats import encoding as E
 
-SCHEMA_FILE = Path(__file__).parent / "schemas" / "dts_record.avsc"
+# a package resource, so it also reads from the zip executors import the package from on a cluster
+SCHEMA_FILE = importlib.resources.files("cdc_pipelines.formats") / "schemas" / "dts_record.avsc"
 NAMESPACE = "com.alibaba.dts.formats.avro."
 OPS = {
     "INSERT": "INSERT",

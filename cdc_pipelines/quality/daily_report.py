@@ -15,6 +15,8 @@ from pyspark.sql import SparkSession
 from cdc_pipelines.quality.activity import Activity, day_activity
 from cdc_pipelines.quality.report import report_day, write_quality_report
 from cdc_pipelines.quality.runner import RULES, Thresholds, event_counts, load_partition, run_rule
+from cdc_pipelines.snapshots.report import snapshot_report
+from cdc_pipelines.snapshots.run import snapshots_root
 
 REPORTS_DIR = "reports"
 
@@ -62,7 +64,8 @@ def write_day_report(
             gx = run_expectations(partition.changes, report_day(out, dt), thresholds)
     finally:
         partition.changes.unpersist()
-    html = write_quality_report(results, out, dt, event_counts=counts, gx=gx, activity=activity)
+    snapshot = snapshot_report(spark, snapshots_root(lake_root), dt)
+    html = write_quality_report(results, out, dt, event_counts=counts, gx=gx, activity=activity, snapshot=snapshot)
     return DayReport(
         html=html,
         summary=html.parent / "summary.json",

@@ -196,6 +196,28 @@ def _gx_section(gx: GxReport | None, link: str | None) -> str:
     )
 
 
+def _snapshot_section(snapshot: dict | None) -> str:
+    """The day's table snapshots (see `cdc_pipelines.snapshots`): rows and anomalies per table, examples."""
+    if snapshot is None:
+        return ""
+    tables = [[name, t["rows"], t["anomalies"]] for name, t in snapshot["per_table"].items()]
+    skipped = [[s["table"], s["reason"], s["events"]] for s in snapshot["skipped_tables"]]
+    examples = [[e["kind"], e["event_id"], e["op"], ".".join(filter(None, (e["db"], e["db_schema"], e["table_name"]))),
+                 e["detail"]] for e in snapshot["examples"]]  # fmt: skip
+    return "\n".join(
+        [
+            f'<h2 id="snapshots">Table snapshots {_badge(snapshot["anomalies"] == 0)}</h2>',
+            f"<p>{snapshot['tables']} tables, {snapshot['rows']} rows after {snapshot['applied']} changes applied "
+            f"to the snapshot of {escape(str(snapshot['previous_dt'] or 'nothing (first day)'))}.</p>",
+            _table(["table", "rows", "anomalies"], tables),
+            "<h3>Tables not applied</h3>",
+            _table(["table", "reason", "events"], skipped),
+            "<h3>Anomaly examples</h3>",
+            _table(["kind", "event id", "op", "table", "detail"], examples),
+        ]
+    )
+
+
 def render_html(
     results: Sequence[RuleResult],
     dt_value: str,
@@ -203,6 +225,7 @@ def render_html(
     gx: GxReport | None = None,
     gx_link: str | None = None,
     activity: Activity | None = None,
+    snapshot: dict | None = None,
 ) -> str:
     """The report page as one self-contained HTML string (the GX Data Docs it links are a separate site)."""
     overall = all(r.passed for r in results)
@@ -220,6 +243,7 @@ def render_html(
             _event_section(event_counts),
             *[_rule_section(r) for r in results],
             _gx_section(gx, gx_link),
+            _snapshot_section(snapshot),
         ]
     )
     return (
@@ -277,12 +301,15 @@ def write_quality_report(
     event_counts: Sequence[dict] = (),
     gx: GxReport | None = None,
     activity: Activity | None = None,
+    snapshot: dict | None = None,
 ) -> Path:
     """Write `out_dir/dt=DT/index.html` and `summary.json` beside it, linking the GX Data Docs of
-    `gx` when given and drawing `activity` when given; return the HTML path."""
+    `gx` when given and drawing `activity` when given; return the HTML path. A `snapshot`
+    (`snapshots.report`) adds its section to the page (its figures are in the snapshot's own
+    `_runs/dt=.../summary.json`)."""
     day = report_day(out_dir, dt)
     link = _gx_link(gx, day) if gx is not None else None
     text = json.dumps(summary(results, dt, event_counts, gx, link, activity), indent=2, default=str) + "\n"
     _write_atomic(day / "summary.json", text)
-    _write_atomic(day / "index.html", render_html(results, dt, event_counts, gx, link, activity))
+    _write_atomic(day / "index.html", render_html(results, dt, event_counts, gx, link, activity, snapshot))
     return day / "index.html"

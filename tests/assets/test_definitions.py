@@ -9,7 +9,7 @@ import dagster as dg
 import yaml
 
 from assets.graph import DAILY_JOB
-from assets.keys import CANONICAL, REPORT, raw_key, target_key
+from assets.keys import CANONICAL, REPORT, SNAPSHOTS, raw_key, target_key
 from assets.partitions import start_date
 from cdc_pipelines.catalog import load_catalog
 from cdc_pipelines.demo_catalog import demo_topics
@@ -29,13 +29,15 @@ def test_workspace_graph_has_every_asset():
     graph = defs.resolve_asset_graph()
     targets = {f for t in topics for f in t.targets}
     assert targets and any(t.envelope == "kcat" for t in topics)
-    expected = {raw_key(t.name) for t in topics} | {CANONICAL, REPORT} | {target_key(f) for f in targets}
+    expected = {raw_key(t.name) for t in topics} | {CANONICAL, REPORT, SNAPSHOTS} | {target_key(f) for f in targets}
     assert graph.get_all_asset_keys() == expected
+    assert graph.get(SNAPSHOTS).parent_keys == {CANONICAL, SNAPSHOTS}  # its own previous day
     assert graph.get(CANONICAL).parent_keys == {raw_key(t.name) for t in topics}
     assert all(graph.get(target_key(f)).parent_keys == {CANONICAL} for f in targets)
     assert graph.get(REPORT).parent_keys == {CANONICAL}
     assert REPORT in defs.resolve_job_def(DAILY_JOB).asset_layer.executable_asset_keys
     assert {k.name for k in graph.asset_check_keys} >= {"conservation_check", "pk_consistency_check"}
+    assert {k.name for k in graph.asset_check_keys} >= {"snapshot_anomalies_check"}
     for key in expected:
         assert graph.get(key).backfill_policy == dg.BackfillPolicy.single_run()
         assert graph.get(key).partitions_def.start.date().isoformat() == start_date()

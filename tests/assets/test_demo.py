@@ -20,6 +20,10 @@ def test_demo_one_day_all_formats(spark, tmp_path, monkeypatch):
     assert day["success"] and day["read"] == day["decoded"] + day["rejected"]
     assert day["rejected"] == len(FORMAT_IDS) + 1  # one malformed line planted in each extract
     assert day["checks"]["conservation_check"] and day["checks"]["image_presence_check"]
+    # the oms-canal topic's three tables, applied from nothing: no anomalies on a first day
+    assert day["snapshot"]["tables"] == 3 and day["snapshot"]["anomalies"] == 0
+    assert day["checks"]["snapshot_anomalies_check"]
+    assert len(list(Path(summary["snapshots"]).glob("db=*/table=*/dt=2024-01-01"))) == 3
     topics = {
         r.source_topic
         for r in read_canonical(spark, tmp_path / "lake" / "changes").select("source_topic").distinct().collect()

@@ -1,0 +1,67 @@
+"""Where snapshots live under `lake/snapshots/`, and the small reads and writes of its datasets.
+
+- `db=<db>/[schema=<db_schema>/]table=<table>/dt=<day>/`: each table's typed snapshot at the end of the day;
+- `_state/dt=<day>/`: the same rows as canonical text (what the next day is applied to);
+- `_anomalies/`, `_ddl/`, `_applied/` (the event ids each day applied): partitioned by `dt`;
+- `_runs/dt=<day>/summary.json`: the day's figures, written last, so it marks the day as applied.
+Folder names are escaped as Spark escapes partition values, so no table name becomes a path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from cdc_pipelines.partition_paths import escape_value
+
+SNAPSHOTS_DIR = "snapshots"
+STATE, ANOMALIES, DDL, APPLIED, RUNS = "_state", "_anomalies", "_ddl", "_applied", "_runs"
+SUMMARY = "summary.json"
+
+
+def table_root(root: str | Path, db: str | None, db_schema: str | None, table: str | None) -> Path:
+    """The folder holding one table's `dt=` partitions (a `schema=` level only where the source has one)."""
+    parts = [f"db={escape_value(db)}"]
+    if db_schema is not None:
+        parts.append(f"schema={escape_value(db_schema)}")
+    return Path(root).joinpath(*parts, f"table={escape_value(table)}")
+
+
+def table_roots(root: str | Path) -> list[Path]:
+    root = Path(root)
+    return sorted(p for pattern in ("db=*/table=*", "db=*/schema=*/table=*") for p in root.glob(pattern) if p.is_dir())
+
+
+def read_day(spark: SparkSession, folder: Path, schema: T.StructType, day: str | None) -> DataFrame:
+    """The `dt=day` partition of a dataset (empty when the day or the dataset is missing)."""
+    fields = T.StructType([f for f in schema.fields if f.name != "dt"])
+    part = folder / f"dt={day}"
+    if day is None or not part.is_dir():
+        return spark.createDataFrame([], fields).withColumn("dt", F.lit(day).cast("string"))
+    return spark.read.schema(fields).parquet(str(part)).withColumn("dt", F.lit(day))
+
+
+def applied_days(root: str | Path) -> list[str]:
+    """Days whose snapshot was written to the end (their summary exists), in order."""
+    runs = Path(root) / RUNS
+    return sorted(p.parent.name.removeprefix("dt=") for p in runs.glob(f"dt=*/{SUMMARY}"))
+
+
+def write_summary(root: str | Path, day: str, summary: dict) -> None:
+    folder = Path(root) / RUNS / f"dt={day}"
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{SUMMARY}-")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=1, default=str)
+    os.replace(tmp, folder / SUMMARY)
+
+
+def read_summary(root: str | Path, day: str) -> dict | None:
+    path = Path(root) / RUNS / f"dt={day}" / SUMMARY
+    return json.loads(path.read_text()) if path.is_file() else None

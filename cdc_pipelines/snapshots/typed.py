@@ -1,0 +1,121 @@
+"""A snapshot table's text values as typed Parquet columns, typed only where no value loses anything.
+
+Each column's Spark type is decided from figures over all its values (one aggregate, collected: one
+row per table and column): its logical types, whether every value is valid for its type, and for
+INT / DECIMAL / temporal values whether they fit a long, a decimal(38) or microseconds. A column whose
+values do not all fit stays text. A value that is not valid for its logical type at all (an INT
+`abc`) is an anomaly, and its column stays text too, so the value is kept rather than nulled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdc_pipelines.snapshots.schema import TABLE
+
+_FRACTION = r"(\.[0-9]{1,9})?"
+_VALID = {
+    "BOOLEAN": lambda v: v.isin("true", "false"),
+    "INT": lambda v: v.rlike("^[+-]?[0-9]+$"),
+    "DECIMAL": lambda v: v.rlike(r"^[+-]?[0-9]+(\.[0-9]+)?$"),
+    "DATE": lambda v: v.rlike("^[0-9]{4}-[0-9]{2}-[0-9]{2}$") & v.try_cast("date").isNotNull(),
+    "TIMESTAMP": lambda v: (
+        v.rlike(f"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}{_FRACTION}Z$")
+        & v.try_cast("timestamp").isNotNull()
+    ),
+    "DATETIME": lambda v: (
+        v.rlike(f"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}{_FRACTION}$")
+        & v.try_cast("timestamp_ntz").isNotNull()
+    ),
+    "BYTES": lambda v: v.rlike("^[A-Za-z0-9+/]*={0,2}$") & (F.length(v) % 4 == 0),
+}
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    name: str
+    spark_type: str  # a Spark SQL type name; "string" keeps the text
+
+
+def cells(state: DataFrame) -> DataFrame:
+    """One row per (row, column) of the state: the table, column, value, logical type and event id."""
+    return state.select(
+        *TABLE, "_cdc_event_id", "column_types", F.explode("row").alias("column", "value")
+    ).select(
+        *TABLE, "_cdc_event_id", "column", "value",
+        F.coalesce(F.try_element_at("column_types", F.col("column")), F.lit("UNKNOWN")).alias("logical"),
+    )  # fmt: skip
+
+
+def _valid(value: Column, logical: Column) -> Column:
+    expr = F.lit(True)
+    for name, check in _VALID.items():
+        expr = F.when(logical == name, check(value)).otherwise(expr)
+    return value.isNull() | F.coalesce(expr, F.lit(False))
+
+
+def invalid_cells(state: DataFrame) -> DataFrame:
+    """The values that are not valid for their logical type: the `cast_failed` anomalies."""
+    c = cells(state)
+    return c.where(~_valid(F.col("value"), F.col("logical"))).select(
+        *TABLE,
+        F.lit("cast_failed").alias("kind"),
+        F.col("_cdc_event_id").alias("event_id"),
+        F.lit(None).cast("string").alias("op"),
+        F.concat(F.col("column"), F.lit(" is not "), F.col("logical"), F.lit(": "), F.col("value")).alias("detail"),
+    )
+
+
+def column_figures(state: DataFrame) -> DataFrame:
+    """Per table and column: logical types seen and the figures that decide its Spark type."""
+    c = cells(state)
+    v = F.col("value")
+    digits = F.regexp_extract(v, r"^[+-]?0*([0-9]*)", 1)
+    fraction = F.regexp_extract(v, r"\.([0-9]+)", 1)
+    return c.groupBy(*TABLE, "column").agg(
+        F.collect_set("logical").alias("logicals"),
+        F.bool_and(_valid(v, F.col("logical"))).alias("valid"),
+        F.bool_and(v.isNull() | v.try_cast("bigint").isNotNull()).alias("fits_long"),
+        F.bool_and(v.isNull() | v.try_cast("decimal(38,0)").isNotNull()).alias("fits_decimal38"),
+        F.coalesce(F.max(F.length(digits)), F.lit(0)).alias("int_digits"),
+        F.coalesce(F.max(F.length(fraction)), F.lit(0)).alias("scale"),
+        F.bool_and(v.isNull() | ~v.rlike(r"\.[0-9]{6}[0-9]*[1-9]")).alias("micros"),
+    )
+
+
+def spark_type(figures) -> str:
+    """The Spark type of one column from its figures (a Row of `column_figures`)."""
+    logicals = set(figures["logicals"])
+    if len(logicals) != 1 or not figures["valid"]:
+        return "string"
+    logical = logicals.pop()
+    if logical == "INT":
+        return "bigint" if figures["fits_long"] else "decimal(38,0)" if figures["fits_decimal38"] else "string"
+    if logical == "DECIMAL":
+        scale = figures["scale"]
+        precision = max(figures["int_digits"] + scale, 1)
+        return f"decimal({precision},{scale})" if precision <= 38 else "string"
+    if logical in ("TIMESTAMP", "DATETIME"):
+        return ("timestamp" if logical == "TIMESTAMP" else "timestamp_ntz") if figures["micros"] else "string"
+    return {"BOOLEAN": "boolean", "DATE": "date", "BYTES": "binary"}.get(logical, "string")
+
+
+def typed_value(value: Column, spark_type_name: str) -> Column:
+    if spark_type_name == "boolean":
+        return value == "true"
+    if spark_type_name == "binary":
+        return F.unbase64(value)
+    if spark_type_name == "string":
+        return value
+    return value.try_cast(spark_type_name)
+
+
+def typed_table(state: DataFrame, plans: list[ColumnPlan], pk_columns: list[str]) -> DataFrame:
+    """One table's rows with a real column per source column (key columns first), then the `_cdc_` columns."""
+    rank = {c: i for i, c in enumerate(pk_columns)}
+    ordered = sorted(plans, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+    values = [typed_value(F.try_element_at("row", F.lit(p.name)), p.spark_type).alias(p.name) for p in ordered]
+    return state.select(*values, "_cdc_op", "_cdc_event_time", "_cdc_event_id", "dt")
