@@ -104,6 +104,17 @@ def unknown_op(field_name: str, raw_op: object) -> Reject:
     return Reject(f"unknown {field_name} '{'null' if raw_op is None else raw_op}'")
 
 
+def op_of(raw_op: str | None, ops: Mapping[str, str], field_name: str) -> str:
+    """The canonical op of a message's op as written; Reject when it is missing or one the format does
+    not define."""
+    if raw_op is None:
+        raise Reject(f"missing {field_name}")
+    op = ops.get(raw_op)
+    if op is None:
+        raise unknown_op(field_name, raw_op)
+    return op
+
+
 def overlay(base: dict | None, changes: dict | None) -> dict | None:
     """`base` with the entries of `changes` put over it (a full row from a partial one)."""
     if base is None:

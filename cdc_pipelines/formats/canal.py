@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import re
-import zoneinfo
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -216,16 +215,6 @@ FULL_LOAD_RAW_OPS = ("INIT", "ROW", "r")
 # MySQL's BOOLEAN (not tinyint): the decoder then reads the column back as BOOLEAN, not INT
 CANAL_MYSQL_TYPES = {**E.LOGICAL_TO_MYSQL, "BOOLEAN": "boolean"}
 _INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?Z")
-_OFFSET = re.compile(r"([+-])([0-9]{2}):([0-9]{2})")
-
-
-def _zone(name: str) -> dt.tzinfo:
-    match = _OFFSET.fullmatch(name)
-    if not match:
-        return zoneinfo.ZoneInfo(name)
-    sign, hours, minutes = match.groups()
-    delta = dt.timedelta(hours=int(hours), minutes=int(minutes))
-    return dt.timezone(-delta if sign == "-" else delta)
 
 
 def _local_text(value: str, zone: dt.tzinfo) -> str:
@@ -255,7 +244,7 @@ def _values(event: dict, image: dict | None, options: Mapping[str, str], oms: bo
     if image is None:
         return None
     types = event.get("column_types") or {}
-    zone = _zone(options.get("timezone", "UTC"))
+    zone = C.zone(options.get("timezone", "UTC"))
     binary = options.get("binary", "base64")
 
     def value(key: str, text: str | None) -> str | None:

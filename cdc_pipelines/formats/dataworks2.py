@@ -15,8 +15,8 @@ from functools import lru_cache
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, unknown_op
-from cdc_pipelines.messages import BAD_TIME
+from cdc_pipelines.formats.base import Codec, Reject, op_of
+from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
 
 OPS = {
     "INSERT": "INSERT",
@@ -31,7 +31,6 @@ OPS = {
 }
 STAMP_UNIT = "ms"  # payload.timestamp stamps are 13-digit millis
 NO_SCN = "null"  # the scn OMS writes when it has none (kept in meta, no position)
-BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 NOT_OBJECT = "not a valid JSON object"
 SOURCE_META = ("dbType", "dbVersion")
 STAMP_META = ("eventTime", "systemTime", "checkpointTime")
@@ -102,11 +101,7 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[dict]:
     extend = _object(parsed.get("extend"))
 
     raw_op = J.text(payload.get("op"))
-    if raw_op is None:
-        raise Reject("missing payload.op")
-    op = OPS.get(raw_op)
-    if op is None:
-        raise unknown_op("payload.op", raw_op)
+    op = op_of(raw_op, OPS, "payload.op")
     event_time, unit = C.epoch_time(J.text(stamps.get("eventTime")), STAMP_UNIT)
     if event_time is None and unit is not None:
         raise Reject(BAD_TIME)

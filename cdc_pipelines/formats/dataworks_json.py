@@ -20,9 +20,9 @@ import msgspec
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, unknown_op
+from cdc_pipelines.formats.base import Codec, Reject, op_of
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
-from cdc_pipelines.messages import BAD_TIME
+from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
 
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE_BEFOR", "UPDATE_AFTER"
 # DataWorks 2.0's ops plus the Kafka JSON ones: split update halves and the task heartbeat
@@ -39,7 +39,6 @@ COLUMN_TYPES = {
 DATE_UNIT = "ms"
 STAMP_UNIT = "ms"  # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows)
 UNKNOWN_STAMP = "-1"
-BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 NOT_OBJECT = "not a valid JSON object"
 MIN_MICROS, MAX_MICROS = -(2**63), 2**63 - 1
 PAIR_SEPARATOR = "\u0001"
@@ -199,11 +198,7 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[di
     ddl = payload.ddl or _NO_DDL
 
     raw_op = _text(payload.op)
-    if raw_op is None:
-        raise Reject("missing payload.op")
-    op = OPS.get(raw_op)
-    if op is None:
-        raise unknown_op("payload.op", raw_op)
+    op = op_of(raw_op, OPS, "payload.op")
     sequence = _text(payload.sequenceId)
     # a split half has one image; a merged UPDATE_AFTER carries both and needs no partner
     is_half = (raw_op == SPLIT_BEFORE and after is None) or (raw_op == SPLIT_AFTER and before is None)

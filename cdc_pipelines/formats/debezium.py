@@ -31,7 +31,8 @@ import orjson
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, OptionError, Reject, unknown_op
+from cdc_pipelines.formats.base import Codec, OptionError, Reject, op_of
+from cdc_pipelines.messages import BAD_SYNC_TIME
 
 OPS = {
     "c": "INSERT",
@@ -51,7 +52,6 @@ OPTIONS = {"binary": "base16", "column_types": ""}
 OBJECT_FIELDS = ("source", "before", "after", "transaction")
 IMAGE_FIELDS = ("after", "before")
 NOT_JSON = "not a valid JSON object"
-BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
 _MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
@@ -208,11 +208,7 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
         raw_op = m.op
     if type(raw_op) is not str:
         raw_op = text(raw_op)
-        if raw_op is None:
-            raise Reject("missing op")
-    op = OPS.get(raw_op)
-    if op is None:
-        raise unknown_op("op", raw_op)
+    op = op_of(raw_op, OPS, "op")
     source = payload.source
     if source is None:
         source = m.source

@@ -16,7 +16,7 @@ import msgspec
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, unknown_op
+from cdc_pipelines.formats.base import Codec, Reject, op_of
 
 OPS = {
     "INSERT": "INSERT",
@@ -84,11 +84,7 @@ def _decoder(extended: bool):
         raw_op = msg.recordType
         if type(raw_op) is not str:
             raw_op = text(raw_op)
-            if raw_op is None:
-                raise Reject("missing recordType")
-        op = OPS.get(raw_op)
-        if op is None:
-            raise unknown_op("recordType", raw_op)
+        op = op_of(raw_op, OPS, "recordType")
         # allMetaData is kept whole as meta, every value as text (a null value stays a null value):
         # the parsed object is this message's own, so its values become text in place
         meta = msg.allMetaData

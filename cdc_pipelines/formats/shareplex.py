@@ -22,7 +22,8 @@ import orjson
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, overlay, unknown_op
+from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay
+from cdc_pipelines.messages import BAD_SYNC_TIME
 
 OPS = {
     "ins": "INSERT",
@@ -41,7 +42,6 @@ SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
 BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 # times repeat from message to message (second or millisecond precision): parse each text once
 _time_of = functools.lru_cache(maxsize=4096)(C.time_of)
-BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 NOT_AN_OBJECT = "not a valid JSON object"
 
 
@@ -73,11 +73,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[dict]:
         v = v if type(v) is str else text(v)
         meta[k] = event_meta["meta." + k] = v
     raw_op = meta.get("op")
-    if raw_op is None:
-        raise Reject("missing meta.op")
-    op = OPS.get(raw_op)
-    if op is None:
-        raise unknown_op("meta.op", raw_op)
+    op = op_of(raw_op, OPS, "meta.op")
     is_half = raw_op == SPLIT_BEFORE or raw_op == SPLIT_AFTER
     if op == "UPDATE" and not is_half and key is None:
         raise Reject(f"{raw_op} without key (the before image)")
