@@ -1,5 +1,5 @@
 """A three-day backfill through the real `dagster` CLI, against a temporary DAGSTER_HOME: one run (the
-single-run backfill policy) materializes every asset for all three days."""
+single-run backfill policy) materializes the chain of assets for all three days."""
 
 import os
 import shutil
@@ -38,7 +38,11 @@ def test_dagster_cli_materializes_a_partition_range(tmp_path, monkeypatch):
     }
     dagster = Path(sys.executable).parent / "dagster"
     command = [str(dagster), "asset", "materialize", "-m", "assets.definitions", "-d", str(ROOT)]
-    command += ["--select", "*", "--partition-range", f"{DAYS[0]}...{DAYS[-1]}"]
+    # every asset but the quality report (its GX suite takes a minute a day; tests/assets/test_demo.py runs it)
+    selection = ",".join(
+        k.to_user_string() for k in (raw_key("orders"), CANONICAL, target_key("oms-debezium"), SNAPSHOTS)
+    )
+    command += ["--select", selection, "--partition-range", f"{DAYS[0]}...{DAYS[-1]}"]
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
 

@@ -155,7 +155,7 @@ def test_asset_graph_and_partitions_page_in_headless_chromium(spark, tmp_path):
         _materialize_one_day(home, resources)  # while the webserver loads the code location
         data = _wait_for_assets(url, server)
         keys = {"/".join(n["assetKey"]["path"]) for n in data["assetNodes"]}
-        assert keys == {"raw/orders", "canonical_changes", "targets/oms_default", "quality_report"}
+        assert keys == {"raw/orders", "canonical_changes", "targets/oms_default", "quality_report", "table_snapshots"}
         assert data["shouldShowNux"] is False  # dagster.yaml's nux setting: no first-visit dialog
 
         # the asset graph of canonical_changes' group, with its upstream and downstream assets

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import fastavro
+import pytest
 from pyspark.sql import functions as F
 
 from cdc_pipelines.cli import main
@@ -68,6 +69,7 @@ def _rows(spark, path: Path, text: bool = False) -> list[str]:
     return sorted(r[0] for r in df.select(F.to_json(F.struct(*df.columns))).collect())
 
 
+@pytest.mark.cluster
 def test_decode_encode_snapshot_on_a_standalone_cluster(spark, tmp_path, capsys):
     raw = tmp_path / "raw"
     for day in DAYS:
