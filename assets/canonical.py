@@ -10,8 +10,8 @@ from assets.keys import CANONICAL, raw_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.daily import COUNTS, decode_days
+from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.pipeline import CHANGES_DIR, REJECTS_DIR
-from cdc_pipelines.run_counts import write_counts
 from resources import LakeStorageResource, TopicCatalogResource
 
 

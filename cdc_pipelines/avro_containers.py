@@ -26,7 +26,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines.canonical import PARTITION_COLUMNS
 from cdc_pipelines.formats.dts_avro_records import container_schema
-from cdc_pipelines.partition_paths import partition_dir
+from cdc_pipelines.lake.partition_paths import partition_dir
 
 CONTAINER_FILES = {False: "part-00000.avro", True: "part-00000-older-writer.avro"}
 BLOCK_RECORDS, BLOCK_BYTES = 4096, 1 << 20

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from cdc_pipelines.bench.command import add_parser as add_bench_parser
+from cdc_pipelines.extracts.files import InputError
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
-from cdc_pipelines.io import InputError
 from cdc_pipelines.progress import spark_progress
 
 
@@ -120,9 +120,9 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
 
 
 def _decode(args: argparse.Namespace) -> dict[str, int]:
-    from cdc_pipelines.io import list_input_files
+    from cdc_pipelines.extracts.files import list_input_files
+    from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.pipeline import decode_files, write_decoded
-    from cdc_pipelines.run_counts import write_counts
     from cdc_pipelines.spark import spark_session
 
     if args.format != "auto":
@@ -155,7 +155,7 @@ def _detected(inputs: list[str]) -> str:
 
 def _convert(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.encode import encode_events, write_encoded
-    from cdc_pipelines.io import list_input_files
+    from cdc_pipelines.extracts.files import list_input_files
     from cdc_pipelines.pipeline import count_extract, decode_files, persisted
     from cdc_pipelines.spark import spark_session
 
@@ -178,7 +178,7 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
     from pyspark.sql import functions as F
 
     from cdc_pipelines.encode import encode_events, write_encoded
-    from cdc_pipelines.io import read_canonical
+    from cdc_pipelines.lake.io import read_canonical
     from cdc_pipelines.spark import spark_session
 
     options = get_codec(args.target).resolve_options(_options(args.target_option))

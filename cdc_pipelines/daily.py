@@ -15,9 +15,10 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines import io
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.encode import encode_events, write_encoded_by_day
+from cdc_pipelines.extracts.files import list_input_files_or_empty
+from cdc_pipelines.lake import io
 from cdc_pipelines.pipeline import CHANGES_DIR, decode_files, write_decoded_by_day
 
 TARGETS_DIR = "targets"
@@ -40,7 +41,7 @@ def dt_of_path(path: str) -> str:
 def extract_stats(folder: str | Path) -> dict[str, int]:
     """Files and bytes of one raw partition folder (0 and 0 when the folder is missing or empty)."""
     folder = Path(folder)
-    files = io.list_input_files_or_empty([folder]) if folder.is_dir() else []
+    files = list_input_files_or_empty([folder]) if folder.is_dir() else []
     return {"files": len(files), "bytes": sum(Path(f).stat().st_size for f in files)}
 
 

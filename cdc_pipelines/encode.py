@@ -17,10 +17,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines import io
 from cdc_pipelines.avro_containers import write_avro_containers
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import OlderSchemaMessage, Unsupported
+from cdc_pipelines.lake import io
 
 SKIPPED_DIR = "_skipped"
 ENCODED_SCHEMA = T.StructType(

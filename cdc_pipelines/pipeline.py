@@ -24,13 +24,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines import io
 from cdc_pipelines.canonical import PARTITION_COLUMNS
-from cdc_pipelines.commit import STAGED, commit_run, new_run
+from cdc_pipelines.extracts.files import list_input_files
 from cdc_pipelines.extracts.lines import ExtractLines, LineNumbering, read_extract_lines
 from cdc_pipelines.extracts.rows import check_envelope, decoded_rows
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
+from cdc_pipelines.lake import io
+from cdc_pipelines.lake.commit import STAGED, commit_run, new_run
 from cdc_pipelines.messages import pair_halves
 from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 
@@ -262,7 +263,7 @@ def decode_files(
     codec = get_codec(format_id)
     codec.resolve_options(dict(options or {}))
     check_envelope(envelope)
-    lines = read_extract_lines(spark, io.list_input_files(inputs), codec, envelope)
+    lines = read_extract_lines(spark, list_input_files(inputs), codec, envelope)
     return decode_lines(spark, lines, format_id, topic=topic, dt=dt, options=options, envelope=envelope)
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from cdc_pipelines.cli import main
 from cdc_pipelines.formats import FORMAT_IDS
-from cdc_pipelines.io import read_canonical, read_rejects
-from cdc_pipelines.run_counts import read_counts
+from cdc_pipelines.lake.io import read_canonical, read_rejects
+from cdc_pipelines.lake.run_counts import read_counts
 from tests.conftest import resource
 from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 

@@ -16,9 +16,9 @@ import pytest
 
 from cdc_pipelines.extracts.local import decode_paths
 from cdc_pipelines.formats import FORMAT_IDS
-from cdc_pipelines.partition_paths import escape_value
+from cdc_pipelines.lake.partition_paths import escape_value
+from cdc_pipelines.lake.run_counts import read_counts, write_counts
 from cdc_pipelines.pipeline import count_extract, decode_files, write_decoded
-from cdc_pipelines.run_counts import read_counts, write_counts
 from tests.conftest import RESOURCES
 
 HOSTILE = RESOURCES / "hostile"

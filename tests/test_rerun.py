@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cdc_pipelines import io
-from cdc_pipelines.commit import COMMIT_DIR, STAGED
 from cdc_pipelines.encode import encode_events, write_encoded
+from cdc_pipelines.lake import io
+from cdc_pipelines.lake.commit import COMMIT_DIR, STAGED
 from cdc_pipelines.pipeline import CHANGES_DIR, REJECTS_DIR, decode_files, write_decoded
 
 ROOT = Path(__file__).parent.parent

@@ -19,7 +19,7 @@ from cdc_pipelines.bench import anchors, data, stages
 from cdc_pipelines.bench.config import BenchConfig
 from cdc_pipelines.bench.memory import PeakMemory
 from cdc_pipelines.encode import encode_events, write_encoded
-from cdc_pipelines.io import read_canonical
+from cdc_pipelines.lake.io import read_canonical
 from cdc_pipelines.pipeline import decode_files, write_decoded
 
 DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode")

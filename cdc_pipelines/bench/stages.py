@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from cdc_pipelines import io
 from cdc_pipelines.encode import encode_events, write_encoded
 from cdc_pipelines.extracts.lines import read_extract_lines
 from cdc_pipelines.formats import get_codec
+from cdc_pipelines.lake import io
 from cdc_pipelines.pipeline import decode_files, write_decoded
 
 DECODE_CUTS = ("read and count lines", "decode in Python (and pair)", "write changes and rejects")

@@ -11,21 +11,22 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines import io
 from cdc_pipelines import schema as S
+from cdc_pipelines.extracts.files import InputError
+from cdc_pipelines.lake import io
+from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.quality.conservation import conservation_check, lake_counts
 from cdc_pipelines.quality.images import image_presence_check
 from cdc_pipelines.quality.keys import pk_consistency_check
 from cdc_pipelines.quality.result import RuleResult, table_label
 from cdc_pipelines.quality.timestamps import timestamp_precision_check
-from cdc_pipelines.run_counts import read_counts
 
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
 RULES = ("image_presence_check", "timestamp_precision_check", "pk_consistency_check", "conservation_check")
 
 
-class MissingPartitionError(io.InputError):
+class MissingPartitionError(InputError):
     """The partition was never decoded: no changes, no rejects, no recorded counts."""
 
 

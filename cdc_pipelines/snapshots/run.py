@@ -16,8 +16,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines import io
-from cdc_pipelines.commit import replace_partitions
+from cdc_pipelines.lake import io
+from cdc_pipelines.lake.commit import replace_partitions
 from cdc_pipelines.pipeline import CHANGES_DIR
 from cdc_pipelines.schema import CANONICAL_SCHEMA
 from cdc_pipelines.snapshots.apply import apply_day

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.partition_paths import escape_value
+from cdc_pipelines.lake.partition_paths import escape_value
 
 SNAPSHOTS_DIR = "snapshots"
 STATE, ANOMALIES, DDL, APPLIED, RUNS = "_state", "_anomalies", "_ddl", "_applied", "_runs"

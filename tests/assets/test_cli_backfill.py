@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 
 from assets.keys import CANONICAL, SNAPSHOTS, raw_key, target_key
-from cdc_pipelines.run_counts import read_counts
+from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.snapshots.store import read_summary
 from tests.conftest import resource
 

@@ -12,7 +12,7 @@ from assets.keys import CANONICAL, raw_key, target_key
 from cdc_pipelines.catalog import load_catalog
 from cdc_pipelines.daily import target_path
 from cdc_pipelines.demo import wrap_kcat
-from cdc_pipelines.io import read_canonical, read_rejects
+from cdc_pipelines.lake.io import read_canonical, read_rejects
 from tests.conftest import resource
 
 DAYS = ("2024-01-02", "2024-01-03")
@@ -33,7 +33,9 @@ def _inputs(tmp_path: Path) -> dict:
     (raw / "users" / f"dt={DAYS[1]}").mkdir(parents=True)
     (raw / "users" / f"dt={DAYS[1]}" / "part-0.jsonl").write_text("not an envelope\n")
     (tmp_path / "catalog.yaml").write_text(CATALOG)
-    return build_resources(tmp_path / "catalog.yaml", raw, tmp_path / "lake", data_docs=False)  # GX: see test_cli_quality
+    return build_resources(
+        tmp_path / "catalog.yaml", raw, tmp_path / "lake", data_docs=False
+    )  # GX: see test_cli_quality
 
 
 def _per_day(result: dg.ExecuteInProcessResult, key: dg.AssetKey, fields) -> dict:

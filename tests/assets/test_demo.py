@@ -8,7 +8,7 @@ from pathlib import Path
 from assets.demo import run_demo
 from cdc_pipelines.demo_catalog import KCAT_TOPIC, TARGETS
 from cdc_pipelines.formats import FORMAT_IDS
-from cdc_pipelines.io import read_canonical
+from cdc_pipelines.lake.io import read_canonical
 
 
 def test_demo_one_day_all_formats(spark, tmp_path, monkeypatch):

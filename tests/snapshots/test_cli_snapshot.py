@@ -3,7 +3,7 @@
 import json
 
 from cdc_pipelines.cli import main
-from cdc_pipelines.io import write_partitioned
+from cdc_pipelines.lake.io import write_partitioned
 from tests.snapshots.events import changes_df, delete, insert
 
 

@@ -1,7 +1,7 @@
 """The quality report's snapshot section: rows per table, tables not applied, anomaly examples, escaped."""
 
 from cdc_pipelines.cli import main
-from cdc_pipelines.io import write_partitioned
+from cdc_pipelines.lake.io import write_partitioned
 from cdc_pipelines.snapshots import snapshot_days
 from tests.snapshots.events import changes_df, delete, insert
 

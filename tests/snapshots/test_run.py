@@ -6,7 +6,7 @@ import json
 import pytest
 from pyspark.sql import functions as F
 
-from cdc_pipelines.io import write_partitioned
+from cdc_pipelines.lake.io import write_partitioned
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.store import ANOMALIES, DDL, table_root
 from tests.snapshots.events import change, changes_df, delete, insert, update

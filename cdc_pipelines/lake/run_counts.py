@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from cdc_pipelines.partition_paths import escape_value, unescape_value
+from cdc_pipelines.lake.partition_paths import escape_value, unescape_value
 
 COUNTS_DIR = "counts"
 COUNTS_FILE = "counts.json"

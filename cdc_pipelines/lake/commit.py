@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame
 
-from cdc_pipelines.partition_paths import partition_dir
+from cdc_pipelines.lake.partition_paths import partition_dir
 
 COMMIT_DIR = "_commit"
 JOURNAL = "journal.json"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cdc_pipelines import commit
-from cdc_pipelines.partition_paths import escape_value, partition_dir, unescape_value
+from cdc_pipelines.lake import commit
+from cdc_pipelines.lake.partition_paths import escape_value, partition_dir, unescape_value
 
 PARTS = ("dt", "source_topic")
 

@@ -1,0 +1,1 @@
+"""The lake: partitioned tables written atomically, their folder names, run counts, reading them back."""
