@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from assets.graph import build_assets, build_resources
 from assets.keys import CANONICAL, raw_key
@@ -141,6 +142,7 @@ def _greens(png: Path) -> int:
     return sum(n for (r, g, b), n in colours(png).items() if g >= GREEN_MIN and r < 100 and b < 160)
 
 
+@pytest.mark.system
 def test_asset_graph_and_partitions_page_in_headless_chromium(spark, tmp_path):
     home = tmp_path / "dagster_home"
     env, resources = _inputs(tmp_path, home)

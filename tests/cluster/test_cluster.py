@@ -69,7 +69,7 @@ def _rows(spark, path: Path, text: bool = False) -> list[str]:
     return sorted(r[0] for r in df.select(F.to_json(F.struct(*df.columns))).collect())
 
 
-@pytest.mark.cluster
+@pytest.mark.system
 def test_decode_encode_snapshot_on_a_standalone_cluster(spark, tmp_path, capsys):
     raw = tmp_path / "raw"
     for day in DAYS:
