@@ -8,10 +8,10 @@ from Spark look: times as naive UTC datetimes, maps as dicts.
 
 from __future__ import annotations
 
-import datetime as _dt
 import gzip
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 
 from cdc_pipelines import canonical as C
@@ -20,9 +20,6 @@ from cdc_pipelines.extracts.files import list_input_files
 from cdc_pipelines.extracts.rows import Line, decoded_rows
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.messages import EVENT_FIELDS, pair_halves
-
-_UTC = _dt.UTC
-REJECT_FIELDS = ("source_format", "source_topic", "source_file", "source_line", "raw", "raw_encoding", "reason", "dt")
 
 
 def spark_uri(path: str | Path) -> str:
@@ -130,7 +127,7 @@ def encoder_event(event: dict) -> dict:
     out = {k: v for k, v in event.items() if k not in _NOT_ENCODED}
     for key in ("event_time", "sync_time"):
         if out.get(key) is not None and out[key].tzinfo is None:
-            out[key] = out[key].replace(tzinfo=_UTC)
+            out[key] = out[key].replace(tzinfo=UTC)
     return out
 
 
