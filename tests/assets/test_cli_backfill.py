@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from assets.keys import CANONICAL, SNAPSHOTS, raw_key, target_key
 from cdc_pipelines.lake.run_counts import read_counts
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DAYS = ["2024-01-01", "2024-01-02"]
 
 
+@pytest.mark.system
 def test_dagster_cli_materializes_a_partition_range(tmp_path, monkeypatch):
     for day in DAYS:
         folder = tmp_path / "raw" / "orders" / f"dt={day}"
