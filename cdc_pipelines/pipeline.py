@@ -13,7 +13,6 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import accumulate, chain
 from operator import itemgetter
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from cdc_pipelines.arrow_maps import map_array, map_dicts
 from cdc_pipelines.canonical import PARTITION_COLUMNS
 from cdc_pipelines.extracts.files import list_input_files
 from cdc_pipelines.extracts.lines import ExtractLines, LineNumbering, read_extract_lines
@@ -77,34 +77,6 @@ class DecodedExtract:
     read: dict[str, int] = field(default_factory=dict)
 
 
-_NO_ENTRIES: dict = {}
-
-
-def _map_array(dicts: list[dict | None]) -> pa.MapArray:
-    """A map<string,string> column from dicts, built from flat offsets/keys/items (no per-row arrays).
-
-    Dicts that many rows share (a table's column types, cached by its codec) are converted once and
-    repeated by Arrow's `take`.
-    """
-    unique: dict[int, int] = {}
-    for d in dicts:
-        unique.setdefault(id(d), len(unique))
-    if len(unique) * 4 < len(dicts):
-        firsts = {id(d): d for d in dicts}
-        return _flat_map_array(list(firsts.values())).take(pa.array([unique[id(d)] for d in dicts], pa.int32()))
-    return _flat_map_array(dicts)
-
-
-def _flat_map_array(dicts: list[dict | None]) -> pa.MapArray:
-    present = [_NO_ENTRIES if d is None else d for d in dicts]
-    offsets = pa.array([0, *accumulate(map(len, present))], pa.int32())
-    keys = pa.array(list(chain.from_iterable(present)), pa.string())
-    items = pa.array(list(chain.from_iterable(map(dict.values, present))), pa.string())
-    nulls = [d is None for d in dicts]
-    mask = pa.array(nulls, pa.bool_()) if any(nulls) else None
-    return pa.MapArray.from_arrays(offsets, keys, items, mask=mask)
-
-
 _COLUMNS = itemgetter(*_ARROW_SCHEMA.names)
 
 
@@ -114,19 +86,8 @@ def rows_to_batch(rows: list[dict]) -> pa.RecordBatch:
         return pa.RecordBatch.from_pylist([], schema=_ARROW_SCHEMA)
     columns = []
     for f, values in zip(_ARROW_SCHEMA, zip(*map(_COLUMNS, rows), strict=True), strict=True):
-        columns.append(_map_array(values) if pa.types.is_map(f.type) else pa.array(values, f.type))
+        columns.append(map_array(values) if pa.types.is_map(f.type) else pa.array(values, f.type))
     return pa.RecordBatch.from_arrays(columns, schema=_ARROW_SCHEMA)
-
-
-def _dicts(column: pa.Array) -> list:
-    if not pa.types.is_map(column.type):
-        return column.to_pylist()
-    offsets, keys, items = column.offsets.to_pylist(), column.keys.to_pylist(), column.items.to_pylist()
-    valid = column.is_valid().to_pylist()
-    return [
-        dict(zip(keys[a:b], items[a:b], strict=True)) if ok else None
-        for ok, a, b in zip(valid, offsets, offsets[1:], strict=False)
-    ]
 
 
 def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
@@ -137,7 +98,7 @@ def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
         column = batch.column(name)
         if pa.types.is_timestamp(column.type):
             column = column.cast(pa.int64())
-        columns.append(_dicts(column))
+        columns.append(map_dicts(column) if pa.types.is_map(column.type) else column.to_pylist())
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
