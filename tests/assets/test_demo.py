@@ -5,12 +5,15 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import pytest
+
 from assets.demo import run_demo
 from cdc_pipelines.demo_catalog import KCAT_TOPIC, TARGETS
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.lake.io import read_canonical
 
 
+@pytest.mark.system
 def test_demo_one_day_all_formats(spark, tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
     summary = run_demo(tmp_path, days=1, per_day=20, data_docs=False)
