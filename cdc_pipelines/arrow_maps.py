@@ -19,13 +19,12 @@ def map_array(dicts: list[dict | None]) -> pa.MapArray:
     Dicts that many rows share (a table's column types, cached by its codec) are converted once and
     repeated by Arrow's `take`.
     """
-    unique: dict[int, int] = {}
-    for d in dicts:
-        unique.setdefault(id(d), len(unique))
-    if len(unique) * 4 < len(dicts):
-        firsts = {id(d): d for d in dicts}
-        return _flat_map_array(list(firsts.values())).take(pa.array([unique[id(d)] for d in dicts], pa.int32()))
-    return _flat_map_array(dicts)
+    ids = list(map(id, dicts))
+    if len(set(ids)) * 4 >= len(dicts):
+        return _flat_map_array(dicts)
+    firsts = dict(zip(ids, dicts, strict=True))
+    position = {key: n for n, key in enumerate(firsts)}
+    return _flat_map_array(list(firsts.values())).take(pa.array(list(map(position.__getitem__, ids)), pa.int32()))
 
 
 def _flat_map_array(dicts: list[dict | None]) -> pa.MapArray:

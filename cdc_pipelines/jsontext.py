@@ -110,13 +110,12 @@ def dumps_exact(value: object) -> str:
 def text(value: object) -> str | None:
     """The exact text of a parsed value: a number's digits, a string's characters, `true`/`false`,
     an object's or array's compact JSON; None for null."""
-    if value is None or type(value) is str or isinstance(value, NumberText):
+    kind = type(value)
+    if kind is str or kind is NumberText or value is None:
         return value
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
         return str(value)
     return dumps_exact(value)
 

@@ -26,6 +26,7 @@ EVENT_FIELDS = (
 )  # fmt: skip
 # a finished event holds every field, in this order; a raw event may leave any out
 _EMPTY_EVENT = dict.fromkeys(EVENT_FIELDS) | {"row_index": 0, "pair_key": None}
+_NO_COLUMNS: dict = {}
 BAD_TIME = "event time is neither an epoch number nor a date-time"
 BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 
@@ -144,7 +145,7 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
     if before or after:
         if not types:
             types = _unknown_types(tuple(before or ()), tuple(after or ()))
-        elif any(k not in types for k in before or ()) or any(k not in types for k in after or ()):
+        elif not (types.keys() >= (before or _NO_COLUMNS).keys() and types.keys() >= (after or _NO_COLUMNS).keys()):
             types = dict.fromkeys([*(before or ()), *(after or ())], "UNKNOWN") | types
     event = _EMPTY_EVENT | raw
     event["column_types"] = types

@@ -135,8 +135,8 @@ def _decode_batches(
             if counter is not None:
                 counter.add(batch.num_rows)
             with _no_cycle_collection():
-                rows = list(decoded_rows(format_id, topic, lines(batch), options, envelope, limit))
-            yield rows_to_batch(rows)
+                decoded = rows_to_batch(list(decoded_rows(format_id, topic, lines(batch), options, envelope, limit)))
+            yield decoded
 
     return run
 

@@ -137,7 +137,7 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
         current, previous = msg.old, msg.data
     else:
         current, previous = msg.data, msg.old
-    if is_row and (not current or any(row is None for row in current)):
+    if is_row and (not current or None in current):
         raise Reject(f"canal {raw_type} message without rows")
     raw_es, raw_ts = msg.es, msg.ts
     es, ts = text(raw_es), text(raw_ts)
@@ -152,7 +152,10 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
         None if msg.mysqlType is None else bytes(msg.mysqlType), None if msg.sqlType is None else bytes(msg.sqlType)
     )
     sql = text(msg.sql)
-    meta = {name: value for name in META_FIELDS if (value := text(getattr(msg, name))) is not None}
+    meta = {}
+    for name, value in zip(META_FIELDS, (msg.id, msg.gtid, msg.isDdl, msg.serverId), strict=True):
+        if value is not None:
+            meta[name] = text(value)
     if sql is not None and op != "DDL":
         meta["sql"] = sql
     if sql_json is not None:
