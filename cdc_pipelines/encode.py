@@ -22,6 +22,7 @@ from cdc_pipelines.avro_containers import write_avro_containers
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import OlderSchemaMessage, Unsupported
 from cdc_pipelines.lake import io
+from cdc_pipelines.python_workers import no_cycle_collection
 
 SKIPPED_DIR = "_skipped"
 ENCODED_SCHEMA = T.StructType(
@@ -65,6 +66,34 @@ def _events(batch: pa.RecordBatch) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
+def _encoded_batch(batch: pa.RecordBatch, encoder, options: Mapping[str, str], schema: pa.Schema) -> pa.RecordBatch:
+    """One batch of canonical events -> its ENCODED_SCHEMA rows: messages, or a skip reason per event."""
+    events, parts, messages, reasons, row_indexes, older = [], [], [], [], [], []
+    for i, event in enumerate(_events(batch)):
+        row_index = _row_index(event)
+        try:
+            encoded = encoder(event, options)
+        except Unsupported as exc:
+            events.append(i)
+            parts.append(0)
+            messages.append(None)
+            reasons.append(str(exc))
+            row_indexes.append(row_index)
+            older.append(False)
+            continue
+        for part, message in enumerate(encoded):
+            events.append(i)
+            parts.append(part)
+            messages.append(base64.b64encode(message).decode() if isinstance(message, bytes) else message)
+            reasons.append(None)
+            row_indexes.append(row_index)
+            older.append(isinstance(message, OlderSchemaMessage))
+    lineage = batch.select(list(_LINEAGE)).take(pa.array(events, pa.int32()))
+    columns = [*lineage.columns, pa.array(row_indexes, pa.int32()), pa.array(parts, pa.int32())]
+    columns += [pa.array(messages, pa.string()), pa.array(reasons, pa.string()), pa.array(older, pa.bool_())]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
 def _encode_batches(format_id: str, options: Mapping[str, str]):
     """The `mapInArrow` function: Python builds only the messages; lineage columns are taken, not rebuilt."""
 
@@ -72,30 +101,9 @@ def _encode_batches(format_id: str, options: Mapping[str, str]):
         encoder = get_codec(format_id).encode_event
         schema = to_arrow_schema(ENCODED_SCHEMA)
         for batch in batches:
-            events, parts, messages, reasons, row_indexes, older = [], [], [], [], [], []
-            for i, event in enumerate(_events(batch)):
-                row_index = _row_index(event)
-                try:
-                    encoded = encoder(event, options)
-                except Unsupported as exc:
-                    events.append(i)
-                    parts.append(0)
-                    messages.append(None)
-                    reasons.append(str(exc))
-                    row_indexes.append(row_index)
-                    older.append(False)
-                    continue
-                for part, message in enumerate(encoded):
-                    events.append(i)
-                    parts.append(part)
-                    messages.append(base64.b64encode(message).decode() if isinstance(message, bytes) else message)
-                    reasons.append(None)
-                    row_indexes.append(row_index)
-                    older.append(isinstance(message, OlderSchemaMessage))
-            lineage = batch.select(list(_LINEAGE)).take(pa.array(events, pa.int32()))
-            columns = [*lineage.columns, pa.array(row_indexes, pa.int32()), pa.array(parts, pa.int32())]
-            columns += [pa.array(messages, pa.string()), pa.array(reasons, pa.string()), pa.array(older, pa.bool_())]
-            yield pa.RecordBatch.from_arrays(columns, schema=schema)
+            with no_cycle_collection():
+                out = _encoded_batch(batch, encoder, options, schema)
+            yield out
 
     return run
 

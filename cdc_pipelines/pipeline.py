@@ -9,7 +9,6 @@ and the partitioned, atomic writes.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from cdc_pipelines.formats.base import max_message_chars
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.commit import STAGED, commit_run, new_run
 from cdc_pipelines.messages import pair_halves
+from cdc_pipelines.python_workers import no_cycle_collection
 from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 
 CHANGES_DIR = "changes"
@@ -102,19 +102,6 @@ def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Decoding makes many small dicts and no reference cycles: the cycle collector, which runs every
-    few hundred allocations, would only walk them. It is off while a batch decodes (10-15% of its time)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _decode_batches(
     format_id: str,
     topic: str,
@@ -134,7 +121,7 @@ def _decode_batches(
         for batch in batches:
             if counter is not None:
                 counter.add(batch.num_rows)
-            with _no_cycle_collection():
+            with no_cycle_collection():
                 decoded = rows_to_batch(list(decoded_rows(format_id, topic, lines(batch), options, envelope, limit)))
             yield decoded
 

@@ -276,12 +276,17 @@ def _canal_type(event: dict, same: bool, dts: bool) -> str:
     raise E.Unsupported(f"canal has no {op} message{why}")
 
 
+@lru_cache(maxsize=1024)
+def _sql_type_codes(sql_types: str) -> dict:
+    """The `sqlType` object of a message's meta, codes as JSON numbers: one shared dict per table."""
+    return {k: E.number(v) for k, v in E.shared_json(sql_types).items()}
+
+
 def _types(event: dict, same: bool) -> tuple[dict | None, dict | None]:
     """(mysqlType, sqlType): as the canal source wrote them, else from the logical types."""
     if same:
         sql_types = (event.get("meta") or {}).get("sqlType")
-        codes = None if sql_types is None else {k: E.number(v) for k, v in E.shared_json(sql_types).items()}
-        return event.get("source_types"), codes
+        return event.get("source_types"), None if sql_types is None else _sql_type_codes(sql_types)
     types = {k: t for k, t in (event.get("column_types") or {}).items() if t in CANAL_MYSQL_TYPES}
     if not types:
         return None, None
