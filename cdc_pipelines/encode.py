@@ -52,7 +52,7 @@ def _row_index(event: dict) -> int:
     return int((event.get("meta") or {}).get("cdc.row_index", 0))
 
 
-_LINEAGE = ("dt", "source_topic", "event_id", "source_file", "source_line")
+LINEAGE = ("dt", "source_topic", "event_id", "source_file", "source_line")
 
 
 # where an event came from: taken over into the output as Arrow columns, never read by an encoder
@@ -88,7 +88,7 @@ def _encoded_batch(batch: pa.RecordBatch, encoder, options: Mapping[str, str], s
             reasons.append(None)
             row_indexes.append(row_index)
             older.append(isinstance(message, OlderSchemaMessage))
-    lineage = batch.select(list(_LINEAGE)).take(pa.array(events, pa.int32()))
+    lineage = batch.select(list(LINEAGE)).take(pa.array(events, pa.int32()))
     columns = [*lineage.columns, pa.array(row_indexes, pa.int32()), pa.array(parts, pa.int32())]
     columns += [pa.array(messages, pa.string()), pa.array(reasons, pa.string()), pa.array(older, pa.bool_())]
     return pa.RecordBatch.from_arrays(columns, schema=schema)

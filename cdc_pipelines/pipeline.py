@@ -181,6 +181,14 @@ def decode_lines(
     )
     if codec.split_update:
         decoded = pair_split_updates(decoded, codec.update_has_before)
+    return decoded_extract(decoded, format_id, topic=topic, dt=dt, read=lines.read)
+
+
+def decoded_extract(
+    decoded: DataFrame, format_id: str, *, topic: str, dt: str | Column, read: dict[str, int]
+) -> DecodedExtract:
+    """The events and rejects of `decoded` (DECODED_SCHEMA rows of one extract) with their partition
+    columns; `read` is the messages each file holds."""
     combined = decoded.select(
         "*", F.lit(format_id).alias("source_format"), F.lit(topic).alias("source_topic"), F.lit(dt).alias("dt")
     )
@@ -190,7 +198,7 @@ def decode_lines(
         F.col("reject_reason").alias("reason"), "dt",
     )  # fmt: skip
     day = dt if isinstance(dt, str) else None
-    return DecodedExtract(events=events, rejects=rejects, combined=combined, topic=topic, dt=day, read=lines.read)
+    return DecodedExtract(events=events, rejects=rejects, combined=combined, topic=topic, dt=day, read=read)
 
 
 def decode_files(

@@ -15,15 +15,15 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from cdc_pipelines.bench import anchors, data, stages
+from cdc_pipelines.bench import anchors, data, replay, stages
 from cdc_pipelines.bench.config import BenchConfig
 from cdc_pipelines.bench.memory import PeakMemory
 from cdc_pipelines.encode import encode_events, write_encoded
 from cdc_pipelines.lake.io import read_canonical
 from cdc_pipelines.pipeline import decode_files, write_decoded
 
-DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode")
-ENCODE_STEPS = ("encode", "encode_floor", "duckdb_encode")
+DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode", "decode_replay")
+ENCODE_STEPS = ("encode", "encode_replay", "encode_floor", "duckdb_encode")
 STEPS = DECODE_STEPS + ENCODE_STEPS
 
 
@@ -96,6 +96,9 @@ def bench_format(
         lambda: write_decoded(decode_files(spark, format_id, [source], topic=topic, dt="2024-01-01"), lake),
         lambda r: r["read"],
     )
+    replayed = work / "decode_replay"
+    measure("decode_replay", lambda: replay.decode_replay(spark, format_id, source, replayed), lambda r: r["read"])
+    shutil.rmtree(replayed)
     changes = lake / "changes"
     target = work / "encoded"
     encode = measure(
@@ -105,6 +108,15 @@ def bench_format(
         size=0,
     )
     done[-1].bytes = _folder_bytes(target)
+    replayed = work / "encode_replay"
+    measure(
+        "encode_replay",
+        lambda: replay.encode_replay(spark, format_id, changes, replayed),
+        lambda r: r["encoded"] + r["skipped"],
+        size=0,
+    )
+    done[-1].bytes = _folder_bytes(replayed)
+    shutil.rmtree(replayed)
     floor_text = work / "encode_floor"
     measure("encode_floor", lambda: anchors.encode_floor(spark, changes, floor_text), lambda _r: decode["events"])
     done[-1].bytes = _folder_bytes(floor_text)

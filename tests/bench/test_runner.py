@@ -30,6 +30,11 @@ def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
         assert by_step[(scale, "spark_text_floor")]["counts"]["rows_written"] == decode["read"]
         assert by_step[(scale, "encode_floor")]["records"] == decode["events"]
         assert 0 < by_step[(scale, "duckdb_decode")]["counts"]["rows_written"] <= decode["read"]
+        # the architecture floors run the same Spark paths over every input row, their counts conserved
+        replayed = by_step[(scale, "decode_replay")]["counts"]
+        assert replayed["read"] == decode["read"] == replayed["decoded"] + replayed["rejected"]
+        replayed = by_step[(scale, "encode_replay")]["counts"]
+        assert replayed["encoded"] + replayed["skipped"] == decode["events"]
     assert by_step[(1, "encode")]["peak_rss"]["python_workers"] > 0  # encode runs in Python workers
     cuts = {(s["format_id"], s["side"]): s["cuts"] for s in result["stages"]}
     assert [c for c, _ in cuts[("oms-canal", "decode")]] == list(DECODE_CUTS)
@@ -56,7 +61,7 @@ def test_scaling_table_lists_each_step_at_every_scale():
         return {"scale": scale, "format_id": "oms-canal", "step": step, "records": 1000 * scale,
                 "bytes": 400_000 * scale, "seconds": seconds, "peak_rss": rss, "counts": {}}  # fmt: skip
 
-    steps = (("spark_floor", 2.0), ("decode", 5.0))
+    steps = (("spark_floor", 2.0), ("decode", 5.0), ("decode_replay", 4.0))
     measurements = [measured(s, step, secs * s) for s in (1, 4) for step, secs in steps]
     result = {"machine": machine(2), "config": {"messages": 1000}, "started": "now", "seconds": 1.0,
               "load_avg_end": [0.0], "measurements": measurements}  # fmt: skip
@@ -65,4 +70,5 @@ def test_scaling_table_lists_each_step_at_every_scale():
     assert scaling.count("| oms-canal | decode |") == 2 and scaling.count("| oms-canal | spark_floor |") == 2
     assert "| 4x | 4,000 | 20.0 | 5.0 |" in scaling
     targets = text.split("### Targets", 1)[1].split("### Scaling", 1)[0]
-    assert "| 1x | oms-canal | decode | Spark floor (`read.schema(S).json` + Parquet) | 2.50x (<= 1.25x) |" in targets
+    floor = "Spark floor (`read.schema(S).json` + Parquet)"
+    assert f"| 1x | oms-canal | decode | {floor} | 2.50x (<= 1.25x) | 2.00x | 1.25x |" in targets

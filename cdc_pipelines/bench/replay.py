@@ -1,0 +1,94 @@
+"""The architecture floors: our decode's and encode's Spark paths with the Python work taken out.
+
+Each runs exactly what `decode_files` + `write_decoded` (or `encode_events` + `write_encoded`) run:
+the line read and count, the Arrow round trip of every batch through a Python worker, the
+conservation counts, the partitioned atomic writes of the same columns. Only the codec is replaced:
+the Python function replays rows decoded (or messages encoded) once beforehand from the head of the
+same input, one output row per input row, so the rows written are real ones and the counts add up.
+What our decode or encode takes beyond its replay is the cost of the Python codecs; what the replay
+takes beyond the Spark floor is the cost of this design (Python workers, the canonical table's
+columns), which no codec can win back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from cdc_pipelines.encode import ENCODED_SCHEMA, LINEAGE, EncodedTable, encode_events, write_encoded
+from cdc_pipelines.extracts.files import list_input_files
+from cdc_pipelines.extracts.lines import read_extract_lines
+from cdc_pipelines.extracts.local import spark_uri
+from cdc_pipelines.extracts.rows import Line, decoded_rows
+from cdc_pipelines.formats import get_codec
+from cdc_pipelines.lake.io import read_canonical
+from cdc_pipelines.pipeline import DECODED_SCHEMA, decoded_extract, rows_to_batch, write_decoded
+
+HEAD = 10_000  # input rows decoded or encoded beforehand; the replay cycles through them
+
+
+def _ipc(batch: pa.RecordBatch) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def _cycled(block: pa.RecordBatch, rows: int) -> pa.RecordBatch:
+    """`rows` rows of `block`, from its start, repeated as often as needed."""
+    if rows <= block.num_rows:
+        return block.slice(0, rows)
+    copies = [block] * (rows // block.num_rows) + [block.slice(0, rows % block.num_rows)]
+    return pa.Table.from_batches(copies).combine_chunks().to_batches()[0]
+
+
+def _replay_rows(blob: bytes):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        block = pa.ipc.open_stream(blob).read_next_batch()
+        for batch in batches:
+            yield _cycled(block, batch.num_rows)
+
+    return run
+
+
+def decode_replay(spark: SparkSession, format_id: str, source: Path, out: Path) -> dict[str, int]:
+    """`write_decoded(decode_files(...))` of one line file, the decoding replayed (see the module)."""
+    codec = get_codec(format_id)
+    uri = spark_uri(str(source))
+    with open(source, "rb") as handle:
+        head = [Line(uri, n, line.rstrip(b"\n")) for n, line in enumerate(islice(handle, HEAD), start=1)]
+    rows = decoded_rows(format_id, "bench", head, codec.resolve_options({}))
+    block = rows_to_batch([row for row in rows if row["row_index"] == 0])  # one row per message
+    lines = read_extract_lines(spark, list_input_files([source]), codec, None)
+    replayed = lines.frame.mapInArrow(_replay_rows(_ipc(block)), DECODED_SCHEMA)
+    return write_decoded(decoded_extract(replayed, format_id, topic="bench", dt="2024-01-01", read=lines.read), out)
+
+
+def _replay_messages(blob: bytes):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        block = pa.ipc.open_stream(blob).read_next_batch()
+        names = ENCODED_SCHEMA.fieldNames()
+        for batch in batches:
+            messages = _cycled(block, batch.num_rows)
+            columns = [*batch.select(list(LINEAGE)).columns, *messages.columns]
+            yield pa.RecordBatch.from_arrays(columns, names=names)
+
+    return run
+
+
+def encode_replay(spark: SparkSession, format_id: str, changes: Path, target: Path) -> dict[str, int]:
+    """`write_encoded(encode_events(...))` of a canonical table, the encoding replayed (see the module)."""
+    head = encode_events(read_canonical(spark, changes).limit(HEAD), format_id).all_rows
+    block = head.where("part = 0").select(*[n for n in ENCODED_SCHEMA.fieldNames() if n not in LINEAGE]).toArrow()
+    block = block.combine_chunks().to_batches()[0]
+    events = read_canonical(spark, changes)
+    replayed = events.mapInArrow(_replay_messages(_ipc(block)), ENCODED_SCHEMA)
+    encoded = EncodedTable(
+        messages=replayed.where("skip_reason IS NULL"), skipped=replayed.where("skip_reason IS NOT NULL"),
+        all_rows=replayed,
+    )  # fmt: skip
+    return write_encoded(encoded, target, format_id)
