@@ -9,6 +9,7 @@ from __future__ import annotations
 from itertools import accumulate, chain
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 _NO_ENTRIES: dict = {}
 
@@ -37,11 +38,54 @@ def _flat_map_array(dicts: list[dict | None]) -> pa.MapArray:
     return pa.MapArray.from_arrays(offsets, keys, items, mask=mask)
 
 
-def map_dicts(column: pa.MapArray) -> list[dict | None]:
-    """A map column as dicts, built from its flat keys and items (`to_pylist` is 3x slower)."""
-    offsets, keys, items = column.offsets.to_pylist(), column.keys.to_pylist(), column.items.to_pylist()
-    valid = column.is_valid().to_pylist()
+def map_dicts(column: pa.MapArray, shared: bool = False) -> list[dict | None]:
+    """A map column as dicts, built from its flat keys and items (`to_pylist` is 3x slower).
+
+    `shared`: the column holds few distinct maps (a table's column types): rows with the same entries
+    get one dict, built once, which callers only read.
+    """
+    offsets, valid = column.offsets.to_pylist(), column.is_valid().to_pylist()
+    if shared and len(column):
+        signatures = _signatures(column)
+        if signatures is not None:
+            return _shared_dicts(column, offsets, valid, *signatures)
+    keys, items = column.keys.to_pylist(), column.items.to_pylist()
     return [
         dict(zip(keys[start:end], items[start:end], strict=True)) if ok else None
         for ok, start, end in zip(valid, offsets, offsets[1:], strict=False)
     ]
+
+
+_SEPARATOR = "\x00"
+
+
+def _signatures(column: pa.MapArray) -> tuple[list, list] | None:
+    """Each row's keys and items joined by NUL (Arrow kernels, no Python strings per entry); None when
+    a key or item holds a NUL itself, so that a joined text could stand for two different maps. A row
+    with a null item has a null signature."""
+    keys, items = column.keys, column.items
+    if pc.any(pc.match_substring(keys, _SEPARATOR)).as_py() or pc.any(pc.match_substring(items, _SEPARATOR)).as_py():
+        return None
+    offsets = column.offsets
+    joined_keys = pc.binary_join(pa.ListArray.from_arrays(offsets, keys), _SEPARATOR)
+    joined_items = pc.binary_join(pa.ListArray.from_arrays(offsets, items), _SEPARATOR)
+    return joined_keys.to_pylist(), joined_items.to_pylist()
+
+
+def _shared_dicts(column: pa.MapArray, offsets: list, valid: list, keys: list, items: list) -> list[dict | None]:
+    built: dict[tuple[int, str, str], dict] = {}
+    out: list[dict | None] = []
+    for ok, start, end, joined_keys, joined_items in zip(valid, offsets, offsets[1:], keys, items, strict=False):
+        if not ok:
+            out.append(None)
+            continue
+        # with the entry count, NUL-free joined texts tell maps apart ({"": ""} from {})
+        signature = (end - start, joined_keys, joined_items)
+        entries = built.get(signature) if joined_items is not None else None
+        if entries is None:
+            names = column.keys.slice(start, end - start).to_pylist()
+            entries = dict(zip(names, column.items.slice(start, end - start).to_pylist(), strict=True))
+            if joined_items is not None:
+                built[signature] = entries
+        out.append(entries)
+    return out
