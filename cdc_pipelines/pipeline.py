@@ -16,6 +16,7 @@ from operator import itemgetter
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import Accumulator, StorageLevel
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
@@ -128,19 +129,37 @@ def _decode_batches(
     return run
 
 
+def _half_mask(batch: pa.RecordBatch) -> pa.Array:
+    return pc.and_(pc.is_valid(batch.column("pair_key")), pc.is_null(batch.column("reject_reason")))
+
+
 def _pair_batches(update_has_before: bool):
-    """The `mapInArrow` function over split-update halves sorted by key and input order."""
+    """The `mapInArrow` function over a partition sorted halves first (by key and input order): the
+    halves are paired in Python, every other row passes through as Arrow, never turned into dicts."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        rows = (row for batch in batches for row in batch_to_rows(batch))
+        rest: list[pa.RecordBatch] = []
+
+        def halves() -> Iterator[dict]:
+            for batch in batches:
+                mask = _half_mask(batch)
+                yield from batch_to_rows(batch.filter(mask))
+                others = batch.filter(pc.invert(mask))
+                if others.num_rows:  # halves sort first: no later batch of this partition holds one
+                    rest.append(others)
+                    return
+
         out: list[dict] = []
-        for row in pair_halves(rows, update_has_before):
-            out.append(row)
-            if len(out) >= 4096:
+        with no_cycle_collection():
+            for row in pair_halves(halves(), update_has_before):
+                out.append(row)
+                if len(out) >= 4096:
+                    yield rows_to_batch(out)
+                    out = []
+            if out:
                 yield rows_to_batch(out)
-                out = []
-        if out:
-            yield rows_to_batch(out)
+        yield from rest
+        yield from batches
 
     return run
 
@@ -148,16 +167,18 @@ def _pair_batches(update_has_before: bool):
 def pair_split_updates(decoded: DataFrame, update_has_before: bool) -> DataFrame:
     """Fold each split update's before half into its after half, wherever the halves sit.
 
-    Only the halves move: they are shuffled by pair key and sorted by input order within a key.
+    One shuffle of every row, so the codecs run once (a branch for the halves and one for the rest
+    would each run them): halves by pair key, sorted first and by input order within a key; other
+    rows spread by their lineage, passed through untouched.
     """
     is_half = F.col("pair_key").isNotNull() & F.col("reject_reason").isNull()
-    halves = decoded.where(is_half)
-    paired = (
-        halves.repartition("pair_key")
-        .sortWithinPartitions("pair_key", "source_file", "source_line")
+    lineage = F.xxhash64("source_file", "source_line", "row_index").cast("string")
+    spread = F.when(is_half, F.col("pair_key")).otherwise(lineage)
+    return (
+        decoded.repartition(spread)
+        .sortWithinPartitions(is_half.desc(), "pair_key", "source_file", "source_line")
         .mapInArrow(_pair_batches(update_has_before), DECODED_SCHEMA)
     )
-    return decoded.where(~is_half).unionByName(paired)
 
 
 def decode_lines(
