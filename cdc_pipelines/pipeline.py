@@ -2,9 +2,9 @@
 
 Spark reads the lines (or DTS Avro containers) and hands them to the Python codecs in Arrow
 batches (`mapInArrow`): each line becomes its events or one reject (`extracts.rows.decoded_rows`).
-Spark then does what needs the whole dataset: split-update halves are brought together by key (a
-shuffle, then `messages.pair_halves` over each key's halves in input order), the conservation counts,
-and the partitioned, atomic writes.
+Spark then does what needs the whole dataset: split-update halves are brought together by key (one
+shuffle of every decoded row, halves sorted first, then `messages.pair_halves` over each key's halves
+in input order), the conservation counts, and the partitioned, atomic writes.
 """
 
 from __future__ import annotations
