@@ -9,7 +9,7 @@ import pytest
 from cdc_pipelines import demo
 from cdc_pipelines.extracts.local import decode_paths
 from cdc_pipelines.pipeline import count_extract, decode_files
-from tests.formats.test_dataworks_json import _message
+from tests.formats.test_dataworks_json import halves_across_files, halves_of_a_reused_key
 
 SPLIT_FORMATS = ("dataworks-json", "datahub-tuple", "dts-shareplex")
 
@@ -57,18 +57,9 @@ def test_generated_extract_pairs_as_in_process_and_decodes_each_line_once(spark,
 
 
 def test_halves_across_files_reused_keys_and_orphans_through_spark(spark, tmp_path):
-    (tmp_path / "a.jsonl").write_text(
-        "\n".join([
-            _message("UPDATE_BEFOR", "5", before={"id": 1, "v": "a"}),
-            _message("UPDATE_BEFOR", "5", before={"id": 1, "v": "b"}),
-            _message("UPDATE_AFTER", "5", after={"id": 1, "v": "b"}),
-            _message("UPDATE_AFTER", "6", after={"id": 2, "v": "alone"}),
-            _message("UPDATE_AFTER", "5", after={"id": 1, "v": "c"}),
-            _message("UPDATE_BEFOR", "9", before={"id": 3, "v": "lonely"}),
-            _message("UPDATE_AFTER", "7", after={"id": 4, "v": "new"}),
-        ]) + "\n"
-    )  # fmt: skip
-    (tmp_path / "b.jsonl").write_text(_message("UPDATE_BEFOR", "7", before={"id": 4, "v": "old"}) + "\n")
+    a, b = halves_across_files()
+    (tmp_path / "a.jsonl").write_text("\n".join([*halves_of_a_reused_key(), *a]) + "\n")
+    (tmp_path / "b.jsonl").write_text("\n".join(b) + "\n")
 
     events, rejects, run = _spark(spark, "dataworks-json", [tmp_path])
 
@@ -77,10 +68,11 @@ def test_halves_across_files_reused_keys_and_orphans_through_spark(spark, tmp_pa
         (3, "1", {"id": "1", "v": "a"}, {"id": "1", "v": "b"}),
         (4, None, None, {"id": "2", "v": "alone"}),
         (5, "2", {"id": "1", "v": "b"}, {"id": "1", "v": "c"}),
-        (7, "1", {"id": "4", "v": "old"}, {"id": "4", "v": "new"}),
+        (6, "1", {"id": "1", "v": "old"}, {"id": "1", "v": "new"}),
+        (7, None, None, {"id": "2", "v": "x"}),
     ]
-    assert events[-1]["meta"]["cdc.before_source_file"].endswith("b.jsonl")
+    assert events[3]["meta"]["cdc.before_source_file"].endswith("b.jsonl")
     assert [(r["source_line"], r["reason"]) for r in rejects] == [
-        (6, "UPDATE_BEFOR without its matching after half (pair key d\u0001t\u00019)")
+        (8, "UPDATE_BEFOR without its matching after half (pair key d\u0001t\u00019)")
     ]
-    assert run["counts"] == {"read": 8, "decoded": 7, "rejected": 1, "events": 4}
+    assert run["counts"] == {"read": 9, "decoded": 8, "rejected": 1, "events": 5}

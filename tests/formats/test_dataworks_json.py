@@ -86,15 +86,31 @@ def _message(op: str, sequence: str | None, before=None, after=None, types=None)
     return json.dumps({"schema": schema, "payload": payload, "version": "1.0.0"})
 
 
+def halves_across_files() -> tuple[list[str], list[str]]:
+    """(a.jsonl, b.jsonl): an update whose after half is in a and before half in b, an insert, an orphan."""
+    a = [
+        _message("UPDATE_AFTER", "7", after={"id": 1, "v": "new"}),
+        _message("INSERT", "8", after={"id": 2, "v": "x"}),
+        _message("UPDATE_BEFOR", "9", before={"id": 3, "v": "lonely"}),
+    ]
+    return a, [_message("UPDATE_BEFOR", "7", before={"id": 1, "v": "old"})]
+
+
+def halves_of_a_reused_key() -> list[str]:
+    """Key 5's halves twice (befores first), a lone after half of key 6 between its afters."""
+    return [
+        _message("UPDATE_BEFOR", "5", before={"id": 1, "v": "a"}),
+        _message("UPDATE_BEFOR", "5", before={"id": 1, "v": "b"}),
+        _message("UPDATE_AFTER", "5", after={"id": 1, "v": "b"}),
+        _message("UPDATE_AFTER", "6", after={"id": 2, "v": "alone"}),
+        _message("UPDATE_AFTER", "5", after={"id": 1, "v": "c"}),
+    ]
+
+
 def test_split_halves_pair_wherever_they_sit_and_orphans_are_rejected(decode, tmp_path):
-    (tmp_path / "a.jsonl").write_text(
-        "\n".join([
-            _message("UPDATE_AFTER", "7", after={"id": 1, "v": "new"}),
-            _message("INSERT", "8", after={"id": 2, "v": "x"}),
-            _message("UPDATE_BEFOR", "9", before={"id": 3, "v": "lonely"}),
-        ]) + "\n"
-    )  # fmt: skip
-    (tmp_path / "b.jsonl").write_text(_message("UPDATE_BEFOR", "7", before={"id": 1, "v": "old"}) + "\n")
+    a, b = halves_across_files()
+    (tmp_path / "a.jsonl").write_text("\n".join(a) + "\n")
+    (tmp_path / "b.jsonl").write_text("\n".join(b) + "\n")
     events, rejects, decoded = decode("dataworks-json", tmp_path)
     update = next(e for e in events if e["op"] == "UPDATE")
     assert (update["before"], update["after"]) == ({"id": "1", "v": "old"}, {"id": "1", "v": "new"})
@@ -107,15 +123,7 @@ def test_split_halves_pair_wherever_they_sit_and_orphans_are_rejected(decode, tm
 
 def test_halves_of_a_reused_key_pair_in_input_order(decode, tmp_path):
     """The n-th before half of a key goes with its n-th after half, even when the key comes back."""
-    (tmp_path / "a.jsonl").write_text(
-        "\n".join([
-            _message("UPDATE_BEFOR", "5", before={"id": 1, "v": "a"}),
-            _message("UPDATE_BEFOR", "5", before={"id": 1, "v": "b"}),
-            _message("UPDATE_AFTER", "5", after={"id": 1, "v": "b"}),
-            _message("UPDATE_AFTER", "6", after={"id": 2, "v": "alone"}),
-            _message("UPDATE_AFTER", "5", after={"id": 1, "v": "c"}),
-        ]) + "\n"
-    )  # fmt: skip
+    (tmp_path / "a.jsonl").write_text("\n".join(halves_of_a_reused_key()) + "\n")
     events, rejects, decoded = decode("dataworks-json", tmp_path)
     pairs = sorted((e["source_line"], e["meta"].get("cdc.before_source_line"), e["before"], e["after"]) for e in events)
     assert pairs == [
