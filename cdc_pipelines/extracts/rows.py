@@ -40,9 +40,9 @@ class Line:
     """One input line: its bytes and lineage, a reason found before decoding, a CSV header.
 
     Slotted, not frozen: a frozen dataclass sets each field through `object.__setattr__`, which was a
-    microsecond of every line. `record` is a message its file reader already decoded (a DTS Avro container record, see
-    `formats.dts_avro.container_lines`): the decoder gets it in place of `value`, and a reject shows
-    it as `record.raw_text()` gives it.
+    microsecond of every line. `record` is a message its file reader already decoded (a DTS Avro
+    container record, see `formats.dts_avro.container_lines`): the decoder gets it in place of
+    `value`, and a reject shows it as `record.raw_text()` gives it.
     """
 
     source_file: str

@@ -153,7 +153,8 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
     )
     sql = text(msg.sql)
     meta = {}
-    for name, value in zip(META_FIELDS, (msg.id, msg.gtid, msg.isDdl, msg.serverId), strict=True):
+    for name in META_FIELDS:
+        value = getattr(msg, name)
         if value is not None:
             meta[name] = text(value)
     if sql is not None and op != "DDL":
