@@ -1,7 +1,6 @@
 """The canonical change table asset: the run's days of every catalog topic, decoded in one pass per topic."""
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
@@ -10,8 +9,10 @@ from assets.keys import CANONICAL, raw_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.daily import COUNTS, decode_days
-from cdc_pipelines.lake.run_counts import write_counts
+from cdc_pipelines.lake.io import table_version
+from cdc_pipelines.lake.run_counts import COUNTS_DIR, write_counts
 from cdc_pipelines.pipeline import CHANGES_DIR, REJECTS_DIR
+from cdc_pipelines.storage import join
 from resources import LakeStorageResource, TopicCatalogResource
 
 
@@ -24,7 +25,7 @@ def canonical_asset(topics: Sequence[Topic]) -> dg.AssetsDefinition:
         partitions_def=DAILY,
         backfill_policy=SINGLE_RUN,
         group_name="canonical",
-        kinds={"spark", "parquet"},
+        kinds={"spark", "delta"},
     )
     def canonical_changes(
         context: dg.AssetExecutionContext,
@@ -38,14 +39,14 @@ def canonical_asset(topics: Sequence[Topic]) -> dg.AssetsDefinition:
         )
         for dt, per_topic in by_day.items():
             # the conservation check compares these with what the lake holds
-            write_counts(storage.lake_root, dt, per_topic)
+            write_counts(pyspark.spark_session, storage.lake_root, dt, per_topic)
             totals = {k: sum(c[k] for c in per_topic.values()) for k in COUNTS}
             context.add_asset_metadata({**totals, "per_topic": dg.MetadataValue.json(per_topic)}, partition_key=dt)
-        return dg.MaterializeResult(
-            metadata={
-                "changes": dg.MetadataValue.path(str(Path(storage.lake_root) / CHANGES_DIR)),
-                "rejects": dg.MetadataValue.path(str(Path(storage.lake_root) / REJECTS_DIR)),
-            }
-        )
+        metadata = {}
+        for name in (CHANGES_DIR, REJECTS_DIR, COUNTS_DIR):
+            path = join(storage.lake_root, name)
+            metadata[name] = dg.MetadataValue.path(path)
+            metadata[f"{name}_delta_version"] = table_version(pyspark.spark_session, path)
+        return dg.MaterializeResult(metadata=metadata)
 
     return canonical_changes

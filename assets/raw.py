@@ -7,6 +7,7 @@ from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.daily import extract_stats
 from resources import LakeStorageResource
+from resources.spark import ProjectSparkResource
 
 
 def raw_extract_asset(topic: Topic) -> dg.AssetsDefinition:
@@ -20,11 +21,13 @@ def raw_extract_asset(topic: Topic) -> dg.AssetsDefinition:
         kinds={"file"},
         description=f"Raw extracts of topic {topic.name} ({topic.format}) under <raw_root>/{topic.name}/dt=*/",
     )
-    def _raw(context: dg.AssetExecutionContext, storage: LakeStorageResource) -> dg.MaterializeResult:
+    def _raw(
+        context: dg.AssetExecutionContext, storage: LakeStorageResource, pyspark: ProjectSparkResource
+    ) -> dg.MaterializeResult:
         total = {"files": 0, "bytes": 0}
         for dt in context.partition_keys:
             folder = storage.raw_partition(topic.name, dt)
-            stats = extract_stats(folder)
+            stats = extract_stats(pyspark.spark_session, folder)  # listed by Hadoop: any storage
             context.add_asset_metadata({**stats, "path": dg.MetadataValue.path(str(folder))}, partition_key=dt)
             total = {k: total[k] + stats[k] for k in total}
         context.log.info(f"{topic.name}: {total['files']} files, {total['bytes']} bytes over {context.partition_keys}")

@@ -7,12 +7,13 @@ import datetime as dt
 import json
 import os
 import sys
-from pathlib import Path
 
 from cdc_pipelines.bench.command import add_parser as add_bench_parser
 from cdc_pipelines.extracts.files import InputError
+from cdc_pipelines.extracts.rows import ENVELOPES
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.progress import spark_progress
+from cdc_pipelines.storage import absolute
 
 
 def _options(pairs: list[str]) -> dict[str, str]:
@@ -33,8 +34,20 @@ def _date(text: str) -> str:
 
 
 def _path(text: str) -> str:
-    """Paths are made absolute where they are parsed: Spark's JVM and GX resolve relative ones elsewhere."""
-    return os.path.abspath(text)
+    """Local paths are made absolute where they are parsed (Spark's JVM and GX resolve relative ones
+    elsewhere); URIs (`s3a://`, `oss://`, `hdfs://`, `file:`) stay as given."""
+    return absolute(text)
+
+
+def _spark(args: argparse.Namespace):
+    """The process's session, with the command's `--conf` settings (after CDC_SPARK_CONF)."""
+    from cdc_pipelines.spark import parse_conf, spark_session
+
+    try:
+        conf = parse_conf(args.conf)
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    return spark_session(conf=conf)
 
 
 def _positive(text: str) -> int:
@@ -46,9 +59,25 @@ def _positive(text: str) -> int:
 LIMIT_HELP = "reject messages longer than N characters unparsed (default: env CDC_MAX_MESSAGE_CHARS or 16 Mi)"
 
 
+CONF_HELP = "a Spark or Hadoop setting, as spark-submit takes it (repeatable), e.g. spark.hadoop.fs.s3a.endpoint=URL"
+ENVELOPE_HELP = "each line wraps the message: kcat (kcat -J output: payload, key, topic, partition, offset)"
+
+
+class _Sub:
+    """`add_parser` with `--conf` on every command, as spark-submit has it."""
+
+    def __init__(self, sub: argparse._SubParsersAction):
+        self.sub = sub
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        parser = self.sub.add_parser(name, **kwargs)
+        parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help=CONF_HELP)
+        return parser
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = _Sub(parser.add_subparsers(dest="command", required=True))
     sub.add_parser("formats", help="print every supported format id, one per line")
     dec = sub.add_parser("decode", help="decode raw messages into the canonical change table")
     dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
@@ -57,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
     dec.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
+    dec.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
     dec.add_argument("inputs", type=_path, nargs="+", help="files or folders of messages, one per line (.gz too)")
     conv = sub.add_parser("convert", help="decode messages of one format and re-encode them in another")
     conv.add_argument("--from", dest="source", required=True, help="source format id, or auto")
@@ -67,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
     conv.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
     conv.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
+    conv.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
     conv.add_argument("inputs", type=_path, nargs="+", help="files or folders of messages")
     enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
     enc.add_argument("--to", dest="target", required=True, help="target format id")
@@ -97,6 +128,8 @@ def _parser() -> argparse.ArgumentParser:
     snap.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
     snap.add_argument("--out", help="snapshots folder (default: CANONICAL/snapshots)")
     snap.add_argument("--topic", action="append", help="only these source topics (default: all)")
+    lake = sub.add_parser("convert-lake", help="convert a lake of plain Parquet (earlier versions) to Delta in place")
+    lake.add_argument("lake", type=_path, help="lake folder holding changes/, rejects/ and counts/")
     add_bench_parser(sub)
     return parser
 
@@ -104,9 +137,8 @@ def _parser() -> argparse.ArgumentParser:
 def _sample(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.pipeline import decode_files, write_decoded
     from cdc_pipelines.samples import sample_folder
-    from cdc_pipelines.spark import spark_session
 
-    spark = spark_session()
+    spark = _spark(args)
     total = {"read": 0, "decoded": 0, "rejected": 0, "events": 0}
     for format_id in FORMAT_IDS:
         folder = sample_folder(format_id)
@@ -123,7 +155,6 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.extracts.files import list_input_files
     from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.pipeline import decode_files, write_decoded
-    from cdc_pipelines.spark import spark_session
 
     if args.format != "auto":
         get_codec(args.format).resolve_options(_options(args.option))
@@ -132,11 +163,13 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
         args.format = _detected(args.inputs)
     codec = get_codec(args.format)
     options = codec.resolve_options(_options(args.option))
-    spark = spark_session()
+    spark = _spark(args)
     with spark_progress(spark, "decode"):
-        decoded = decode_files(spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options)
+        decoded = decode_files(
+            spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope
+        )
         counts = write_decoded(decoded, args.out)
-    write_counts(args.out, args.dt, {args.topic: counts})
+    write_counts(spark, args.out, args.dt, {args.topic: counts})
     return counts
 
 
@@ -157,16 +190,18 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.encode import encode_events, write_encoded
     from cdc_pipelines.extracts.files import list_input_files
     from cdc_pipelines.pipeline import count_extract, decode_files, persisted
-    from cdc_pipelines.spark import spark_session
 
     target_options = get_codec(args.target).resolve_options(_options(args.target_option))
     if args.source != "auto":
         get_codec(args.source).resolve_options(_options(args.option))
     list_input_files(args.inputs)
     source = _detected(args.inputs) if args.source == "auto" else args.source
-    spark = spark_session()
+    spark = _spark(args)
     with spark_progress(spark, "convert"):
-        decoded = decode_files(spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option))
+        decoded = decode_files(
+            spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option),
+            envelope=args.envelope,
+        )  # fmt: skip
         with persisted(decoded.combined):
             counts = count_extract(decoded)
             encoded = encode_events(decoded.events, args.target, target_options)
@@ -178,13 +213,12 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
     from pyspark.sql import functions as F
 
     from cdc_pipelines.encode import encode_events, write_encoded
-    from cdc_pipelines.lake.io import read_canonical
-    from cdc_pipelines.spark import spark_session
+    from cdc_pipelines.lake.io import is_table, read_canonical
 
     options = get_codec(args.target).resolve_options(_options(args.target_option))
-    if not Path(args.canonical).is_dir():
-        raise InputError(f"input does not exist: {args.canonical}")
-    spark = spark_session()
+    spark = _spark(args)
+    if not is_table(spark, args.canonical):
+        raise InputError(f"no canonical Delta table at {args.canonical}")
     events = read_canonical(spark, args.canonical)
     if args.dt:
         events = events.where(F.col("dt") == args.dt)
@@ -200,22 +234,24 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
 def _quality(args: argparse.Namespace) -> dict[str, bool]:
     """Rules -> passed; failing rules still exit 0 (the report says why), missing inputs exit 2."""
     from cdc_pipelines.quality.daily_report import write_day_report
-    from cdc_pipelines.spark import spark_session
 
-    report = write_day_report(spark_session(), args.canonical, args.dt, args.out, great_expectations=not args.no_gx)
+    report = write_day_report(_spark(args), args.canonical, args.dt, args.out, great_expectations=not args.no_gx)
     print(f"quality report: {report.html}", file=sys.stderr)
     return report.rules
 
 
 def _snapshot(args: argparse.Namespace) -> dict:
     """The day's figures; every later day already applied is re-applied after it (named on stderr)."""
+    from pyspark.sql import functions as F
+
+    from cdc_pipelines.lake.io import read_canonical
     from cdc_pipelines.pipeline import CHANGES_DIR
     from cdc_pipelines.snapshots import snapshot_days
-    from cdc_pipelines.spark import spark_session
+    from cdc_pipelines.storage import join
 
-    if not (Path(args.canonical) / CHANGES_DIR / f"dt={args.dt}").is_dir():
+    spark = _spark(args)
+    if read_canonical(spark, join(args.canonical, CHANGES_DIR)).where(F.col("dt") == args.dt).isEmpty():
         raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
-    spark = spark_session()
     with spark_progress(spark, "snapshot"):
         days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic)
     if len(days) > 1:
@@ -264,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(_quality(args)))
         elif args.command == "snapshot":
             print(json.dumps(_snapshot(args)))
+        elif args.command == "convert-lake":
+            from cdc_pipelines.lake.convert import convert_lake
+
+            print(json.dumps(convert_lake(_spark(args), args.lake)))
         elif args.command == "bench":
             from cdc_pipelines.bench.command import run as run_bench
 

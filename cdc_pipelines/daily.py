@@ -15,11 +15,12 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from cdc_pipelines import storage
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.encode import encode_events, write_encoded_by_day
-from cdc_pipelines.extracts.files import list_input_files_or_empty
 from cdc_pipelines.lake import io
 from cdc_pipelines.pipeline import CHANGES_DIR, decode_files, write_decoded_by_day
+from cdc_pipelines.storage import join
 
 TARGETS_DIR = "targets"
 _DT_FOLDER = re.compile(r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/")
@@ -38,11 +39,10 @@ def dt_of_path(path: str) -> str:
     return match.group(1) if match else ""
 
 
-def extract_stats(folder: str | Path) -> dict[str, int]:
+def extract_stats(spark: SparkSession, folder: str | Path) -> dict[str, int]:
     """Files and bytes of one raw partition folder (0 and 0 when the folder is missing or empty)."""
-    folder = Path(folder)
-    files = list_input_files_or_empty([folder]) if folder.is_dir() else []
-    return {"files": len(files), "bytes": sum(Path(f).stat().st_size for f in files)}
+    files = storage.file_sizes(spark, folder) if storage.is_dir(spark, folder) else {}
+    return {"files": len(files), "bytes": sum(files.values())}
 
 
 def decode_days(
@@ -60,7 +60,7 @@ def decode_days(
     results = {dt: {t.name: dict.fromkeys(COUNTS, 0) for t in topics} for dt in dts}
     for topic in topics:
         folders = [raw_partition(topic.name, dt) for dt in dts]
-        present = [f for f in folders if extract_stats(f)["files"]]
+        present = [f for f in folders if extract_stats(spark, f)["files"]]
         if not present:
             continue
         decoded = decode_files(
@@ -74,8 +74,7 @@ def decode_days(
 
 def canonical_days(spark: SparkSession, lake_root: str | Path, dts: Sequence[str], topics: Sequence[str]) -> DataFrame:
     """The canonical events of `topics` on the days `dts`."""
-    changes = Path(lake_root) / CHANGES_DIR
-    events = io.read_canonical(spark, changes)
+    events = io.read_canonical(spark, join(lake_root, CHANGES_DIR))
     return events.where(F.col("dt").isin(list(dts)) & F.col("source_topic").isin(list(topics)))
 
 
@@ -88,7 +87,7 @@ def encode_days(
     """
     zero = {"events": 0, "written": 0, "skipped": 0}
     results = {dt: dict(zero) for dt in dts}
-    if not topics or not (Path(lake_root) / CHANGES_DIR).is_dir():
+    if not topics or not io.is_table(spark, join(lake_root, CHANGES_DIR)):
         return results
     encoded = encode_events(canonical_days(spark, lake_root, dts, topics), target)
     for dt, counts in write_encoded_by_day(encoded, target_path(lake_root, target), target).items():
@@ -99,5 +98,5 @@ def encode_days(
     return results
 
 
-def target_path(lake_root: str | Path, target: str) -> Path:
-    return Path(lake_root) / TARGETS_DIR / target
+def target_path(lake_root: str | Path, target: str) -> str:
+    return join(lake_root, TARGETS_DIR, target)

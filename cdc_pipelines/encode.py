@@ -25,8 +25,16 @@ from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import OlderSchemaMessage, Unsupported
 from cdc_pipelines.lake import io
 from cdc_pipelines.python_workers import no_cycle_collection
+from cdc_pipelines.storage import join
 
 SKIPPED_DIR = "_skipped"
+SKIPPED_SCHEMA = T.StructType(
+    [
+        *(T.StructField(name, T.StringType()) for name in ("event_id", "source_file")),
+        T.StructField("source_line", T.LongType()),
+        *(T.StructField(name, T.StringType()) for name in ("skip_reason", "target", "dt", "source_topic")),
+    ]
+)
 ENCODED_SCHEMA = T.StructType(
     [
         T.StructField("dt", T.StringType()),
@@ -150,11 +158,13 @@ def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> 
 def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: str) -> dict[str, dict[str, int]]:
     """Write `target/dt=/source_topic=/` as JSON lines in input order; count written and skipped per dt.
 
-    Binary messages (DTS Avro) are written as `.avro` container files of their records (the
-    decoder reads those as it reads `value_b64` lines of a Kafka dump). Skipped events go to
-    `target/_skipped/` (Parquet), with the reason.
+    Text is written by Spark's file committer with dynamic partition overwrite (only the partitions
+    written are replaced; those of this run that get no message are removed). Binary messages (DTS
+    Avro) are written as `.avro` container files of their records (the decoder reads those as it reads
+    `value_b64` lines of a Kafka dump). Skipped events go to the Delta table `target/_skipped/`, with
+    the reason.
     """
-    target = Path(target)
+    target = str(target)
     order = ("dt", "source_topic", "source_file", "source_line", "row_index", "part")
     if get_codec(format_id).binary_messages:
         # a container file per partition is written by one task
@@ -180,8 +190,9 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
         if get_codec(format_id).binary_messages:
             write_avro_containers(ordered, target, replace=partitions)
         else:
+            filled = [p for p, r in zip(partitions, counts, strict=True) if r["written"]]
             messages = ordered.select("message", "dt", "source_topic")
-            io.write_partitioned(messages, target, text=True, replace=partitions)
+            io.overwrite_file_partitions(messages, target, partitions, file_format="text", filled=filled)
         skipped = encoded.skipped.select(
             "event_id",
             "source_file",
@@ -191,7 +202,8 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
             "dt",
             "source_topic",
         )
-        io.write_partitioned(skipped, target / SKIPPED_DIR, replace=partitions)
+        if partitions:
+            io.replace_partitions(skipped, join(target, SKIPPED_DIR), partitions, schema=SKIPPED_SCHEMA)
         by_day: dict[str, dict[str, int]] = {}
         for r in counts:
             day = by_day.setdefault(r["dt"], dict.fromkeys(("written", "skipped", "encoded"), 0))

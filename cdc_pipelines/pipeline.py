@@ -18,28 +18,26 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import Accumulator, StorageLevel
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines.arrow_maps import map_array, map_dicts
-from cdc_pipelines.canonical import PARTITION_COLUMNS
 from cdc_pipelines.extracts.files import list_input_files
 from cdc_pipelines.extracts.lines import ExtractLines, LineNumbering, read_extract_lines
 from cdc_pipelines.extracts.rows import check_envelope, decoded_rows
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
 from cdc_pipelines.lake import io
-from cdc_pipelines.lake.commit import STAGED, commit_run, new_run
 from cdc_pipelines.messages import pair_halves
 from cdc_pipelines.python_workers import no_cycle_collection
 from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
+from cdc_pipelines.storage import join
 
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
 COUNTS = ("read", "decoded", "rejected", "events")
-_KIND = "_table"
 _TEXT = T.StringType()
 _TEXT_MAP = T.MapType(_TEXT, _TEXT)
 _EVENT_FIELDS = [f for f in CANONICAL_SCHEMA.fields if f.name not in ("source_format", "source_topic", "dt")]
@@ -278,7 +276,7 @@ def count_extract(decoded: DecodedExtract) -> dict[str, int]:
 
 
 def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
-    """Write `out/changes` and `out/rejects` (Parquet by dt/source_topic); the run's counts, checked.
+    """Write `out/changes` and `out/rejects` (Delta tables by dt/source_topic); the run's counts, checked.
 
     The extract's partition is replaced in both tables even where this run has no rows for it, so a
     rerun leaves no stale events or rejects behind.
@@ -291,13 +289,11 @@ def write_decoded_by_day(
     decoded: DecodedExtract, out: str | Path, day_of_file: Callable[[str], str] | None = None
 ) -> dict[str, dict[str, int]]:
     """`write_decoded` of an extract whose rows carry their day (`dt` a column: `day_of_file` names each
-    file's day); counts per day, each day checked for conservation.
+    file's day); counts per day, each day checked for conservation before anything is committed.
 
-    One pass: the codecs run once, events and rejects are written together into a staging folder
-    (rejects as canonical rows carrying their reason in `meta`), counted on the way by an Observation;
-    the events' folders are then swapped into `changes`, and the few reject rows rewritten as `rejects`.
+    The codecs run once: the decoded rows are kept on disk while one job counts them (which decodes),
+    then the events and the rejects are each replaced in one Delta commit from those rows.
     """
-    out = Path(out)
     read: dict[str, int] = {} if decoded.dt is None else {decoded.dt: 0}
     for file, count in decoded.read.items():
         day = decoded.dt or day_of_file(file)
@@ -305,46 +301,15 @@ def write_decoded_by_day(
     days = sorted(read)
     # each day's partition is replaced even where it gets no rows, so a rerun leaves nothing stale
     replace = [{"dt": day, "source_topic": decoded.topic} for day in days]
-    changes, rejects = out / CHANGES_DIR, out / REJECTS_DIR
-    run = new_run(changes)
-    observed = Observation("cdc_counts")
-    rejected = F.col("reject_reason").isNotNull()
-    reject_meta = F.create_map(
-        F.lit("reason"),
-        F.col("reject_reason"),
-        F.lit("raw"),
-        F.col("raw"),
-        F.lit("raw_encoding"),
-        F.col("raw_encoding"),
-    )
-    staged = decoded.combined.observe(observed, *_counts_by_day(decoded.combined, days) or [F.count("*")]).select(
-        *[
-            F.when(rejected, reject_meta).otherwise(F.col("meta")).alias("meta") if c == "meta" else c
-            for c in CANONICAL_COLUMNS
-        ],
-        F.when(rejected, REJECTS_DIR).otherwise(CHANGES_DIR).alias(_KIND),
-    )
-    both = run / "both"
-    staged.write.mode("overwrite").partitionBy(_KIND, "dt", "source_topic").parquet(str(both))
-    metrics = observed.get
-    counts = {}
-    for i, day in enumerate(days):
-        day_counts = {"read": read[day], **{k: int(metrics[f"{k}_{i}"]) for k in ("decoded", "rejected", "events")}}
-        counts[day] = check_conservation(day_counts, f" on {day}")
-    if (both / f"{_KIND}={CHANGES_DIR}").is_dir():
-        (both / f"{_KIND}={CHANGES_DIR}").rename(run / STAGED)
-    reject_rows = both / f"{_KIND}={REJECTS_DIR}"
-    spark = decoded.combined.sparkSession
-    if reject_rows.is_dir():
-        frame = spark.read.schema(CANONICAL_SCHEMA).option("basePath", str(reject_rows)).parquet(str(reject_rows))
-        frame = frame.select(
-            "source_format", "source_topic", "source_file", "source_line", F.col("meta")["raw"].alias("raw"),
-            F.col("meta")["raw_encoding"].alias("raw_encoding"), F.col("meta")["reason"].alias("reason"), "dt",
-        )  # fmt: skip
-    else:
-        frame = spark.createDataFrame([], REJECTS_SCHEMA)
-    io.write_partitioned(frame, rejects, replace=replace)
-    commit_run(changes, run, PARTITION_COLUMNS, replace)
+    combined = decoded.combined
+    with persisted(combined):
+        metrics = combined.agg(*_counts_by_day(combined, days) or [F.count("*")]).first().asDict()
+        counts = {}
+        for i, day in enumerate(days):
+            day_counts = {"read": read[day], **{k: int(metrics[f"{k}_{i}"]) for k in ("decoded", "rejected", "events")}}
+            counts[day] = check_conservation(day_counts, f" on {day}")
+        io.replace_partitions(decoded.events, join(out, CHANGES_DIR), replace, schema=CANONICAL_SCHEMA)
+        io.replace_partitions(decoded.rejects, join(out, REJECTS_DIR), replace, schema=REJECTS_SCHEMA)
     return counts
 
 

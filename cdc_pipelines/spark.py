@@ -1,15 +1,25 @@
-"""The one SparkSession of a process, configured for exact, reproducible CDC work."""
+"""The one SparkSession of a process: exact, reproducible CDC work on Delta Lake, on any Hadoop storage.
+
+Every place that builds a session (the CLI, the Dagster resource, the tests, the cluster test) takes its
+settings from `session_conf`, so all of them have Delta's SQL extension and catalog, the jars for
+Delta, S3 (`s3a://`) and OSS (`oss://`), and the same quiet console.
+"""
 
 from __future__ import annotations
 
 import atexit
+import hashlib
+import importlib.metadata
+import json
 import os
 import shutil
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import pyspark
 from pyspark.sql import SparkSession
 
 DEFAULT_CONF = {
@@ -21,11 +31,117 @@ DEFAULT_CONF = {
     "spark.sql.parquet.compression.codec": "zstd",
     "spark.driver.memory": "2g",
     "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.hadoop.fs.oss.impl": "org.apache.hadoop.fs.aliyun.oss.AliyunOSSFileSystem",
+    # Delta rebuilds a table's state from its log in this many tasks (default 50: slow on small tables)
+    "spark.databricks.delta.snapshotPartitions": "4",
 }
+# Delta's kernel, hadoop-aws and hadoop-aliyun depend on jars the pyspark wheel already ships (in
+# other versions: jackson 2.13 beside Spark's own, parquet 1.16 beside 1.17, Hadoop's client 3.4 beside
+# 3.5): two copies of a class on one classpath fail at run time, so Spark's own copies are kept.
+SHIPPED_WITH_SPARK = (
+    "org.apache.hadoop:hadoop-client-api",
+    "org.apache.hadoop:hadoop-client-runtime",
+    *(
+        f"org.apache.parquet:parquet-{name}"
+        for name in ("column", "common", "encoding", "format-structures", "hadoop", "jackson")
+    ),
+    "org.apache.logging.log4j:log4j-api",
+    "org.apache.logging.log4j:log4j-core",
+    "org.apache.logging.log4j:log4j-slf4j2-impl",
+    "org.slf4j:slf4j-api",
+    "org.xerial.snappy:snappy-java",
+    "com.github.luben:zstd-jni",
+    "io.airlift:aircompressor",
+    "com.fasterxml.jackson.core:jackson-core",
+    "com.fasterxml.jackson.core:jackson-databind",
+    "com.fasterxml.jackson.core:jackson-annotations",
+    "org.roaringbitmap:RoaringBitmap",
+    "org.roaringbitmap:shims",
+    "com.google.code.findbugs:jsr305",
+    "commons-pool:commons-pool",
+    "org.locationtech.jts:jts-core",
+    "org.jacoco:org.jacoco.agent",
+)
+SPARK_CONF_ENV = "CDC_SPARK_CONF"
+LOG_DIR_ENV = "CDC_LOG_DIR"
+LOG4J_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
+
+
+def hadoop_version() -> str:
+    """The Hadoop version inside the pyspark wheel (hadoop-aws and hadoop-aliyun must match it)."""
+    jars = Path(pyspark.__file__).parent / "jars"
+    for jar in jars.glob("hadoop-client-api-*.jar"):
+        return jar.name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+    raise RuntimeError(f"no hadoop-client-api jar in {jars}")
+
+
+def jar_packages() -> list[str]:
+    """The Maven coordinates Spark resolves at start (cached by Ivy in ~/.ivy2): Delta for this Spark's
+    major.minor, as `delta.configure_spark_with_delta_pip` names it, and Hadoop's S3A and OSS clients."""
+    spark_minor = ".".join(pyspark.__version__.split(".")[:2])
+    delta = importlib.metadata.version("delta_spark")
+    hadoop = hadoop_version()
+    return [
+        f"io.delta:delta-spark_{spark_minor}_2.13:{delta}",
+        f"org.apache.hadoop:hadoop-aws:{hadoop}",
+        f"org.apache.hadoop:hadoop-aliyun:{hadoop}",
+    ]
+
+
+def parse_conf(pairs: Iterable[str]) -> dict[str, str]:
+    """`KEY=VALUE` settings as `spark-submit --conf` takes them."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--conf takes KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def env_conf() -> dict[str, str]:
+    """Settings from CDC_SPARK_CONF, a JSON object of Spark/Hadoop settings."""
+    text = os.environ.get(SPARK_CONF_ENV, "").strip()
+    if not text:
+        return {}
+    conf = json.loads(text)
+    if not isinstance(conf, dict):
+        raise ValueError(f"{SPARK_CONF_ENV} must be a JSON object, got {text!r}")
+    return {str(k): str(v) for k, v in conf.items()}
+
+
+def session_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The project's settings, then CDC_SPARK_CONF, then `conf` (later wins).
+
+    Jars: `spark.jars.packages` gets Delta, hadoop-aws and hadoop-aliyun added to what the user lists;
+    a cluster that supplies its own (`spark.jars`, air-gapped) sets `cdc.jars.packages=false` to skip them.
+    """
+    merged = {**DEFAULT_CONF, **env_conf(), **(conf or {})}
+    if merged.pop("cdc.jars.packages", "true").lower() != "false":
+        listed = [p for p in merged.get("spark.jars.packages", "").split(",") if p]
+        names = {p.rsplit(":", 1)[0] for p in listed}
+        ours = [p for p in jar_packages() if p.rsplit(":", 1)[0] not in names]
+        merged["spark.jars.packages"] = ",".join(listed + ours)
+        excluded = [e for e in merged.get("spark.jars.excludes", "").split(",") if e]
+        merged["spark.jars.excludes"] = ",".join(excluded + [e for e in SHIPPED_WITH_SPARK if e not in excluded])
+        resolved = resolved_jars(merged)
+        if resolved and "spark.jars" not in merged:
+            # resolved before: the same jars straight from Ivy's cache, without a resolution (a few
+            # seconds and a screen of Ivy's report on every start)
+            merged["spark.jars"] = ",".join(resolved)
+            for key in ("spark.jars.packages", "spark.jars.excludes"):
+                merged.pop(key)
+    log_dir = os.path.abspath(os.environ.get(LOG_DIR_ENV, ".cdc_pipelines/logs"))
+    java = f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} -Dcdc.log.dir={log_dir}"
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        merged[key] = " ".join(filter(None, [java, merged.get(key, "")]))
+    return merged
 
 
 def spark_session(
-    master: str | None = None, conf: dict[str, str] | None = None, app_name: str = "cdc_pipelines"
+    master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "cdc_pipelines"
 ) -> SparkSession:
     """Get or build the process's SparkSession (`local[*]` unless a master is given).
 
@@ -34,13 +150,46 @@ def spark_session(
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("CDC_SPARK_MASTER", "local[*]"))
-    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+    merged = session_conf(conf)
+    builder = SparkSession.builder.appName(app_name).master(
+        master or merged.pop("spark.master", None) or os.environ.get("CDC_SPARK_MASTER", "local[*]")
+    )
+    for key, value in merged.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    remember_jars(merged, session)
     ship_package(session)
     return session
+
+
+def _resolution_record(conf: Mapping[str, str]) -> Path:
+    """Where the jars resolved for these packages are listed (beside Ivy's cache, one file per set)."""
+    key = "\n".join(conf.get(k, "") for k in ("spark.jars.packages", "spark.jars.excludes", "spark.jars.repositories"))
+    ivy = Path(conf.get("spark.jars.ivy") or Path.home() / ".ivy2.5.2")
+    return ivy / "cdc_pipelines" / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".json")
+
+
+def resolved_jars(conf: Mapping[str, str]) -> list[str] | None:
+    """The jars an earlier start resolved for `conf`'s packages, when every one is still in the cache."""
+    record = _resolution_record(conf)
+    try:
+        jars = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    return jars if jars and all(os.path.isfile(j.removeprefix("file:")) for j in jars) else None
+
+
+def remember_jars(conf: Mapping[str, str], session: SparkSession) -> None:
+    """After a start that resolved `spark.jars.packages`, list the jars Ivy gave (see `resolved_jars`)."""
+    if "spark.jars.packages" not in conf:
+        return
+    jars = [j for j in session.sparkContext.getConf().get("spark.jars", "").split(",") if j]
+    if jars:
+        record = _resolution_record(conf)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        tmp = record.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(jars))
+        os.replace(tmp, record)
 
 
 _SHIPPED: set[str] = set()

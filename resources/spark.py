@@ -1,7 +1,8 @@
 """The Spark session resource: dagster-pyspark's lazy resource with the project's Spark settings.
 
-Lazy, so a step that does not touch Spark starts no JVM; `spark.master` and any other Spark setting
-can be overridden (e.g. a cluster master) through `spark_config` or CDC_SPARK_MASTER.
+Lazy, so a step that does not touch Spark starts no JVM. Its settings are the CLI's (`session_conf`:
+Delta, the S3/OSS jars, the quiet console), then CDC_SPARK_CONF (a JSON object of Spark and Hadoop
+settings, as `--conf` gives them to a command), then `overrides`; CDC_SPARK_MASTER names a cluster.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from dagster_pyspark import LazyPySparkResource
 
-from cdc_pipelines.spark import DEFAULT_CONF, ship_package
+from cdc_pipelines.spark import session_conf, ship_package
 
 
 class ProjectSparkResource(LazyPySparkResource):
@@ -28,4 +29,4 @@ class ProjectSparkResource(LazyPySparkResource):
 def spark_resource(**overrides: str) -> LazyPySparkResource:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     conf = {"spark.master": os.environ.get("CDC_SPARK_MASTER", "local[*]"), "spark.app.name": "cdc_pipelines"}
-    return ProjectSparkResource(spark_config={**conf, **DEFAULT_CONF, **overrides})
+    return ProjectSparkResource(spark_config={**conf, **session_conf(overrides)})

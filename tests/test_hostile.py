@@ -237,13 +237,13 @@ def test_hostile_names_stay_inside_the_output_root(spark, tmp_path):
     out = tmp_path / "lake" / "out"
     decoded = decode_files(spark, "oms-default", [HOSTILE / "oms-default.jsonl"], topic=topic, dt="2024-01-01")
     counts = write_decoded(decoded, out)
-    write_counts(out, "2024-01-01", {topic: counts})
+    write_counts(spark, out, "2024-01-01", {topic: counts})
     written = [p.relative_to(tmp_path) for p in tmp_path.rglob("*")]
     assert {p.parts[:2] for p in written} == {("lake",), ("lake", "out")}
     folder = f"source_topic={escape_value(topic)}"
     for table in ("changes", "rejects", "counts"):
         assert [p.name for p in (out / table / "dt=2024-01-01").iterdir()] == [folder]
-    assert read_counts(out, "2024-01-01") == {topic: counts}
+    assert read_counts(spark, out, "2024-01-01") == {topic: counts}
     assert counts["events"] == sum(not c.startswith("reject") for c in EXPECTED["oms-default"])
 
 

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> dict:
     from cdc_pipelines.bench.report import write_report
     from cdc_pipelines.bench.runner import run_bench
     from cdc_pipelines.progress import spark_progress
-    from cdc_pipelines.spark import spark_session
+    from cdc_pipelines.spark import parse_conf, spark_session
 
     def save(result: dict) -> None:
         Path(args.out, "bench.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> dict:
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    spark = spark_session()
+    spark = spark_session(conf=parse_conf(args.conf))
     with spark_progress(spark, "bench"):
         result = run_bench(spark, config_of(args), Path(args.out), log=log, progress=save)
     print(f"benchmark tables: {args.report}  measurements: {args.out}/bench.json", file=sys.stderr)

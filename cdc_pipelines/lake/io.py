@@ -1,38 +1,190 @@
-"""The lake's tables: partitioned writes that replace whole partitions atomically, and reading the
-canonical table and the rejects back with their declared schemas (partition values stay text)."""
+"""The lake's Delta tables: replacing whole partitions in one Delta commit, and reading tables back.
+
+A write replaces exactly the partitions it names (`replaceWhere` over their partition values), so a
+rerun is a new table version with the same rows, older versions stay readable, and writers of other
+partitions commit side by side (Delta's optimistic concurrency: their predicates do not overlap). Two
+writers of the same partition conflict: Delta raises its concurrent-modification error and the later
+one fails loudly (`PartitionConflictError`), never half-merged.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from cdc_pipelines.canonical import PARTITION_COLUMNS
-from cdc_pipelines.lake.commit import replace_partitions
+
+DELTA = "delta"
+CREATE_ATTEMPTS = 5
 
 
-def write_partitioned(
+class PartitionConflictError(RuntimeError):
+    """Another run committed to the same partitions while this one wrote them."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A table's path and the version a write committed (what `VERSION AS OF` reads back)."""
+
+    path: str
+    version: int
+
+
+def sql_literal(value: str) -> str:
+    """`value` as a Spark SQL string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def partition_predicate(partitions: Iterable[Mapping[str, str]], partition_by: Sequence[str]) -> str:
+    """`(dt = '2024-01-01' AND source_topic IN ('a', 'b')) OR ...`: exactly the named partitions."""
+    *outer, last = partition_by
+    groups: dict[tuple[str, ...], set[str]] = {}
+    for values in partitions:
+        groups.setdefault(tuple(values[c] for c in outer), set()).add(values[last])
+    terms = []
+    for key, lasts in sorted(groups.items()):
+        parts = [f"`{c}` = {sql_literal(v)}" for c, v in zip(outer, key, strict=True)]
+        parts.append(f"`{last}` IN ({', '.join(sql_literal(v) for v in sorted(lasts))})")
+        terms.append("(" + " AND ".join(parts) + ")")
+    return " OR ".join(terms) or "false"
+
+
+def is_table(spark: SparkSession, path: str | Path) -> bool:
+    from delta.tables import DeltaTable
+
+    return bool(DeltaTable.isDeltaTable(spark, str(path)))
+
+
+def ensure_table(spark: SparkSession, path: str | Path, schema: T.StructType, partition_by: Sequence[str]) -> None:
+    """Create the Delta table at `path` unless it exists; a concurrent creator's table is taken as is."""
+    from delta.tables import DeltaTable
+
+    for attempt in range(CREATE_ATTEMPTS):
+        if is_table(spark, path):
+            return
+        try:
+            DeltaTable.createIfNotExists(spark).location(str(path)).addColumns(schema).partitionedBy(
+                *partition_by
+            ).execute()
+            return
+        except Exception:  # noqa: BLE001 - lost the race to create version 0; the winner's table is there
+            if attempt == CREATE_ATTEMPTS - 1:
+                raise
+
+
+def replace_partitions(
     df: DataFrame,
     path: str | Path,
-    partition_by: tuple[str, ...] = PARTITION_COLUMNS,
-    text: bool = False,
-    replace: Iterable[Mapping[str, str]] = (),
-) -> None:
-    """Write Parquet (or text lines) partitioned by `partition_by`, replacing only the partitions in `df`
-    and those listed in `replace`, atomically per partition (see `commit`)."""
-    replace_partitions(df, path, partition_by, text=text, replace=replace)
+    replace: Iterable[Mapping[str, str]],
+    partition_by: Sequence[str] = PARTITION_COLUMNS,
+    schema: T.StructType | None = None,
+) -> Commit:
+    """Replace the partitions in `replace` with the rows of `df` (which must all fall in them) in one
+    Delta commit; a partition `df` has no rows for ends up empty. Returns the commit's version."""
+    spark = df.sparkSession
+    path = str(path)
+    schema = schema or df.schema
+    ensure_table(spark, path, schema, partition_by)
+    tag = uuid.uuid4().hex
+    writer = (
+        df.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
+        .write.format(DELTA)
+        .mode("overwrite")
+        .option("replaceWhere", partition_predicate(list(replace), partition_by))
+        .option("userMetadata", json.dumps({"cdc_run": tag}))
+    )
+    try:
+        writer.save(path)
+    except Exception as error:
+        if "Concurrent" in type(error).__name__ or "DELTA_CONCURRENT" in str(error):
+            raise PartitionConflictError(
+                f"another run replaced the same partitions of {path} while this one wrote them: {error}"
+            ) from error
+        raise
+    return Commit(path, committed_version(spark, path, tag))
 
 
-def read_canonical(spark: SparkSession, path: str | Path) -> DataFrame:
-    """The canonical change table at `path`, with its declared schema (partition values stay text)."""
+def committed_version(spark: SparkSession, path: str, tag: str) -> int:
+    """The version of the commit tagged `tag` (others may have committed since). A write that had
+    nothing to add or remove (no rows, the partitions already empty) commits nothing: the table's
+    latest version then stands for it."""
+    from delta.tables import DeltaTable
+
+    marker = json.dumps({"cdc_run": tag})
+    row = DeltaTable.forPath(spark, path).history(50).where(F.col("userMetadata") == marker).select("version").first()
+    return int(row[0]) if row is not None else table_version(spark, path)
+
+
+def table_version(spark: SparkSession, path: str | Path) -> int | None:
+    """The latest version of the table at `path`, or None where there is no table."""
+    from delta.tables import DeltaTable
+
+    if not is_table(spark, path):
+        return None
+    return int(DeltaTable.forPath(spark, str(path)).history(1).select("version").first()[0])
+
+
+def read_table(spark: SparkSession, path: str | Path, schema: T.StructType, version: int | None = None) -> DataFrame:
+    """The Delta table at `path` (at `version`, or the latest) with `schema`; empty where there is none."""
+    if not is_table(spark, path):
+        return spark.createDataFrame([], schema)
+    reader = spark.read.format(DELTA)
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    return reader.load(str(path)).select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
+
+
+def read_canonical(spark: SparkSession, path: str | Path, version: int | None = None) -> DataFrame:
+    """The canonical change table at `path`, with its declared schema."""
     from cdc_pipelines.schema import CANONICAL_SCHEMA
 
-    return spark.read.schema(CANONICAL_SCHEMA).parquet(str(path))
+    return read_table(spark, path, CANONICAL_SCHEMA, version)
 
 
-def read_rejects(spark: SparkSession, path: str | Path) -> DataFrame:
-    """The rejects dataset at `path`, with its declared schema."""
+def read_rejects(spark: SparkSession, path: str | Path, version: int | None = None) -> DataFrame:
+    """The rejects table at `path`, with its declared schema."""
     from cdc_pipelines.schema import REJECTS_SCHEMA
 
-    return spark.read.schema(REJECTS_SCHEMA).parquet(str(path))
+    return read_table(spark, path, REJECTS_SCHEMA, version)
+
+
+def overwrite_file_partitions(
+    df: DataFrame,
+    path: str | Path,
+    partitions: Iterable[Mapping[str, str]],
+    partition_by: Sequence[str] = PARTITION_COLUMNS,
+    file_format: str = "parquet",
+    filled: Iterable[Mapping[str, str]] | None = None,
+) -> None:
+    """Plain files (not a table) for systems that read folders: Spark's dynamic partition overwrite
+    replaces the partitions `df` writes, and those of `partitions` not in `filled` (the ones `df` has
+    rows for, when known; otherwise all are written) are removed, so a rerun leaves nothing stale.
+
+    Spark's committer replaces each partition folder at job commit; between its delete and its rename
+    a reader can see a partition missing. That is what these outputs' consumers get from Spark anyway.
+    """
+    from cdc_pipelines import storage
+    from cdc_pipelines.lake.partition_paths import partition_dir
+
+    partitions = [dict(p) for p in partitions]
+    filled = partitions if filled is None else [dict(p) for p in filled]
+    if filled:
+        df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy(*partition_by).format(
+            file_format
+        ).save(str(path))
+    for partition in partitions:
+        if partition not in filled:
+            storage.delete(df.sparkSession, storage.join(path, partition_dir(partition, partition_by)))
+
+
+def write_partitions(df: DataFrame, path: str | Path, partition_by: Sequence[str] = PARTITION_COLUMNS) -> Commit:
+    """`replace_partitions` of the partitions `df` holds (found by a distinct job over `df`)."""
+    held = [row.asDict() for row in df.select(*partition_by).distinct().collect()]
+    return replace_partitions(df, path, held, partition_by)

@@ -1,43 +1,47 @@
-"""Per-partition message counts of a decode run, kept in the lake beside the tables.
+"""Per-partition message counts of a decode run: a Delta table beside `changes` and `rejects`.
 
 The canonical table has one row per event, not per message (canal arrays fan out, split updates
-merge), so the number of messages read cannot be recovered from it. The run writes its counts here
-so a later conservation check can compare them with what the lake holds.
+merge), so the number of messages read cannot be recovered from it. The run writes its counts here,
+after its events and rejects, so a later conservation check can compare them with what the lake holds.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from cdc_pipelines.lake.partition_paths import escape_value, unescape_value
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from cdc_pipelines.lake.io import Commit, read_table, replace_partitions
+from cdc_pipelines.storage import join
 
 COUNTS_DIR = "counts"
-COUNTS_FILE = "counts.json"
+COUNT_NAMES = ("read", "decoded", "rejected", "events")
+COUNTS_SCHEMA = T.StructType(
+    [T.StructField(name, T.LongType(), False) for name in COUNT_NAMES]
+    + [T.StructField("dt", T.StringType(), False), T.StructField("source_topic", T.StringType(), False)]
+)
 
 
-def counts_path(lake_root: str | Path, dt: str, topic: str) -> Path:
-    return Path(lake_root) / COUNTS_DIR / f"dt={escape_value(dt)}" / f"source_topic={escape_value(topic)}" / COUNTS_FILE
+def counts_path(lake_root: str | Path) -> str:
+    return join(lake_root, COUNTS_DIR)
 
 
-def write_counts(lake_root: str | Path, dt: str, per_topic: Mapping[str, Mapping[str, int]]) -> None:
-    """Write `{read, decoded, rejected, events}` of each topic for `dt`, atomically (rename)."""
-    for topic, counts in per_topic.items():
-        path = counts_path(lake_root, dt, topic)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".counts-")
-        with os.fdopen(fd, "w") as fh:
-            json.dump({k: int(v) for k, v in counts.items()}, fh, sort_keys=True)
-        os.replace(tmp, path)
+def write_counts(
+    spark: SparkSession, lake_root: str | Path, dt: str, per_topic: Mapping[str, Mapping[str, int]]
+) -> Commit | None:
+    """Replace the counts of `dt` for each topic in `per_topic` (one commit)."""
+    if not per_topic:
+        return None
+    rows = [(*(int(counts[k]) for k in COUNT_NAMES), dt, topic) for topic, counts in per_topic.items()]
+    frame = spark.createDataFrame(rows, COUNTS_SCHEMA)
+    replace = [{"dt": dt, "source_topic": topic} for topic in per_topic]
+    return replace_partitions(frame, counts_path(lake_root), replace, schema=COUNTS_SCHEMA)
 
 
-def read_counts(lake_root: str | Path, dt: str) -> dict[str, dict[str, int]]:
-    """Counts recorded for `dt`, by topic; empty when the run recorded none."""
-    day = Path(lake_root) / COUNTS_DIR / f"dt={escape_value(dt)}"
-    out = {}
-    for path in sorted(day.glob(f"source_topic=*/{COUNTS_FILE}")):
-        out[unescape_value(path.parent.name.split("=", 1)[1])] = json.loads(path.read_text())
-    return out
+def read_counts(spark: SparkSession, lake_root: str | Path, dt: str) -> dict[str, dict[str, int]]:
+    """Counts recorded for `dt`, by topic; empty when no run recorded any."""
+    rows = read_table(spark, counts_path(lake_root), COUNTS_SCHEMA).where(F.col("dt") == dt).collect()
+    return {row["source_topic"]: {k: int(row[k]) for k in COUNT_NAMES} for row in rows}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,7 +10,6 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines import schema as S
 from cdc_pipelines.extracts.files import InputError
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.run_counts import read_counts
@@ -20,6 +18,7 @@ from cdc_pipelines.quality.images import image_presence_check
 from cdc_pipelines.quality.keys import pk_consistency_check
 from cdc_pipelines.quality.result import RuleResult, table_label
 from cdc_pipelines.quality.timestamps import timestamp_precision_check
+from cdc_pipelines.storage import join
 
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
@@ -51,29 +50,18 @@ class Partition:
     recorded: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def _read_day(spark: SparkSession, path: Path, dt_value: str, reader: Callable, schema) -> DataFrame:
-    if not (path / f"dt={dt_value}").is_dir():
-        return spark.createDataFrame([], schema)
-    return reader(spark, path).where(F.col("dt") == dt_value)
-
-
 def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) -> Partition:
     """`lake_root/changes` and `lake_root/rejects` for `dt_value`, plus the counts its run recorded.
 
-    A day with neither tables nor recorded counts was never decoded: that raises. A quiet day (counts
+    A day with neither rows nor recorded counts was never decoded: that raises. A quiet day (counts
     recorded, no events) gives empty frames, so every rule passes with nothing checked.
     """
-    root = Path(lake_root)
-    recorded = read_counts(root, dt_value)
-    days = [root / d / f"dt={dt_value}" for d in (CHANGES_DIR, REJECTS_DIR)]
-    if not recorded and not any(d.is_dir() for d in days):
-        raise MissingPartitionError(f"no changes or rejects for dt={dt_value} under {root}")
-    return Partition(
-        dt=dt_value,
-        changes=_read_day(spark, root / CHANGES_DIR, dt_value, io.read_canonical, S.CANONICAL_SCHEMA),
-        rejects=_read_day(spark, root / REJECTS_DIR, dt_value, io.read_rejects, S.REJECTS_SCHEMA),
-        recorded=recorded,
-    )
+    recorded = read_counts(spark, lake_root, dt_value)
+    changes = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == dt_value)
+    rejects = io.read_rejects(spark, join(lake_root, REJECTS_DIR)).where(F.col("dt") == dt_value)
+    if not recorded and changes.isEmpty() and rejects.isEmpty():
+        raise MissingPartitionError(f"no changes or rejects for dt={dt_value} under {lake_root}")
+    return Partition(dt=dt_value, changes=changes, rejects=rejects, recorded=recorded)
 
 
 def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -> RuleResult:

@@ -16,10 +16,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines import storage
 from cdc_pipelines.lake import io
-from cdc_pipelines.lake.commit import replace_partitions
 from cdc_pipelines.pipeline import CHANGES_DIR
-from cdc_pipelines.schema import CANONICAL_SCHEMA
 from cdc_pipelines.snapshots.apply import apply_day
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, STATE_SCHEMA, TABLE
 from cdc_pipelines.snapshots.store import (
@@ -35,6 +34,7 @@ from cdc_pipelines.snapshots.store import (
     write_summary,
 )
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type, typed_table
+from cdc_pipelines.storage import join
 
 _IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
 
@@ -62,10 +62,7 @@ def snapshot_days(
 
 def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None) -> DataFrame:
     """The canonical events of `day` (none when the day was never decoded)."""
-    folder = Path(lake_root) / CHANGES_DIR
-    if not (folder / f"dt={day}").is_dir():
-        return spark.createDataFrame([], CANONICAL_SCHEMA)
-    events = io.read_canonical(spark, folder).where(F.col("dt") == day)
+    events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
     return events if topics is None else events.where(F.col("source_topic").isin(list(topics)))
 
 
@@ -81,14 +78,14 @@ def snapshot_day(
     if late:
         anomalies = anomalies.unionByName(_late_events(result.events, read_day(spark, root / APPLIED, _IDS, day)))
     one_day = [{"dt": day}]
-    replace_partitions(result.state.withColumn("dt", F.lit(day)), root / STATE, ("dt",), replace=one_day)
+    io.replace_partitions(result.state.withColumn("dt", F.lit(day)), str(root / STATE), one_day, ("dt",))
     state = read_day(spark, root / STATE, STATE_SCHEMA, day)  # the fold runs once, not once per table
     rows = _write_tables(state, root, day)
     anomalies = anomalies.unionByName(invalid_cells(state)).select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
-    replace_partitions(anomalies, root / ANOMALIES, ("dt",), replace=one_day)
-    replace_partitions(result.events.select("event_id", "dt"), root / APPLIED, ("dt",), replace=one_day)
+    io.replace_partitions(anomalies, str(root / ANOMALIES), one_day, ("dt",))
+    io.replace_partitions(result.events.select("event_id", "dt"), str(root / APPLIED), one_day, ("dt",))
     ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
-    replace_partitions(ddl, root / DDL, ("dt",), replace=one_day)
+    io.replace_partitions(ddl, str(root / DDL), one_day, ("dt",))
     summary = _summary(spark, root, day, previous_day, rows, result.skipped, applied=result.events.count())
     write_summary(root, day, summary)
     return summary
@@ -123,11 +120,10 @@ def _write_tables(state: DataFrame, root: Path, day: str) -> dict[tuple, int]:
         folder = table_root(root, *table)
         written.add(folder)
         typed = typed_table(state.where(match), plans[table], pk_columns)
-        replace_partitions(typed, folder, ("dt",), replace=[{"dt": day}])
+        io.overwrite_file_partitions(typed, str(folder), [{"dt": day}], ("dt",))
     for folder in table_roots(root):
-        if folder not in written and (folder / f"dt={day}").is_dir():
-            empty = state.sparkSession.createDataFrame([], "dt string")
-            replace_partitions(empty, folder, ("dt",), replace=[{"dt": day}])
+        if folder not in written:
+            storage.delete(state.sparkSession, str(folder / f"dt={day}"))
     return {t: rows for t, (_, rows) in tables.items()}
 
 

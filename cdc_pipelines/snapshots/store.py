@@ -1,8 +1,7 @@
 """Where snapshots live under `lake/snapshots/`, and the small reads and writes of its datasets.
 
 - `db=<db>/[schema=<db_schema>/]table=<table>/dt=<day>/`: each table's typed snapshot at the end of the day;
-- `_state/dt=<day>/`: the same rows as canonical text (what the next day is applied to);
-- `_anomalies/`, `_ddl/`, `_applied/` (the event ids each day applied): partitioned by `dt`;
+- `_state/`, `_anomalies/`, `_ddl/`, `_applied/` (the event ids each day applied): Delta tables by `dt`;
 - `_runs/dt=<day>/summary.json`: the day's figures, written last, so it marks the day as applied.
 Folder names are escaped as Spark escapes partition values, so no table name becomes a path.
 """
@@ -18,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines.lake.io import is_table
 from cdc_pipelines.lake.partition_paths import escape_value
 
 SNAPSHOTS_DIR = "snapshots"
@@ -41,10 +41,10 @@ def table_roots(root: str | Path) -> list[Path]:
 def read_day(spark: SparkSession, folder: Path, schema: T.StructType, day: str | None) -> DataFrame:
     """The `dt=day` partition of a dataset (empty when the day or the dataset is missing)."""
     fields = T.StructType([f for f in schema.fields if f.name != "dt"])
-    part = folder / f"dt={day}"
-    if day is None or not part.is_dir():
+    if day is None or not is_table(spark, folder):
         return spark.createDataFrame([], fields).withColumn("dt", F.lit(day).cast("string"))
-    return spark.read.schema(fields).parquet(str(part)).withColumn("dt", F.lit(day))
+    frame = spark.read.format("delta").load(str(folder)).where(F.col("dt") == day)
+    return frame.select(*[F.col(f.name).cast(f.dataType) for f in fields]).withColumn("dt", F.lit(day))
 
 
 def applied_days(root: str | Path) -> list[str]:

@@ -20,7 +20,7 @@ DAYS = ["2024-01-01", "2024-01-02"]
 
 
 @pytest.mark.system
-def test_dagster_cli_materializes_a_partition_range(tmp_path, monkeypatch):
+def test_dagster_cli_materializes_a_partition_range(spark, tmp_path, monkeypatch):
     for day in DAYS:
         folder = tmp_path / "raw" / "orders" / f"dt={day}"
         folder.mkdir(parents=True)
@@ -60,6 +60,6 @@ def test_dagster_cli_materializes_a_partition_range(tmp_path, monkeypatch):
         )
         # each day's evaluation is recorded against its partition, plus the run's summary
         assert {c.partition: c.status.value for c in checks} == {**dict.fromkeys(DAYS, "SUCCEEDED"), None: "SUCCEEDED"}
-    assert all(read_counts(tmp_path / "lake", day)["orders"]["read"] == 4 for day in DAYS)
+    assert all(read_counts(spark, tmp_path / "lake", day)["orders"]["read"] == 4 for day in DAYS)
     summaries = [read_summary(tmp_path / "lake" / "snapshots", day) for day in DAYS]
     assert [s["previous_dt"] for s in summaries] == [None, *DAYS[:-1]]

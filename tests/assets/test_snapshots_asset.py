@@ -6,7 +6,7 @@ import dagster as dg
 from assets.graph import build_resources
 from assets.keys import SNAPSHOTS
 from assets.snapshots import snapshot_anomalies_check, table_snapshots
-from cdc_pipelines.lake.io import write_partitioned
+from cdc_pipelines.lake.io import write_partitions
 from tests.snapshots.events import changes_df, delete, insert
 
 D1, D2 = "2024-01-02", "2024-01-03"
@@ -25,7 +25,7 @@ def test_ranged_run_applies_days_in_order(spark, tmp_path):
         delete(1, row, day=D2),
         delete(2, row | {"id": "3"}, day=D2),  # never inserted: an anomaly on D2 only
     ]
-    write_partitioned(changes_df(spark, events), tmp_path / "lake" / "changes")
+    write_partitions(changes_df(spark, events), tmp_path / "lake" / "changes")
     (tmp_path / "catalog.yaml").write_text(CATALOG)
     resources = build_resources(tmp_path / "catalog.yaml", tmp_path / "raw", tmp_path / "lake")
     result = dg.materialize([table_snapshots, snapshot_anomalies_check], resources=resources, tags=RANGE)

@@ -21,7 +21,7 @@ def test_quality_writes_report_and_prints_rule_outcomes(spark, tmp_path, capsys)
     bad.write_text("garbage\n")
     _decode(lake, "dts-avro", "orders", resource("dts-avro", "seed.jsonl"), bad)
     counts = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    write_counts(lake, "2024-03-01", {"orders": counts})  # what the Dagster asset records per run
+    write_counts(spark, lake, "2024-03-01", {"orders": counts})  # what the Dagster asset records per run
 
     assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01", "--no-gx"]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -21,7 +21,7 @@ def samples(spark, tmp_path_factory):
     lake = tmp_path_factory.mktemp("lake")
     for format_id in FORMAT_IDS:
         decoded = decode_files(spark, format_id, [sample_folder(format_id)], topic=format_id, dt="2024-01-01")
-        write_counts(lake, "2024-01-01", {format_id: write_decoded(decoded, lake)})
+        write_counts(spark, lake, "2024-01-01", {format_id: write_decoded(decoded, lake)})
     part = load_partition(spark, lake, "2024-01-01")
     part.changes.cache()
     yield part

@@ -3,7 +3,7 @@
 import json
 
 from cdc_pipelines.cli import main
-from cdc_pipelines.lake.io import write_partitioned
+from cdc_pipelines.lake.io import write_partitions
 from tests.snapshots.events import changes_df, delete, insert
 
 
@@ -14,7 +14,7 @@ def test_snapshot_command_prints_the_days_figures(spark, tmp_path, capsys):
         delete(3, {"id": "3", "name": "never there"}),
         insert(4, {"k": "x"}, table="heap", pk=None),
     ]
-    write_partitioned(changes_df(spark, events), tmp_path / "lake" / "changes")
+    write_partitions(changes_df(spark, events), tmp_path / "lake" / "changes")
     out = tmp_path / "snaps"
     assert main(["snapshot", "--canonical", str(tmp_path / "lake"), "--dt", "2024-01-01", "--out", str(out)]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -1,7 +1,7 @@
 """The quality report's snapshot section: rows per table, tables not applied, anomaly examples, escaped."""
 
 from cdc_pipelines.cli import main
-from cdc_pipelines.lake.io import write_partitioned
+from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.snapshots import snapshot_days
 from tests.snapshots.events import changes_df, delete, insert
 
@@ -17,7 +17,7 @@ def test_quality_report_shows_the_days_snapshot(spark, tmp_path, capsys):
         insert(5, {"k": "1"}, table="heap", pk=None),
     ]
     lake = tmp_path / "lake"
-    write_partitioned(changes_df(spark, events), lake / "changes")
+    write_partitions(changes_df(spark, events), lake / "changes")
     snapshot_days(spark, lake, [D])
     assert main(["quality", "--canonical", str(lake), "--dt", D, "--no-gx"]) == 0
     html = (lake / "reports" / f"dt={D}" / "index.html").read_text()

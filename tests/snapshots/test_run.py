@@ -6,7 +6,7 @@ import json
 import pytest
 from pyspark.sql import functions as F
 
-from cdc_pipelines.lake.io import write_partitioned
+from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.store import ANOMALIES, DDL, table_root
 from tests.snapshots.events import change, changes_df, delete, insert, update
@@ -20,7 +20,7 @@ def _row(i, name, amount="1.50", flag="true"):
 
 
 def _lake(spark, tmp_path, events):
-    write_partitioned(changes_df(spark, events), tmp_path / "lake" / "changes")
+    write_partitions(changes_df(spark, events), tmp_path / "lake" / "changes")
     return tmp_path / "lake"
 
 
@@ -64,11 +64,11 @@ def test_two_days_typed_output_and_summary(spark, tmp_path):
     assert dict(_table(spark, lake, D1, "wide").dtypes)["id"] == "decimal(38,0)"
     bad = _table(spark, lake, D2, "bad")
     assert dict(bad.dtypes)["flag"] == "string" and bad.first().flag == "maybe"
-    anomalies = spark.read.parquet(str(lake / "snapshots" / ANOMALIES)).where(F.col("dt") == D2)
+    anomalies = spark.read.format("delta").load(str(lake / "snapshots" / ANOMALIES)).where(F.col("dt") == D2)
     assert sorted((a.table_name, a.kind, a.event_id) for a in anomalies.collect()) == [
         ("bad", "cast_failed", f"e{D2}-3"), ("bad", "insert_of_existing_key", f"e{D2}-3"),
     ]  # fmt: skip
-    ddl = spark.read.parquet(str(lake / "snapshots" / DDL)).collect()
+    ddl = spark.read.format("delta").load(str(lake / "snapshots" / DDL)).collect()
     assert [(r.table_name, r.ddl, str(r.dt)) for r in ddl] == [("t", "ALTER TABLE t ADD COLUMN extra int", D1)]
     summary = json.loads((lake / "snapshots" / "_runs" / f"dt={D2}" / "summary.json").read_text())
     assert summary["per_table"]["db.bad"]["anomalies"] == {"cast_failed": 1, "insert_of_existing_key": 1}
@@ -81,7 +81,7 @@ def test_backfill_of_an_old_day_reapplies_the_later_days(spark, tmp_path):
     assert list(again) == [D1, D2] and again[D1]["anomalies"] == 0 and again[D2]["anomalies"] == 2
     # day 1 is re-decoded with one more event: it is late, and day 2 is applied on top of it again
     late = insert(9, _row(9, "late"), at=dt.datetime(2024, 1, 1, 23))
-    write_partitioned(changes_df(spark, [*DAY1, late]), lake / "changes")
+    write_partitions(changes_df(spark, [*DAY1, late]), lake / "changes")
     days = snapshot_days(spark, lake, [D1])
     assert days[D1]["per_table"]["db.t"]["anomalies"] == {"late_event": 1}
     assert sorted(r.id for r in _table(spark, lake, D2).collect()) == [1, 9]
