@@ -5,10 +5,9 @@ partitions' containers, streaming records in order: fastavro writes the header, 
 messages go into data blocks byte for byte (a block is records' bytes back to back). A record of an
 older DTS writer (no `bornTimestamp`) goes to a container of that schema, as the encoder tagged it
 (`older_schema`). Folders are named as Spark names partition folders, and a partition's files are
-replaced atomically (written aside, then renamed), so a rerun replaces exactly the partitions it
-writes, as the Parquet and text outputs do.
-Executors write with plain file I/O: on a cluster the target must be a filesystem every executor
-mounts.
+replaced whole (locally written aside, then renamed; on an object store a file appears when its
+upload completes), so a rerun replaces exactly the partitions it writes, as the text targets do.
+Tasks write through `pyarrow.fs` (`worker_fs`): local disk, `hdfs://`, `s3a://` and `oss://`.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 from fastavro.write import Writer
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
@@ -27,6 +27,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from cdc_pipelines.canonical import PARTITION_COLUMNS
 from cdc_pipelines.formats.dts_avro_records import container_schema
 from cdc_pipelines.lake.partition_paths import partition_dir
+from cdc_pipelines.worker_fs import WorkerFs, worker_fs
 
 CONTAINER_FILES = {False: "part-00000.avro", True: "part-00000-older-writer.avro"}
 BLOCK_RECORDS, BLOCK_BYTES = 4096, 1 << 20
@@ -53,9 +54,12 @@ def _varlong(n: int) -> bytes:
 class _Container:
     """One `.avro` container being written: header, then blocks of raw records."""
 
-    def __init__(self, path: Path, older: bool):
-        self.path, self.count, self.block, self.block_bytes = path, 0, [], 0
-        self.handle = open(path.with_name(f".{path.name}.{os.getpid()}.tmp"), "wb")  # noqa: SIM115
+    def __init__(self, fs: pafs.FileSystem, path: str, older: bool):
+        self.fs, self.path, self.count, self.block, self.block_bytes = fs, path, 0, [], 0
+        local = isinstance(fs, pafs.LocalFileSystem)
+        folder, name = path.rsplit("/", 1)
+        self.written = f"{folder}/.{name}.{os.getpid()}.tmp" if local else path
+        self.handle = fs.open_output_stream(self.written)
         self.sync = Writer(self.handle, container_schema(older)).sync_marker  # writes the header
 
     def append(self, record: bytes) -> None:
@@ -74,32 +78,39 @@ class _Container:
     def close(self) -> None:
         self.flush()
         self.handle.close()
-        os.replace(self.handle.name, self.path)
+        if self.written != self.path:
+            self.fs.move(self.written, self.path)
 
 
 class _Partition:
     """A partition's containers: records of older writers (no `bornTimestamp`) go to a file of their own."""
 
-    def __init__(self, folder: Path):
-        self.folder, self.files = folder, {}
-        folder.mkdir(parents=True, exist_ok=True)
+    def __init__(self, fs: pafs.FileSystem, folder: str):
+        self.fs, self.folder, self.files = fs, folder, {}
+        fs.create_dir(folder, recursive=True)
 
     def append(self, record: bytes, older: bool) -> None:
         if older not in self.files:
-            self.files[older] = _Container(self.folder / CONTAINER_FILES[older], older)
+            self.files[older] = _Container(self.fs, f"{self.folder}/{CONTAINER_FILES[older]}", older)
         self.files[older].append(record)
 
     def close(self) -> list[tuple[str, int]]:
         for older, name in CONTAINER_FILES.items():  # a rerun leaves no file of an earlier run behind
             if older not in self.files:
-                (self.folder / name).unlink(missing_ok=True)
+                _remove(self.fs, f"{self.folder}/{name}")
         for container in self.files.values():
             container.close()
         return [(str(c.path), c.count) for c in self.files.values()]
 
 
-def _write_partitions(target: str):
+def _remove(fs: pafs.FileSystem, path: str) -> None:
+    if fs.get_file_info(path).type != pafs.FileType.NotFound:
+        fs.delete_file(path)
+
+
+def _write_partitions(target: str, where: WorkerFs):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        fs, root = where.open(target)
         schema = to_arrow_schema(WRITTEN_SCHEMA)
         key, partition = None, None
 
@@ -114,8 +125,8 @@ def _write_partitions(target: str):
                     if partition is not None:
                         yield written()
                     key = (dt, topic)
-                    folder = Path(target, partition_dir({"dt": dt, "source_topic": topic}, PARTITION_COLUMNS))
-                    partition = _Partition(folder)
+                    folder = f"{root}/{partition_dir({'dt': dt, 'source_topic': topic}, PARTITION_COLUMNS)}"
+                    partition = _Partition(fs, folder)
                 partition.append(base64.b64decode(message), older)
         if partition is not None:
             yield written()
@@ -129,15 +140,14 @@ def write_avro_containers(ordered: DataFrame, target: str | Path, replace: Itera
 
     The partitions in `replace` that get no message lose the containers an earlier run left there.
     """
-    root = Path(target).resolve()
-    root.mkdir(parents=True, exist_ok=True)
+    where = worker_fs(ordered.sparkSession, str(target))
     records = ordered.select("dt", "source_topic", "message", "older_schema")
-    written = records.mapInArrow(_write_partitions(str(root)), WRITTEN_SCHEMA)
-    rows = [row.asDict() for row in written.collect()]
+    written = records.mapInArrow(_write_partitions(str(target), where), WRITTEN_SCHEMA)
+    rows = [row.asDict() for row in written.collect()]  # one row per container file written
     filled = {(r["dt"], r["source_topic"]) for r in rows}
+    fs, root = where.open(str(target))
     for p in replace:
         if (p["dt"], p["source_topic"]) not in filled:
-            folder = root / partition_dir(p, PARTITION_COLUMNS)
             for name in CONTAINER_FILES.values():
-                (folder / name).unlink(missing_ok=True)
+                _remove(fs, f"{root}/{partition_dir(p, PARTITION_COLUMNS)}/{name}")
     return rows

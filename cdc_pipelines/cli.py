@@ -152,13 +152,12 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
 
 
 def _decode(args: argparse.Namespace) -> dict[str, int]:
-    from cdc_pipelines.extracts.files import list_input_files
     from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.pipeline import decode_files, write_decoded
 
     if args.format != "auto":
         get_codec(args.format).resolve_options(_options(args.option))
-    list_input_files(args.inputs)
+    _check_inputs(args)
     if args.format == "auto":
         args.format = _detected(args.inputs)
     codec = get_codec(args.format)
@@ -177,6 +176,17 @@ class DetectError(ValueError):
     """The first messages of an input match no format, or several."""
 
 
+def _check_inputs(args: argparse.Namespace) -> None:
+    """Fail before the work starts when an input is missing; inputs on a filesystem only Hadoop reaches
+    are listed through the command's session (built first, with its `--conf`)."""
+    from cdc_pipelines.extracts.files import list_input_files
+    from cdc_pipelines.storage import local_path
+
+    if any(local_path(i) is None for i in args.inputs):
+        _spark(args)
+    list_input_files(args.inputs)
+
+
 def _detected(inputs: list[str]) -> str:
     from cdc_pipelines.extracts.detect import detect_format
 
@@ -188,13 +198,12 @@ def _detected(inputs: list[str]) -> str:
 
 def _convert(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.encode import encode_events, write_encoded
-    from cdc_pipelines.extracts.files import list_input_files
     from cdc_pipelines.pipeline import count_extract, decode_files, persisted
 
     target_options = get_codec(args.target).resolve_options(_options(args.target_option))
     if args.source != "auto":
         get_codec(args.source).resolve_options(_options(args.option))
-    list_input_files(args.inputs)
+    _check_inputs(args)
     source = _detected(args.inputs) if args.source == "auto" else args.source
     spark = _spark(args)
     with spark_progress(spark, "convert"):
@@ -293,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"table snapshots: {summary['snapshots']}")
             print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
         elif args.command == "detect":
+            _check_inputs(args)
             print(_detected(args.inputs))
         elif args.command == "sample":
             print(json.dumps(_sample(args)))

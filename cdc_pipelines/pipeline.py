@@ -308,8 +308,9 @@ def write_decoded_by_day(
         for i, day in enumerate(days):
             day_counts = {"read": read[day], **{k: int(metrics[f"{k}_{i}"]) for k in ("decoded", "rejected", "events")}}
             counts[day] = check_conservation(day_counts, f" on {day}")
-        io.replace_partitions(decoded.events, join(out, CHANGES_DIR), replace, schema=CANONICAL_SCHEMA)
-        io.replace_partitions(decoded.rejects, join(out, REJECTS_DIR), replace, schema=REJECTS_SCHEMA)
+        for frame, name, schema in ((decoded.events, CHANGES_DIR, CANONICAL_SCHEMA),
+                                    (decoded.rejects, REJECTS_DIR, REJECTS_SCHEMA)):  # fmt: skip
+            io.replace_partitions(frame, join(out, name), replace, schema=schema, register_as=name)
     return counts
 
 

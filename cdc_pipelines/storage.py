@@ -8,10 +8,12 @@ local filesystem of a local master and from the cluster's default filesystem oth
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from pyspark.sql import SparkSession
 
@@ -127,3 +129,61 @@ def write_bytes(spark: SparkSession, path: str | Path, data: bytes) -> None:
             stream.write(bytearray(data[start : start + CHUNK]))
     finally:
         stream.close()
+
+
+def active_spark() -> SparkSession:
+    """The process's session, for reaching a filesystem that only Hadoop knows (a URI input)."""
+    session = SparkSession.getActiveSession()
+    if session is None:
+        from cdc_pipelines.spark import spark_session
+
+        session = spark_session()
+    return session
+
+
+class _HadoopReader(io.RawIOBase):
+    """A Hadoop input stream as a Python binary file (gzip, fastavro and line reading take it)."""
+
+    def __init__(self, spark: SparkSession, path: str):
+        fs, hpath = _fs(spark, path)
+        self._stream = fs.open(hpath)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        chunk = bytes(self._stream.readNBytes(min(len(buffer), CHUNK)))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._stream.close()
+        super().close()
+
+
+def open_input(path: str | Path) -> BinaryIO:
+    """`path` opened for reading bytes: local files directly, any other URI through Hadoop."""
+    local = local_path(path)
+    if local is not None:
+        return open(local, "rb")  # noqa: SIM115 - the caller closes it
+    return io.BufferedReader(_HadoopReader(active_spark(), str(path)), CHUNK)
+
+
+def spark_file_uri(path: str | Path) -> str:
+    """A file as Spark's `_metadata.file_path` names it: `file:/a/b%20c` locally, the percent-encoded
+    URI elsewhere (`s3a://bucket/a%20b`), so lineage and line numbering agree on one name."""
+    local = local_path(path)
+    if local is not None:
+        return "file:" + Path(local).resolve().as_uri().removeprefix("file://")
+    jvm = active_spark().sparkContext._jvm
+    return str(jvm.org.apache.hadoop.fs.Path(str(path)).toUri().toString())
+
+
+def copy_from_local(spark: SparkSession, local: str, target: str | Path) -> None:
+    """Copy the local file or folder `local` to `target` (replacing it), through Hadoop."""
+    jvm = spark.sparkContext._jvm
+    fs, hpath = _fs(spark, str(target))
+    if fs.exists(hpath):
+        fs.delete(hpath, True)
+    fs.copyFromLocalFile(False, True, jvm.org.apache.hadoop.fs.Path(local), hpath)

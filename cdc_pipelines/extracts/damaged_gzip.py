@@ -4,6 +4,8 @@ Hadoop's gzip reader fails the whole Spark job on a truncated or corrupt `.gz` f
 read, each `.gz` input is streamed through zlib once (constant memory, on the driver); a damaged one
 is read from a plain copy of its complete lines instead, its lineage still names the original file,
 and one reject, on the line after the last complete one, says that the rest could not be read.
+The copy is a local temporary file: a local master reads it; on a cluster, executors would need the
+driver's disk, so there a damaged `.gz` input fails the read as Hadoop's reader does.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cdc_pipelines import storage
+
 _CHUNK = 1 << 20
 
 
 def _scan(path: str, sink=None) -> tuple[int, str | None]:
     """(complete lines, damage or None) of a gzip file; complete lines are copied to `sink` if given."""
     inflater, lines, pending = zlib.decompressobj(wbits=31), 0, b""
-    with open(path, "rb") as fh:
+    with storage.open_input(path) as fh:
         while chunk := fh.read(_CHUNK):
             data = chunk
             while data:
@@ -70,7 +74,7 @@ def check_gzip_inputs(files: list[str]) -> GzipDamage:
             continue
         folder = tempfile.mkdtemp(prefix="cdc-gzip-")
         atexit.register(shutil.rmtree, folder, True)
-        copy = str(Path(folder) / Path(path).name.removesuffix(".gz"))
+        copy = str(Path(folder) / path.rsplit("/", 1)[-1].removesuffix(".gz"))
         with open(copy, "wb") as sink:
             _scan(path, sink)
         damage.copies[path] = copy

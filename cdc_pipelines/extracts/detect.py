@@ -8,10 +8,11 @@ conflicting samples give None: a wrong guess would decode everything wrongly, so
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from collections import Counter
-from pathlib import Path
 
+from cdc_pipelines import storage
 from cdc_pipelines.extracts.files import list_input_files
 
 SAMPLE_LINES = 50
@@ -68,25 +69,21 @@ def message_format(message: object) -> str | None:
     return None
 
 
-def _open(path: Path):
-    return (
-        gzip.open(path, "rt", encoding="utf-8", errors="replace")
-        if path.suffix == ".gz"
-        else open(path, encoding="utf-8", errors="replace")
-    )
+def _open(path: str):
+    raw = storage.open_input(path)
+    return io.TextIOWrapper(gzip.open(raw) if path.endswith(".gz") else raw, encoding="utf-8", errors="replace")
 
 
 def detect_format(inputs, sample_lines: int = SAMPLE_LINES) -> str | None:
     """The one format id the first messages of `inputs` agree on, or None."""
     votes: Counter[str] = Counter()
     seen = 0
-    for name in list_input_files(inputs):
-        path = Path(name)
-        with open(path, "rb") as fh:
+    for path in list_input_files(inputs):
+        with storage.open_input(path) as fh:
             if fh.read(4) == AVRO_MAGIC:
                 votes["dts-avro"] += 1
                 continue
-        if path.suffix.lower() == ".csv":
+        if path.lower().endswith(".csv"):
             with _open(path) as fh:
                 header = fh.readline()
             if "_operation_type_" in header or "_sequence_id_" in header:

@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines import storage
 from cdc_pipelines.extracts.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extracts.local import is_csv, spark_uri
 from cdc_pipelines.extracts.rows import EnvelopeError, Line
@@ -88,8 +89,8 @@ class ExtractLines:
 
 
 def _first_line(path: str) -> str:
-    opener = gzip.open if path.lower().endswith(".gz") else open
-    with opener(path, "rb") as fh:
+    with storage.open_input(path) as raw:
+        fh = gzip.open(raw, "rb") if path.lower().endswith(".gz") else raw
         return fh.readline().decode("utf-8", "replace").rstrip("\r\n")
 
 
@@ -97,7 +98,7 @@ def _container_records(path: str) -> int:
     """Messages of a container as its decode sees them: its records, plus one for damage after them."""
     count = 0
     try:
-        with open(path, "rb") as fh:
+        with storage.open_input(path) as fh:
             for _ in fastavro.reader(fh):
                 count += 1
     except Exception:  # noqa: BLE001 - a corrupt container reads as its good records plus one reject

@@ -15,6 +15,7 @@ from datetime import UTC
 from pathlib import Path
 
 from cdc_pipelines import canonical as C
+from cdc_pipelines import storage
 from cdc_pipelines.extracts.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extracts.files import list_input_files
 from cdc_pipelines.extracts.rows import Line, decoded_rows
@@ -23,8 +24,8 @@ from cdc_pipelines.messages import EVENT_FIELDS, pair_halves
 
 
 def spark_uri(path: str | Path) -> str:
-    """A local file as Spark's `_metadata.file_path` names it (`file:/a/b%20c`)."""
-    return "file:" + Path(path).resolve().as_uri().removeprefix("file://")
+    """A file as Spark's `_metadata.file_path` names it (`file:/a/b%20c`, `s3a://bucket/a%20b`)."""
+    return storage.spark_file_uri(path)
 
 
 def is_csv(path: str) -> bool:

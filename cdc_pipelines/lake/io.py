@@ -23,6 +23,8 @@ from cdc_pipelines.canonical import PARTITION_COLUMNS
 
 DELTA = "delta"
 CREATE_ATTEMPTS = 5
+# where the lake's tables are registered in the session's catalog (a metastore on a cluster), if set
+CATALOG_DATABASE = "spark.cdc.catalog.database"
 
 
 class PartitionConflictError(RuntimeError):
@@ -85,9 +87,12 @@ def replace_partitions(
     replace: Iterable[Mapping[str, str]],
     partition_by: Sequence[str] = PARTITION_COLUMNS,
     schema: T.StructType | None = None,
+    register_as: str | None = None,
 ) -> Commit:
     """Replace the partitions in `replace` with the rows of `df` (which must all fall in them) in one
-    Delta commit; a partition `df` has no rows for ends up empty. Returns the commit's version."""
+    Delta commit; a partition `df` has no rows for ends up empty. Returns the commit's version.
+
+    With `register_as`, the table is also named in the session's catalog (see `register_table`)."""
     spark = df.sparkSession
     path = str(path)
     schema = schema or df.schema
@@ -108,7 +113,19 @@ def replace_partitions(
                 f"another run replaced the same partitions of {path} while this one wrote them: {error}"
             ) from error
         raise
+    if register_as:
+        register_table(spark, register_as, path)
     return Commit(path, committed_version(spark, path, tag))
+
+
+def register_table(spark: SparkSession, name: str, path: str) -> None:
+    """`<database>.<name>` for the Delta table at `path`, when `spark.cdc.catalog.database` names a
+    database: clusters with a metastore (Hive, Glue, Unity) then list the lake's tables by name."""
+    database = spark.conf.get(CATALOG_DATABASE, None)
+    if not database:
+        return
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS `{database}`.`{name}` USING delta LOCATION {sql_literal(path)}")
 
 
 def committed_version(spark: SparkSession, path: str, tag: str) -> int:

@@ -38,7 +38,7 @@ def write_counts(
     rows = [(*(int(counts[k]) for k in COUNT_NAMES), dt, topic) for topic, counts in per_topic.items()]
     frame = spark.createDataFrame(rows, COUNTS_SCHEMA)
     replace = [{"dt": dt, "source_topic": topic} for topic in per_topic]
-    return replace_partitions(frame, counts_path(lake_root), replace, schema=COUNTS_SCHEMA)
+    return replace_partitions(frame, counts_path(lake_root), replace, schema=COUNTS_SCHEMA, register_as=COUNTS_DIR)
 
 
 def read_counts(spark: SparkSession, lake_root: str | Path, dt: str) -> dict[str, dict[str, int]]:

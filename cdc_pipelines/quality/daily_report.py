@@ -6,12 +6,15 @@ run and a person at a shell get the same files.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
+from cdc_pipelines import storage
 from cdc_pipelines.quality.activity import Activity, day_activity
 from cdc_pipelines.quality.report import report_day, write_quality_report
 from cdc_pipelines.quality.runner import RULES, Thresholds, event_counts, load_partition, run_rule
@@ -25,11 +28,11 @@ REPORTS_DIR = "reports"
 class DayReport:
     """Where the day's report went, and its headline figures (for metadata and the CLI's last line)."""
 
-    html: Path
-    summary: Path
+    html: Path | str  # a URI where the report went to another filesystem
+    summary: Path | str
     rules: dict[str, bool]
     activity: Activity
-    data_docs: Path | None
+    data_docs: Path | str | None
 
     @property
     def passed(self) -> bool:
@@ -46,11 +49,15 @@ def write_day_report(
 ) -> DayReport:
     """Write `out_dir/dt=DT/index.html` and `summary.json` (default `out_dir`: `lake_root/reports`).
 
-    Paths are made absolute first: GX's Data Docs site refuses a relative base directory.
+    Local paths are made absolute first: GX's Data Docs site refuses a relative base directory. A
+    report bound for another filesystem (`s3a://...`) is written to a local folder, then copied there
+    through Hadoop, since GX and the page writer write local files.
     """
     thresholds = thresholds or Thresholds()
-    lake_root = Path(lake_root).resolve()
-    out = Path(out_dir).resolve() if out_dir else lake_root / REPORTS_DIR
+    lake_root = storage.absolute(lake_root)
+    target = storage.absolute(out_dir) if out_dir else storage.join(lake_root, REPORTS_DIR)
+    staging = None if storage.local_path(target) is not None else tempfile.mkdtemp(prefix="cdc-report-")
+    out = Path(storage.local_path(target) or staging)
     partition = load_partition(spark, lake_root, dt)
     partition.changes.persist(StorageLevel.MEMORY_AND_DISK)  # every rule and figure passes over it
     try:
@@ -66,6 +73,17 @@ def write_day_report(
         partition.changes.unpersist()
     snapshot = snapshot_report(spark, snapshots_root(lake_root), dt)
     html = write_quality_report(results, out, dt, event_counts=counts, gx=gx, activity=activity, snapshot=snapshot)
+    if staging is not None:
+        storage.copy_from_local(spark, str(out / f"dt={dt}"), storage.join(target, f"dt={dt}"))
+        shutil.rmtree(staging, ignore_errors=True)
+        html = storage.join(target, f"dt={dt}", "index.html")
+        return DayReport(
+            html=html,
+            summary=storage.join(target, f"dt={dt}", "summary.json"),
+            rules={r.rule: r.passed for r in results},
+            activity=activity,
+            data_docs=storage.join(target, f"dt={dt}", "gx", "index.html") if gx else None,
+        )
     return DayReport(
         html=html,
         summary=html.parent / "summary.json",

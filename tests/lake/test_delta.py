@@ -164,3 +164,15 @@ def test_partition_predicate_quotes_values():
     assert predicate == "(`dt` = '2024-01-01' AND `source_topic` IN ('it\\'s\\\\x'))"
     with pytest.raises(KeyError):
         io.partition_predicate([{"dt": "2024-01-01"}], ("dt", "source_topic"))
+
+
+def test_a_catalog_database_names_the_tables(spark, tmp_path):
+    path = str(tmp_path / "changes")
+    spark.conf.set(io.CATALOG_DATABASE, "cdc_test")
+    try:
+        io.replace_partitions(_rows(spark, "a", "2024-01-01", 3), path, [{"dt": "2024-01-01", "source_topic": "a"}],
+                              register_as="changes")  # fmt: skip
+    finally:
+        spark.conf.unset(io.CATALOG_DATABASE)
+    assert spark.table("cdc_test.changes").count() == 3
+    assert spark.sql("DESCRIBE DETAIL cdc_test.changes").first()["format"] == "delta"
