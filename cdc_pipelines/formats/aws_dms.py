@@ -169,6 +169,8 @@ def encode_aws_dms(event: dict, options: Mapping[str, str]) -> list:
         after, before = event["after"], event.get("before")
         if prefix and any(k.startswith(prefix) for k in (*after, *(before or ()))):
             raise E.Unsupported(f"a column named with the before-image prefix {prefix!r} cannot be told apart")
+        if before == {}:
+            raise E.Unsupported("UPDATE with an empty before image: DMS would write no before-image column")
         field = meta.get("cdc.before_image_field") if same else None
         data = dict(after)
         if before is not None and field:  # the before image came in its own field: it goes back there

@@ -1,6 +1,6 @@
 """Oracle GoldenGate JSON (the OGG for Big Data JSON formatter, as Flink's and Paimon's `ogg-json` read it).
 
-`table` is `SCHEMA.TABLE` (or `CATALOG.SCHEMA.TABLE`: db, db_schema, table); `op_type` is `I`, `U`,
+`table` is `SCHEMA.TABLE` (db and table; in `CATALOG.SCHEMA.TABLE` the db is `CATALOG.SCHEMA`); `op_type` is `I`, `U`,
 `D` or `T` (truncate); `op_ts` (when the change was made at the source) and `current_ts` (when
 GoldenGate wrote it) are date-time text without a zone (`2020-05-13 15:40:06.000000`,
 `2020-05-13T13:39:35.766000`), read in the `timezone` option (default UTC); `pos` is the trail
@@ -36,16 +36,13 @@ ENVELOPE = ("table", "op_type", "primary_keys", "before", "after")
 OPTIONS = {"timezone": "UTC"}
 
 
-def split_table(name: str | None) -> tuple[str | None, str | None, str | None]:
-    """(db, db_schema, table) of `SCHEMA.TABLE`, `CATALOG.SCHEMA.TABLE` or a bare `TABLE`."""
+def split_table(name: str | None) -> tuple[str | None, str | None]:
+    """(db, table) of `SCHEMA.TABLE`: the table is the part after the last dot (`CATALOG.SCHEMA.TABLE`
+    and a db that has dots, such as OMS's `tenant.database`, keep the rest as the db)."""
     if name is None:
-        return None, None, None
-    parts = name.split(".", 2)
-    if len(parts) == 1:
-        return None, None, name
-    if len(parts) == 2:
-        return parts[0], None, parts[1]
-    return parts[0], parts[1], parts[2]
+        return None, None
+    db, dot, table = name.rpartition(".")
+    return (db, table) if dot else (None, name)
 
 
 def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[dict]:
@@ -60,7 +57,7 @@ def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[dict]:
     sync_time, _ = V.local_time_of(meta.get("current_ts"), timezone)
     if sync_time is None and meta.get("current_ts") is not None:
         raise Reject(BAD_SYNC_TIME)
-    db, schema, table = split_table(J.text(msg.get("table")))
+    db, table = split_table(J.text(msg.get("table")))
     before, after = V.object_field(msg, "before"), V.object_field(msg, "after")
     if op == "TRUNCATE":
         before = after = None
@@ -69,7 +66,6 @@ def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[dict]:
             "op": op,
             "raw_op": raw_op,
             "db": db,
-            "db_schema": schema,
             "table_name": table,
             "event_time": event_time,
             "event_time_unit": unit,
@@ -94,7 +90,7 @@ def encode_ogg(event: dict, options: Mapping[str, str]) -> list:
     same = E.from_same_family(event, FORMAT_ID)
     meta = event.get("meta") or {}
     timezone = options.get("timezone", "UTC")
-    table = ".".join(p for p in (event.get("db"), event.get("db_schema"), event["table_name"]) if p)
+    table = ".".join(p for p in (event.get("db"), event["table_name"]) if p)
     message: dict = {"table": table, "op_type": ENCODE_OPS[op]}
     if same:
         message |= V.write_meta(meta, META_FIELDS)

@@ -1,4 +1,4 @@
-"""decode(encode_T(x)) == what T carries of x, for every pair of the 13 formats.
+"""decode(encode_T(x)) == what T carries of x, for every pair of the 16 formats.
 
 Events are encoded into every target with the codecs' own encoders (the functions `convert` runs in
 `mapInArrow`), each target's messages are decoded again in process (the codecs and the pairing the
