@@ -14,6 +14,19 @@ from tests.conftest import resource
 
 PEER = resource("peer")
 FLINK_COLUMNS = ("id", "name", "description", "weight")
+# Paimon's test files: 17 comment lines of license and a blank line before the messages
+HEADER_LINES = 18
+
+
+def decoded_files(decode, format_id: str, *paths, **options) -> list[dict]:
+    """The events of the files, file after file, as one topic's extract read in order; the only
+    rejects allowed are Paimon's license header and blank lines."""
+    events = []
+    for path in paths:
+        got, rejects, _ = decode(format_id, path, **options)
+        assert all(r["source_line"] <= HEADER_LINES or r["reason"] == "empty line" for r in rejects), rejects
+        events += got
+    return events
 
 
 def as_written(column: str, value: str) -> str:

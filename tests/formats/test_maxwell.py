@@ -18,7 +18,7 @@ import pytest
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from tests.conftest import CARRIED_EVERYWHERE, bag, parse, resource
-from tests.formats.changelog import PEER, changelog, table_rows
+from tests.formats.changelog import PEER, changelog, decoded_files, table_rows
 from tests.formats.test_peer_corpora import FLINK_CANAL_EXPECTED
 
 FORMAT = "maxwell-json"
@@ -79,18 +79,10 @@ PAIMON_VALUE_NULL = [
 # KafkaSyncTableActionITCase.testComputedColumn expects +I[101, 2023-03-23, 2023]: the last value is the
 # computed column `_year=year(_date)`, Paimon's own work; the message carries the first two
 PAIMON_COMPUTED = ["+I[101, 2023-03-23]"]
-# Paimon's license header: 17 comment lines and a blank line before the messages
-HEADER_LINES = 18
 
 
-def decoded(decode, *paths, **options) -> list[dict]:
-    """The events of the files, file after file, as one topic's extract read in order."""
-    events = []
-    for path in paths:
-        got, rejects, _ = decode(FORMAT, path, **options)
-        assert all(r["source_line"] <= HEADER_LINES for r in rejects), rejects
-        events += got
-    return events
+def decoded(decode, *paths) -> list[dict]:
+    return decoded_files(decode, FORMAT, *paths)
 
 
 @pytest.mark.parametrize("name", FLINK_FILES)
