@@ -37,11 +37,12 @@ class MetaField:
 
 
 def object_field(message: Mapping, name: str) -> dict | None:
-    """A sub-object of the message (None when absent or null); Reject when it is something else."""
+    """A sub-object of the message (None when absent or null); Reject when it is something else (an
+    image that is no object is no valid JSON object, as for every format)."""
     value = message.get(name)
     if value is None or isinstance(value, dict):
         return value
-    raise Reject(f"`{name}` is not a JSON object")
+    raise Reject("not a valid JSON object")
 
 
 def text_list(message: Mapping, name: str) -> list[str | None] | None:

@@ -208,5 +208,5 @@ def test_rejects(decode, tmp_path):
         3: "missing operation",
         4: "unknown record-type 'ddl'",
         5: "aws dms delete record without `data`",
-        6: "`metadata` is not a JSON object",
+        6: "not a valid JSON object",
     }

@@ -232,7 +232,7 @@ def test_bootstrap_markers_and_rejects(decode, tmp_path):
     assert {r["source_line"]: r["reason"] for r in rejects} == {
         3: "maxwell insert message without `data`",
         4: "unknown type 'upsert'",
-        5: "`data` is not a JSON object",
+        5: "not a valid JSON object",
         6: "event time is neither an epoch number nor a date-time",
     }
     # the markers go out again as they came (a Maxwell event's own type and fields)

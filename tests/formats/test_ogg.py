@@ -263,7 +263,7 @@ def test_rejects(decode, tmp_path):
     assert {r["source_line"]: r["reason"] for r in rejects} == {
         1: "unknown op_type 'X'",
         2: "missing op_type",
-        3: "`after` is not a JSON object",
+        3: "not a valid JSON object",
         4: "DELETE without a before image",
         5: "event time is neither an epoch number nor a date-time",
         6: "sync time is neither an epoch number nor a date-time",
