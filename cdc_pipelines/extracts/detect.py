@@ -56,7 +56,7 @@ def message_format(message: object) -> str | None:
     if "op_type" in m and "table" in m and ("before" in m or "after" in m or m.get("op_type") == "T"):
         return "ogg-json"
     # Maxwell writes canal's fields with lower-case types (`insert`, `table-alter`) and its own `xid`/`ts`
-    if "isDdl" not in m and _has(m, "database", "type") and m["type"] in MAXWELL_TYPES:
+    if "isDdl" not in m and _has(m, "database", "type") and isinstance(m["type"], str) and m["type"] in MAXWELL_TYPES:
         return "maxwell-json"
     if "isDdl" in m or _has(m, "database", "table", "type") and ("data" in m or "sql" in m):
         return "dts-canal" if "id" in m or "gtid" in m else "oms-canal"

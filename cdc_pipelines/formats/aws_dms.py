@@ -4,7 +4,8 @@ A message is `{"data": {...}, "metadata": {...}}`. `metadata` has `timestamp` (I
 `record-type` (`data` for rows, `control` for table changes), `operation` (`load` for a full-load
 row, `insert`, `update`, `delete`; for control records `create-table`, `drop-table`, `add-column`,
 ...), `partition-key-type`, `schema-name`, `table-name` and, with transaction details, `transaction-id`,
-`commit-timestamp`, `stream-position`, ... `data` is the row: the after image, or the before image of
+`commit-timestamp`, `stream-position`, ... The event time is `commit-timestamp` where the record has
+one (`timestamp` is then the sync time), else `timestamp`. `data` is the row: the after image, or the before image of
 a delete. An update's before image comes from the before-image columns DMS adds to `data` (table
 mapping `add-before-image-columns`, prefix `BI_` by default: option `before_prefix`, empty for none)
 or from a top-level object named by the `before_image` option (task setting `BeforeImageSettings`,
@@ -25,6 +26,7 @@ from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
 from cdc_pipelines.formats.base import Codec, Reject, unknown_op
+from cdc_pipelines.messages import BAD_SYNC_TIME
 
 FORMAT_ID = "aws-dms-json"
 DATA_OPS = {"load": "INSERT", "insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}
@@ -100,7 +102,14 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[dict]:
     if V.EXTRA in meta:  # unknown metadata fields: kept apart from unknown top-level fields
         meta["cdc.extra_metadata"] = meta.pop(V.EXTRA)
     V.keep_extra(msg, ("data", "metadata", before_field), meta)
-    event_time, unit = V.local_time_of(meta.get("timestamp"), options.get("timezone", "UTC"))
+    # with transaction details, `commit-timestamp` is when the source committed the change and
+    # `timestamp` when DMS wrote the record; without them, `timestamp` is the only time there is
+    timezone = options.get("timezone", "UTC")
+    committed = meta.get("commit-timestamp")
+    event_time, unit = V.local_time_of(committed or meta.get("timestamp"), timezone)
+    sync_time = V.local_time_of(meta.get("timestamp"), timezone)[0] if committed else None
+    if committed and sync_time is None and meta.get("timestamp") is not None:
+        raise Reject(BAD_SYNC_TIME)
     event = {
         "op": op,
         "raw_op": raw_op,
@@ -108,6 +117,7 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[dict]:
         "table_name": J.text(metadata.get("table-name")),
         "event_time": event_time,
         "event_time_unit": unit,
+        "sync_time": sync_time,
         "tx_id": meta.get("transaction-id"),
         "position": meta.get("stream-position"),
         "meta": meta,

@@ -76,6 +76,11 @@ def test_seed_values_and_ops(decode):
     assert update["after"] == {"id": "10223372036854775806", "amount": "12.50", "note": "first order", "paid": "1"}
     assert (delete["before"], delete["after"]) == (update["after"], None)
     assert insert["meta"]["commit-timestamp"] == "2023-11-14T22:13:20.000000Z"
+    # with transaction details, the commit time is the event time and DMS's own timestamp the sync time
+    assert (insert["event_time"], insert["sync_time"]) == (
+        dt.datetime(2023, 11, 14, 22, 13, 20), dt.datetime(2023, 11, 14, 22, 13, 20, 415382),
+    )  # fmt: skip
+    assert (update["event_time"], update["sync_time"]) == (dt.datetime(2023, 11, 14, 22, 13, 25, 700112), None)
     assert load["tx_id"] is None and insert["tx_id"] == "8589934592"
 
 
