@@ -101,6 +101,14 @@ EXPECTED = {
     "datahub-tuple": envelope_cases(
         "_operation_type_", "_operation_type_", "missing _operation_type_", ok=("INSERT", "d.t"), images=False
     ),
+    "maxwell-json": envelope_cases(
+        "type", "type", "missing type", merge="MERGE", no_image="maxwell insert message without `data`"
+    ),
+    # OGG's `SCHEMA.TABLE` is split on its last dot: `../../etc` is table `/etc` of db `../.`
+    "ogg-json": envelope_cases("op_type", "op_type", "missing op_type", tables=SHAREPLEX_TABLES),
+    "aws-dms-json": envelope_cases(
+        "operation", "operation", "missing metadata", no_image="aws dms insert record without `data`"
+    ),
     "dts-avro": [
         "INSERT 'orders' 'héllo'",
         "reject: value_b64 is not base64: Only base64 data is allowed",

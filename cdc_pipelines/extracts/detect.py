@@ -14,8 +14,10 @@ from collections import Counter
 
 from cdc_pipelines import storage
 from cdc_pipelines.extracts.files import list_input_files
+from cdc_pipelines.formats.maxwell import OPS as MAXWELL_OPS
 
 SAMPLE_LINES = 50
+MAXWELL_TYPES = frozenset(MAXWELL_OPS)
 AVRO_MAGIC = b"Obj\x01"
 
 
@@ -49,6 +51,14 @@ def message_format(message: object) -> str | None:
             return "oms-dataworks"
         if "op" in payload and ("before" in payload or "after" in payload or "source" in payload):
             return "oms-debezium"
+    metadata = m.get("metadata")
+    if isinstance(metadata, dict) and "record-type" in metadata and "operation" in metadata:
+        return "aws-dms-json"
+    if "op_type" in m and "table" in m and ("before" in m or "after" in m or m.get("op_type") == "T"):
+        return "ogg-json"
+    # Maxwell writes canal's fields with lower-case types (`insert`, `table-alter`) and its own `xid`/`ts`
+    if "isDdl" not in m and _has(m, "database", "type") and isinstance(m["type"], str) and m["type"] in MAXWELL_TYPES:
+        return "maxwell-json"
     if "isDdl" in m or _has(m, "database", "table", "type") and ("data" in m or "sql" in m):
         return "dts-canal" if "id" in m or "gtid" in m else "oms-canal"
     if isinstance(m.get("meta"), dict) and "op" in m["meta"]:

@@ -23,6 +23,9 @@ _WHERE = {
     "dts-canal": ("canal", "DTS_CANAL"),
     "dataworks-json": ("dataworks_json", "DATAWORKS_JSON"),
     "datahub-tuple": ("datahub_tuple", "DATAHUB_TUPLE"),
+    "maxwell-json": ("maxwell", "MAXWELL_JSON"),
+    "ogg-json": ("ogg", "OGG_JSON"),
+    "aws-dms-json": ("aws_dms", "AWS_DMS_JSON"),
 }
 FORMAT_IDS = tuple(_WHERE)
 

@@ -497,13 +497,25 @@ def _images(event: dict, columns: list[str]) -> tuple[list | None, list | None]:
     types = event.get("column_types") or {}
     hints = E.shared_json((event.get("meta") or {}).get("cdc.avro_value_types") or "{}")
     numbers = E.json_numbers(event) or set()
+    rows = [r for r in (event.get("before"), event.get("after")) if r]
+    # an untyped number column whose images hold an integer and a fraction (a DECIMAL `0` and `3752.0`)
+    # is one Decimal column: the decoder types a column by its member, the same in both images
+    mixed = {
+        c: "Decimal"
+        for c in numbers
+        if c not in hints
+        and types.get(c, "UNKNOWN") == "UNKNOWN"
+        and any(r.get(c) is not None and not _INTEGER.fullmatch(r[c]) for r in rows)
+    }
 
     def image(row: dict | None) -> list | None:
         if row is None:
             return None
         none = _member("EmptyObject", "NONE")
         return [
-            encode_value(row[c], types.get(c, "UNKNOWN"), hints.get(c), c in numbers) if c in row else none
+            encode_value(row[c], types.get(c, "UNKNOWN"), hints.get(c) or mixed.get(c), c in numbers)
+            if c in row
+            else none
             for c in columns
         ]
 

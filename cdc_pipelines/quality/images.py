@@ -13,7 +13,10 @@ from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
 
 RULE = "image_presence_check"
 # formats whose UPDATE may legitimately lack the before image (flattened or after-only payloads)
-NO_BEFORE_ON_UPDATE = ("oms-debezium-smt", "dataworks-json", "datahub-tuple", "oms-debezium", "oms-debezium-flatten")
+NO_BEFORE_ON_UPDATE = (
+    "oms-debezium-smt", "dataworks-json", "datahub-tuple", "oms-debezium", "oms-debezium-flatten", "ogg-json",
+    "aws-dms-json",
+)  # fmt: skip
 CONTROL_OPS = ("HEARTBEAT", "TX_BEGIN", "TX_END")
 
 

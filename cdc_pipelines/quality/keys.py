@@ -25,6 +25,7 @@ FORMATS_WITHOUT_PK_NAMES = (
     "oms-debezium-flatten",
     "oms-debezium-smt",
     "datahub-tuple",
+    "aws-dms-json",
 )
 # formats that also carry the PK values joined by \u0001 in meta['record_primary_value']
 RECORD_PRIMARY_VALUE_FORMATS = ("oms-default", "oms-default-extend")

@@ -31,6 +31,8 @@ PROMISED_UNIT = {
         ],
         "ms",
     ),
+    "maxwell-json": "s",  # `ts`, epoch seconds
+    **dict.fromkeys(["ogg-json", "aws-dms-json"], "us"),  # date-time text with six fraction digits
 }
 # DebeziumSmt flattens the after-image only: its messages carry no event time at all.
 NO_EVENT_TIME = ("oms-debezium-smt",)

@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 FORMAT_IDS = (
     "oms-default", "oms-default-extend", "oms-canal", "oms-dataworks", "oms-shareplex", "oms-debezium",
     "oms-debezium-flatten", "oms-debezium-smt", "dts-avro", "dts-shareplex", "dts-canal", "dataworks-json",
-    "datahub-tuple",
+    "datahub-tuple", "maxwell-json", "ogg-json", "aws-dms-json",
 )  # fmt: skip
 DEBEZIUM = ("oms-debezium", "oms-debezium-flatten", "oms-debezium-smt")
 CANAL = ("oms-canal", "dts-canal")
@@ -38,9 +38,19 @@ UNCARRIED_OPS = {
     "dts-avro": {"UPSERT", "TRUNCATE"},
     "dataworks-json": {"UPSERT"},
     "datahub-tuple": {"DDL", "HEARTBEAT", "TRUNCATE", "UPSERT", *TX},
+    "maxwell-json": {"UPSERT", "HEARTBEAT", "TRUNCATE", *TX},
+    "ogg-json": {"UPSERT", "DDL", "HEARTBEAT", *TX},
+    "aws-dms-json": {"UPSERT", "DDL", "HEARTBEAT", "TRUNCATE", *TX},
 }
+# AWS DMS writes an update's before image as `BI_` columns beside the after image's
+DMS_BEFORE_PREFIX = "BI_"
 # targets whose update message needs the before image
-UPDATE_NEEDS_BEFORE = (*CANAL, *SHAREPLEX, "oms-dataworks", "oms-default", "oms-default-extend", "dts-avro")
+UPDATE_NEEDS_BEFORE = (
+    *CANAL, *SHAREPLEX, "oms-dataworks", "oms-default", "oms-default-extend", "dts-avro", "maxwell-json",
+)  # fmt: skip
+# targets whose update carries the changed columns' old values over the after image (canal/Maxwell `old`,
+# DMS `BI_` columns): the before image comes back as the after image overlaid with the before image
+BEFORE_OVER_AFTER = (*CANAL, "maxwell-json", "aws-dms-json")
 # envelope fields a target does not carry (they come back NULL)
 UNCARRIED_FIELDS = {"oms-debezium-smt": {"db", "table_name"}, "datahub-tuple": {"db"}}
 ROW_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT")
@@ -79,6 +89,12 @@ def expected_skip(target: str, event: dict) -> bool:
         return True
     if event["op"] == "UPDATE" and event["before"] is None and target in UPDATE_NEEDS_BEFORE:
         return True
+    if target == "aws-dms-json" and event["op"] == "UPDATE":
+        columns = (*(event["before"] or ()), *(event["after"] or ()))
+        if any(c.startswith(DMS_BEFORE_PREFIX) for c in columns) or event["before"] == {}:
+            return True  # a column named like a before-image column cannot be told apart from one
+    if target == "ogg-json" and event["op"] == "TRUNCATE":
+        return event["table_name"] is None
     if event["op"] in ROW_OPS and target not in TABLE_OPTIONAL:
         return event["table_name"] is None
     if target == "oms-debezium-smt":
@@ -91,7 +107,7 @@ def carried(target: str, event: dict) -> dict:
     op, before, after = event["op"], event["before"], event["after"]
     if op == "UPDATE" and target in SHAREPLEX and before is not None:
         after = {**before, **(after or {})}  # an update carries the changed columns over the before image
-    if op == "UPDATE" and target in CANAL and before is not None:
+    if op == "UPDATE" and target in BEFORE_OVER_AFTER and before is not None:
         before = {**(after or {}), **before}  # `old` holds the changed columns; the rest is `data`
     if target == "oms-debezium-smt":
         op, before = ("UPSERT", None) if op in ("INSERT", "UPDATE", "UPSERT") else (op, before)

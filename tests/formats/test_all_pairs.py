@@ -1,4 +1,4 @@
-"""decode(encode_T(x)) == what T carries of x, for every pair of the 13 formats.
+"""decode(encode_T(x)) == what T carries of x, for every pair of the 16 formats.
 
 Events are encoded into every target with the codecs' own encoders (the functions `convert` runs in
 `mapInArrow`), each target's messages are decoded again in process (the codecs and the pairing the
@@ -110,3 +110,19 @@ def test_generated_events_convert_between_every_pair(tmp_path_factory, stream):
     via_sources = [again[(s, i)][0] for s in FORMAT_IDS for i in range(len(stream)) if (s, i) not in skipped]
     again, skipped, rejects = convert_everywhere(via_sources, tmp_path_factory.mktemp("targets"))
     assert carry_failures(via_sources, again, skipped, rejects) == []
+
+
+def test_an_untyped_number_column_with_an_integer_and_a_fraction(tmp_path):
+    # found by the generated events through maxwell-json (no types) into dts-avro: a DECIMAL column's
+    # `3752.0` before and `0` after, untyped, must stay one Decimal column in the Avro record
+    event = {
+        "event_id": "e1", "source_format": "maxwell-json", "source_topic": "maxwell-json", "source_file": "f",
+        "source_line": 1, "op": "UPDATE", "raw_op": "update", "db": "d", "db_schema": None, "table_name": "t",
+        "event_time": None, "event_time_unit": None, "sync_time": None, "tx_id": None, "seq": None,
+        "position": None, "pk_columns": None, "before": {"v": "3752.0", "w": None}, "after": {"v": "0", "w": None},
+        "column_types": {"v": "UNKNOWN", "w": "UNKNOWN"}, "source_types": None, "ddl": None,
+        "meta": {"cdc.json_numbers": '["v"]'},
+    }  # fmt: skip
+    targets = ("dts-avro", "oms-canal", "oms-default")
+    again, skipped, rejects = convert_everywhere([event], tmp_path, targets=targets)
+    assert carry_failures([event], again, skipped, rejects, targets=targets) == []

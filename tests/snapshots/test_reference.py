@@ -21,7 +21,7 @@ from tests.snapshots.reference import fold
 DAYS = (dt.date(2024, 1, 1), dt.date(2024, 1, 2))
 PER_DAY = 24  # enough for day 2 to insert a key day 1 left (the generator restarts its keys each day)
 WITH_KEYS = ("oms-default", "oms-default-extend", "oms-canal", "oms-dataworks", "dts-avro", "dts-canal",
-             "dataworks-json")  # fmt: skip
+             "dataworks-json", "maxwell-json", "ogg-json")  # fmt: skip
 NO_BEFORE = "oms-canal/no-before"  # oms-canal's events with the before image of every UPDATE removed
 
 

@@ -1,0 +1,132 @@
+"""What the plain JSON envelope codecs share (Maxwell, OGG, AWS DMS): meta tables, kept fields, local times.
+
+Each of these codecs declares its meta fields once, as a table of `MetaField(key, field, kind)`: the
+`meta` key, the JSON field it comes from and how the encoder writes it back (`number`: JSON number
+with the same digits, `text`: a JSON string, `bool`: true/false, `json`: the value's exact JSON). A
+field the codec does not know is not lost: every such top-level field is kept, exactly, as one JSON
+object in meta `cdc.extra`, and written back by an encoder of the same format.
+
+Times without a zone (OGG `op_ts`, `current_ts`) are wall-clock text read in the `timezone` option
+(default UTC); an encoder writes them back in the same zone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import orjson
+
+from cdc_pipelines import canonical as C
+from cdc_pipelines import jsontext as J
+from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats.base import Reject
+
+EXTRA = "cdc.extra"
+KINDS = ("number", "text", "bool", "json")
+
+
+@dataclass(frozen=True)
+class MetaField:
+    """One `meta` entry: its key, the message field it is read from, and how it is written back."""
+
+    key: str
+    field: str
+    kind: str = "text"
+
+
+def object_field(message: Mapping, name: str) -> dict | None:
+    """A sub-object of the message (None when absent or null); Reject when it is something else (an
+    image that is no object is no valid JSON object, as for every format)."""
+    value = message.get(name)
+    if value is None or isinstance(value, dict):
+        return value
+    raise Reject("not a valid JSON object")
+
+
+def text_list(message: Mapping, name: str) -> list[str | None] | None:
+    """A JSON array of names as text (None when absent or null); Reject when it is no array."""
+    value = message.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise Reject(f"`{name}` is not a JSON array")
+    return [J.text(v) for v in value]
+
+
+def read_meta(source: Mapping, fields: Iterable[MetaField]) -> dict[str, str]:
+    """The meta entries of the declared fields the message has (null fields are left out)."""
+    meta = {}
+    for f in fields:
+        value = source.get(f.field)
+        if value is not None:
+            meta[f.key] = J.text(value)
+    return meta
+
+
+def _value(text: str, kind: str):
+    if kind == "number":
+        return E.number(text)
+    if kind == "bool":
+        return text == "true" if text in ("true", "false") else text
+    if kind == "json":
+        return orjson.Fragment(text.encode())
+    return text
+
+
+def write_meta(meta: Mapping[str, str], fields: Iterable[MetaField]) -> dict:
+    """The message fields of the declared meta entries, written as their kinds say."""
+    out = {}
+    for f in fields:
+        text = meta.get(f.key)
+        if text is not None:
+            out[f.field] = _value(text, f.kind)
+    return out
+
+
+def keep_extra(message: Mapping, known: Iterable[str], meta: dict) -> None:
+    """Put every top-level field not in `known` into meta `cdc.extra` (one JSON object, exact)."""
+    known = set(known)
+    extra = {k: v for k, v in message.items() if k not in known}
+    if extra:
+        meta[EXTRA] = J.dumps_exact(extra)
+
+
+def extra_fields(meta: Mapping[str, str]) -> dict:
+    """The kept fields of `cdc.extra`, each as its exact JSON."""
+    text = meta.get(EXTRA)
+    if not text:
+        return {}
+    return {k: orjson.Fragment(J.dumps_exact(v).encode()) for k, v in J.parse_object(text).items()}
+
+
+def local_time_of(text: str | None, timezone: str) -> tuple[int | None, str | None]:
+    """(epoch micros, unit) of a date-time text; without a zone or offset it is read in `timezone`.
+
+    Epoch numbers and ISO instants with `Z` read as `canonical.time_of` does. The unit is set whenever
+    there is text, so an unreadable time is rejected, not dropped.
+    """
+    if text is None:
+        return None, None
+    if not text.endswith("Z"):
+        instant = C.local_to_instant_text(text, timezone)
+        if instant is not None:
+            text = instant
+    return C.time_of(text)
+
+
+def local_text(moment: dt.datetime | None, timezone: str, sep: str = " ") -> str | None:
+    """`YYYY-MM-DD HH:MM:SS.ffffff` of an instant, as a wall clock in `timezone` (`sep` between)."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    local = moment.astimezone(C.zone(timezone))
+    return f"{local:%Y-%m-%d}{sep}{local:%H:%M:%S}.{local.microsecond:06d}"
+
+
+def instant_text(moment: dt.datetime | None) -> str | None:
+    """`YYYY-MM-DDTHH:MM:SS.ffffffZ` of an instant (UTC)."""
+    text = local_text(moment, "UTC", "T")
+    return None if text is None else text + "Z"
