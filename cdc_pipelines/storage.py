@@ -181,9 +181,10 @@ def spark_file_uri(path: str | Path) -> str:
 
 
 def copy_from_local(spark: SparkSession, local: str, target: str | Path) -> None:
-    """Copy the local file or folder `local` to `target` (replacing it), through Hadoop."""
-    jvm = spark.sparkContext._jvm
-    fs, hpath = _fs(spark, str(target))
-    if fs.exists(hpath):
-        fs.delete(hpath, True)
-    fs.copyFromLocalFile(False, True, jvm.org.apache.hadoop.fs.Path(local), hpath)
+    """Copy the local folder `local` to `target` (replacing it), file by file through Hadoop's output
+    streams, the path Spark's own writers take (S3A's `copyFromLocalFile` goes through its transfer
+    manager, which an S3 server that mishandles `Expect: 100-continue` fails)."""
+    delete(spark, target)
+    for path in sorted(Path(local).rglob("*")):
+        if path.is_file():
+            write_bytes(spark, join(target, *path.relative_to(local).parts), path.read_bytes())
