@@ -64,7 +64,13 @@ def is_table(spark: SparkSession, path: str | Path) -> bool:
     return bool(DeltaTable.isDeltaTable(spark, str(path)))
 
 
-def ensure_table(spark: SparkSession, path: str | Path, schema: T.StructType, partition_by: Sequence[str]) -> None:
+def ensure_table(
+    spark: SparkSession,
+    path: str | Path,
+    schema: T.StructType,
+    partition_by: Sequence[str],
+    properties: Mapping[str, str] | None = None,
+) -> None:
     """Create the Delta table at `path` unless it exists; a concurrent creator's table is taken as is."""
     from delta.tables import DeltaTable
 
@@ -72,9 +78,10 @@ def ensure_table(spark: SparkSession, path: str | Path, schema: T.StructType, pa
         if is_table(spark, path):
             return
         try:
-            DeltaTable.createIfNotExists(spark).location(str(path)).addColumns(schema).partitionedBy(
-                *partition_by
-            ).execute()
+            builder = DeltaTable.createIfNotExists(spark).location(str(path)).addColumns(schema)
+            for key, value in (properties or {}).items():
+                builder = builder.property(key, value)
+            builder.partitionedBy(*partition_by).execute()
             return
         except Exception:  # noqa: BLE001 - lost the race to create version 0; the winner's table is there
             if attempt == CREATE_ATTEMPTS - 1:
@@ -88,15 +95,17 @@ def replace_partitions(
     partition_by: Sequence[str] = PARTITION_COLUMNS,
     schema: T.StructType | None = None,
     register_as: str | None = None,
+    properties: Mapping[str, str] | None = None,
 ) -> Commit:
     """Replace the partitions in `replace` with the rows of `df` (which must all fall in them) in one
     Delta commit; a partition `df` has no rows for ends up empty. Returns the commit's version.
 
-    With `register_as`, the table is also named in the session's catalog (see `register_table`)."""
+    With `register_as`, the table is also named in the session's catalog (see `register_table`);
+    `properties` are the table's Delta properties when this write creates it."""
     spark = df.sparkSession
     path = str(path)
     schema = schema or df.schema
-    ensure_table(spark, path, schema, partition_by)
+    ensure_table(spark, path, schema, partition_by, properties)
     tag = uuid.uuid4().hex
     writer = (
         df.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
