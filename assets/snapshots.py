@@ -1,4 +1,4 @@
-"""`table_snapshots`: each source table's state at the end of the day, applied on the day before's.
+"""`table_snapshots`: each source table's current and history Delta tables, the day MERGEd into them.
 
 It depends on its own previous partition, so a backfill launched from the UI applies days in order
 (under the single-run policy one run gets the range and applies it in order), and on
@@ -13,6 +13,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL, SNAPSHOTS
 from assets.partitions import DAILY, SINGLE_RUN
+from cdc_pipelines.catalog import snapshot_keys
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.run import snapshots_root
 from cdc_pipelines.snapshots.store import read_summary
@@ -28,7 +29,7 @@ FIGURES = ("tables", "rows", "applied", "anomalies")
     partitions_def=DAILY,
     backfill_policy=SINGLE_RUN,
     group_name="snapshots",
-    kinds={"spark", "parquet"},
+    kinds={"spark", "delta"},
 )
 def table_snapshots(
     context: dg.AssetExecutionContext,
@@ -38,7 +39,8 @@ def table_snapshots(
 ) -> dg.MaterializeResult:
     """Apply the run's days of the `snapshot: true` topics to the tables' previous snapshots (in order)."""
     topics = [t.name for t in catalog.topics() if t.snapshot]
-    days = snapshot_days(pyspark.spark_session, storage.lake_root, context.partition_keys, topics=topics)
+    keys = snapshot_keys(catalog.topics())
+    days = snapshot_days(pyspark.spark_session, storage.lake_root, context.partition_keys, topics=topics, keys=keys)
     for dt, day in days.items():
         if dt not in context.partition_keys:
             context.log.info(f"re-applied {dt}, a later day already applied, on top of the backfilled days")

@@ -19,6 +19,7 @@ class Topic:
     targets: tuple[str, ...] = ()
     envelope: str | None = None
     snapshot: bool = False  # its tables feed `table_snapshots`: opt-in, as one table must come from one topic
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # {"db.table": key columns} where none are named
 
 
 class CatalogError(ValueError):
@@ -26,7 +27,7 @@ class CatalogError(ValueError):
 
 
 def load_catalog(path: str | Path) -> list[Topic]:
-    """Read and validate a catalog YAML (`topics: [{name, format, options, targets, envelope, snapshot}]`)."""
+    """Read and validate a catalog YAML (`topics: [{name, format, options, targets, envelope, snapshot, keys}]`)."""
     data = yaml.safe_load(Path(path).read_text()) or {}
     topics = []
     for i, entry in enumerate(data.get("topics") or []):
@@ -47,5 +48,31 @@ def load_catalog(path: str | Path) -> list[Topic]:
         if not isinstance(entry.get("snapshot", False), bool):
             raise CatalogError(f"topic {entry['name']!r} in {path}: snapshot must be true or false")
         snapshot = entry.get("snapshot", False)
-        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot))
+        keys = _keys(entry, path)
+        topics.append(
+            Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot, keys)
+        )
     return topics
+
+
+def _keys(entry: dict, path: str | Path) -> dict[str, tuple[str, ...]]:
+    """`keys: {db.table: [col, ...]}`: the key columns snapshots use for tables whose format names none."""
+    keys = entry.get("keys") or {}
+    valid = isinstance(keys, dict) and all(
+        isinstance(cols, list) and cols and all(isinstance(c, str) and c for c in cols) for cols in keys.values()
+    )
+    if not valid:
+        raise CatalogError(f"topic {entry['name']!r} in {path}: keys must map db.table to a list of column names")
+    return {str(table): tuple(cols) for table, cols in keys.items()}
+
+
+def snapshot_keys(topics: list[Topic]) -> dict[str, list[str]]:
+    """The `keys` of the `snapshot: true` topics, merged (one table comes from one topic)."""
+    merged: dict[str, list[str]] = {}
+    for topic in topics:
+        if topic.snapshot:
+            for table, cols in topic.keys.items():
+                if merged.get(table, list(cols)) != list(cols):
+                    raise CatalogError(f"table {table} has different keys in two snapshot topics")
+                merged[table] = list(cols)
+    return merged

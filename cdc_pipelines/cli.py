@@ -123,11 +123,18 @@ def _parser() -> argparse.ArgumentParser:
     qua.add_argument(
         "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
     )
-    snap = sub.add_parser("snapshot", help="apply one day of changes to the table snapshots of the day before")
+    snap = sub.add_parser("snapshot", help="MERGE one day of changes into the table snapshots (or read a day's state)")
     snap.add_argument("--canonical", required=True, help="lake folder holding changes/")
-    snap.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
+    day = snap.add_mutually_exclusive_group(required=True)
+    day.add_argument("--dt", type=_date, help="apply this partition date YYYY-MM-DD")
+    day.add_argument("--as-of", type=_date, help="print every table's state at the end of this day (JSON lines)")
+    snap.add_argument("--export", help="with --as-of: write each table's state as Parquet under this folder instead")
     snap.add_argument("--out", help="snapshots folder (default: CANONICAL/snapshots)")
     snap.add_argument("--topic", action="append", help="only these source topics (default: all)")
+    snap.add_argument(
+        "--keys", action="append", type=_keys, default=[], metavar="DB.TABLE=COL1,COL2",
+        help="key columns of a table whose format names none (repeatable)",
+    )  # fmt: skip
     lake = sub.add_parser("convert-lake", help="convert a lake of plain Parquet (earlier versions) to Delta in place")
     lake.add_argument("lake", type=_path, help="lake folder holding changes/, rejects/ and counts/")
     add_bench_parser(sub)
@@ -249,8 +256,28 @@ def _quality(args: argparse.Namespace) -> dict[str, bool]:
     return report.rules
 
 
+def _keys(text: str) -> tuple[str, list[str]]:
+    table, _, columns = text.rpartition("=")
+    names = [c.strip() for c in columns.split(",") if c.strip()]
+    if not table or not names:
+        raise argparse.ArgumentTypeError(f"expected DB.TABLE=COL1,COL2, got {text!r}")
+    return table, names
+
+
+def _snapshot_as_of(args: argparse.Namespace) -> dict:
+    """Each table's state at the end of `--as-of`: rows as JSON lines on stdout, or Parquet under `--export`."""
+    from cdc_pipelines.snapshots.as_of import export_as_of, print_as_of
+
+    spark = _spark(args)
+    if args.export:
+        return export_as_of(spark, args.canonical, args.as_of, args.export, out=args.out)
+    return print_as_of(spark, args.canonical, args.as_of, sys.stdout, out=args.out)
+
+
 def _snapshot(args: argparse.Namespace) -> dict:
     """The day's figures; every later day already applied is re-applied after it (named on stderr)."""
+    if args.as_of:
+        return _snapshot_as_of(args)
     from pyspark.sql import functions as F
 
     from cdc_pipelines.lake.io import read_canonical
@@ -262,7 +289,7 @@ def _snapshot(args: argparse.Namespace) -> dict:
     if read_canonical(spark, join(args.canonical, CHANGES_DIR)).where(F.col("dt") == args.dt).isEmpty():
         raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
     with spark_progress(spark, "snapshot"):
-        days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic)
+        days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic, keys=dict(args.keys))
     if len(days) > 1:
         print(f"re-applied the later days {sorted(days)[1:]} on top of {args.dt}", file=sys.stderr)
     day = days[args.dt]
@@ -273,6 +300,10 @@ def _snapshot(args: argparse.Namespace) -> dict:
         "applied": day["applied"],
         "anomalies": day["anomalies"],
         "skipped_tables": [s["table"] for s in day["skipped_tables"]],
+        "per_table": {
+            name: {k: t.get(k) for k in ("rows", "current", "history", "current_version", "history_version")}
+            for name, t in day["per_table"].items()
+        },
     }
 
 

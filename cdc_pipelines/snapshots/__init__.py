@@ -1,4 +1,4 @@
-"""Table snapshots: each source table's state at the end of every day, folded from its changes in Spark.
+"""Table snapshots: per source table a current and a history (SCD2) Delta table, each day MERGEd in.
 
 No Dagster here: the CLI and the `table_snapshots` asset both call `snapshot_days`.
 """

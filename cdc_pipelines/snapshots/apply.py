@@ -1,23 +1,28 @@
-"""Folding one day of changes into the previous snapshot, with Spark operations only.
+"""One day of changes as what the snapshot tables need: each key's net effect, the versions it opened
+and closed, and the anomalies, with Spark operations only.
 
 A sequential fold is not needed: every row change sets a key to a full after image or removes it, so
 a key's state at the end of the day is its last effect after the table's last TRUNCATE of the day,
-or, untouched, its previous row. Each event becomes one or two effects (an UPDATE whose key changed
-removes the old key and sets the new one); whether the key existed just before an effect (for the
-anomalies) is read from the key's previous effect of the day, unless a TRUNCATE came between, and
-from the previous snapshot otherwise. Windows by table and by key do the rest; nothing is collected
-but the list of tables that cannot be applied.
+or, untouched, its previous row (the MERGE leaves it alone). Each event becomes one or two effects
+(an UPDATE whose key changed removes the old key and sets the new one); whether the key existed just
+before an effect (for the anomalies) is read from the key's previous effect of the day, unless a
+TRUNCATE came between, and from the keys live at the start of the day otherwise. Every `set` effect
+opens a version (history) that the key's next effect or the table's next TRUNCATE closes; a key live
+at the start of the day has its open version closed by its first effect or the first TRUNCATE.
+Windows by table and by key do the rest; nothing is collected but the list of tables that cannot be
+applied.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from cdc_pipelines.snapshots.order import event_order
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, STATE_COLUMNS, TABLE
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
 
 APPLIED_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT", "TRUNCATE")
 NO_PK = "no primary-key columns"
@@ -25,9 +30,19 @@ NO_PK = "no primary-key columns"
 
 @dataclass(frozen=True)
 class Applied:
-    """The new snapshot (state rows), the day's anomalies, and the tables left as they were."""
+    """What one day does to the snapshot tables, the day's anomalies, and the tables left as they were.
 
-    state: DataFrame
+    - `net`: per touched key, its last effect after its table's last TRUNCATE (`kind` `set` with the
+      row image and its `_cdc_` columns, or `del`); `_k` is the key as JSON text (`key_text`);
+    - `truncated`: the tables with a TRUNCATE that day (`_t`): their keys not in `net` are removed;
+    - `opened`: one row per version a `set` effect opened, `_cdc_start_at` / `_cdc_end_at` (null while live);
+    - `closed`: keys live at the start of the day and the time their open version ended.
+    """
+
+    net: DataFrame
+    truncated: DataFrame
+    opened: DataFrame
+    closed: DataFrame
     anomalies: DataFrame
     skipped: list[dict]
     events: DataFrame  # the events applied (row ops and TRUNCATEs of the tables applied)
@@ -43,6 +58,11 @@ def key_of(image: str) -> Column:
     return F.when(
         F.col(image).isNotNull(), F.transform(F.col("pk_columns"), lambda c: F.try_element_at(F.col(image), c))
     )
+
+
+def key_text(key: Column) -> Column:
+    """The text a key is matched by in the snapshot tables (`_cdc_key`): its values as a JSON array."""
+    return F.to_json(key)
 
 
 def skipped_tables(changes: DataFrame) -> list[dict]:
@@ -74,7 +94,7 @@ def _effects(events: DataFrame) -> DataFrame:
     )
     return exploded.select(
         "_t", "_pos", *TABLE, "pk_columns", "op", "event_id", "event_time", "after", "column_types",
-        F.col("_e.key").alias("key"), F.to_json("_e.key").alias("_k"),
+        F.col("_e.key").alias("key"), key_text(F.col("_e.key")).alias("_k"),
         *[F.col(f"_e.{c}").alias(c) for c in ("kind", "sub", "expect")],
     ).where(F.col("key").isNotNull())  # fmt: skip
 
@@ -111,41 +131,96 @@ def _anomalies(effects: DataFrame) -> DataFrame:
     )
 
 
-def apply_day(previous: DataFrame, changes: DataFrame) -> Applied:
-    """The snapshot after `changes` (one day of the canonical table) are applied to `previous`.
+def _earlier(a: Column, b: Column) -> Column:
+    """The earlier of two `(_pos, sub, event_time)` structs, either of which may be null."""
+    return F.when(a.isNull(), b).when(b.isNull(), a).otherwise(F.least(a, b))
 
-    `previous` has the state columns (`schema.STATE_SCHEMA`, without `dt`). Tables whose row changes
-    name no key columns are not applied at all: their previous rows stay and they are listed in
-    `skipped`. DDL, heartbeats and transaction markers do not change rows.
+
+def _opened(effects: DataFrame, truncates: DataFrame) -> DataFrame:
+    """A version per `set` effect, ended by the key's next effect or the table's next TRUNCATE."""
+    by_key = Window.partitionBy("_t", "_k").orderBy("_pos", "sub")
+    mark = F.struct("_pos", F.col("sub"), "event_time")
+    marks = truncates.select("_t", "_pos", F.lit(-1).alias("sub"), F.struct("_pos", F.lit(-1).alias("sub"),
+                                                                           "event_time").alias("_tr"))  # fmt: skip
+    following = Window.partitionBy("_t").orderBy("_pos", "sub").rowsBetween(0, Window.unboundedFollowing)
+    ended = (
+        effects.withColumn("_next", F.lead(mark).over(by_key))
+        .unionByName(marks, allowMissingColumns=True)
+        .withColumn("_next_tr", F.min("_tr").over(following))
+        .where(F.col("_tr").isNull() & (F.col("kind") == "set"))
+    )
+    end = _earlier(F.col("_next"), F.col("_next_tr")).getField("event_time")
+    return ended.select(
+        *TABLE, "pk_columns", "_t", "_k", F.col("after").alias("row"), "column_types",
+        F.col("op").alias("_cdc_op"), F.col("event_id").alias("_cdc_event_id"),
+        F.col("event_time").alias("_cdc_start_at"), end.alias("_cdc_end_at"),
+    )  # fmt: skip
+
+
+def _closed(effects: DataFrame, truncates: DataFrame, previous_keys: DataFrame) -> DataFrame:
+    """Keys live at the start of the day that the day touched or truncated: when their version ended."""
+    first_effect = effects.groupBy("_t", "_k").agg(F.min(F.struct("_pos", "sub", "event_time")).alias("_fe"))
+    first_tr = truncates.groupBy("_t").agg(F.min(F.struct("_pos", F.lit(-1).alias("sub"), "event_time")).alias("_ft"))
+    first = _earlier(F.col("_fe"), F.col("_ft"))
+    return (
+        previous_keys.join(first_effect, ["_t", "_k"], "left")
+        .join(first_tr, "_t", "left")
+        .where(first.isNotNull())
+        .select(*TABLE, "_t", "_k", first.getField("event_time").alias("_cdc_end_at"))
+    )
+
+
+def with_keys(changes: DataFrame, keys: Mapping[str, Sequence[str]] | None) -> DataFrame:
+    """`changes` with `pk_columns` set from `keys` (`{"db.table": [col, ...]}`, the table named as in
+    `skipped_tables`) where an event names none: for formats that carry no key names."""
+    if not keys:
+        return changes
+    label = F.concat_ws(".", *[F.col(c) for c in TABLE])
+    configured = F.create_map(*[x for name, cols in keys.items() for x in (F.lit(name), F.array(*map(F.lit, cols)))])
+    named = F.coalesce(F.size("pk_columns"), F.lit(0)) > 0
+    return changes.withColumn("pk_columns", F.when(named, F.col("pk_columns")).otherwise(
+        F.try_element_at(configured, label).cast("array<string>")
+    ))  # fmt: skip
+
+
+def apply_day(previous_keys: DataFrame, changes: DataFrame, keys: Mapping[str, Sequence[str]] | None = None) -> Applied:
+    """What `changes` (one day of the canonical table) do to tables whose live keys are `previous_keys`.
+
+    `previous_keys` has the table columns and `_k` (the `_cdc_key` of each live row). Tables whose
+    row changes name no key columns (nor one in `keys`) are not applied at all: their rows stay and
+    they are listed in `skipped`. DDL, heartbeats and transaction markers do not change rows.
     """
+    changes = with_keys(changes, keys)
     skipped = skipped_tables(changes)
     skipped_ids = [F.to_json(F.array(*[F.lit(s[c]).cast("string") for c in TABLE])) for s in skipped]
     events = changes.where(F.col("op").isin(*APPLIED_OPS)).withColumn("_t", table_id())
     if skipped_ids:
         events = events.where(~F.col("_t").isin(*skipped_ids))
     events = events.withColumn("_pos", F.row_number().over(Window.partitionBy("_t").orderBy(*event_order())))
-    truncates = events.where(F.col("op") == "TRUNCATE").select("_t", "_pos")
+    truncates = events.where(F.col("op") == "TRUNCATE").select(*TABLE, "_t", "_pos", "event_time")
     last_truncate = truncates.groupBy("_t").agg(F.max("_pos").alias("_last_tr"))
-    prev = previous.select(*STATE_COLUMNS).withColumns({"_t": table_id(), "_k": F.to_json("key")})
+    prev = previous_keys.select(*TABLE, "_k").withColumn("_t", table_id())
 
-    effects = _existed(_effects(events), truncates, prev.select("_t", "_k", F.lit(True).alias("_in_prev")))
+    effects = _effects(events)
+    existed = _existed(effects, truncates.select("_t", "_pos"), prev.select("_t", "_k", F.lit(True).alias("_in_prev")))
     latest = Window.partitionBy("_t", "_k").orderBy(F.desc("_pos"), F.desc("sub"))
-    last = effects.withColumn("_n", F.row_number().over(latest)).where(F.col("_n") == 1).drop("_last_tr")
-    survivors = (
+    last = effects.withColumn("_n", F.row_number().over(latest)).where(F.col("_n") == 1)
+    net = (
         last.join(last_truncate, "_t", "left")
-        .where((F.col("kind") == "set") & (F.col("_last_tr").isNull() | (F.col("_pos") > F.col("_last_tr"))))
+        .where(F.col("_last_tr").isNull() | (F.col("_pos") > F.col("_last_tr")))
         .select(
-            *TABLE,
-            "pk_columns",
-            "key",
-            F.col("after").alias("row"),
-            "column_types",
-            F.col("op").alias("_cdc_op"),
-            F.col("event_time").alias("_cdc_event_time"),
+            *TABLE, "pk_columns", "_t", "_k", "kind",
+            F.when(F.col("kind") == "set", F.col("after")).alias("row"), "column_types",
+            F.col("op").alias("_cdc_op"), F.col("event_time").alias("_cdc_event_time"),
             F.col("event_id").alias("_cdc_event_id"),
         )  # fmt: skip
     )
-    kept = prev.join(last_truncate, "_t", "left_anti").join(last.select("_t", "_k"), ["_t", "_k"], "left_anti")
-    state = kept.select(*STATE_COLUMNS).unionByName(survivors.select(*STATE_COLUMNS))
-    anomalies = _anomalies(effects).select(*ANOMALY_COLUMNS)
-    return Applied(state=state, anomalies=anomalies, skipped=skipped, events=events.drop("_t", "_pos"))
+    return Applied(
+        net=net,
+        truncated=truncates.select(*TABLE, "_t").distinct(),
+        opened=_opened(effects, truncates),
+        closed=_closed(effects, truncates, prev),
+        anomalies=_anomalies(existed).select(*ANOMALY_COLUMNS),
+        skipped=skipped,
+        events=events.drop("_t", "_pos"),
+    )

@@ -1,39 +1,43 @@
-"""Snapshots of a range of days: each day applied to the one before it, written, and summarised.
+"""Snapshots of a range of days: each day MERGEd into every table it changed, recorded and summarised.
 
-Days are applied in order, each from the previous applied day's state as written to disk (so no
-day's plan grows with the days before it). A backfill of an old day re-applies every later day that
-was already applied, in order, so later snapshots never miss its changes; the old day's events that
-were not among those it applied before are `late_event` anomalies (they arrived after a later day
-was applied), while a plain rerun of the same events is not.
+Days are applied in order; a day's cost follows its changes, not the tables' size (the MERGEs touch
+only the files holding the keys the day changed). A backfill or a rerun of a day that was already
+applied, or that a later applied day follows, first restores the tables to their state at the start
+of that day (`versions.restore_before`) and then applies it and every later applied day again, in
+order, so the result equals a clean run. The old day's events that were not among those it applied
+before are `late_event` anomalies (they arrived after a later day was applied), while a plain rerun
+of the same events is not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines import storage
 from cdc_pipelines.lake import io
 from cdc_pipelines.pipeline import CHANGES_DIR
-from cdc_pipelines.snapshots.apply import apply_day
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, STATE_SCHEMA, TABLE
+from cdc_pipelines.snapshots.apply import APPLIED_OPS, Applied, apply_day
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
     APPLIED,
+    CURRENT,
     DDL,
+    HISTORY,
     SNAPSHOTS_DIR,
-    STATE,
     applied_days,
     read_day,
     table_root,
-    table_roots,
     write_summary,
 )
-from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type, typed_table
+from cdc_pipelines.snapshots.tables import TablePaths, merge_current, merge_history, prepare
+from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
+from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before
 from cdc_pipelines.storage import join
 
 _IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
@@ -49,15 +53,22 @@ def snapshot_days(
     dts: Sequence[str],
     out: str | Path | None = None,
     topics: Sequence[str] | None = None,
+    keys: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, dict]:
     """Apply the days `dts` (and every later day already applied) of `topics` (all when None).
 
+    `keys` names the key columns of tables whose format carries none (`{"db.table": [col, ...]}`).
     Returns each applied day's summary (see `snapshot_day`), in order.
     """
     root = snapshots_root(lake_root, out)
     before = applied_days(root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
-    return {day: snapshot_day(spark, lake_root, root, day, topics, late=any(d > day for d in before)) for day in days}
+    if days and any(d >= days[0] for d in before):
+        restore_before(spark, root, days[0])
+    return {
+        day: snapshot_day(spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys)
+        for day in days
+    }
 
 
 def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None) -> DataFrame:
@@ -66,29 +77,92 @@ def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Se
     return events if topics is None else events.where(F.col("source_topic").isin(list(topics)))
 
 
+def _table_paths(root: Path, table: tuple) -> TablePaths:
+    folder = table_root(root, *table)
+    return TablePaths(str(folder / CURRENT), str(folder / HISTORY))
+
+
+def _match(table: tuple):
+    match = F.lit(True)
+    for column, value in zip(TABLE, table, strict=True):
+        match = match & F.col(column).eqNullSafe(F.lit(value).cast("string"))
+    return match
+
+
+def previous_keys(spark: SparkSession, root: Path, changes: DataFrame) -> DataFrame:
+    """The live keys (`_k`) of every table `changes` has row events for, read from the current tables at
+    their latest version, pinned: the day's MERGEs must not change what its plans read."""
+    tables = [tuple(r) for r in changes.where(F.col("op").isin(*APPLIED_OPS)).select(*TABLE).distinct().collect()]
+    keys = spark.createDataFrame([], T.StructType([*(T.StructField(c, T.StringType()) for c in TABLE),
+                                                   T.StructField("_k", T.StringType())]))  # fmt: skip
+    for table in tables:
+        path = _table_paths(root, table).current
+        version = io.table_version(spark, path)
+        if version is not None:
+            names = [F.lit(v).cast("string").alias(c) for c, v in zip(TABLE, table, strict=True)]
+            live = spark.read.format(io.DELTA).option("versionAsOf", version).load(path)
+            keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k")))
+    return keys
+
+
 def snapshot_day(
-    spark: SparkSession, lake_root: str | Path, root: Path, day: str, topics: Sequence[str] | None, late: bool
+    spark: SparkSession,
+    lake_root: str | Path,
+    root: Path,
+    day: str,
+    topics: Sequence[str] | None,
+    late: bool,
+    keys: Mapping[str, Sequence[str]] | None = None,
 ) -> dict:
-    """Apply one day to the latest applied day before it; write the snapshot and its datasets."""
+    """MERGE one day into each table it changed; record the versions, the day's anomalies and figures."""
     changes = day_changes(spark, lake_root, day, topics)
     previous_day = max((d for d in applied_days(root) if d < day), default=None)
-    previous = read_day(spark, root / STATE, STATE_SCHEMA, previous_day).drop("dt")
-    result = apply_day(previous, changes)
-    anomalies = result.anomalies
-    if late:
-        anomalies = anomalies.unionByName(_late_events(result.events, read_day(spark, root / APPLIED, _IDS, day)))
-    one_day = [{"dt": day}]
-    io.replace_partitions(result.state.withColumn("dt", F.lit(day)), str(root / STATE), one_day, ("dt",))
-    state = read_day(spark, root / STATE, STATE_SCHEMA, day)  # the fold runs once, not once per table
-    rows = _write_tables(state, root, day)
-    anomalies = anomalies.unionByName(invalid_cells(state)).select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
-    io.replace_partitions(anomalies, str(root / ANOMALIES), one_day, ("dt",))
+    result = apply_day(previous_keys(spark, root, changes), changes, keys)
+    kept = [frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in (result.net, result.opened, result.closed)]
+    try:
+        record(spark, root, day, _merge_tables(spark, root, day, result, *kept))
+        anomalies = result.anomalies.unionByName(invalid_cells(kept[1]))
+        if late:
+            anomalies = anomalies.unionByName(_late_events(result.events, read_day(spark, root / APPLIED, _IDS, day)))
+        one_day = [{"dt": day}]
+        anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
+        io.replace_partitions(anomalies, str(root / ANOMALIES), one_day, ("dt",))
+    finally:
+        for frame in kept:
+            frame.unpersist()
     io.replace_partitions(result.events.select("event_id", "dt"), str(root / APPLIED), one_day, ("dt",))
     ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
     io.replace_partitions(ddl, str(root / DDL), one_day, ("dt",))
-    summary = _summary(spark, root, day, previous_day, rows, result.skipped, applied=result.events.count())
+    summary = _summary(spark, root, day, previous_day, result.skipped, applied=result.events.count())
     write_summary(root, day, summary)
     return summary
+
+
+def _merge_tables(
+    spark: SparkSession, root: Path, day: str, result: Applied, net: DataFrame, opened: DataFrame, closed: DataFrame
+) -> list[TableVersion]:
+    """Each changed table's columns brought to the day's, then its two MERGEs; the versions they made."""
+    touched = {
+        tuple(r[c] for c in TABLE): list(r["pk_columns"] or [])
+        for r in net.groupBy(*TABLE).agg(F.first("pk_columns", ignorenulls=True).alias("pk_columns")).collect()
+    }
+    truncated = {tuple(r[c] for c in TABLE) for r in result.truncated.collect()}
+    for table in truncated:
+        touched.setdefault(table, [])
+    plans: dict[tuple, list[ColumnPlan]] = {t: [] for t in touched}
+    for figures in column_figures(opened).collect():  # one row per table and column
+        plans[tuple(figures[c] for c in TABLE)].append(ColumnPlan(figures["column"], spark_type(figures)))
+    entries = []
+    for table in sorted(touched, key=lambda t: tuple(x or "" for x in t)):
+        paths = _table_paths(root, table)
+        columns = prepare(spark, paths, plans[table], touched[table])
+        match = _match(table)
+        merge_current(spark, paths.current, net.where(match), columns, table in truncated)
+        merge_history(spark, paths.history, opened.where(match), closed.where(match), columns)
+        rows = spark.read.format(io.DELTA).load(paths.current).count()
+        entries.append(TableVersion(table, paths.current, paths.history, io.table_version(spark, paths.current),
+                                    io.table_version(spark, paths.history), rows, day))  # fmt: skip
+    return entries
 
 
 def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:
@@ -98,54 +172,36 @@ def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:
     )  # fmt: skip
 
 
-def _label(table: dict) -> str:
+def label(table: Mapping) -> str:
     return ".".join(str(table[c]) for c in TABLE if table[c] is not None)
 
 
-def _write_tables(state: DataFrame, root: Path, day: str) -> dict[tuple, int]:
-    """Each table's typed snapshot of `day`; a table no longer in the state loses its `day` partition."""
-    tables = {
-        tuple(r[c] for c in TABLE): (list(r["pk_columns"] or []), r["rows"])
-        for r in state.groupBy(*TABLE).agg(F.first("pk_columns").alias("pk_columns"), F.count("*").alias("rows"))
-        .collect()
-    }  # fmt: skip
-    plans: dict[tuple, list[ColumnPlan]] = {t: [] for t in tables}
-    for figures in column_figures(state).collect():  # one row per table and column
-        plans[tuple(figures[c] for c in TABLE)].append(ColumnPlan(figures["column"], spark_type(figures)))
-    written = set()
-    for table, (pk_columns, _) in tables.items():
-        match = F.lit(True)
-        for column, value in zip(TABLE, table, strict=True):
-            match = match & F.col(column).eqNullSafe(F.lit(value).cast("string"))
-        folder = table_root(root, *table)
-        written.add(folder)
-        typed = typed_table(state.where(match), plans[table], pk_columns)
-        io.overwrite_file_partitions(typed, str(folder), [{"dt": day}], ("dt",))
-    for folder in table_roots(root):
-        if folder not in written:
-            storage.delete(state.sparkSession, str(folder / f"dt={day}"))
-    return {t: rows for t, (_, rows) in tables.items()}
-
-
-def _summary(
-    spark: SparkSession, root: Path, day: str, previous_day: str | None, rows: dict, skipped: list, applied: int
-) -> dict:
+def _summary(spark: SparkSession, root: Path, day: str, previous_day: str | None, skipped: list, applied: int) -> dict:
+    """The day's figures; `per_table` names every table's two Delta tables and their versions at the end of the day."""
     anomalies = read_day(spark, root / ANOMALIES, ANOMALY_SCHEMA, day)
     counts: dict[tuple, dict[str, int]] = {}
     for r in anomalies.groupBy(*TABLE, "kind").count().collect():  # one row per table and kind
         counts.setdefault(tuple(r[c] for c in TABLE), {})[r["kind"]] = r["count"]
+    versions = {e.table: e for e in as_of(spark, root, day)}
     tables = {}
-    for table in sorted(set(rows) | set(counts), key=lambda t: tuple(x or "" for x in t)):
+    for table in sorted(set(versions) | set(counts), key=lambda t: tuple(x or "" for x in t)):
         names = dict(zip(TABLE, table, strict=True))
-        tables[_label(names)] = {**names, "rows": rows.get(table, 0), "anomalies": counts.get(table, {})}
+        entry = versions.get(table)
+        tables[label(names)] = {
+            **names,
+            "rows": entry.rows if entry else 0,
+            "anomalies": counts.get(table, {}),
+            **({k: getattr(entry, k) for k in ("current", "history", "current_version", "history_version")}
+               if entry else {}),
+        }  # fmt: skip
     return {
         "dt": day,
         "previous_dt": previous_day,
-        "tables": len(rows),
-        "rows": sum(rows.values()),
+        "tables": sum(1 for t in tables.values() if t["rows"]),
+        "rows": sum(t["rows"] for t in tables.values()),
         "applied": applied,
         "anomalies": sum(sum(k.values()) for k in counts.values()),
-        "skipped_tables": [{"table": _label(s), **s} for s in skipped],
+        "skipped_tables": [{"table": label(s), **s} for s in skipped],
         "per_table": tables,
         "path": str(root),
     }

@@ -1,7 +1,10 @@
-"""The snapshot datasets as Spark schemas: the state each day is applied to, anomalies, DDL history.
+"""The snapshot datasets as Spark schemas: the `_cdc_` columns of the two tables kept per source table,
+the `dt -> version` record, anomalies and DDL history.
 
-The state keeps every value as the canonical text (row images as maps), so applying the next day
-never reads back a typed value: the typed per-table Parquet is written from it and never read.
+Each source table has a **current** table (one row per live key) and a **history** table (one row per
+version of a key); both hold the source columns, typed (`typed`), then these `_cdc_` columns.
+`_cdc_key` is the key's canonical text (a JSON array of the key values in `pk_columns` order): the
+MERGEs match on it, so a key matches whatever its columns' types became.
 """
 
 from __future__ import annotations
@@ -10,22 +13,25 @@ from pyspark.sql import types as T
 
 TABLE = ("db", "db_schema", "table_name")
 _TEXT = T.StringType()
-_TEXT_MAP = T.MapType(_TEXT, _TEXT, valueContainsNull=True)
 
-STATE_SCHEMA = T.StructType(
+CURRENT_CDC = (("_cdc_op", "string"), ("_cdc_event_time", "timestamp"), ("_cdc_event_id", "string"),
+               ("_cdc_key", "string"))  # fmt: skip
+HISTORY_CDC = (("_cdc_op", "string"), ("_cdc_event_id", "string"), ("_cdc_start_at", "timestamp"),
+               ("_cdc_end_at", "timestamp"), ("_cdc_key", "string"))  # fmt: skip
+CDC_COLUMNS = frozenset(name for name, _ in (*CURRENT_CDC, *HISTORY_CDC))
+
+# one row per table and applied day: the versions that day's MERGEs committed, and the live rows
+VERSIONS_SCHEMA = T.StructType(
     [
         *(T.StructField(c, _TEXT) for c in TABLE),
-        T.StructField("pk_columns", T.ArrayType(_TEXT)),
-        T.StructField("key", T.ArrayType(_TEXT)),
-        T.StructField("row", _TEXT_MAP),
-        T.StructField("column_types", _TEXT_MAP),
-        T.StructField("_cdc_op", _TEXT),
-        T.StructField("_cdc_event_time", T.TimestampType()),
-        T.StructField("_cdc_event_id", _TEXT),
+        T.StructField("current", _TEXT),
+        T.StructField("history", _TEXT),
+        T.StructField("current_version", T.LongType()),
+        T.StructField("history_version", T.LongType()),
+        T.StructField("rows", T.LongType()),
         T.StructField("dt", _TEXT),
     ]
 )
-STATE_COLUMNS = tuple(f.name for f in STATE_SCHEMA.fields if f.name != "dt")
 
 # kind: update_of_missing_key, delete_of_missing_key, insert_of_existing_key, late_event, cast_failed
 ANOMALY_SCHEMA = T.StructType(

@@ -1,7 +1,9 @@
 """Where snapshots live under `lake/snapshots/`, and the small reads and writes of its datasets.
 
-- `db=<db>/[schema=<db_schema>/]table=<table>/dt=<day>/`: each table's typed snapshot at the end of the day;
-- `_state/`, `_anomalies/`, `_ddl/`, `_applied/` (the event ids each day applied): Delta tables by `dt`;
+- `db=<db>/[schema=<db_schema>/]table=<table>/current/` and `.../history/`: each source table's two
+  Delta tables (one row per live key; one row per version of a key);
+- `_versions/`: per table and applied day, the versions of both tables that day produced (Delta, by `dt`);
+- `_anomalies/`, `_ddl/`, `_applied/` (the event ids each day applied): Delta tables by `dt`;
 - `_runs/dt=<day>/summary.json`: the day's figures, written last, so it marks the day as applied.
 Folder names are escaped as Spark escapes partition values, so no table name becomes a path.
 """
@@ -21,12 +23,13 @@ from cdc_pipelines.lake.io import is_table
 from cdc_pipelines.lake.partition_paths import escape_value
 
 SNAPSHOTS_DIR = "snapshots"
-STATE, ANOMALIES, DDL, APPLIED, RUNS = "_state", "_anomalies", "_ddl", "_applied", "_runs"
+VERSIONS, ANOMALIES, DDL, APPLIED, RUNS = "_versions", "_anomalies", "_ddl", "_applied", "_runs"
+CURRENT, HISTORY = "current", "history"
 SUMMARY = "summary.json"
 
 
 def table_root(root: str | Path, db: str | None, db_schema: str | None, table: str | None) -> Path:
-    """The folder holding one table's `dt=` partitions (a `schema=` level only where the source has one)."""
+    """The folder holding one table's `current/` and `history/` (a `schema=` level only where the source has one)."""
     parts = [f"db={escape_value(db)}"]
     if db_schema is not None:
         parts.append(f"schema={escape_value(db_schema)}")
@@ -34,8 +37,10 @@ def table_root(root: str | Path, db: str | None, db_schema: str | None, table: s
 
 
 def table_roots(root: str | Path) -> list[Path]:
+    """The local folders of every table with a current table (for tests and tools that list them)."""
     root = Path(root)
-    return sorted(p for pattern in ("db=*/table=*", "db=*/schema=*/table=*") for p in root.glob(pattern) if p.is_dir())
+    patterns = (f"db=*/table=*/{CURRENT}", f"db=*/schema=*/table=*/{CURRENT}")
+    return sorted(p.parent for pattern in patterns for p in root.glob(pattern) if p.is_dir())
 
 
 def read_day(spark: SparkSession, folder: Path, schema: T.StructType, day: str | None) -> DataFrame:

@@ -1,14 +1,18 @@
-"""A snapshot table's text values as typed Parquet columns, typed only where no value loses anything.
+"""A snapshot table's text values as typed columns, typed only where no value loses anything, and
+types that only widen from one day to the next.
 
-Each column's Spark type is decided from figures over all its values (one aggregate, collected: one
-row per table and column): its logical types, whether every value is valid for its type, and for
-INT / DECIMAL / temporal values whether they fit a long, a decimal(38) or microseconds. A column whose
-values do not all fit stays text. A value that is not valid for its logical type at all (an INT
-`abc`) is an anomaly, and its column stays text too, so the value is kept rather than nulled.
+Each day, a column's Spark type is decided from figures over the values that day writes (one
+aggregate, collected: one row per table and column): its logical types, whether every value is valid
+for its type, and for INT / DECIMAL / temporal values whether they fit a long, a decimal(38) or
+microseconds. A column whose values do not all fit is text. A value that is not valid for its logical
+type at all (an INT `abc`) is an anomaly, and its column is text too, so the value is kept rather
+than nulled. The table's column then takes the wider of its type so far and the day's (`widen`), so a
+query over every day reads one column.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -103,6 +107,33 @@ def spark_type(figures) -> str:
     return {"BOOLEAN": "boolean", "DATE": "date", "BYTES": "binary"}.get(logical, "string")
 
 
+def _decimal_digits(type_name: str) -> tuple[int, int] | None:
+    """(integer digits, scale) of a type a decimal can hold without loss; None for other types."""
+    if type_name == "bigint":
+        return 20, 0  # Delta widens a long only to a decimal with 20 integer digits or more
+    match = re.fullmatch(r"decimal\((\d+),(\d+)\)", type_name)
+    return (int(match[1]) - int(match[2]), int(match[2])) if match else None
+
+
+def widen(old: str | None, new: str) -> str:
+    """The type a column holding values of `old` and of `new` takes: the same type; for numbers, the
+    narrowest decimal holding both (bigint and decimal(p,s)); text (`string`) otherwise. Each step is
+    one Delta's type widening allows, except the step to text, which rewrites the column."""
+    if old is None or old == new:
+        return new
+    a, b = _decimal_digits(old), _decimal_digits(new)
+    if a is None or b is None:
+        return "string"
+    scale = max(a[1], b[1])
+    precision = max(a[0], b[0]) + scale
+    return f"decimal({precision},{scale})" if precision <= 38 else "string"
+
+
+def as_text(column: Column, type_name: str) -> Column:
+    """A typed column's values as text, for a column widened to `string` (bytes as base64, as in the images)."""
+    return F.base64(column) if type_name == "binary" else column.cast("string")
+
+
 def typed_value(value: Column, spark_type_name: str) -> Column:
     if spark_type_name == "boolean":
         return value == "true"
@@ -111,11 +142,3 @@ def typed_value(value: Column, spark_type_name: str) -> Column:
     if spark_type_name == "string":
         return value
     return value.try_cast(spark_type_name)
-
-
-def typed_table(state: DataFrame, plans: list[ColumnPlan], pk_columns: list[str]) -> DataFrame:
-    """One table's rows with a real column per source column (key columns first), then the `_cdc_` columns."""
-    rank = {c: i for i, c in enumerate(pk_columns)}
-    ordered = sorted(plans, key=lambda p: (rank.get(p.name, len(rank)), p.name))
-    values = [typed_value(F.try_element_at("row", F.lit(p.name)), p.spark_type).alias(p.name) for p in ordered]
-    return state.select(*values, "_cdc_op", "_cdc_event_time", "_cdc_event_id", "dt")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
-from cdc_pipelines.snapshots.schema import STATE_SCHEMA
 
 T0 = dt.datetime(2024, 1, 1)
 TYPES = {"id": "INT", "name": "STRING", "amount": "DECIMAL", "flag": "BOOLEAN", "extra": "INT"}
@@ -43,10 +43,27 @@ def changes_df(spark, events):
     return spark.createDataFrame([tuple(e[c] for c in CANONICAL_COLUMNS) for e in events], CANONICAL_SCHEMA)
 
 
-def empty_state(spark):
-    return spark.createDataFrame([], STATE_SCHEMA).drop("dt")
+KEYS_SCHEMA = "db string, db_schema string, table_name string, _k string"
 
 
-def state_rows(state) -> dict:
-    """{(table, key tuple): row dict} of a state DataFrame."""
-    return {(r.table_name, tuple(r.key)): dict(r.row) for r in state.collect()}
+def key_text(key: tuple) -> str:
+    """A key as `_cdc_key` holds it (Spark's JSON of the key values)."""
+    return json.dumps(list(key), separators=(",", ":"))
+
+
+def live_keys(spark, state: dict):
+    """The previous keys `apply_day` takes, from a {(table, key tuple): row} state."""
+    return spark.createDataFrame([("db", None, t, key_text(k)) for t, k in state], KEYS_SCHEMA)
+
+
+def folded(state: dict, applied) -> dict:
+    """`state` ({(table, key tuple): row dict}) after the day's net effects, as the current table's MERGE does it."""
+    truncated = {r.table_name for r in applied.truncated.collect()}
+    state = {k: v for k, v in state.items() if k[0] not in truncated}
+    for r in applied.net.collect():
+        key = (r.table_name, tuple(json.loads(r._k)))
+        if r.kind == "set":
+            state[key] = dict(r.row)
+        else:
+            state.pop(key, None)
+    return state

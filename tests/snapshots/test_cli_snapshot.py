@@ -1,10 +1,15 @@
-"""`cdc-pipelines snapshot`: the last line's figures, and a day never decoded exits 2."""
+"""`cdc-pipelines snapshot`: the last line's figures and tables, `--keys`, `--as-of` (printed and
+exported), and a day never decoded exits 2."""
 
 import json
+
+import pyarrow.parquet as pq
 
 from cdc_pipelines.cli import main
 from cdc_pipelines.lake.io import write_partitions
 from tests.snapshots.events import changes_df, delete, insert
+
+D1, D2 = "2024-01-01", "2024-01-02"
 
 
 def test_snapshot_command_prints_the_days_figures(spark, tmp_path, capsys):
@@ -13,13 +18,30 @@ def test_snapshot_command_prints_the_days_figures(spark, tmp_path, capsys):
         insert(2, {"id": "2", "name": "b"}),
         delete(3, {"id": "3", "name": "never there"}),
         insert(4, {"k": "x"}, table="heap", pk=None),
+        delete(5, {"id": "1", "name": "a"}, day=D2),
     ]
-    write_partitions(changes_df(spark, events), tmp_path / "lake" / "changes")
-    out = tmp_path / "snaps"
-    assert main(["snapshot", "--canonical", str(tmp_path / "lake"), "--dt", "2024-01-01", "--out", str(out)]) == 0
+    lake, out = tmp_path / "lake", tmp_path / "snaps"
+    write_partitions(changes_df(spark, events), lake / "changes")
+    assert main(["snapshot", "--canonical", str(lake), "--dt", D1, "--out", str(out)]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    tables = last.pop("per_table")
     assert last == {"tables": 1, "rows": 2, "applied": 3, "anomalies": 1, "skipped_tables": ["db.heap"]}
-    assert (out / "db=db" / "table=t" / "dt=2024-01-01").is_dir()
+    assert tables == {"db.t": {"rows": 2, "current": str(out / "db=db" / "table=t" / "current"),
+                               "history": str(out / "db=db" / "table=t" / "history"),
+                               "current_version": 1, "history_version": 1}}  # fmt: skip
 
-    assert main(["snapshot", "--canonical", str(tmp_path / "lake"), "--dt", "2024-01-05"]) == 2
+    args = ["snapshot", "--canonical", str(lake), "--out", str(out)]
+    assert main([*args, "--dt", D2, "--keys", "db.heap=k"]) == 0
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (last["rows"], last["skipped_tables"]) == (1, [])  # day 2 has no heap events: the key is unused
+
+    assert main([*args, "--as-of", D1]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    assert sorted((r["_table"], r["id"], r["name"]) for r in lines[:-1]) == [("db.t", 1, "a"), ("db.t", 2, "b")]
+    assert lines[-1]["tables"]["db.t"]["rows"] == 2
+    assert main([*args, "--as-of", D2, "--export", str(tmp_path / "export")]) == 0
+    exported = pq.read_table(tmp_path / "export" / "db=db" / "table=t").to_pylist()
+    assert [(r["id"], r["name"]) for r in exported] == [(2, "b")]
+
+    assert main(["snapshot", "--canonical", str(lake), "--dt", "2024-01-05"]) == 2
     assert "dt=2024-01-05 was never decoded" in capsys.readouterr().err

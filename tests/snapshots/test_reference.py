@@ -5,17 +5,20 @@ Formats that carry key columns must match exactly (values compared in the repres
 gives them, `tests/formats/carry.py`); one of them is also applied with its before images removed (a
 format without before images still applies); formats without key columns must be skipped whole.
 Decoding runs in process (the same codec functions Spark runs) to keep the test fast; the Spark decode
-path is compared with the in-process one elsewhere.
+path is compared with the in-process one elsewhere. Here the day's net effects are folded onto the
+previous state in Python, as the current table's MERGE applies them; `test_reference_tables.py` checks
+the Delta tables themselves (current and history) against the same reference.
 """
 
 import datetime as dt
+import json
 
 from cdc_pipelines.demo import TABLES, canonical_events, write_extract
 from cdc_pipelines.extracts.local import decode_paths
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.snapshots import apply_day
 from tests.formats.carry import same_value
-from tests.snapshots.events import changes_df, empty_state
+from tests.snapshots.events import KEYS_SCHEMA, changes_df, key_text
 from tests.snapshots.reference import fold
 
 DAYS = (dt.date(2024, 1, 1), dt.date(2024, 1, 2))
@@ -45,17 +48,22 @@ def _same_rows(want: dict, got: dict, target: str, types: dict) -> bool:
 
 def test_every_format_applies_to_the_reference_state(spark, tmp_path):
     truth_state: dict = {}
-    previous = empty_state(spark)
+    state: dict = {}  # {(db, table_name, key tuple): row}
     for day in DAYS:
         truth = list(canonical_events(day, PER_DAY))
         truth_anomalies = fold(truth_state, truth)
+        previous = spark.createDataFrame([(d, None, t, key_text(k)) for d, t, k in state], KEYS_SCHEMA)
         applied = apply_day(previous, changes_df(spark, _decoded(tmp_path, day, truth)))
-        previous = applied.state.localCheckpoint()
+        truncated = {(r.db, r.table_name) for r in applied.truncated.collect()}
+        state = {k: v for k, v in state.items() if k[:2] not in truncated}
+        for r in applied.net.collect():
+            k = (r.db, r.table_name, tuple(json.loads(r._k)))
+            state[k] = dict(r.row) if r.kind == "set" else state.pop(k, None)
+            if state[k] is None:
+                del state[k]
         got: dict = {}
-        for r in previous.collect():
-            got.setdefault(r.db.split("|")[0], {}).setdefault((r.db.split("|")[1], r.table_name), {})[tuple(r.key)] = (
-                dict(r.row)
-            )
+        for (db, table_name, k), row in state.items():
+            got.setdefault(db.split("|")[0], {}).setdefault((db.split("|")[1], table_name), {})[k] = row
         anomalies: dict = {}
         for a in applied.anomalies.collect():
             label = (a.db.split("|")[1], a.table_name), a.kind

@@ -1,9 +1,9 @@
-"""snapshot_days on a small lake: typed per-table Parquet, anomalies kept, reruns exact, backfills re-applied."""
+"""snapshot_days on a small lake: typed current and history tables, types that only widen, anomalies
+kept, versions recorded per day, reruns exact, backfills re-applied."""
 
 import datetime as dt
 import json
 
-import pytest
 from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.io import write_partitions
@@ -11,7 +11,7 @@ from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.store import ANOMALIES, DDL, table_root
 from tests.snapshots.events import change, changes_df, delete, insert, update
 
-D1, D2 = "2024-01-01", "2024-01-02"
+D1, D2, D3 = "2024-01-01", "2024-01-02", "2024-01-03"
 BIG = "10223372036854775806"
 
 
@@ -24,8 +24,11 @@ def _lake(spark, tmp_path, events):
     return tmp_path / "lake"
 
 
-def _table(spark, lake, day, table="t"):
-    return spark.read.parquet(str(table_root(lake / "snapshots", "db", None, table) / f"dt={day}"))
+def _table(spark, lake, table="t", kind="current", version=None):
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    return reader.load(str(table_root(lake / "snapshots", "db", None, table) / kind))
 
 
 DAY1 = [
@@ -40,9 +43,10 @@ DAY2 = [
     delete(2, _row(2, "b"), day=D2),
     insert(3, {"id": "1", "flag": "maybe"}, table="bad", day=D2),  # not a BOOLEAN: an anomaly, kept as text
 ]
+CDC = {"_cdc_op": "string", "_cdc_event_time": "timestamp", "_cdc_event_id": "string", "_cdc_key": "string"}
 
 
-def test_two_days_typed_output_and_summary(spark, tmp_path):
+def test_two_days_current_history_and_summary(spark, tmp_path):
     lake = _lake(spark, tmp_path, DAY1 + DAY2)
     days = snapshot_days(spark, lake, [D1, D2])
     assert list(days) == [D1, D2]
@@ -51,18 +55,18 @@ def test_two_days_typed_output_and_summary(spark, tmp_path):
     }  # fmt: skip
     assert (days[D2]["rows"], days[D2]["anomalies"], days[D2]["previous_dt"]) == (3, 2, D1)
 
-    t1 = _table(spark, lake, D1)
-    assert dict(t1.dtypes) == {
-        "id": "bigint", "amount": "decimal(29,9)", "flag": "boolean", "name": "string",
-        "_cdc_op": "string", "_cdc_event_time": "timestamp", "_cdc_event_id": "string",
+    t = _table(spark, lake)
+    assert dict(t.dtypes) == {
+        "id": "bigint", "amount": "decimal(29,9)", "flag": "boolean", "name": "string", "extra": "bigint", **CDC,
     }  # fmt: skip
-    assert t1.columns[0] == "id"
-    t2 = _table(spark, lake, D2).collect()
-    assert [(r.id, r.name, str(r.amount), r.flag, r.extra, r._cdc_op) for r in t2] == [
-        (1, "a2", "1.50", True, 7, "UPDATE")  # decimal(3,2) now; the column the DDL added shows up with its value
-    ]
-    assert dict(_table(spark, lake, D1, "wide").dtypes)["id"] == "decimal(38,0)"
-    bad = _table(spark, lake, D2, "bad")
+    assert t.columns[0] == "id" and t.columns[-1] == "extra"  # key first; a column a later day adds, last
+    rows = [(r.id, r.name, str(r.amount), r.flag, r.extra, r._cdc_op, r._cdc_key) for r in t.collect()]
+    assert rows == [(1, "a2", "1.500000000", True, 7, "UPDATE", '["1"]')]  # types never narrow
+    history = _table(spark, lake, kind="history").collect()
+    history = sorted((r.id, r.name, r.extra, r._cdc_op, r._cdc_end_at is None) for r in history)
+    assert history == [(1, "a", None, "INSERT", False), (1, "a2", 7, "UPDATE", True), (2, "b", None, "INSERT", False)]
+    assert dict(_table(spark, lake, "wide").dtypes)["id"] == "decimal(38,0)"
+    bad = _table(spark, lake, "bad")
     assert dict(bad.dtypes)["flag"] == "string" and bad.first().flag == "maybe"
     anomalies = spark.read.format("delta").load(str(lake / "snapshots" / ANOMALIES)).where(F.col("dt") == D2)
     assert sorted((a.table_name, a.kind, a.event_id) for a in anomalies.collect()) == [
@@ -72,28 +76,68 @@ def test_two_days_typed_output_and_summary(spark, tmp_path):
     assert [(r.table_name, r.ddl, str(r.dt)) for r in ddl] == [("t", "ALTER TABLE t ADD COLUMN extra int", D1)]
     summary = json.loads((lake / "snapshots" / "_runs" / f"dt={D2}" / "summary.json").read_text())
     assert summary["per_table"]["db.bad"]["anomalies"] == {"cast_failed": 1, "insert_of_existing_key": 1}
+    t1, t2 = days[D1]["per_table"]["db.t"], summary["per_table"]["db.t"]
+    assert t2["current"] == str(table_root(lake / "snapshots", "db", None, "t") / "current")
+    assert t2["current_version"] > t1["current_version"] and t2["history"].endswith("/history")
+    assert _table(spark, lake, version=t1["current_version"]).count() == 2  # day 1's state, by version
 
 
-def test_backfill_of_an_old_day_reapplies_the_later_days(spark, tmp_path):
+def _state(spark, lake, tables=("t", "bad", "wide")):
+    """Every table's current and history rows (without event-time columns' types mattering)."""
+    out = {}
+    for table in tables:
+        for kind in ("current", "history"):
+            frame = _table(spark, lake, table, kind)
+            out[table, kind] = sorted(json.dumps(r.asDict(), default=str, sort_keys=True) for r in frame.collect())
+    return out
+
+
+def test_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
     lake = _lake(spark, tmp_path, DAY1 + DAY2)
     snapshot_days(spark, lake, [D1, D2])
-    again = snapshot_days(spark, lake, [D1])  # a plain rerun: same events, nothing late
+    clean = _state(spark, lake)
+    again = snapshot_days(spark, lake, [D2])  # a plain rerun of the last day
+    assert list(again) == [D2] and again[D2]["anomalies"] == 2 and _state(spark, lake) == clean
+    again = snapshot_days(spark, lake, [D1])  # a backfill with the same events: nothing late
     assert list(again) == [D1, D2] and again[D1]["anomalies"] == 0 and again[D2]["anomalies"] == 2
+    assert _state(spark, lake) == clean
     # day 1 is re-decoded with one more event: it is late, and day 2 is applied on top of it again
     late = insert(9, _row(9, "late"), at=dt.datetime(2024, 1, 1, 23))
     write_partitions(changes_df(spark, [*DAY1, late]), lake / "changes")
     days = snapshot_days(spark, lake, [D1])
     assert days[D1]["per_table"]["db.t"]["anomalies"] == {"late_event": 1}
-    assert sorted(r.id for r in _table(spark, lake, D2).collect()) == [1, 9]
+    assert sorted(r.id for r in _table(spark, lake).collect()) == [1, 9]
+    fresh = tmp_path / "fresh"
+    write_partitions(changes_df(spark, [*DAY1, late, *DAY2]), fresh / "lake" / "changes")
+    snapshot_days(spark, fresh / "lake", [D1, D2])
+    assert _state(spark, lake) == _state(spark, fresh / "lake")
 
 
-def test_a_table_without_keys_is_skipped_whole(spark, tmp_path):
+def test_types_only_widen(spark, tmp_path):
+    events = [
+        insert(1, {"id": "1", "extra": "5"}),  # an INT column
+        insert(2, {"id": "2", "extra": "1" * 25}, day=D2),  # beyond a long: decimal(38,0)
+        insert(3, {"id": "3", "extra": "9" * 40}, day=D3),  # beyond decimal(38): text, the earlier values as text
+    ]
+    lake = _lake(spark, tmp_path, events)
+    types = []
+    for day in (D1, D2, D3):
+        snapshot_days(spark, lake, [day])
+        types.append(dict(_table(spark, lake).dtypes)["extra"])
+    assert types == ["bigint", "decimal(38,0)", "string"]
+    assert sorted(r.extra for r in _table(spark, lake).collect()) == ["1" * 25, "5", "9" * 40]
+    assert sorted(r.extra for r in _table(spark, lake, kind="history").collect()) == ["1" * 25, "5", "9" * 40]
+
+
+def test_a_table_without_keys_is_skipped_whole_unless_keys_are_given(spark, tmp_path):
     events = [insert(1, {"k": "1"}, table="heap", pk=None), insert(2, {"k": "2"}, table="heap", pk=None)]
-    days = snapshot_days(spark, _lake(spark, tmp_path, events), [D1])
+    lake = _lake(spark, tmp_path, events)
+    days = snapshot_days(spark, lake, [D1])
     assert days[D1]["skipped_tables"] == [
         {"table": "db.heap", "db": "db", "db_schema": None, "table_name": "heap", "reason": "no primary-key columns",
          "events": 2}
     ]  # fmt: skip
-    assert days[D1]["tables"] == 0
-    with pytest.raises(Exception, match="PATH_NOT_FOUND|does not exist"):
-        _table(spark, tmp_path / "lake", D1, "heap").count()
+    assert days[D1]["tables"] == 0 and not (lake / "snapshots" / "db=db" / "table=heap").exists()
+    days = snapshot_days(spark, lake, [D1], keys={"db.heap": ["k"]})
+    assert days[D1]["skipped_tables"] == [] and days[D1]["tables"] == 1
+    assert sorted(r.k for r in _table(spark, lake, "heap").collect()) == ["1", "2"]

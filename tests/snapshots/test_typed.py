@@ -1,9 +1,12 @@
-"""Column types of a snapshot table: typed only where every value fits without loss; bad values kept as text."""
+"""Column types of a snapshot table: typed only where every value fits without loss; bad values kept as text;
+a column's type only widens."""
 
-import datetime as dt
+from cdc_pipelines.snapshots.typed import column_figures, invalid_cells, spark_type, widen
 
-from cdc_pipelines.snapshots.schema import STATE_SCHEMA
-from cdc_pipelines.snapshots.typed import column_figures, invalid_cells, spark_type
+IMAGES = (
+    "db string, db_schema string, table_name string, row map<string,string>, column_types map<string,string>, "
+    "_cdc_event_id string"
+)
 
 TYPES = {
     "d": "DATE", "ts": "TIMESTAMP", "ts_ns": "TIMESTAMP", "local": "DATETIME", "b": "BYTES", "bad_date": "DATE",
@@ -19,9 +22,7 @@ ROWS = [
 
 
 def test_types_follow_the_values(spark):
-    rows = [("db", None, "t", ["n"], [r["n"]], r, TYPES, "INSERT", dt.datetime(2024, 1, 1), f"e{i}", "2024-01-01")
-            for i, r in enumerate(ROWS)]  # fmt: skip
-    state = spark.createDataFrame(rows, STATE_SCHEMA)
+    state = spark.createDataFrame([("db", None, "t", r, TYPES, f"e{i}") for i, r in enumerate(ROWS)], IMAGES)
     types = {r["column"]: spark_type(r) for r in column_figures(state).collect()}
     assert types == {
         "d": "date", "ts": "timestamp", "ts_ns": "string", "local": "timestamp_ntz", "b": "binary",
@@ -29,3 +30,13 @@ def test_types_follow_the_values(spark):
     }  # fmt: skip
     bad = [(r.event_id, r.detail) for r in invalid_cells(state).collect()]
     assert bad == [("e0", "bad_date is not DATE: 2024-02-30")]
+
+
+def test_types_only_widen():
+    assert [widen(None, "bigint"), widen("bigint", "bigint"), widen("bigint", "decimal(38,0)")] == [
+        "bigint", "bigint", "decimal(38,0)",
+    ]  # fmt: skip
+    assert widen("bigint", "decimal(5,2)") == "decimal(22,2)"  # a long needs 20 integer digits beside the scale
+    assert widen("decimal(29,9)", "decimal(3,2)") == "decimal(29,9)"  # never narrows
+    assert widen("decimal(38,0)", "decimal(3,2)") == "string"  # 40 digits: no decimal holds both
+    assert [widen("bigint", "boolean"), widen("string", "bigint"), widen("date", "timestamp_ntz")] == ["string"] * 3

@@ -1,0 +1,154 @@
+"""One source table's two Delta tables: created, their columns widened, and one day MERGEd into each.
+
+Both tables are created with deletion vectors (a MERGE marks the rows it removes or replaces instead of
+rewriting their files, so rows a day does not touch are not rewritten), type widening (a column's
+type changes in the log, its files stay) and column mapping by name (any source column name works).
+Version 0 of each is the empty table: what a backfill of the table's first day restores.
+
+A day's columns reach the tables before its MERGEs: new ones are added (`ADD COLUMNS`), wider types
+set (`ALTER COLUMN ... TYPE`); a column that becomes text is the one step Delta cannot widen to, so the
+table is rewritten once with that column cast to text. Columns a day's images lack are null in its
+rows, so dropped columns stay, null from then on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdc_pipelines.lake.io import DELTA, is_table
+from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
+from cdc_pipelines.snapshots.typed import ColumnPlan, as_text, typed_value, widen
+
+PROPERTIES = {
+    "delta.enableDeletionVectors": "true",
+    "delta.enableTypeWidening": "true",
+    "delta.columnMapping.mode": "name",
+}
+KIND = "_cdc_kind"  # the merge source's own column: what the row does (never written)
+
+
+@dataclass(frozen=True)
+class TablePaths:
+    current: str
+    history: str
+
+
+def quote(name: str) -> str:
+    """A column name as a Spark SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def source_columns(spark: SparkSession, path: str) -> list[ColumnPlan]:
+    """The source columns of the table at `path` and their types, in table order."""
+    schema = spark.read.format(DELTA).load(path).schema
+    return [ColumnPlan(f.name, f.dataType.simpleString()) for f in schema.fields if f.name not in CDC_COLUMNS]
+
+
+def _create(spark: SparkSession, path: str, columns: list[ColumnPlan], cdc: tuple) -> None:
+    from delta.tables import DeltaTable
+
+    builder = DeltaTable.createIfNotExists(spark).location(path)
+    for name, type_name in [(c.name, c.spark_type) for c in columns] + list(cdc):
+        builder = builder.addColumn(name, type_name)
+    for key, value in PROPERTIES.items():
+        builder = builder.property(key, value)
+    builder.execute()
+
+
+def _to_text(spark: SparkSession, path: str, texts: dict[str, str]) -> None:
+    """Rewrite the table with the columns `texts` names (their current type) as text."""
+    frame = spark.read.format(DELTA).load(path)
+    frame = frame.withColumns({name: as_text(F.col(quote(name)), type_name) for name, type_name in texts.items()})
+    frame.write.format(DELTA).mode("overwrite").option("overwriteSchema", "true").save(path)
+
+
+def prepare(
+    spark: SparkSession, paths: TablePaths, day: list[ColumnPlan], pk_columns: list[str]
+) -> list[ColumnPlan]:
+    """Create the two tables or bring their columns to hold the day's (`day`); the columns after."""
+    if not is_table(spark, paths.current):
+        rank = {c: i for i, c in enumerate(pk_columns)}
+        ordered = sorted(day, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+        _create(spark, paths.current, ordered, CURRENT_CDC)
+        _create(spark, paths.history, ordered, HISTORY_CDC)
+        return ordered
+    columns = {c.name: c.spark_type for c in source_columns(spark, paths.current)}
+    added = [c for c in day if c.name not in columns]
+    wider = {c.name: widen(columns[c.name], c.spark_type) for c in day if c.name in columns}
+    altered = {name: t for name, t in wider.items() if t != columns[name] and t != "string"}
+    texts = {name: columns[name] for name, t in wider.items() if t != columns[name] and t == "string"}
+    for path in (paths.current, paths.history):
+        if added:
+            spec = ", ".join(f"{quote(c.name)} {c.spark_type}" for c in added)
+            spark.sql(f"ALTER TABLE delta.{quote(path)} ADD COLUMNS ({spec})")
+        for name, type_name in altered.items():
+            spark.sql(f"ALTER TABLE delta.{quote(path)} ALTER COLUMN {quote(name)} TYPE {type_name}")
+        if texts:
+            _to_text(spark, path, texts)
+    return [ColumnPlan(name, wider.get(name, t)) for name, t in columns.items()] + added
+
+
+def _values(columns: list[ColumnPlan]) -> list[Column]:
+    return [typed_value(F.try_element_at("row", F.lit(c.name)), c.spark_type).alias(c.name) for c in columns]
+
+
+def _assignments(names: list[str]) -> dict[str, str]:
+    return {quote(n): f"s.{quote(n)}" for n in names}
+
+
+def merge_current(
+    spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool
+) -> None:
+    """One MERGE of the day's net effect per key; a truncated table also loses every key the day left out."""
+    from delta.tables import DeltaTable
+
+    cdc = [name for name, _ in CURRENT_CDC]
+    source = net.select(*_values(columns), "_cdc_op", "_cdc_event_time", "_cdc_event_id",
+                        F.col("_k").alias("_cdc_key"), F.col("kind").alias(KIND))  # fmt: skip
+    values = _assignments([c.name for c in columns] + cdc)
+    merge = (
+        DeltaTable.forPath(spark, path)
+        .alias("t")
+        .merge(source.alias("s"), "t._cdc_key = s._cdc_key")
+        .whenMatchedDelete(f"s.{KIND} = 'del'")
+        .whenMatchedUpdate(f"s.{KIND} = 'set'", values)
+        .whenNotMatchedInsert(f"s.{KIND} = 'set'", values)
+    )
+    if truncated:
+        merge = merge.whenNotMatchedBySourceDelete()
+    merge.execute()
+
+
+def merge_history(
+    spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan]
+) -> None:
+    """One MERGE: the versions the day opened are inserted, the open versions it ended get their end."""
+    from delta.tables import DeltaTable
+
+    cdc = [name for name, _ in HISTORY_CDC]
+    opens = opened.select(*_values(columns), "_cdc_op", "_cdc_event_id", "_cdc_start_at", "_cdc_end_at",
+                          F.col("_k").alias("_cdc_key"), F.lit("open").alias(KIND))  # fmt: skip
+    closes = closed.select(F.col("_k").alias("_cdc_key"), "_cdc_end_at", F.lit("close").alias(KIND))
+    source = opens.unionByName(closes, allowMissingColumns=True)
+    on = f"t._cdc_key = s._cdc_key AND t._cdc_end_at IS NULL AND s.{KIND} = 'close'"
+    (
+        DeltaTable.forPath(spark, path)
+        .alias("t")
+        .merge(source.alias("s"), on)
+        .whenMatchedUpdate(set={"_cdc_end_at": "s._cdc_end_at"})
+        .whenNotMatchedInsert(f"s.{KIND} = 'open'", _assignments([c.name for c in columns] + cdc))
+        .execute()
+    )
+
+
+def restore(spark: SparkSession, path: str, version: int) -> None:
+    """The table as it was at `version` (a new version; nothing when it is that already)."""
+    from delta.tables import DeltaTable
+
+    table = DeltaTable.forPath(spark, path)
+    latest = int(table.history(1).select("version").first()[0])
+    if latest != version:
+        table.restoreToVersion(version)
