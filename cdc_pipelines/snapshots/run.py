@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines.extracts.files import InputError
 from cdc_pipelines.lake import io
 from cdc_pipelines.pipeline import CHANGES_DIR
 from cdc_pipelines.snapshots.apply import APPLIED_OPS, Applied, apply_day
@@ -38,13 +39,17 @@ from cdc_pipelines.snapshots.store import (
 from cdc_pipelines.snapshots.tables import TablePaths, merge_current, merge_history, prepare
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before
-from cdc_pipelines.storage import join
+from cdc_pipelines.storage import join, local_path
 
 _IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
 
 
 def snapshots_root(lake_root: str | Path, out: str | Path | None = None) -> Path:
-    return Path(out) if out else Path(lake_root) / SNAPSHOTS_DIR
+    root = str(out) if out else join(lake_root, SNAPSHOTS_DIR)
+    if local_path(root) is None:
+        # the snapshot's summaries and listings still use local file I/O (not yet Hadoop's FileSystem)
+        raise InputError(f"snapshots are written to local paths only for now, not {root}")
+    return Path(local_path(root))
 
 
 def snapshot_days(

@@ -1,4 +1,4 @@
-"""decode -> encode -> snapshot and the quality report on `s3a://` paths, against an S3 server on
+"""decode -> encode and the quality report on `s3a://` paths, against an S3 server on
 127.0.0.1 (moto's), give what the same commands give on local paths. The commands run as processes,
 their S3 settings given with `--conf`, as a user gives them; delta-rs reads the S3 tables too."""
 
@@ -90,8 +90,7 @@ def _commands(raw: str, lake: str) -> list[list[str]]:
     encodes = [["encode", "--to", target, "--out", f"{lake}/targets", f"{lake}/changes"]
                for target in (FORMAT, "dts-avro")]  # fmt: skip
     quality = [["quality", "--canonical", lake, "--dt", DAYS[0], "--no-gx"]]
-    snapshots = [["snapshot", "--canonical", lake, "--dt", day] for day in DAYS]
-    return [*decodes, *encodes, *quality, *snapshots]
+    return [*decodes, *encodes, *quality]
 
 
 def _run_s3(args: list[str], endpoint: str, log: Path) -> dict:
@@ -131,7 +130,7 @@ def _avro_records(data: bytes) -> list[dict]:
 
 
 @pytest.mark.system
-def test_decode_encode_quality_snapshot_on_s3_equal_the_local_run(spark, tmp_path, capsys, s3_endpoint):
+def test_decode_encode_quality_on_s3_equal_the_local_run(spark, tmp_path, capsys, s3_endpoint):
     raw = tmp_path / "raw"
     for i, day in enumerate((*DAYS, BIG_DAY)):
         count = 12000 if day == BIG_DAY else 20
