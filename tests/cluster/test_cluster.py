@@ -75,7 +75,6 @@ def _delta_rows(spark, path: Path) -> list[str]:
     return sorted(r[0] for r in df.select(F.to_json(F.struct(*df.columns))).collect())
 
 
-@pytest.mark.system
 def _without_paths(line: dict) -> dict:
     """A command's last line without the snapshot tables' paths (the two runs write to different lakes)."""
     tables = {name: {k: v for k, v in t.items() if k not in ("current", "history")}
@@ -83,6 +82,7 @@ def _without_paths(line: dict) -> dict:
     return {**line, "per_table": tables} if "per_table" in line else line
 
 
+@pytest.mark.system
 def test_decode_encode_snapshot_on_a_standalone_cluster(spark, tmp_path, capsys):
     raw = tmp_path / "raw"
     for day in DAYS:
