@@ -25,7 +25,7 @@ def canonical_asset(topics: Sequence[Topic]) -> dg.AssetsDefinition:
         partitions_def=DAILY,
         backfill_policy=SINGLE_RUN,
         group_name="canonical",
-        kinds={"spark", "delta"},
+        kinds={"spark", "deltalake"},
     )
     def canonical_changes(
         context: dg.AssetExecutionContext,

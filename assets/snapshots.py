@@ -29,7 +29,7 @@ FIGURES = ("tables", "rows", "applied", "anomalies")
     partitions_def=DAILY,
     backfill_policy=SINGLE_RUN,
     group_name="snapshots",
-    kinds={"spark", "delta"},
+    kinds={"spark", "deltalake"},
 )
 def table_snapshots(
     context: dg.AssetExecutionContext,

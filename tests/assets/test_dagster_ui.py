@@ -163,7 +163,7 @@ def test_asset_graph_and_partitions_page_in_headless_chromium(spark, tmp_path):
         # the asset graph of canonical_changes' group, with its upstream and downstream assets
         group, group_png = _chromium(tmp_path, f"{url}/locations/assets.definitions/asset-groups/canonical", "group")
         assert "Join the Dagster community" not in group
-        for label in ("canonical_changes", "orders", "quality_report", "oms_default", "Spark", "Parquet"):
+        for label in ("canonical_changes", "orders", "quality_report", "oms_default", "Spark", "Delta Lake"):
             assert label in group, label
         assert ">30 partitions<" in group  # the default window: a month of days, not years
 
