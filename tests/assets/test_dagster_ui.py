@@ -150,6 +150,8 @@ def test_asset_graph_and_partitions_page_in_headless_chromium(spark, tmp_path):
     url = f"http://127.0.0.1:{port}"
     webserver = Path(sys.executable).parent / "dagster-webserver"
     command = [str(webserver), "-h", "127.0.0.1", "-p", str(port), "-m", "assets.definitions", "-d", str(ROOT)]
+    with dg.DagsterInstance.from_config(str(home)):  # its storage created once, before two processes open it
+        pass
     server = subprocess.Popen(
         command, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
