@@ -18,6 +18,14 @@ RESOURCES = Path(__file__).parent / "resources"
 SAMPLES = Path(__file__).parent.parent / "cdc_pipelines" / "samples"
 
 
+def pytest_collection_modifyitems(items):
+    """Tests that use the SparkSession carry the `spark` mark: scripts/test-spark runs them in one JVM,
+    scripts/test the rest (codecs, extracts, the in-process decode) without starting Spark."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
 @pytest.fixture(scope="session")
 def spark():
     from cdc_pipelines.spark import spark_session

@@ -197,7 +197,7 @@ SPARK_FORMATS = ("oms-default", "dts-avro", "datahub-tuple", "dataworks-json")
 
 @pytest.mark.parametrize(
     ("format_id", "runner"),
-    [(f, "local") for f in FORMAT_IDS] + [(f, "spark") for f in SPARK_FORMATS],
+    [(f, "local") for f in FORMAT_IDS] + [pytest.param(f, "spark", marks=pytest.mark.spark) for f in SPARK_FORMATS],
 )
 def test_corpus_case_by_case(request, format_id, runner, oversize, monkeypatch):
     monkeypatch.setenv("CDC_MAX_MESSAGE_CHARS", str(LIMIT))
