@@ -17,6 +17,8 @@ import zoneinfo
 from functools import lru_cache
 
 OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT", "DDL", "HEARTBEAT", "TRUNCATE", "TX_BEGIN", "TX_END", "OTHER")
+# raw_op of the OTHER event a Kafka tombstone (a message with a null value) decodes to
+TOMBSTONE = "TOMBSTONE"
 ROW_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT")
 LOGICAL_TYPES = (
     "BOOLEAN", "INT", "DECIMAL", "FLOAT", "DOUBLE", "STRING", "BYTES", "DATE", "TIME", "DATETIME", "TIMESTAMP",

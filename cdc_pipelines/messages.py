@@ -25,7 +25,7 @@ EVENT_FIELDS = (
     "position", "pk_columns", "before", "after", "column_types", "source_types", "ddl", "meta",
 )  # fmt: skip
 # a finished event holds every field, in this order; a raw event may leave any out
-_EMPTY_EVENT = dict.fromkeys(EVENT_FIELDS) | {"row_index": 0, "pair_key": None}
+EMPTY_EVENT = dict.fromkeys(EVENT_FIELDS) | {"row_index": 0, "pair_key": None}
 _NO_COLUMNS: dict = {}
 BAD_TIME = "event time is neither an epoch number nor a date-time"
 BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
@@ -147,7 +147,7 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
             types = _unknown_types(tuple(before or ()), tuple(after or ()))
         elif not (types.keys() >= (before or _NO_COLUMNS).keys() and types.keys() >= (after or _NO_COLUMNS).keys()):
             types = dict.fromkeys([*(before or ()), *(after or ())], "UNKNOWN") | types
-    event = _EMPTY_EVENT | raw
+    event = EMPTY_EVENT | raw
     event["column_types"] = types
     meta = raw.get("meta")
     if before is not None or after is not None:

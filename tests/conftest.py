@@ -30,7 +30,11 @@ def pytest_collection_modifyitems(items):
 def spark():
     from cdc_pipelines.spark import spark_session
 
-    session = spark_session(master="local[2]", conf={"spark.sql.shuffle.partitions": "2"})
+    # one session for ~300 tests, each with tables of its own: Delta's log cache (1000 tables by default)
+    # would hold them all, so it keeps the last 50, and the heap has room for the rest
+    conf = {"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "3g",
+            "spark.databricks.delta.delta.log.cacheSize": "50"}  # fmt: skip
+    session = spark_session(master="local[2]", conf=conf)
     yield session
     session.stop()
 

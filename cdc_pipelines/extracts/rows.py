@@ -16,7 +16,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import Reject, max_message_chars
-from cdc_pipelines.messages import EVENT_FIELDS, decode_message, raw_text
+from cdc_pipelines.messages import EMPTY_EVENT, EVENT_FIELDS, decode_message, raw_text
 
 # a reject's row holds every column of the decoded table, the event's ones empty
 _REJECT_ROW = dict.fromkeys(("event_id", *EVENT_FIELDS, "pair_key"), None) | {"row_index": 0, "messages": 1}
@@ -59,8 +59,11 @@ def _raw(line: Line, value: bytes) -> tuple[str, str]:
     return raw_text(value) if line.record is None else line.record.raw_text()
 
 
-def unwrap_kcat(line: bytes) -> tuple[bytes, dict[str, str]]:
-    """(payload, `cdc.kafka.*` meta) of a `kcat -C -J` envelope; Reject when the line is none."""
+def unwrap_kcat(line: bytes) -> tuple[bytes | None, dict[str, str]]:
+    """(payload, `cdc.kafka.*` meta) of a `kcat -C -J` envelope; Reject when the line is none.
+
+    The payload is None for a tombstone (a Kafka message with a null value: Debezium sends one after
+    each delete so that log compaction can drop the key)."""
     if not line.strip(b" "):
         raise Reject("empty line")
     try:
@@ -72,10 +75,14 @@ def unwrap_kcat(line: bytes) -> tuple[bytes, dict[str, str]]:
     if envelope.get("partition") is None:
         raise Reject("not a kcat envelope (no partition)")
     payload = envelope.get("payload")
-    if payload is None:
-        raise Reject("kcat envelope without a payload (tombstone)")
     meta = {KAFKA_META_PREFIX + f: J.text(envelope[f]) for f in KCAT_FIELDS if envelope.get(f) is not None}
-    return J.text(payload).encode(), meta
+    return (None if payload is None else J.text(payload).encode()), meta
+
+
+def tombstone_events() -> list[dict]:
+    """The one canonical event of a tombstone: op OTHER, raw_op TOMBSTONE, no table and no images (the
+    Kafka key and coordinates are the envelope's meta). Counted as decoded; every encoder skips it."""
+    return [EMPTY_EVENT | {"op": "OTHER", "raw_op": C.TOMBSTONE}]
 
 
 def csv_fields(line: str) -> list[str | None]:
@@ -147,8 +154,11 @@ def decoded_rows(
                 raise Reject(line.pre_reject)
             if envelope is not None:
                 value, meta = unwrap_kcat(value)
-            message = _message(value, line.header) if line.record is None else line.record
-            events = decode_message(codec, message, options, limit)
+            if value is None:
+                events = tombstone_events()
+            else:
+                message = _message(value, line.header) if line.record is None else line.record
+                events = decode_message(codec, message, options, limit)
         except Exception as exc:  # noqa: BLE001 - bad input never stops a run: it becomes a reject
             why = exc if isinstance(exc, Reject) else f"decoder error on this message: {type(exc).__name__}: {exc}"
             raw, encoding = _raw(line, value)

@@ -74,6 +74,8 @@ class Codec:
         An UPDATE without a before image is Unsupported wherever this format's decoder requires one,
         so a target never writes what its own decoder would reject.
         """
+        if event["op"] == "OTHER" and event.get("raw_op") == C.TOMBSTONE:
+            raise Unsupported("a Kafka tombstone (null value) carries no change to encode")
         if self.update_has_before and event["op"] == "UPDATE" and event.get("before") is None:
             raise Unsupported(f"UPDATE without a before image: {self.format_id} carries both images")
         return self.encode(event, options)

@@ -7,6 +7,8 @@ import json
 import pytest
 
 from cdc_pipelines.catalog import CatalogError, load_catalog
+from cdc_pipelines.extracts.local import encode_local
+from cdc_pipelines.formats import FORMAT_IDS, get_codec
 from tests.conftest import resource
 
 
@@ -33,6 +35,7 @@ def test_kcat_payloads_decode_like_the_bare_messages(decode, tmp_path):
     wrapped.write_text("\n".join(_envelopes([*messages, '{"truncated": ']) + broken) + "\n")
     expected, _, _ = decode("oms-canal", bare)
     events, rejects, decoded = decode("oms-canal", wrapped, envelope="kcat")
+    *events, tombstone = events
     assert [_strip(e) for e in events] == [_strip(e) for e in expected]
     first = events[0]["meta"]
     assert {k: v for k, v in first.items() if k.startswith("cdc.kafka.")} == {
@@ -50,9 +53,41 @@ def test_kcat_payloads_decode_like_the_bare_messages(decode, tmp_path):
         (n, "not a valid JSON object", '{"truncated": '),  # a bad payload: the decoder's reason, the payload
         (n + 1, "not a kcat envelope (no offset)", broken[0]),
         (n + 2, "not a kcat envelope (no offset)", broken[1]),
-        (n + 3, "kcat envelope without a payload (tombstone)", broken[2]),
     ]
-    assert decoded.counts == {"read": n + 3, "decoded": n - 1, "rejected": 4, "events": len(events)}
+    # an envelope without a payload is a tombstone: one OTHER event, counted as decoded
+    assert (tombstone["source_line"], tombstone["op"], tombstone["raw_op"], tombstone["meta"]) == (
+        n + 3,
+        "OTHER",
+        "TOMBSTONE",
+        {"cdc.kafka.partition": "0", "cdc.kafka.offset": "9"},
+    )
+    assert decoded.counts == {"read": n + 3, "decoded": n, "rejected": 3, "events": len(events) + 1}
+
+
+def test_a_debezium_delete_and_its_tombstone(decode, tmp_path):
+    """Debezium's default after a delete: the delete, then a null-valued message with the same key.
+    The tombstone is an event no target encodes (each skips it with the reason), never a reject."""
+    delete = json.dumps({"before": {"id": 7, "name": "x"}, "after": None, "op": "d", "ts_ms": 1704067200000,
+                         "source": {"db": "shop", "table": "orders"}})  # fmt: skip
+    envelopes = [
+        {"topic": "dbz", "partition": 0, "offset": 41, "key": '{"id":7}', "payload": delete},
+        {"topic": "dbz", "partition": 0, "offset": 42, "key": '{"id":7}', "payload": None},
+    ]
+    path = tmp_path / "dbz.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in envelopes))
+    events, rejects, decoded = decode("oms-debezium", path, envelope="kcat")
+    assert rejects == [] and decoded.counts == {"read": 2, "decoded": 2, "rejected": 0, "events": 2}
+    assert [(e["op"], e["raw_op"], e["table_name"], e["meta"]["cdc.kafka.key"]) for e in events] == [
+        ("DELETE", "d", "orders", '{"id":7}'),
+        ("OTHER", "TOMBSTONE", None, '{"id":7}'),
+    ]
+    for target in FORMAT_IDS:
+        if get_codec(target).encode is None:
+            continue
+        messages, skipped = encode_local(events[1:], target)
+        assert messages == [] and [why for _, why in skipped] == [
+            "a Kafka tombstone (null value) carries no change to encode"
+        ], target
 
 
 @pytest.mark.parametrize(

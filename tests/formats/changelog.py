@@ -16,6 +16,36 @@ PEER = resource("peer")
 FLINK_COLUMNS = ("id", "name", "description", "weight")
 # Paimon's test files: 17 comment lines of license and a blank line before the messages
 HEADER_LINES = 18
+# Flink's products story (the 1.11 canal, Maxwell and OGG SerDe tests assert it; OGG's file stops after the
+# delete of 111, its first 20 changes)
+FLINK_PRODUCTS = [
+    "+I(101,scooter,Small 2-wheel scooter,3.14)",
+    "+I(102,car battery,12V car battery,8.1)",
+    "+I(103,12-pack drill bits,12-pack of drill bits with sizes ranging from #40 to #3,0.8)",
+    "+I(104,hammer,12oz carpenter's hammer,0.75)",
+    "+I(105,hammer,14oz carpenter's hammer,0.875)",
+    "+I(106,hammer,16oz carpenter's hammer,1.0)",
+    "+I(107,rocks,box of assorted rocks,5.3)",
+    "+I(108,jacket,water resistent black wind breaker,0.1)",
+    "+I(109,spare tire,24 inch spare tire,22.2)",
+    "-U(106,hammer,16oz carpenter's hammer,1.0)",
+    "+U(106,hammer,18oz carpenter hammer,1.0)",
+    "-U(107,rocks,box of assorted rocks,5.3)",
+    "+U(107,rocks,box of assorted rocks,5.1)",
+    "+I(110,jacket,water resistent white wind breaker,0.2)",
+    "+I(111,scooter,Big 2-wheel scooter ,5.18)",
+    "-U(110,jacket,water resistent white wind breaker,0.2)",
+    "+U(110,jacket,new water resistent white wind breaker,0.5)",
+    "-U(111,scooter,Big 2-wheel scooter ,5.18)",
+    "+U(111,scooter,Big 2-wheel scooter ,5.17)",
+    "-D(111,scooter,Big 2-wheel scooter ,5.17)",
+    "-U(101,scooter,Small 2-wheel scooter,3.14)",
+    "+U(101,scooter,Small 2-wheel scooter,5.17)",
+    "-U(102,car battery,12V car battery,8.1)",
+    "+U(102,car battery,12V car battery,5.17)",
+    "-D(102,car battery,12V car battery,5.17)",
+    "-D(103,12-pack drill bits,12-pack of drill bits with sizes ranging from #40 to #3,0.8)",
+]
 
 
 def decoded_files(decode, format_id: str, *paths, **options) -> list[dict]:

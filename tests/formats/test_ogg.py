@@ -19,7 +19,7 @@ import pytest
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from tests.conftest import CARRIED_EVERYWHERE, bag, parse, resource
-from tests.formats.changelog import PEER, changelog, decoded_files, table_rows
+from tests.formats.changelog import FLINK_PRODUCTS, PEER, changelog, decoded_files, table_rows
 from tests.formats.test_peer_corpora import java_float_text
 
 FORMAT = "ogg-json"
@@ -27,28 +27,7 @@ FLINK_FILE = PEER / "flink-latest/ogg-data.txt"
 PAIMON = PEER / "paimon" / "kafka" / "ogg" / "table"
 
 # OggJsonSerDeSchemaTest.testSerializationDeserialization
-FLINK_OGG_EXPECTED = [
-    "+I(101,scooter,Small 2-wheel scooter,3.14)",
-    "+I(102,car battery,12V car battery,8.1)",
-    "+I(103,12-pack drill bits,12-pack of drill bits with sizes ranging from #40 to #3,0.8)",
-    "+I(104,hammer,12oz carpenter's hammer,0.75)",
-    "+I(105,hammer,14oz carpenter's hammer,0.875)",
-    "+I(106,hammer,16oz carpenter's hammer,1.0)",
-    "+I(107,rocks,box of assorted rocks,5.3)",
-    "+I(108,jacket,water resistent black wind breaker,0.1)",
-    "+I(109,spare tire,24 inch spare tire,22.2)",
-    "-U(106,hammer,16oz carpenter's hammer,1.0)",
-    "+U(106,hammer,18oz carpenter hammer,1.0)",
-    "-U(107,rocks,box of assorted rocks,5.3)",
-    "+U(107,rocks,box of assorted rocks,5.1)",
-    "+I(110,jacket,water resistent white wind breaker,0.2)",
-    "+I(111,scooter,Big 2-wheel scooter ,5.18)",
-    "-U(110,jacket,water resistent white wind breaker,0.2)",
-    "+U(110,jacket,new water resistent white wind breaker,0.5)",
-    "-U(111,scooter,Big 2-wheel scooter ,5.18)",
-    "+U(111,scooter,Big 2-wheel scooter ,5.17)",
-    "-D(111,scooter,Big 2-wheel scooter ,5.17)",
-]
+FLINK_OGG_EXPECTED = FLINK_PRODUCTS[:20]
 # KafkaSyncTableActionITCase.testSchemaEvolutionImpl: the table after data-1, after data-2, after data-3
 PAIMON_SCHEMA_EVOLUTION = [
     ["+I[101, scooter, Small 2-wheel scooter, 3.14]", "+I[102, car battery, 12V car battery, 8.1]"],

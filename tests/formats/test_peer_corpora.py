@@ -30,6 +30,7 @@ import pytest
 
 from cdc_pipelines.extracts.local import decode_paths
 from tests.conftest import resource
+from tests.formats.changelog import FLINK_PRODUCTS
 
 PEER = resource("peer")
 CANAL, DEBEZIUM = "oms-canal", "oms-debezium"
@@ -311,34 +312,7 @@ def test_values_fit_their_types(peer, name):
 # ---------------------------------------------------------------------------------------------
 # flink-formats/flink-json .../canal/CanalJsonDeserializationSchemaTest.java (Flink 1.11), for the
 # flink-1.11.2 canal-data.txt.
-FLINK_1_11_CANAL_EXPECTED = [
-    "+I(101,scooter,Small 2-wheel scooter,3.14)",
-    "+I(102,car battery,12V car battery,8.1)",
-    "+I(103,12-pack drill bits,12-pack of drill bits with sizes ranging from #40 to #3,0.8)",
-    "+I(104,hammer,12oz carpenter's hammer,0.75)",
-    "+I(105,hammer,14oz carpenter's hammer,0.875)",
-    "+I(106,hammer,16oz carpenter's hammer,1.0)",
-    "+I(107,rocks,box of assorted rocks,5.3)",
-    "+I(108,jacket,water resistent black wind breaker,0.1)",
-    "+I(109,spare tire,24 inch spare tire,22.2)",
-    "-U(106,hammer,16oz carpenter's hammer,1.0)",
-    "+U(106,hammer,18oz carpenter hammer,1.0)",
-    "-U(107,rocks,box of assorted rocks,5.3)",
-    "+U(107,rocks,box of assorted rocks,5.1)",
-    "+I(110,jacket,water resistent white wind breaker,0.2)",
-    "+I(111,scooter,Big 2-wheel scooter ,5.18)",
-    "-U(110,jacket,water resistent white wind breaker,0.2)",
-    "+U(110,jacket,new water resistent white wind breaker,0.5)",
-    "-U(111,scooter,Big 2-wheel scooter ,5.18)",
-    "+U(111,scooter,Big 2-wheel scooter ,5.17)",
-    "-D(111,scooter,Big 2-wheel scooter ,5.17)",
-    "-U(101,scooter,Small 2-wheel scooter,3.14)",
-    "+U(101,scooter,Small 2-wheel scooter,5.17)",
-    "-U(102,car battery,12V car battery,8.1)",
-    "+U(102,car battery,12V car battery,5.17)",
-    "-D(102,car battery,12V car battery,5.17)",
-    "-D(103,12-pack drill bits,12-pack of drill bits with sizes ranging from #40 to #3,0.8)",
-]
+FLINK_1_11_CANAL_EXPECTED = FLINK_PRODUCTS
 # .../canal/CanalJsonSerDeSchemaTest.java (runTest, used by testSerializationDeserialization on
 # canal-data.txt and by testFilteringTables on canal-data-filter-table.txt with database "^my.*" and
 # table "^prod.*"): 106 is inserted with a null description and `old` records the null.
