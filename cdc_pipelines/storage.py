@@ -95,6 +95,14 @@ def file_sizes(spark: SparkSession, path: str | Path) -> dict[str, int]:
     return dict(sorted(found.items()))
 
 
+def names(spark: SparkSession, folder: str | Path) -> list[str]:
+    """The names of the entries directly in `folder` (none where it does not exist): one listing."""
+    fs, hpath = _fs(spark, str(folder))
+    if not fs.exists(hpath):
+        return []
+    return sorted(str(status.getPath().getName()) for status in fs.listStatus(hpath))
+
+
 def list_files(spark: SparkSession, path: str | Path) -> list[str]:
     """Files under the folder `path` (qualified names, sorted), hidden and `_`-prefixed parts skipped."""
     return list(file_sizes(spark, path))

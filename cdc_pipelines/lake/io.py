@@ -10,6 +10,7 @@ one fails loudly (`PartitionConflictError`), never half-merged.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,9 +20,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines import storage
 from cdc_pipelines.canonical import PARTITION_COLUMNS
 
 DELTA = "delta"
+_COMMIT_FILE = re.compile(r"[0-9]{20}\.json")
 CREATE_ATTEMPTS = 5
 # where the lake's tables are registered in the session's catalog (a metastore on a cluster), if set
 CATALOG_DATABASE = "spark.cdc.catalog.database"
@@ -106,6 +109,7 @@ def replace_partitions(
     path = str(path)
     schema = schema or df.schema
     ensure_table(spark, path, schema, partition_by, properties)
+    before = table_version(spark, path)
     tag = uuid.uuid4().hex
     writer = (
         df.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
@@ -124,7 +128,7 @@ def replace_partitions(
         raise
     if register_as:
         register_table(spark, register_as, path)
-    return Commit(path, committed_version(spark, path, tag))
+    return Commit(path, committed_version(spark, path, tag, before))
 
 
 def register_table(spark: SparkSession, name: str, path: str) -> None:
@@ -137,24 +141,28 @@ def register_table(spark: SparkSession, name: str, path: str) -> None:
     spark.sql(f"CREATE TABLE IF NOT EXISTS `{database}`.`{name}` USING delta LOCATION {sql_literal(path)}")
 
 
-def committed_version(spark: SparkSession, path: str, tag: str) -> int:
-    """The version of the commit tagged `tag` (others may have committed since). A write that had
-    nothing to add or remove (no rows, the partitions already empty) commits nothing: the table's
-    latest version then stands for it."""
-    from delta.tables import DeltaTable
-
-    marker = json.dumps({"cdc_run": tag})
-    row = DeltaTable.forPath(spark, path).history(50).where(F.col("userMetadata") == marker).select("version").first()
-    return int(row[0]) if row is not None else table_version(spark, path)
+def committed_version(spark: SparkSession, path: str, tag: str, before: int | None) -> int:
+    """The version of the commit tagged `tag`, made after version `before` (others may have committed
+    since): the newest commit file holding the tag, read back from the latest (one small file read,
+    where a history query is a Spark job). A write that had nothing to add or remove (no rows, the
+    partitions already empty) commits nothing: the table's latest version then stands for it."""
+    latest = table_version(spark, path)
+    log = storage.join(path, "_delta_log")
+    for version in range(latest, -1 if before is None else before, -1):
+        if tag.encode() in storage.read_bytes(spark, storage.join(log, f"{version:020d}.json")):
+            return version
+    return latest
 
 
 def table_version(spark: SparkSession, path: str | Path) -> int | None:
-    """The latest version of the table at `path`, or None where there is no table."""
-    from delta.tables import DeltaTable
+    """The latest version of the table at `path`, or None where there is no table.
 
-    if not is_table(spark, path):
-        return None
-    return int(DeltaTable.forPath(spark, str(path)).history(1).select("version").first()[0])
+    The highest commit file (`_delta_log/<version>.json`) is the latest version by Delta's protocol;
+    one listing finds it, where a history query is a Spark job (a snapshot day asked a dozen times).
+    """
+    versions = [int(name[:-5]) for name in storage.names(spark, storage.join(str(path), "_delta_log"))
+                if _COMMIT_FILE.fullmatch(name)]  # fmt: skip
+    return max(versions, default=None)
 
 
 def read_table(spark: SparkSession, path: str | Path, schema: T.StructType, version: int | None = None) -> DataFrame:
@@ -196,7 +204,6 @@ def overwrite_file_partitions(
     Spark's committer replaces each partition folder at job commit; between its delete and its rename
     a reader can see a partition missing. That is what these outputs' consumers get from Spark anyway.
     """
-    from cdc_pipelines import storage
     from cdc_pipelines.lake.partition_paths import partition_dir
 
     partitions = [dict(p) for p in partitions]

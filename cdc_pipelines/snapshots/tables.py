@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines.lake.io import DELTA, is_table
+from cdc_pipelines.lake.io import DELTA, is_table, table_version
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
 from cdc_pipelines.snapshots.typed import ColumnPlan, as_text, typed_value, widen
 
@@ -144,7 +144,5 @@ def restore(spark: SparkSession, path: str, version: int) -> None:
     """The table as it was at `version` (a new version; nothing when it is that already)."""
     from delta.tables import DeltaTable
 
-    table = DeltaTable.forPath(spark, path)
-    latest = int(table.history(1).select("version").first()[0])
-    if latest != version:
-        table.restoreToVersion(version)
+    if table_version(spark, path) != version:
+        DeltaTable.forPath(spark, path).restoreToVersion(version)
