@@ -6,8 +6,8 @@ with the same digits, `text`: a JSON string, `bool`: true/false, `json`: the val
 field the codec does not know is not lost: every such top-level field is kept, exactly, as one JSON
 object in meta `cdc.extra`, and written back by an encoder of the same format.
 
-Times without a zone (OGG `op_ts`, `current_ts`) are wall-clock text read in the `timezone` option
-(default UTC); an encoder writes them back in the same zone.
+Times without a zone (OGG `op_ts`, `current_ts`; SharePlex `time`, `posttime` too) are wall-clock
+text read in the `timezone` option (default UTC); an encoder writes them back in the same zone.
 """
 
 from __future__ import annotations
@@ -104,12 +104,13 @@ def extra_fields(meta: Mapping[str, str]) -> dict:
 def local_time_of(text: str | None, timezone: str) -> tuple[int | None, str | None]:
     """(epoch micros, unit) of a date-time text; without a zone or offset it is read in `timezone`.
 
-    Epoch numbers and ISO instants with `Z` read as `canonical.time_of` does. The unit is set whenever
-    there is text, so an unreadable time is rejected, not dropped.
+    Epoch numbers and ISO instants with `Z` read as `canonical.time_of` does, and so does any text in
+    UTC (which `time_of` assumes; it also reads years before 1000, whose instant text has no 4-digit
+    year). The unit is set whenever there is text, so an unreadable time is rejected, not dropped.
     """
     if text is None:
         return None, None
-    if not text.endswith("Z"):
+    if timezone != "UTC" and not text.endswith("Z"):
         instant = C.local_to_instant_text(text, timezone)
         if instant is not None:
             text = instant

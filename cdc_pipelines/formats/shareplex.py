@@ -3,12 +3,14 @@
 DTS adds `userid` and the long op names, including a split update (`UPDATE BEFORE` then `UPDATE
 AFTER`, paired by table, `trans` and `rowid`). On update, `key` is the before image and `data`
 only the changed columns, so the after image is `key` overlaid with `data`; the changed column
-names are kept in `meta`. `meta.table` is `db.table`; `meta.time` is a UTC date-time text with
-second precision. `DROP COLUMN` without `sql.ddl` keeps the op itself as its DDL text.
+names are kept in `meta`. `meta.table` is `db.table`; `meta.time` (event time) and `meta.posttime`
+(sync time) are date-time text with second precision and no zone (DTS documents UTC), read in the
+`timezone` option (default UTC). `DROP COLUMN` without `sql.ddl` keeps the op itself as its DDL text.
 
 The encoders write `ins`/`upd`/`del`/`ddl` (DTS keeps a long op name its SharePlex source had, and
 sends a paired DTS split update out again as its two halves); `upd` carries `key` (before image)
-and `data` (changed columns only). SharePlex has no PK names and no column types.
+and `data` (changed columns only); times go out as wall-clock text in `timezone`. SharePlex has no
+PK names and no column types.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import orjson
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats import envelope as V
 from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
@@ -40,8 +43,9 @@ OPS = {
 }
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
 BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
-# times repeat from message to message (second or millisecond precision): parse each text once
-_time_of = functools.lru_cache(maxsize=4096)(C.time_of)
+# times repeat from message to message (second or millisecond precision): parse each text once per zone
+_time_of = functools.lru_cache(maxsize=4096)(V.local_time_of)
+OPTIONS = {"timezone": "UTC"}
 NOT_AN_OBJECT = "not a valid JSON object"
 
 
@@ -83,11 +87,12 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[dict]:
         if trans is None or rowid is None:
             raise Reject(f"{raw_op} without meta.trans and meta.rowid to pair it")
         pair_key = "\u0001".join(x for x in (table, trans, rowid) if x is not None)
-    event_time, unit = _time_of(meta.get("time"))
+    timezone = options.get("timezone", "UTC")
+    event_time, unit = _time_of(meta.get("time"), timezone)
     if event_time is None and unit is not None:
         raise Reject(BAD_EVENT_TIME)
     posttime = meta.get("posttime")
-    sync_time, _ = _time_of(posttime)
+    sync_time, _ = _time_of(posttime, timezone)
     if sync_time is None and posttime is not None:
         raise Reject(BAD_SYNC_TIME)
     db, table_name = None, table
@@ -140,12 +145,11 @@ LONG_OPS = ("INSERT", "UPDATE", "DELETE", "TRUNCATE", "DROP COLUMN", SPLIT_BEFOR
 META_NUMBERS = ("size", "seq", "userid")
 
 
-def _time_text(ts: dt.datetime | None) -> str | None:
-    """SharePlex `time`/`posttime`: `yyyy-MM-ddTHH:mm:ss`, UTC, whole seconds."""
+def _time_text(ts: dt.datetime | None, timezone: str) -> str | None:
+    """SharePlex `time`/`posttime`: `yyyy-MM-ddTHH:mm:ss`, wall clock in `timezone`, whole seconds."""
     if ts is None:
         return None
-    if ts.tzinfo is not None:
-        ts = ts.astimezone(dt.UTC)
+    ts = (ts if ts.tzinfo is not None else ts.replace(tzinfo=dt.UTC)).astimezone(C.zone(timezone))
     return f"{ts.year:04d}-{ts.month:02d}-{ts.day:02d}T{ts.hour:02d}:{ts.minute:02d}:{ts.second:02d}"
 
 
@@ -160,7 +164,7 @@ def _meta_op(event: dict, same: bool, dts: bool) -> str:
     raise E.Unsupported(f"{'DTS' if dts else 'OMS'} SharePlex has no {op} op")
 
 
-def _meta(event: dict, same: bool, dts: bool, op: str) -> dict:
+def _meta(event: dict, same: bool, dts: bool, op: str, timezone: str) -> dict:
     """`meta` as the SharePlex source wrote it (all of it, numbers where the docs have numbers), else
     built from the canonical fields; the row id is `db.table-` plus the PK values joined by \\u0001."""
     if same:
@@ -175,9 +179,9 @@ def _meta(event: dict, same: bool, dts: bool, op: str) -> dict:
     if qualified and (values or not dts):
         rowid = f"{qualified}-" + "\u0001".join(v or "" for v in values or [])
     meta = {
-        "time": _time_text(event.get("event_time")),
+        "time": _time_text(event.get("event_time"), timezone),
         "op": op,
-        "posttime": _time_text(event.get("sync_time")),
+        "posttime": _time_text(event.get("sync_time"), timezone),
         "seq": E.number(event.get("seq")),
         "table": qualified,
         "rowid": rowid,
@@ -202,7 +206,7 @@ def _encode(dts: bool):
         meta_op = _meta_op(event, same, dts)
         if op == "UPDATE" and event.get("before") is None:
             raise E.Unsupported("UPDATE without a before image: SharePlex `key` cannot be built")
-        meta = _meta(event, same, dts, meta_op)
+        meta = _meta(event, same, dts, meta_op, options.get("timezone", "UTC"))
         before, after = _image(event, event.get("before"), dts), _image(event, event.get("after"), dts)
         if meta_op == SPLIT_AFTER:  # a DTS split update goes back out as its two halves
             before_op = (event.get("meta") or {}).get("cdc.before_raw_op") or SPLIT_BEFORE
@@ -233,6 +237,7 @@ OMS_SHAREPLEX = Codec(
     "oms-shareplex",
     decode_shareplex,
     _encode(dts=False),
+    options=OPTIONS,
     split_update=True,
     description="SharePlex JSON (OMS)",
 )
@@ -240,6 +245,7 @@ DTS_SHAREPLEX = Codec(
     "dts-shareplex",
     decode_shareplex,
     _encode(dts=True),
+    options=OPTIONS,
     split_update=True,
     description="SharePlex JSON (DTS)",
 )

@@ -86,6 +86,23 @@ def test_dts_examples(decode):
     assert delete["event_time"] == dt.datetime(2017, 6, 16, 15, 51, 35)
 
 
+@pytest.mark.parametrize(("format_id", "zone"), [("oms-shareplex", "+08:00"), ("dts-shareplex", "Asia/Shanghai")])
+def test_timezone_option_reads_zone_less_times(decode, format_id, zone):
+    default, _, _ = decode(format_id, resource(format_id, "seed.jsonl"))
+    shifted, rejects, _ = decode(format_id, resource(format_id, "seed.jsonl"), timezone=zone)
+    assert rejects == [] and len(shifted) == len(default) > 0
+    eight = dt.timedelta(hours=8)
+    for d, s in zip(default, shifted, strict=True):
+        # `time` / `posttime` are wall clocks in the zone: 8 hours earlier in UTC; the images (DATETIME
+        # text such as col1 included, SharePlex has no types) are untouched
+        assert (s["event_time"], s["event_time_unit"]) == (d["event_time"] - eight, d["event_time_unit"])
+        assert s["sync_time"] == (None if d["sync_time"] is None else d["sync_time"] - eight)
+        assert (s["before"], s["after"]) == (d["before"], d["after"])
+    assert shifted[0]["event_time"] == (
+        dt.datetime(2020, 11, 24, 16, 1, 2) if format_id == "oms-shareplex" else dt.datetime(2017, 6, 16, 6, 24, 34)
+    )
+
+
 def test_dts_split_update_and_long_op_names(decode, tmp_path):
     meta = '"table":"S.T","trans":"9.1","rowid":"AAA","time":"2017-06-16T14:24:34Z"'
     lines = [
