@@ -7,6 +7,8 @@ import datetime as dt
 import json
 import os
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from cdc_pipelines.bench.command import add_parser as add_bench_parser
 from cdc_pipelines.extracts.files import InputError
@@ -33,7 +35,7 @@ def _date(text: str) -> str:
         raise argparse.ArgumentTypeError(f"not a YYYY-MM-DD date: {text!r}") from None
 
 
-def _path(text: str) -> str:
+def path_argument(text: str) -> str:
     """Local paths are made absolute where they are parsed (Spark's JVM and GX resolve relative ones
     elsewhere); URIs (`s3a://`, `oss://`, `hdfs://`, `file:`) stay as given."""
     return absolute(text)
@@ -75,51 +77,65 @@ class _Sub:
         return parser
 
 
-def _parser() -> argparse.ArgumentParser:
+@dataclass(frozen=True)
+class Command:
+    """A command a program built on the library adds to these (`assets.cli` adds `demo`, which runs the
+    Dagster job: the library knows nothing of Dagster's wiring). `arguments` declares its arguments,
+    `run` does it and prints its result."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], None]
+
+
+def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
     sub = _Sub(parser.add_subparsers(dest="command", required=True))
+    for command in extra:
+        command.arguments(sub.add_parser(command.name, help=command.help))
     sub.add_parser("formats", help="print every supported format id, one per line")
     dec = sub.add_parser("decode", help="decode raw messages into the canonical change table")
     dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
-    dec.add_argument("--out", type=_path, required=True, help="output folder: changes/ and rejects/ are written there")
+    dec.add_argument(
+        "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
+    )
     dec.add_argument("--topic", default="default", help="source topic name (partition value)")
     dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
     dec.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
     dec.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
-    dec.add_argument("inputs", type=_path, nargs="+", help="files or folders of messages, one per line (.gz too)")
+    dec.add_argument(
+        "inputs", type=path_argument, nargs="+", help="files or folders of messages, one per line (.gz too)"
+    )
     conv = sub.add_parser("convert", help="decode messages of one format and re-encode them in another")
     conv.add_argument("--from", dest="source", required=True, help="source format id, or auto")
     conv.add_argument("--to", dest="target", required=True, help="target format id")
-    conv.add_argument("--out", type=_path, required=True, help="output folder: <to-id>/ is written there")
+    conv.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
     conv.add_argument("--topic", default="default", help="source topic name (partition value)")
     conv.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     conv.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
     conv.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
     conv.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
     conv.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
-    conv.add_argument("inputs", type=_path, nargs="+", help="files or folders of messages")
+    conv.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
     enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
     enc.add_argument("--to", dest="target", required=True, help="target format id")
-    enc.add_argument("--out", type=_path, required=True, help="output folder: <to-id>/ is written there")
+    enc.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
     enc.add_argument("--dt", type=_date, help="only this partition")
     enc.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
-    enc.add_argument("canonical", type=_path, help="a canonical table folder (the changes/ written by decode)")
-    demo = sub.add_parser("demo", help="generate sample extracts of every format and run the Dagster job on them")
-    demo.add_argument(
-        "--days", type=int, default=3, help="how many daily partitions (the last N days, ending yesterday UTC)"
-    )
-    demo.add_argument("--per-day", type=int, default=60, help="row events per day")
-    demo.add_argument("--out", type=_path, default="out/demo", help="output folder")
+    enc.add_argument("canonical", type=path_argument, help="a canonical table folder (the changes/ written by decode)")
     det = sub.add_parser("detect", help="print the format id the first messages of INPUT match")
-    det.add_argument("inputs", type=_path, nargs="+", help="files or folders of messages")
+    det.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
     smp = sub.add_parser("sample", help="decode the built-in sample messages of every format into OUT")
-    smp.add_argument("--out", type=_path, required=True, help="output folder: changes/ and rejects/ are written there")
+    smp.add_argument(
+        "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
+    )
     smp.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
     qua = sub.add_parser("quality", help="run the data-quality rules on one partition and write a report")
-    qua.add_argument("--canonical", type=_path, required=True, help="lake folder holding changes/ and rejects/")
+    qua.add_argument("--canonical", type=path_argument, required=True, help="lake folder holding changes/ and rejects/")
     qua.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
-    qua.add_argument("--out", type=_path, help="report folder (default: CANONICAL/reports)")
+    qua.add_argument("--out", type=path_argument, help="report folder (default: CANONICAL/reports)")
     qua.add_argument(
         "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
     )
@@ -136,7 +152,7 @@ def _parser() -> argparse.ArgumentParser:
         help="key columns of a table whose format names none (repeatable)",
     )  # fmt: skip
     lake = sub.add_parser("convert-lake", help="convert a lake of plain Parquet (earlier versions) to Delta in place")
-    lake.add_argument("lake", type=_path, help="lake folder holding changes/, rejects/ and counts/")
+    lake.add_argument("lake", type=path_argument, help="lake folder holding changes/, rejects/ and counts/")
     add_bench_parser(sub)
     return parser
 
@@ -307,13 +323,17 @@ def _snapshot(args: argparse.Namespace) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
+    """Run one command; `extra` are the commands of the program built on the library (see `Command`)."""
+    args = _parser(extra).parse_args(argv)
+    added = {command.name: command for command in extra}
     if getattr(args, "max_message_chars", None):
         # the decoders read the limit from the environment, as the Dagster job does
         os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
-        if args.command == "formats":
+        if args.command in added:
+            added[args.command].run(args)
+        elif args.command == "formats":
             print("\n".join(FORMAT_IDS))
         elif args.command == "decode":
             print(json.dumps(_decode(args)))
@@ -321,17 +341,6 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(_convert(args)))
         elif args.command == "encode":
             print(json.dumps(_encode(args)))
-        elif args.command == "demo":
-            from assets.demo import run_demo  # the Dagster wiring lives in assets/, not in the library
-
-            summary = run_demo(args.out, args.days, args.per_day)
-            print(json.dumps(summary, indent=1), file=sys.stderr)
-            lake = summary["lake"]
-            print(f"canonical table: {lake}/changes  targets: {summary['targets']}")
-            for day, result in summary["days"].items():
-                print(f"quality report {day}: {result['report'] or 'not written (the run stopped before it)'}")
-            print(f"table snapshots: {summary['snapshots']}")
-            print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
         elif args.command == "detect":
             _check_inputs(args)
             print(_detected(args.inputs))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import cdc_pipelines
 from cdc_pipelines.cli import main
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.lake.io import read_canonical, read_rejects
@@ -96,3 +99,27 @@ def test_decode_takes_the_message_size_limit(spark, tmp_path, capsys, monkeypatc
     with pytest.raises(SystemExit):
         main([*args[:1], "--max-message-chars", "0", *args[1:]])
     assert "not a positive whole number" in capsys.readouterr().err
+
+
+def test_the_library_never_imports_assets():
+    """No import of `assets` or `resources` anywhere in `cdc_pipelines`, inside functions too (the
+    `demo` command is added by `assets.cli`, the program's entry point)."""
+    package = Path(cdc_pipelines.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [(path.name, n) for n in names if n.split(".")[0] in ("assets", "resources")]
+    assert found == []
+
+
+def test_the_program_adds_demo_to_the_librarys_commands(capsys):
+    from assets.cli import main as program
+
+    with pytest.raises(SystemExit):
+        program(["demo", "--help"])
+    assert "--per-day" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["demo"])  # the library alone has no demo
+    assert "invalid choice: 'demo'" in capsys.readouterr().err
