@@ -70,10 +70,18 @@ def _event(kind: str, day: dt.date, n: int, db: str, table: str, before, after, 
     }  # fmt: skip
 
 
-def canonical_events(day: dt.date, count: int, seed: int = 7) -> Iterator[dict]:
+def day_keys(day: dt.date) -> int:
+    """The first key a day's inserts take: each day's keys are new (a million a day, in INT range), so
+    days applied in order tell one story, no day inserting a key an earlier one left."""
+    return day.toordinal() % 2000 * 1_000_000
+
+
+def canonical_events(day: dt.date, count: int, seed: int = 7, keys_from: int | None = None) -> Iterator[dict]:
     """`count` row events for `day` plus a DDL and a heartbeat, deterministic for (day, seed), spread
-    evenly over the day (so the report's hourly chart has a shape)."""
+    evenly over the day (so the report's hourly chart has a shape). Inserts take keys from `keys_from`
+    on (default `day_keys(day)`); updates and deletes touch the day's own inserts."""
     rng = random.Random(f"{seed}-{day}")
+    first_key = day_keys(day) if keys_from is None else keys_from
     step = 86400 // (count + 2)
     live: dict[tuple, dict] = {}
     for n in range(count):
@@ -93,7 +101,7 @@ def canonical_events(day: dt.date, count: int, seed: int = 7) -> Iterator[dict]:
             yield _event("DELETE", day, n, db, table, live.pop(key), None, step=step)
         else:
             row = {c: _value(rng, t, n) for c, t in types.items()}
-            row |= {c: str(n + i) for i, c in enumerate(pk)}
+            row |= {c: str(first_key + n + i) for i, c in enumerate(pk)}
             live[(db, table, *(row[c] for c in pk))] = row
             yield _event("INSERT", day, n, db, table, None, row, step=step)
     yield _event(

@@ -115,7 +115,7 @@ def _objects(client, prefix: str) -> dict[str, bytes]:
     found = {}
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix):
         for item in page.get("Contents", []):
-            found[item["Key"][len(prefix):]] = client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
+            found[item["Key"][len(prefix) :]] = client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
     return found
 
 
