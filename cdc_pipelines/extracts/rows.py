@@ -79,10 +79,14 @@ def unwrap_kcat(line: bytes) -> tuple[bytes | None, dict[str, str]]:
     return (None if payload is None else J.text(payload).encode()), meta
 
 
-def tombstone_events() -> list[dict]:
+def tombstone_events(meta: Mapping[str, str] | None) -> list[dict]:
     """The one canonical event of a tombstone: op OTHER, raw_op TOMBSTONE, no table and no images (the
-    Kafka key and coordinates are the envelope's meta). Counted as decoded; every encoder skips it."""
-    return [EMPTY_EVENT | {"op": "OTHER", "raw_op": C.TOMBSTONE}]
+    Kafka key and coordinates are the envelope's meta). It changes nothing, so it has no event time;
+    its sync time is the Kafka message's timestamp (`ts`, epoch ms) where the envelope has one.
+    Counted as decoded; every encoder skips it."""
+    ts = (meta or {}).get(KAFKA_META_PREFIX + "ts", "")
+    sync_time = int(ts) * 1000 if ts.isascii() and ts.isdigit() else None
+    return [EMPTY_EVENT | {"op": "OTHER", "raw_op": C.TOMBSTONE, "sync_time": sync_time}]
 
 
 def csv_fields(line: str) -> list[str | None]:
@@ -155,7 +159,7 @@ def decoded_rows(
             if envelope is not None:
                 value, meta = unwrap_kcat(value)
             if value is None:
-                events = tombstone_events()
+                events = tombstone_events(meta)
             else:
                 message = _message(value, line.header) if line.record is None else line.record
                 events = decode_message(codec, message, options, limit)

@@ -12,6 +12,7 @@ import datetime as dt
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdc_pipelines.canonical import TOMBSTONE
 from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
 from cdc_pipelines.schema import lit_map
 
@@ -97,6 +98,11 @@ def _has_temporal(image: str) -> Column:
     return F.coalesce(F.size(temporal) > 0, F.lit(False))
 
 
+def _tombstone() -> Column:
+    """A Kafka tombstone's event: it changes nothing, so it has no event time (see `extracts.rows`)."""
+    return (F.col("op") == "OTHER") & F.coalesce(F.col("raw_op") == TOMBSTONE, F.lit(False))
+
+
 def timestamp_checks(
     *,
     now: dt.datetime | None = None,
@@ -118,7 +124,9 @@ def timestamp_checks(
     in_future = event_us > latest
     checks = {
         "event_time_present": SubCheck(
-            ~F.col("source_format").isin(*NO_EVENT_TIME), event_time.isNull(), F.lit("event_time missing")
+            ~F.col("source_format").isin(*NO_EVENT_TIME) & ~_tombstone(),
+            event_time.isNull(),
+            F.lit("event_time missing"),
         ),
         "event_time_unit": SubCheck(
             event_time.isNotNull() & promised.isNotNull(),

@@ -9,7 +9,11 @@ import pytest
 from cdc_pipelines.catalog import CatalogError, load_catalog
 from cdc_pipelines.extracts.local import encode_local
 from cdc_pipelines.formats import FORMAT_IDS, get_codec
+from cdc_pipelines.lake.run_counts import write_counts
+from cdc_pipelines.pipeline import decode_files, write_decoded
+from cdc_pipelines.quality import Thresholds, load_partition, run_all
 from tests.conftest import resource
+from tests.quality.rows import NOW
 
 
 def _envelopes(messages: list[str]) -> list[str]:
@@ -108,3 +112,39 @@ def test_catalog_reads_the_envelope(tmp_path):
     path = tmp_path / "catalog.yaml"
     path.write_text("topics:\n  - {name: t, format: oms-canal, envelope: kcat, targets: [oms-default]}\n")
     assert [(t.envelope, t.targets) for t in load_catalog(path)] == [("kcat", ("oms-default",))]
+
+
+def test_a_debezium_topic_with_tombstones_passes_its_quality_checks(spark, tmp_path):
+    """Through Spark and the lake: inserts, updates and deletes each delete followed by its tombstone,
+    as Debezium sends them by default; no rejects, and every quality rule passes."""
+    messages = []
+    for n in range(1, 7):
+        row = {"id": n, "name": f"n{n}"}
+        source = {"db": "shop", "table": "orders", "ts_ms": 1704067200000 + n}
+        messages.append(({"id": n}, {"before": None, "after": row, "op": "c", "ts_ms": 1704067200000 + n,
+                                     "source": source}))  # fmt: skip
+        if n % 2 == 0:
+            messages.append(({"id": n}, {"before": row, "after": None, "op": "d", "ts_ms": 1704067201000 + n,
+                                         "source": source}))  # fmt: skip
+            messages.append(({"id": n}, None))
+    path = tmp_path / "dbz.jsonl"
+    path.write_text("".join(
+        json.dumps({"topic": "dbz", "partition": 0, "offset": i, "key": json.dumps(key),
+                    "ts": 1704067200123, "payload": None if value is None else json.dumps(value)}) + "\n"
+        for i, (key, value) in enumerate(messages)
+    ))  # fmt: skip
+    lake = tmp_path / "lake"
+    decoded = decode_files(spark, "oms-debezium", [path], topic="dbz", dt="2024-01-01", envelope="kcat")
+    counts = write_decoded(decoded, lake)
+    assert counts == {"read": 12, "decoded": 12, "rejected": 0, "events": 12}
+    write_counts(spark, lake, "2024-01-01", {"dbz": counts})
+    part = load_partition(spark, lake, "2024-01-01")
+    assert sorted(part.changes.groupBy("op", "raw_op").count().collect()) == [
+        ("DELETE", "d", 3), ("INSERT", "c", 6), ("OTHER", "TOMBSTONE", 3)
+    ]  # fmt: skip
+    results, _ = run_all(part, Thresholds(now=NOW))
+    assert {r.rule: r.checks for r in results if not r.passed} == {}
+    tombstones = part.changes.where("raw_op = 'TOMBSTONE'").select("event_time", "sync_time").collect()
+    assert [(t.event_time, t.sync_time.isoformat()) for t in tombstones] == [
+        (None, "2024-01-01T00:00:00.123000")
+    ] * 3  # the Kafka timestamp
