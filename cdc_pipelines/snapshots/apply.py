@@ -209,15 +209,9 @@ def apply_day(previous_keys: DataFrame, changes: DataFrame, keys: Mapping[str, S
         last.join(last_truncate, "_t", "left")
         .where(F.col("_last_tr").isNull() | (F.col("_pos") > F.col("_last_tr")))
         .select(
-            *TABLE,
-            "pk_columns",
-            "_t",
-            "_k",
-            "kind",
-            F.when(F.col("kind") == "set", F.col("after")).alias("row"),
-            "column_types",
-            F.col("op").alias("_cdc_op"),
-            F.col("event_time").alias("_cdc_event_time"),
+            *TABLE, "pk_columns", "_t", "_k", "kind",
+            F.when(F.col("kind") == "set", F.col("after")).alias("row"), "column_types",
+            F.col("op").alias("_cdc_op"), F.col("event_time").alias("_cdc_event_time"),
             F.col("event_id").alias("_cdc_event_id"),
         )  # fmt: skip
     )

@@ -65,7 +65,9 @@ def _to_text(spark: SparkSession, path: str, texts: dict[str, str]) -> None:
     frame.write.format(DELTA).mode("overwrite").option("overwriteSchema", "true").save(path)
 
 
-def prepare(spark: SparkSession, paths: TablePaths, day: list[ColumnPlan], pk_columns: list[str]) -> list[ColumnPlan]:
+def prepare(
+    spark: SparkSession, paths: TablePaths, day: list[ColumnPlan], pk_columns: list[str]
+) -> list[ColumnPlan]:
     """Create the two tables or bring their columns to hold the day's (`day`); the columns after."""
     if not is_table(spark, paths.current):
         rank = {c: i for i, c in enumerate(pk_columns)}
@@ -97,7 +99,9 @@ def _assignments(names: list[str]) -> dict[str, str]:
     return {quote(n): f"s.{quote(n)}" for n in names}
 
 
-def merge_current(spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool) -> None:
+def merge_current(
+    spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool
+) -> None:
     """One MERGE of the day's net effect per key; a truncated table also loses every key the day left out."""
     from delta.tables import DeltaTable
 

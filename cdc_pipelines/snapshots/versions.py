@@ -46,15 +46,8 @@ def _read(spark: SparkSession, root: str | Path) -> DataFrame:
 
 def _entries(frame: DataFrame) -> list[TableVersion]:
     return [
-        TableVersion(
-            tuple(r[c] for c in TABLE),
-            r["current"],
-            r["history"],
-            r["current_version"],
-            r["history_version"],
-            r["rows"],
-            r["dt"],
-        )  # fmt: skip
+        TableVersion(tuple(r[c] for c in TABLE), r["current"], r["history"], r["current_version"],
+                     r["history_version"], r["rows"], r["dt"])  # fmt: skip
         for r in frame.collect()
     ]
 
