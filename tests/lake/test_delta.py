@@ -58,6 +58,7 @@ def test_decode_writes_delta_tables_that_delta_rs_reads_and_a_rerun_is_one_versi
     for table, expected in (("changes", 7), ("rejects", 2), ("counts", 1)):
         assert _delta_rs_counts(out, table, "orders", "2024-03-01") == expected
         assert io.table_version(spark, out / table) == versions[table] + 1
+        assert DeltaTable(str(out / table)).version() == versions[table] + 1  # delta-rs: the same version
     assert read_counts(spark, out, "2024-03-01") == {"orders": summary}
     # the version before the rerun is still readable, with the same rows
     old = io.read_canonical(spark, out / "changes", version=versions["changes"])
