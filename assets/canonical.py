@@ -7,8 +7,9 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL, raw_key
 from assets.partitions import DAILY, SINGLE_RUN
+from cdc_pipelines.canonical import MESSAGE_COUNTS
 from cdc_pipelines.catalog import Topic
-from cdc_pipelines.daily import COUNTS, decode_days
+from cdc_pipelines.daily import decode_days
 from cdc_pipelines.lake.io import table_version
 from cdc_pipelines.lake.run_counts import COUNTS_DIR, write_counts
 from cdc_pipelines.pipeline import CHANGES_DIR, REJECTS_DIR
@@ -40,7 +41,7 @@ def canonical_asset(topics: Sequence[Topic]) -> dg.AssetsDefinition:
         for dt, per_topic in by_day.items():
             # the conservation check compares these with what the lake holds
             write_counts(pyspark.spark_session, storage.lake_root, dt, per_topic)
-            totals = {k: sum(c[k] for c in per_topic.values()) for k in COUNTS}
+            totals = {k: sum(c[k] for c in per_topic.values()) for k in MESSAGE_COUNTS}
             context.add_asset_metadata({**totals, "per_topic": dg.MetadataValue.json(per_topic)}, partition_key=dt)
         metadata = {}
         for name in (CHANGES_DIR, REJECTS_DIR, COUNTS_DIR):

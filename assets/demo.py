@@ -14,6 +14,7 @@ import yaml
 
 from assets.graph import DAILY_JOB, build_definitions
 from assets.keys import CANONICAL, REPORT, SNAPSHOTS
+from cdc_pipelines.canonical import MESSAGE_COUNTS
 from cdc_pipelines.daily import TARGETS_DIR
 from cdc_pipelines.demo import generate, wrap_kcat
 from cdc_pipelines.demo_catalog import KCAT_SOURCE, KCAT_TOPIC, demo_topics
@@ -57,7 +58,7 @@ def run_demo(
     results = {
         day: {
             "success": result.success,
-            **{k: v.value for k, v in decoded.get(day, {}).items() if k in ("read", "decoded", "rejected", "events")},
+            **{k: v.value for k, v in decoded.get(day, {}).items() if k in MESSAGE_COUNTS},
             "checks": {c.check_name: c.passed for c in checks if c.partition == day},
             "report": reports.get(day),
             "snapshot": {k: v.value for k, v in snapshots.get(day, {}).items() if k in ("tables", "rows", "anomalies")},

@@ -26,6 +26,9 @@ LOGICAL_TYPES = (
 )  # fmt: skip
 TIME_UNITS = ("s", "ms", "us", "ns")
 PARTITION_COLUMNS = ("dt", "source_topic")
+# what a decode run counts: messages read = decoded + rejected + filtered (left out by a table filter);
+# events are the canonical rows the decoded messages gave
+MESSAGE_COUNTS = ("read", "decoded", "rejected", "filtered", "events")
 BINARY_ENCODINGS = ("base64", "base16", "latin1")
 
 # Source type names (lower case, without length/precision and UNSIGNED) -> logical type. One table

@@ -9,6 +9,7 @@ import yaml
 
 from cdc_pipelines.extracts.rows import check_envelope
 from cdc_pipelines.formats import get_codec
+from cdc_pipelines.table_filter import TableFilter, TableFilterError
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Topic:
     envelope: str | None = None
     snapshot: bool = False  # its tables feed `table_snapshots`: opt-in, as one table must come from one topic
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # {"db.table": key columns} where none are named
+    tables: TableFilter | None = None  # which of the topic's tables to keep (None: all)
 
 
 class CatalogError(ValueError):
@@ -27,7 +29,8 @@ class CatalogError(ValueError):
 
 
 def load_catalog(path: str | Path) -> list[Topic]:
-    """Read and validate a catalog YAML (`topics: [{name, format, options, targets, envelope, snapshot, keys}]`)."""
+    """Read and validate a catalog YAML
+    (`topics: [{name, format, options, targets, envelope, snapshot, keys, tables: {include, exclude}}]`)."""
     data = yaml.safe_load(Path(path).read_text()) or {}
     topics = []
     for i, entry in enumerate(data.get("topics") or []):
@@ -49,10 +52,23 @@ def load_catalog(path: str | Path) -> list[Topic]:
             raise CatalogError(f"topic {entry['name']!r} in {path}: snapshot must be true or false")
         snapshot = entry.get("snapshot", False)
         keys = _keys(entry, path)
+        tables = _tables(entry, path)
         topics.append(
-            Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot, keys)
+            Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot, keys, tables)
         )
     return topics
+
+
+def _tables(entry: dict, path: str | Path) -> TableFilter | None:
+    """`tables: {include: [glob, ...], exclude: [glob, ...]}`: the topic's tables to keep (see `table_filter`)."""
+    tables = entry.get("tables") or {}
+    where = f"topic {entry['name']!r} in {path}"
+    if not isinstance(tables, dict) or set(tables) - {"include", "exclude"}:
+        raise CatalogError(f"{where}: tables takes include and exclude, lists of globs on db.table")
+    try:
+        return TableFilter.of(tables.get("include"), tables.get("exclude"))
+    except TableFilterError as exc:
+        raise CatalogError(f"{where}: {exc}") from None
 
 
 def _keys(entry: dict, path: str | Path) -> dict[str, tuple[str, ...]]:

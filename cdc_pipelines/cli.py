@@ -11,11 +11,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cdc_pipelines.bench.command import add_parser as add_bench_parser
+from cdc_pipelines.canonical import MESSAGE_COUNTS
 from cdc_pipelines.extracts.files import InputError
 from cdc_pipelines.extracts.rows import ENVELOPES
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.progress import spark_progress
 from cdc_pipelines.storage import absolute
+from cdc_pipelines.table_filter import TableFilter
 
 
 def _options(pairs: list[str]) -> dict[str, str]:
@@ -105,6 +107,7 @@ def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
     dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
     dec.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
     dec.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
+    _table_arguments(dec)
     dec.add_argument(
         "inputs", type=path_argument, nargs="+", help="files or folders of messages, one per line (.gz too)"
     )
@@ -118,6 +121,7 @@ def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
     conv.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
     conv.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
     conv.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
+    _table_arguments(conv)
     conv.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
     enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
     enc.add_argument("--to", dest="target", required=True, help="target format id")
@@ -162,7 +166,7 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.samples import sample_folder
 
     spark = _spark(args)
-    total = {"read": 0, "decoded": 0, "rejected": 0, "events": 0}
+    total = dict.fromkeys(MESSAGE_COUNTS, 0)
     for format_id in FORMAT_IDS:
         folder = sample_folder(format_id)
         if folder is None:
@@ -172,6 +176,15 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
         total = {k: total[k] + counts[k] for k in total}
     print(f"canonical table: {args.out}/changes  rejects: {args.out}/rejects", file=sys.stderr)
     return total
+
+
+def _table_arguments(parser: argparse.ArgumentParser) -> None:
+    for flag, what in (("--include", "keep only the tables matching"), ("--exclude", "leave out the tables matching")):
+        parser.add_argument(flag, action="append", metavar="GLOB", help=f"{what} GLOB on db.table (repeatable)")
+
+
+def _tables(args: argparse.Namespace) -> TableFilter | None:
+    return TableFilter.of(args.include, args.exclude)
 
 
 def _decode(args: argparse.Namespace) -> dict[str, int]:
@@ -188,8 +201,9 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     spark = _spark(args)
     with spark_progress(spark, "decode"):
         decoded = decode_files(
-            spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope
-        )
+            spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope,
+            tables=_tables(args),
+        )  # fmt: skip
         counts = write_decoded(decoded, args.out)
     write_counts(spark, args.out, args.dt, {args.topic: counts})
     return counts
@@ -232,7 +246,7 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     with spark_progress(spark, "convert"):
         decoded = decode_files(
             spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option),
-            envelope=args.envelope,
+            envelope=args.envelope, tables=_tables(args),
         )  # fmt: skip
         with persisted(decoded.combined):
             counts = count_extract(decoded)

@@ -16,6 +16,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_pipelines import storage
+from cdc_pipelines.canonical import MESSAGE_COUNTS
 from cdc_pipelines.catalog import Topic
 from cdc_pipelines.encode import encode_events, write_encoded_by_day
 from cdc_pipelines.lake import io
@@ -24,7 +25,6 @@ from cdc_pipelines.storage import join
 
 TARGETS_DIR = "targets"
 _DT_FOLDER = re.compile(r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/")
-COUNTS = ("read", "decoded", "rejected", "events")
 
 
 def dt_of_file(source_file: Column | str = "source_file") -> Column:
@@ -57,7 +57,7 @@ def decode_days(
     A topic with no files on a day gets zero counts for it: quiet topics are normal.
     """
     topics = list(topics)
-    results = {dt: {t.name: dict.fromkeys(COUNTS, 0) for t in topics} for dt in dts}
+    results = {dt: {t.name: dict.fromkeys(MESSAGE_COUNTS, 0) for t in topics} for dt in dts}
     for topic in topics:
         folders = [raw_partition(topic.name, dt) for dt in dts]
         present = [f for f in folders if extract_stats(spark, f)["files"]]
@@ -65,7 +65,7 @@ def decode_days(
             continue
         decoded = decode_files(
             spark, topic.format, present, topic=topic.name, dt=dt_of_file(), options=topic.options,
-            envelope=topic.envelope,
+            envelope=topic.envelope, tables=topic.tables,
         )  # fmt: skip
         for dt, counts in write_decoded_by_day(decoded, out, dt_of_path).items():
             results[dt][topic.name] = counts

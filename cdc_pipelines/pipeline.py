@@ -24,6 +24,8 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines.arrow_maps import map_array, map_dicts
+from cdc_pipelines.canonical import MESSAGE_COUNTS
+from cdc_pipelines.duplicates import find_duplicates, mark_duplicates
 from cdc_pipelines.extracts.files import list_input_files
 from cdc_pipelines.extracts.lines import ExtractLines, LineNumbering, read_extract_lines
 from cdc_pipelines.extracts.rows import check_envelope, decoded_rows
@@ -34,10 +36,10 @@ from cdc_pipelines.messages import pair_halves
 from cdc_pipelines.python_workers import no_cycle_collection
 from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.storage import join
+from cdc_pipelines.table_filter import TableFilter
 
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
-COUNTS = ("read", "decoded", "rejected", "events")
 # Delta keeps min/max statistics (for skipping files in queries) of these columns only: by default it
 # takes the first 32, and computing them for the long ids and paths cost 40% of writing the changes
 STATS_COLUMNS = {CHANGES_DIR: "op,db,table_name,event_time,sync_time,source_line", REJECTS_DIR: "source_line"}
@@ -60,7 +62,7 @@ _ARROW_SCHEMA = to_arrow_schema(DECODED_SCHEMA, timezone="UTC")
 
 
 class ConservationError(RuntimeError):
-    """Messages read != decoded + rejected: something was lost or counted twice."""
+    """Messages read != decoded + rejected + filtered: something was lost or counted twice."""
 
 
 @dataclass
@@ -74,6 +76,7 @@ class DecodedExtract:
     events: DataFrame
     rejects: DataFrame
     combined: DataFrame
+    format_id: str
     topic: str
     dt: str | None = None
     read: dict[str, int] = field(default_factory=dict)
@@ -191,10 +194,12 @@ def decode_lines(
     dt: str | Column,
     options: Mapping[str, str] | None = None,
     envelope: str | None = None,
+    tables: TableFilter | None = None,
 ) -> DecodedExtract:
     """Decode extract lines into canonical events and rejects (lazy plans).
 
-    `dt` is a date or a column (the date of each row's file).
+    `dt` is a date or a column (the date of each row's file); events of tables `tables` leaves out are
+    counted as filtered.
     """
     codec = get_codec(format_id)
     resolved = codec.resolve_options(dict(options or {}))
@@ -203,24 +208,46 @@ def decode_lines(
     )
     if codec.split_update:
         decoded = pair_split_updates(decoded, codec.update_has_before)
-    return decoded_extract(decoded, format_id, topic=topic, dt=dt, read=lines.read)
+    return decoded_extract(decoded, format_id, topic=topic, dt=dt, read=lines.read, tables=tables)
+
+
+def filtered_out(tables: TableFilter | None) -> Column:
+    """True for a decoded event of a table `tables` leaves out; never for rejects or table-less events."""
+    if tables is None:
+        return F.lit(False)
+    name = F.concat_ws(".", "db", "table_name")  # concat_ws skips a null db
+    left_out = F.lit(False)
+    if tables.include_regex:
+        left_out = ~name.rlike(tables.include_regex)
+    if tables.exclude_regex:
+        left_out = left_out | name.rlike(tables.exclude_regex)
+    return F.col("reject_reason").isNull() & F.col("table_name").isNotNull() & left_out
 
 
 def decoded_extract(
-    decoded: DataFrame, format_id: str, *, topic: str, dt: str | Column, read: dict[str, int]
+    decoded: DataFrame,
+    format_id: str,
+    *,
+    topic: str,
+    dt: str | Column,
+    read: dict[str, int],
+    tables: TableFilter | None = None,
 ) -> DecodedExtract:
     """The events and rejects of `decoded` (DECODED_SCHEMA rows of one extract) with their partition
-    columns; `read` is the messages each file holds."""
+    columns and `filtered` (left out by `tables`); `read` is the messages each file holds."""
     combined = decoded.select(
-        "*", F.lit(format_id).alias("source_format"), F.lit(topic).alias("source_topic"), F.lit(dt).alias("dt")
-    )
-    events = combined.where(F.col("reject_reason").isNull()).select(*CANONICAL_COLUMNS)
+        "*", F.lit(format_id).alias("source_format"), F.lit(topic).alias("source_topic"), F.lit(dt).alias("dt"),
+        filtered_out(tables).alias("filtered"),
+    )  # fmt: skip
+    events = combined.where(F.col("reject_reason").isNull() & ~F.col("filtered")).select(*CANONICAL_COLUMNS)
     rejects = combined.where(F.col("reject_reason").isNotNull()).select(
         "source_format", "source_topic", "source_file", "source_line", "raw", "raw_encoding",
         F.col("reject_reason").alias("reason"), "dt",
     )  # fmt: skip
     day = dt if isinstance(dt, str) else None
-    return DecodedExtract(events=events, rejects=rejects, combined=combined, topic=topic, dt=day, read=read)
+    return DecodedExtract(
+        events=events, rejects=rejects, combined=combined, topic=topic, dt=day, read=read, format_id=format_id
+    )
 
 
 def decode_files(
@@ -232,6 +259,7 @@ def decode_files(
     dt: str | Column,
     options: Mapping[str, str] | None = None,
     envelope: str | None = None,
+    tables: TableFilter | None = None,
 ) -> DecodedExtract:
     """Decode the files or folders `inputs` (one message per line, compressed or not).
 
@@ -242,39 +270,34 @@ def decode_files(
     codec.resolve_options(dict(options or {}))
     check_envelope(envelope)
     lines = read_extract_lines(spark, list_input_files(inputs), codec, envelope)
-    return decode_lines(spark, lines, format_id, topic=topic, dt=dt, options=options, envelope=envelope)
+    return decode_lines(spark, lines, format_id, topic=topic, dt=dt, options=options, envelope=envelope, tables=tables)
 
 
-def _counts_by_day(combined: DataFrame, days: list[str]) -> list[Column]:
-    """Aggregates of decoded / rejected / events for each of `days` (an Observation's metrics)."""
-    ok, first = F.col("reject_reason").isNull(), F.col("row_index") == 0
-    metrics = []
-    for i, day in enumerate(days):
-        on_day = F.col("dt") == day
-        metrics += [
-            F.coalesce(F.sum(F.when(on_day & ok & first, F.col("messages"))), F.lit(0)).alias(f"decoded_{i}"),
-            F.count(F.when(on_day & ~ok & first, 1)).alias(f"rejected_{i}"),
-            F.count(F.when(on_day & ok, 1)).alias(f"events_{i}"),
-        ]
-    return metrics
+_DECODED_COUNTS = MESSAGE_COUNTS[1:]  # all but read, which Spark counted before decoding
+
+
+def _counts(where: Column, suffix: str = "") -> list[Column]:
+    """Aggregates of decoded / rejected / filtered / events over the combined rows `where` holds."""
+    ok, first, kept = F.col("reject_reason").isNull(), F.col("row_index") == 0, ~F.col("filtered")
+    return [
+        F.coalesce(F.sum(F.when(where & ok & first & kept, F.col("messages"))), F.lit(0)).alias(f"decoded{suffix}"),
+        F.count(F.when(where & ~ok & first, 1)).alias(f"rejected{suffix}"),
+        F.coalesce(F.sum(F.when(where & ok & first & ~kept, F.col("messages"))), F.lit(0)).alias(f"filtered{suffix}"),
+        F.count(F.when(where & ok & kept, 1)).alias(f"events{suffix}"),
+    ]
 
 
 def check_conservation(counts: dict[str, int], where: str = "") -> dict[str, int]:
-    if counts["read"] != counts["decoded"] + counts["rejected"]:
-        raise ConservationError(f"messages read != decoded + rejected{where}: {counts}")
+    if counts["read"] != counts["decoded"] + counts["rejected"] + counts["filtered"]:
+        raise ConservationError(f"messages read != decoded + rejected + filtered{where}: {counts}")
     return counts
 
 
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
-    """read / decoded / rejected / events of a decoded extract (a Spark job of its own), checked for
+    """The counts (MESSAGE_COUNTS) of a decoded extract (a Spark job of its own), checked for
     conservation. `write_decoded` counts while it writes instead."""
-    ok, first = F.col("reject_reason").isNull(), F.col("row_index") == 0
-    row = decoded.combined.agg(
-        F.coalesce(F.sum(F.when(ok & first, F.col("messages"))), F.lit(0)).alias("decoded"),
-        F.count(F.when(~ok & first, 1)).alias("rejected"),
-        F.count(F.when(ok, 1)).alias("events"),
-    ).first()
-    counts = {"read": sum(decoded.read.values()), **{k: row[k] for k in ("decoded", "rejected", "events")}}
+    row = decoded.combined.agg(*_counts(F.lit(True))).first()
+    counts = {"read": sum(decoded.read.values()), **{k: int(row[k]) for k in _DECODED_COUNTS}}
     return check_conservation(counts)
 
 
@@ -285,7 +308,7 @@ def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
     rerun leaves no stale events or rejects behind.
     """
     by_day = write_decoded_by_day(decoded, out)
-    return {k: sum(c[k] for c in by_day.values()) for k in COUNTS}
+    return {k: sum(c[k] for c in by_day.values()) for k in MESSAGE_COUNTS}
 
 
 def write_decoded_by_day(
@@ -294,8 +317,9 @@ def write_decoded_by_day(
     """`write_decoded` of an extract whose rows carry their day (`dt` a column: `day_of_file` names each
     file's day); counts per day, each day checked for conservation before anything is committed.
 
-    The codecs run once: the decoded rows are kept on disk while one job counts them (which decodes),
-    then the events and the rejects are each replaced in one Delta commit from those rows.
+    The codecs run once: the decoded rows are kept on disk while one job counts them (which decodes)
+    and one looks for redelivered messages (`duplicates`), then the events and the rejects are each
+    replaced in one Delta commit from those rows.
     """
     read: dict[str, int] = {} if decoded.dt is None else {decoded.dt: 0}
     for file, count in decoded.read.items():
@@ -306,12 +330,17 @@ def write_decoded_by_day(
     replace = [{"dt": day, "source_topic": decoded.topic} for day in days]
     combined = decoded.combined
     with persisted(combined):
-        metrics = combined.agg(*_counts_by_day(combined, days) or [F.count("*")]).first().asDict()
+        by_day = [c for i, day in enumerate(days) for c in _counts(F.col("dt") == day, f"_{i}")]
+        metrics = combined.agg(*by_day or [F.count("*")]).first().asDict()
         counts = {}
         for i, day in enumerate(days):
-            day_counts = {"read": read[day], **{k: int(metrics[f"{k}_{i}"]) for k in ("decoded", "rejected", "events")}}
+            day_counts = {"read": read[day], **{k: int(metrics[f"{k}_{i}"]) for k in _DECODED_COUNTS}}
             counts[day] = check_conservation(day_counts, f" on {day}")
-        for frame, name, schema in ((decoded.events, CHANGES_DIR, CANONICAL_SCHEMA),
+        kept = combined.where(F.col("reject_reason").isNull() & ~F.col("filtered"))
+        kept = kept.select(*CANONICAL_COLUMNS, "row_index")
+        repeats = find_duplicates(kept, get_codec(decoded.format_id).delivery_fields)
+        events = decoded.events if repeats is None else mark_duplicates(decoded.events, repeats)
+        for frame, name, schema in ((events, CHANGES_DIR, CANONICAL_SCHEMA),
                                     (decoded.rejects, REJECTS_DIR, REJECTS_SCHEMA)):  # fmt: skip
             properties = {"delta.dataSkippingStatsColumns": STATS_COLUMNS[name]}
             io.replace_partitions(frame, join(out, name), replace, schema=schema, register_as=name,

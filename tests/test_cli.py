@@ -47,7 +47,7 @@ def test_decode_writes_partitioned_parquet_and_summary(spark, tmp_path, capsys):
     )
     assert code == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert summary == {"read": 5, "decoded": 4, "rejected": 1, "events": 4}
+    assert summary == {"read": 5, "decoded": 4, "rejected": 1, "filtered": 0, "events": 4}
     assert read_counts(spark, tmp_path / "out", "2024-03-01") == {"orders": summary}
     part = tmp_path / "out" / "changes" / "dt=2024-03-01" / "source_topic=orders"
     assert any(p.suffix == ".parquet" for p in part.iterdir())

@@ -75,4 +75,4 @@ def test_halves_across_files_reused_keys_and_orphans_through_spark(spark, tmp_pa
     assert [(r["source_line"], r["reason"]) for r in rejects] == [
         (8, "UPDATE_BEFOR without its matching after half (pair key d\u0001t\u00019)")
     ]
-    assert run["counts"] == {"read": 9, "decoded": 8, "rejected": 1, "events": 5}
+    assert run["counts"] == {"read": 9, "decoded": 8, "rejected": 1, "filtered": 0, "events": 5}

@@ -67,6 +67,9 @@ class Codec:
     messages: str = "json"
     binary_messages: bool = False
     description: str = ""
+    # fields a replay of the same change sets anew (processing times): not part of what identifies a
+    # delivery when repeats are found (`cdc_pipelines.duplicates`); canonical names or `meta.<key>`
+    delivery_fields: tuple[str, ...] = ()
 
     def encode_event(self, event: dict, options: Mapping[str, str]) -> list:
         """The messages of one canonical event; Unsupported for what this format cannot carry.

@@ -353,12 +353,16 @@ def _encode(dts: bool):
 
 
 OPTIONS = {"legacy": "false", "binary": "base64", "timezone": "UTC"}
+# canal-server replaying its binlog after a restart sends a change again with a new `ts` (sync time)
+# and batch `id` (seq); its `es`, images and gtid stay
+REPLAYED = ("sync_time", "seq")
 OMS_CANAL = Codec(
     "oms-canal",
     decode_canal,
     _encode(dts=False),
     options=OPTIONS,
     multi_row=True,
+    delivery_fields=REPLAYED,
     description="Canal JSON (OMS)",
 )
 DTS_CANAL = Codec(
@@ -367,5 +371,6 @@ DTS_CANAL = Codec(
     _encode(dts=True),
     options=OPTIONS,
     multi_row=True,
+    delivery_fields=REPLAYED,
     description="Canal JSON (DTS)",
 )

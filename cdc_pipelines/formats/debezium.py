@@ -654,6 +654,9 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
 
 
 _SMT_OPTIONS = {**OPTIONS, "db": "", "table": "", "add_fields": ""}
+# a connector restarted from its offsets sends a change again with a new envelope time; the source
+# position (file/pos/row, lsn, scn) stays part of what identifies it
+REPLAYED = ("sync_time", "meta.ts_ms", "meta.ts_us", "meta.ts_ns")
 OMS_DEBEZIUM = Codec(
     "oms-debezium",
     decode_debezium,
@@ -661,6 +664,7 @@ OMS_DEBEZIUM = Codec(
     options={**OPTIONS, "schema": "auto"},
     binary="base16",
     update_has_before=False,
+    delivery_fields=REPLAYED,
     description="Debezium JSON (OMS)",
 )
 OMS_DEBEZIUM_FLATTEN = Codec(
@@ -670,6 +674,7 @@ OMS_DEBEZIUM_FLATTEN = Codec(
     options=OPTIONS,
     binary="base16",
     update_has_before=False,
+    delivery_fields=REPLAYED,
     description="DebeziumFlatten JSON (OMS)",
 )
 OMS_DEBEZIUM_SMT = Codec(
@@ -679,5 +684,6 @@ OMS_DEBEZIUM_SMT = Codec(
     options=_SMT_OPTIONS,
     binary="base16",
     update_has_before=False,
+    delivery_fields=REPLAYED,
     description="DebeziumSmt JSON (OMS)",
 )

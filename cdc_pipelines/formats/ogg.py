@@ -115,5 +115,7 @@ OGG_JSON = Codec(
     encode_ogg,
     options=OPTIONS,
     update_has_before=False,
+    # a replayed trail record is formatted again (`current_ts`); its `pos` and `op_ts` stay
+    delivery_fields=("sync_time", "meta.current_ts"),
     description="Oracle GoldenGate JSON",
 )

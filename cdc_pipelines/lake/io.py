@@ -116,6 +116,7 @@ def replace_partitions(
         .write.format(DELTA)
         .mode("overwrite")
         .option("replaceWhere", partition_predicate(list(replace), partition_by))
+        .option("mergeSchema", "true")  # a column a newer release adds (counts' `filtered`) joins the table
         .option("userMetadata", json.dumps({"cdc_run": tag}))
     )
     try:
@@ -166,13 +167,18 @@ def table_version(spark: SparkSession, path: str | Path) -> int | None:
 
 
 def read_table(spark: SparkSession, path: str | Path, schema: T.StructType, version: int | None = None) -> DataFrame:
-    """The Delta table at `path` (at `version`, or the latest) with `schema`; empty where there is none."""
+    """The Delta table at `path` (at `version`, or the latest) with `schema`; empty where there is none.
+    A column of `schema` the table lacks (written before a release added it) reads as null."""
     if not is_table(spark, path):
         return spark.createDataFrame([], schema)
     reader = spark.read.format(DELTA)
     if version is not None:
         reader = reader.option("versionAsOf", version)
-    return reader.load(str(path)).select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
+    frame = reader.load(str(path))
+    held = set(frame.columns)
+    return frame.select(
+        *[(F.col(f.name) if f.name in held else F.lit(None)).cast(f.dataType).alias(f.name) for f in schema.fields]
+    )
 
 
 def read_canonical(spark: SparkSession, path: str | Path, version: int | None = None) -> DataFrame:

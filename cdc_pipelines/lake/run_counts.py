@@ -14,13 +14,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines.canonical import MESSAGE_COUNTS
 from cdc_pipelines.lake.io import Commit, read_table, replace_partitions
 from cdc_pipelines.storage import join
 
 COUNTS_DIR = "counts"
-COUNT_NAMES = ("read", "decoded", "rejected", "events")
 COUNTS_SCHEMA = T.StructType(
-    [T.StructField(name, T.LongType(), False) for name in COUNT_NAMES]
+    [T.StructField(name, T.LongType(), False) for name in MESSAGE_COUNTS]
     + [T.StructField("dt", T.StringType(), False), T.StructField("source_topic", T.StringType(), False)]
 )
 
@@ -35,7 +35,8 @@ def write_counts(
     """Replace the counts of `dt` for each topic in `per_topic` (one commit)."""
     if not per_topic:
         return None
-    rows = [(*(int(counts[k]) for k in COUNT_NAMES), dt, topic) for topic, counts in per_topic.items()]
+    # counts from before table filters have no `filtered`: none were
+    rows = [(*(int(counts.get(k, 0)) for k in MESSAGE_COUNTS), dt, topic) for topic, counts in per_topic.items()]
     frame = spark.createDataFrame(rows, COUNTS_SCHEMA)
     replace = [{"dt": dt, "source_topic": topic} for topic in per_topic]
     return replace_partitions(frame, counts_path(lake_root), replace, schema=COUNTS_SCHEMA, register_as=COUNTS_DIR)
@@ -44,4 +45,4 @@ def write_counts(
 def read_counts(spark: SparkSession, lake_root: str | Path, dt: str) -> dict[str, dict[str, int]]:
     """Counts recorded for `dt`, by topic; empty when no run recorded any."""
     rows = read_table(spark, counts_path(lake_root), COUNTS_SCHEMA).where(F.col("dt") == dt).collect()
-    return {row["source_topic"]: {k: int(row[k]) for k in COUNT_NAMES} for row in rows}
+    return {row["source_topic"]: {k: int(row[k] or 0) for k in MESSAGE_COUNTS} for row in rows}

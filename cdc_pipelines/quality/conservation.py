@@ -1,4 +1,5 @@
-"""Conservation and reject rate: every message read was either decoded or rejected, and few were rejected.
+"""Conservation and reject rate: every message read was decoded, rejected or filtered (left out by a
+table filter), and few were rejected. Redelivered messages (`cdc.duplicate_of`) are counted beside.
 
 A decoder that drops messages without rejecting them loses data silently; a reject rate that jumps
 usually means the source changed its format.
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdc_pipelines.duplicates import DUPLICATE_OF
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult
 
 RULE = "conservation_check"
@@ -19,25 +21,27 @@ TOP_REASONS = 10
 
 def lake_counts(changes: DataFrame, rejects: DataFrame) -> dict[str, dict[str, int]]:
     """Messages decoded (distinct input lines behind the events, plus the before halves of merged
-    split updates) and rejected, by topic, as the lake holds them."""
+    split updates), rejected and redelivered (events marked `cdc.duplicate_of`), by topic, as the lake
+    holds them."""
     before_half = F.element_at("meta", F.lit("cdc.before_source_line")).isNotNull()
+    repeat = F.element_at("meta", F.lit(DUPLICATE_OF)).isNotNull()
     decoded = changes.groupBy("source_topic").agg(
         (F.count_distinct("source_file", "source_line") + F.count(F.when(before_half, 1))).alias("decoded"),
         F.count(F.lit(1)).alias("events"),
+        F.count(F.when(repeat, 1)).alias("duplicates"),
     )
     rejected = rejects.groupBy("source_topic").agg(F.count(F.lit(1)).alias("rejected"))
     out: dict[str, dict[str, int]] = {}
+    zero = {"decoded": 0, "rejected": 0, "events": 0, "duplicates": 0}
     for r in decoded.collect():
-        out.setdefault(r.source_topic, {"decoded": 0, "rejected": 0, "events": 0}).update(
-            decoded=r.decoded, events=r.events
-        )
+        out.setdefault(r.source_topic, dict(zero)).update(decoded=r.decoded, events=r.events, duplicates=r.duplicates)
     for r in rejected.collect():
-        out.setdefault(r.source_topic, {"decoded": 0, "rejected": 0, "events": 0})["rejected"] = r.rejected
+        out.setdefault(r.source_topic, dict(zero))["rejected"] = r.rejected
     return out
 
 
-def _imbalance(read, decoded, rejected) -> str:
-    return f"read {read} != decoded {decoded} + rejected {rejected}"
+def _imbalance(read, decoded, rejected, filtered) -> str:
+    return f"read {read} != decoded {decoded} + rejected {rejected} + filtered {filtered}"
 
 
 def conservation_check(
@@ -48,8 +52,11 @@ def conservation_check(
     *,
     max_reject_rate: float = 0.05,
     per_topic: Mapping[str, Mapping[str, int | None]] | None = None,
+    filtered: int = 0,
+    duplicates: int = 0,
 ) -> RuleResult:
-    """read == decoded + rejected (overall and per topic in `per_topic`), reject rate <= threshold.
+    """read == decoded + rejected + filtered (overall and per topic in `per_topic`), reject rate <=
+    threshold; `duplicates` (redelivered messages) is reported, not judged.
 
     `read` None means no run recorded it: the balance is then reported as not checked rather than
     assumed. `rejects` supplies the top reject reasons and the failing examples.
@@ -57,20 +64,23 @@ def conservation_check(
     groups = []
     for topic, c in sorted((per_topic or {}).items()):
         t_read = c.get("read")
-        ok = t_read is None or t_read == c.get("decoded", 0) + c.get("rejected", 0)
+        ok = t_read is None or t_read == c.get("decoded", 0) + c.get("rejected", 0) + c.get("filtered", 0)
         groups.append({"source_topic": topic, "table": "*", **c, "balanced": ok})
     balance_checked = read is not None
-    balanced = not balance_checked or read == decoded + rejected
+    balanced = not balance_checked or read == decoded + rejected + filtered
     unbalanced = [g for g in groups if not g["balanced"]]
-    total = read if read is not None else decoded + rejected
+    total = read if read is not None else decoded + rejected + filtered
     rate = rejected / total if total else 0.0
     examples = []
     if not balanced:
-        examples.append({"id": "partition", "reason": _imbalance(read, decoded, rejected), "source_topic": "*"})
+        examples.append(
+            {"id": "partition", "reason": _imbalance(read, decoded, rejected, filtered), "source_topic": "*"}
+        )
     examples += [
-        {"id": "topic", "reason": _imbalance(g["read"], g["decoded"], g["rejected"]), "source_topic": g["source_topic"]}
+        {"id": "topic", "source_topic": g["source_topic"],
+         "reason": _imbalance(g["read"], g["decoded"], g["rejected"], g.get("filtered", 0))}
         for g in unbalanced
-    ]
+    ]  # fmt: skip
     reasons = []
     if rejected:
         reasons = [
@@ -98,6 +108,8 @@ def conservation_check(
             "read": read,
             "decoded": decoded,
             "rejected": rejected,
+            "filtered": filtered,
+            "duplicates": duplicates,
             "reject_rate": rate,
             "balance_checked": balance_checked,
             "reject_reasons": reasons,

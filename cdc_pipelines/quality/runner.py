@@ -65,15 +65,19 @@ def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) ->
 
 
 def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -> RuleResult:
-    """Recorded messages read vs decoded + rejected as found in the lake, overall and by topic."""
+    """Recorded messages read (and filtered) vs decoded + rejected as found in the lake, overall and by
+    topic; the redelivered messages the lake marks, by topic."""
     found = lake_counts(partition.changes, partition.rejects)
     per_topic = {}
     for topic in sorted(set(found) | set(partition.recorded)):
-        lake = found.get(topic, {"decoded": 0, "rejected": 0})
+        lake = found.get(topic, {"decoded": 0, "rejected": 0, "duplicates": 0})
+        recorded = partition.recorded.get(topic, {})
         per_topic[topic] = {
-            "read": partition.recorded.get(topic, {}).get("read"),
+            "read": recorded.get("read"),
             "decoded": lake["decoded"],
             "rejected": lake["rejected"],
+            "filtered": recorded.get("filtered", 0),
+            "duplicates": lake["duplicates"],
         }
     # a topic without recorded counts makes the partition's read unknown
     known = bool(per_topic) and all(c["read"] is not None for c in per_topic.values())
@@ -84,6 +88,8 @@ def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -
         partition.rejects,
         max_reject_rate=max_reject_rate,
         per_topic=per_topic,
+        filtered=sum(c["filtered"] for c in per_topic.values()),
+        duplicates=sum(c["duplicates"] for c in per_topic.values()),
     )
 
 

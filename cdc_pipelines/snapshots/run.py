@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines.duplicates import DUPLICATE_OF
 from cdc_pipelines.extracts.files import InputError
 from cdc_pipelines.lake import io
 from cdc_pipelines.pipeline import CHANGES_DIR
@@ -77,8 +78,10 @@ def snapshot_days(
 
 
 def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None) -> DataFrame:
-    """The canonical events of `day` (none when the day was never decoded)."""
+    """The canonical events of `day` (none when the day was never decoded), redelivered ones left out:
+    a change is applied once however often its topic delivered it."""
     events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
+    events = events.where(F.element_at("meta", F.lit(DUPLICATE_OF)).isNull())
     return events if topics is None else events.where(F.col("source_topic").isin(list(topics)))
 
 

@@ -136,7 +136,7 @@ def test_a_debezium_topic_with_tombstones_passes_its_quality_checks(spark, tmp_p
     lake = tmp_path / "lake"
     decoded = decode_files(spark, "oms-debezium", [path], topic="dbz", dt="2024-01-01", envelope="kcat")
     counts = write_decoded(decoded, lake)
-    assert counts == {"read": 12, "decoded": 12, "rejected": 0, "events": 12}
+    assert counts == {"read": 12, "decoded": 12, "rejected": 0, "filtered": 0, "events": 12}
     write_counts(spark, lake, "2024-01-01", {"dbz": counts})
     part = load_partition(spark, lake, "2024-01-01")
     assert sorted(part.changes.groupBy("op", "raw_op").count().collect()) == [

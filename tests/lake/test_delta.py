@@ -48,7 +48,7 @@ def _delta_rs_counts(out: Path, table: str, topic: str, dt: str) -> int:
 def test_decode_writes_delta_tables_that_delta_rs_reads_and_a_rerun_is_one_version_up(spark, tmp_path, capsys):
     out, extract = tmp_path / "lake", _messages(tmp_path / "m.jsonl", 7, bad=2)
     summary = _decode(out, extract, "orders", "2024-03-01", capsys)
-    assert summary == {"read": 9, "decoded": 7, "rejected": 2, "events": 7}
+    assert summary == {"read": 9, "decoded": 7, "rejected": 2, "filtered": 0, "events": 7}
     for table, expected in (("changes", 7), ("rejects", 2), ("counts", 1)):
         assert _delta_rs_counts(out, table, "orders", "2024-03-01") == expected
     assert DeltaTable(str(out / "changes")).metadata().partition_columns == ["dt", "source_topic"]
@@ -155,7 +155,8 @@ def test_an_old_parquet_lake_converts_in_place(spark, tmp_path):
     assert sorted(pc.value_counts(table["source_topic"]).to_pylist(), key=lambda c: c["values"]) == [
         {"values": "a/b", "counts": 4}, {"values": "c", "counts": 3},
     ]  # fmt: skip
-    assert read_counts(spark, lake, "2024-01-01") == {"a/b": {"read": 4, "decoded": 4, "rejected": 0, "events": 4}}
+    recorded = {"a/b": {"read": 4, "decoded": 4, "rejected": 0, "filtered": 0, "events": 4}}
+    assert read_counts(spark, lake, "2024-01-01") == recorded
     assert convert_lake(spark, str(lake)) == {"changes": 0, "rejects": None, "counts_files": 0}  # idempotent
     assert io.read_canonical(spark, lake / "changes").where(F.col("source_topic") == "a/b").count() == 4
 

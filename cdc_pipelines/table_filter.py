@@ -1,0 +1,81 @@
+"""Which source tables of a topic to keep: glob patterns on `db.table`, as a catalog or the CLI gives them.
+
+A topic that carries a whole database often feeds a lake that wants a few of its tables. The filter is
+applied to decoded events, so what it leaves out is counted (`filtered`) instead of disappearing:
+read = decoded + rejected + filtered. An event that names no table (a tombstone, a DDL of the whole
+database) is always kept. Patterns are shell globs (`*`, `?`, `[abc]`), matched case-sensitively
+against `db.table` (`table` alone where the event has no db).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+class TableFilterError(ValueError):
+    """A pattern list that is not a list of non-empty texts."""
+
+
+_GLOB_TOKEN = re.compile(r"\*|\?|\[!?\]?[^\]]*\]|.", re.DOTALL)
+
+
+def _regex(patterns: tuple[str, ...]) -> str:
+    """One anchored regex, valid in Python and Java alike, matching any of the globs."""
+    parts = []
+    for glob in patterns:
+        out = []
+        for token in _GLOB_TOKEN.findall(glob):
+            if token == "*":
+                out.append(".*")
+            elif token == "?":
+                out.append(".")
+            elif len(token) > 1:  # a [class], [!negated]
+                negated = token.startswith("[!")
+                body = "".join("\\" + c if c in "\\[]&^" else c for c in token[2 if negated else 1 : -1])
+                out.append("[" + ("^" if negated else "") + body + "]")
+            else:
+                out.append(re.escape(token))
+        parts.append("".join(out))
+    return "^(?:" + "|".join(parts) + ")$"
+
+
+@dataclass(frozen=True)
+class TableFilter:
+    """Keep a table when it matches an `include` pattern (or none are given) and no `exclude` pattern."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None) -> TableFilter | None:
+        """The filter of these pattern lists; None when both are empty (every table kept)."""
+        inc, exc = _patterns(include, "include"), _patterns(exclude, "exclude")
+        return cls(inc, exc) if inc or exc else None
+
+    @property
+    def include_regex(self) -> str | None:
+        return _regex(self.include) if self.include else None
+
+    @property
+    def exclude_regex(self) -> str | None:
+        return _regex(self.exclude) if self.exclude else None
+
+    def keeps(self, db: str | None, table: str | None) -> bool:
+        """Whether an event of `db`.`table` is kept (the plain-Python twin of the Spark column)."""
+        if table is None:
+            return True
+        name = table if db is None else f"{db}.{table}"
+        if self.include and not any(fnmatch.fnmatchcase(name, p) for p in self.include):
+            return False
+        return not any(fnmatch.fnmatchcase(name, p) for p in self.exclude)
+
+
+def _patterns(patterns: Iterable[str] | None, what: str) -> tuple[str, ...]:
+    if patterns is None:
+        return ()
+    if isinstance(patterns, str) or not all(isinstance(p, str) and p for p in patterns):
+        raise TableFilterError(f"table {what} patterns must be a list of non-empty globs on db.table")
+    return tuple(patterns)
