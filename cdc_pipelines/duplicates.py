@@ -4,12 +4,13 @@
 canal, Maxwell, Debezium and Kafka itself deliver at least once: a producer retries, a consumer or a
 connector restarts from its last checkpoint, and the same change arrives again on another line. What
 identifies a delivery is the change as the message states it: every canonical field except the
-event's lineage (event id, file, line), the transport's `cdc.*` meta (Kafka partition and offset)
-and the fields the codec names in `delivery_fields` (what a replay sets anew: Debezium's envelope
-`ts_ms`, OGG's `current_ts`). A source position stays in it (binlog file/pos/row, gtid, SCN, LSN, DTS
-`sourcePosition`, OMS `storeDataSequence`, DataWorks `sequenceId`), so two changes of the same values
-at different positions are never taken for one; where a format has no position, the content is the
-message text as decoded. Two rows of one message differ by their row index.
+event's lineage (event id, file, line), the `cdc.*` meta the run adds (Kafka partition, offset and
+time; the Kafka key stays, so tombstones of different keys differ) and the fields the codec names in
+`delivery_fields` (what a replay sets anew: Debezium's envelope `ts_ms`, canal's `ts` and batch `id`,
+OGG's `current_ts`). A source position stays in it (binlog file/pos/row, gtid, SCN, LSN, DTS
+`sourcePosition` and record `id`, OMS `storeDataSequence`, DataWorks `sequenceId`), so two changes of
+the same values at different positions are never taken for one; where a format has no position, what
+identifies a delivery is the message text as decoded. Two rows of one message differ by row index.
 
 Cost on a topic without repeats: one 64-bit hash per event over the rows the decode already keeps,
 and one aggregation of the hashes; rows are compared field by field only where a hash repeats.
@@ -22,7 +23,10 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from cdc_pipelines.extracts.rows import KAFKA_META_PREFIX
+
 DUPLICATE_OF = "cdc.duplicate_of"
+KAFKA_KEY = KAFKA_META_PREFIX + "key"
 # the largest set of repeats joined to the events as a broadcast (beyond it, a shuffle join)
 BROADCAST_ROWS = 200_000
 _LINEAGE = ("event_id", "source_file", "source_line")
@@ -38,7 +42,7 @@ def delivery_identity(columns: Sequence[str], delivery_fields: Sequence[str] = (
     out = []
     for name in [c for c in columns if c not in _LINEAGE and c not in delivery_fields]:
         if name == "meta":
-            kept = F.map_filter("meta", lambda k, _: ~(k.startswith("cdc.") | k.isin(*skipped)))
+            kept = F.map_filter("meta", lambda k, _: (k == KAFKA_KEY) | ~(k.startswith("cdc.") | k.isin(*skipped)))
             out.append(F.array_sort(F.map_entries(kept)).alias("meta"))
         elif name in _MAPS:
             out.append(F.map_entries(name).alias(name))  # maps can be neither hashed nor compared; entries can

@@ -355,7 +355,7 @@ def _encode(dts: bool):
 OPTIONS = {"legacy": "false", "binary": "base64", "timezone": "UTC"}
 # canal-server replaying its binlog after a restart sends a change again with a new `ts` (sync time)
 # and batch `id` (seq); its `es`, images and gtid stay
-REPLAYED = ("sync_time", "seq")
+REPLAYED = ("sync_time", "seq", "meta.ts", "meta.id")
 OMS_CANAL = Codec(
     "oms-canal",
     decode_canal,
