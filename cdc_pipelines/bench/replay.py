@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
@@ -46,11 +47,18 @@ def _cycled(block: pa.RecordBatch, rows: int) -> pa.RecordBatch:
     return pa.Table.from_batches(copies).combine_chunks().to_batches()[0]
 
 
+def _distinct(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """`batch` with a `seq` of its own on every row: decoded rows alike would be redelivered messages
+    to the decode (`cdc_pipelines.duplicates`), which the real input's messages are not."""
+    seq = pa.array(np.random.default_rng().integers(0, 2**62, batch.num_rows)).cast(pa.string())
+    return batch.set_column(batch.schema.get_field_index("seq"), "seq", seq)
+
+
 def _replay_rows(blob: bytes):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         block = pa.ipc.open_stream(blob).read_next_batch()
         for batch in batches:
-            yield _cycled(block, batch.num_rows)
+            yield _distinct(_cycled(block, batch.num_rows))
 
     return run
 

@@ -56,7 +56,7 @@ def _folder_bytes(path: Path) -> int:
 def bench_format(
     spark: SparkSession,
     format_id: str,
-    block: list[str],
+    messages: data.Messages,
     lines: int,
     scale: int,
     work: Path,
@@ -68,7 +68,7 @@ def bench_format(
     work = work / f"{scale}x" / format_id
     shutil.rmtree(work, ignore_errors=True)
     source = work / "input" / "part-0.jsonl"
-    size = data.write_messages(block, lines, source)["bytes"]
+    size = messages.write(lines, source)["bytes"]
     done: list[Measurement] = []
 
     def measure(step: str, run: Callable[[], object], records: Callable[[object], int], size: int = size) -> object:
@@ -152,7 +152,7 @@ def run_bench(
     threads = spark.sparkContext.defaultParallelism
     Path(work).mkdir(parents=True, exist_ok=True)
     events = data.block_events(config.block_days, config.block_events_per_day)
-    blocks = {f: data.message_block(f, events, Path(work)) for f in config.formats}
+    blocks = {f: data.Messages(f, events, Path(work), config.block_days) for f in config.formats}
     measurements: list[Measurement] = []
     cuts: list[dict] = []
     started = time.time()
