@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, unknown_op
+from cdc_pipelines.formats.base import Codec, Option, Reject, timezone_option, unknown_op
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
 FORMAT_ID = "aws-dms-json"
@@ -44,7 +44,11 @@ META_FIELDS = (
     V.MetaField("prev-transaction-record-id", "prev-transaction-record-id", "number"),
 )
 METADATA_ENVELOPE = ("operation", "schema-name", "table-name")
-OPTIONS = {"timezone": "UTC", "before_prefix": "BI_", "before_image": "before-image"}
+OPTIONS = (
+    timezone_option("metadata timestamps"),
+    Option("before_prefix", "BI_", "prefix of the before-image columns in `data` (empty: none)"),
+    Option("before_image", "before-image", "top-level field that holds the before image (empty: none)"),
+)
 CONTROL_DATA = "control-data"
 # the order DMS writes its metadata in (fields it does not document come last)
 _METADATA_ORDER = {

@@ -27,7 +27,7 @@ import orjson
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, overlay, unknown_op
+from cdc_pipelines.formats.base import Codec, Option, Reject, overlay, timezone_option, unknown_op
 from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
 
 ROW_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "INSERT"}
@@ -352,7 +352,21 @@ def _encode(dts: bool):
     return encode
 
 
-OPTIONS = {"legacy": "false", "binary": "base64", "timezone": "UTC"}
+OPTIONS = (
+    Option(
+        "legacy",
+        "false",
+        "true for DTS instances created before 2022-03-20 (`data` and `old` swapped)",
+        choices=("false", "true"),
+    ),
+    Option(
+        "binary",
+        "base64",
+        "how BYTES values are written: base64 (OMS), latin1 (open-source canal) or base16",
+        choices=C.BINARY_ENCODINGS,
+    ),
+    timezone_option("TIMESTAMP text"),
+)
 OMS_CANAL = Codec(
     "oms-canal",
     decode_canal,

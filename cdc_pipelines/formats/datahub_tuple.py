@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject
+from cdc_pipelines.formats.base import Codec, Option, Reject
 
 META_COLUMNS = (
     "_sequence_id_",
@@ -30,6 +30,10 @@ BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 # times repeat from message to message (second or millisecond precision): parse each text once
 _time_of = functools.lru_cache(maxsize=4096)(C.time_of)
 _META = frozenset(META_COLUMNS)
+OPTIONS = (
+    Option("db", "", "the database of rows without `_source_table_`"),
+    Option("table", "", "the table of rows without `_source_table_`"),
+)
 
 
 def _flag(value: str | None) -> bool | None:
@@ -145,7 +149,7 @@ DATAHUB_TUPLE = Codec(
     "datahub-tuple",
     decode_tuple,
     encode_tuple,
-    options={"db": "", "table": ""},
+    options=OPTIONS,
     update_has_before=False,
     split_update=True,
     messages="tuple",

@@ -31,7 +31,7 @@ import orjson
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, OptionError, Reject, op_of
+from cdc_pipelines.formats.base import Codec, Option, OptionError, Reject, op_of
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
 OPS = {
@@ -45,7 +45,6 @@ OPS = {
 }
 SMT_FIELDS = r"^__(deleted|op|table|db|schema|lsn|ts_ms|source_[A-Za-z_]+)$"
 SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
-OPTIONS = {"binary": "base16", "column_types": ""}
 # the envelope fields read as objects (`before`/`after` images, `source`, `transaction`): at the top
 # (DebeziumFlatten) or under `payload` (Debezium); any other JSON value there makes the message no
 # Debezium message, as any other value in the places the Connect `schema` has objects or arrays
@@ -372,7 +371,6 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[dict
 ENCODE_OPS = {"INSERT": "c", "UPDATE": "u", "DELETE": "d", "HEARTBEAT": "HEARTBEAT", "TRUNCATE": "t"}
 DEBEZIUM_FAMILY = ("oms-debezium", "oms-debezium-flatten")
 VALUE_FAMILY = (*DEBEZIUM_FAMILY, "oms-debezium-smt")
-SCHEMA_CHOICES = ("auto", "true", "false")
 SMT_ADD_FIELDS = ("op", "table", "db", "schema", "ts_ms", "source.ts_ms")
 # source / transaction fields Debezium writes as JSON numbers (others are strings)
 _NUMERIC_FIELDS = frozenset(
@@ -576,8 +574,6 @@ def _encode_debezium(flatten: bool):
         E.require_table(event)
         meta = event.get("meta") or {}
         schema_option = options.get("schema", "auto")
-        if schema_option not in SCHEMA_CHOICES:
-            raise ValueError(f"option schema={schema_option!r} must be one of {', '.join(SCHEMA_CHOICES)}")
         with_schema = not flatten and (
             schema_option == "true" or (schema_option == "auto" and same and meta.get("cdc.schema") == "true")
         )
@@ -614,6 +610,16 @@ def _encode_debezium(flatten: bool):
     return encode
 
 
+@lru_cache(maxsize=64)
+def smt_add_fields(spec: str) -> tuple[str, ...]:
+    """`op,table` -> ("op", "table"): the `add_fields` option; OptionError for a field the SMT has not."""
+    add = tuple(f.strip() for f in spec.split(",") if f.strip())
+    unknown = sorted(set(add) - set(SMT_ADD_FIELDS))
+    if unknown:
+        raise OptionError(f"add_fields {', '.join(unknown)} not one of {', '.join(SMT_ADD_FIELDS)}")
+    return add
+
+
 def _smt_field(event: dict, name: str):
     millis = {"ts_ms": "sync_time", "source.ts_ms": "event_time"}
     if name in millis:
@@ -634,10 +640,7 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
     clashes = sorted(k for k in image if re.fullmatch(SMT_FIELDS, k))
     if clashes:
         raise E.Unsupported(f"column(s) {', '.join(clashes)} clash with DebeziumSmt's own fields")
-    add = [f.strip() for f in options.get("add_fields", "").split(",") if f.strip()]
-    unknown = sorted(set(add) - set(SMT_ADD_FIELDS))
-    if unknown:
-        raise ValueError(f"add_fields {', '.join(unknown)} not one of {', '.join(SMT_ADD_FIELDS)}")
+    add = smt_add_fields(options.get("add_fields", ""))
     types = event.get("column_types") or {}
     units = {c: C.OMS_DEBEZIUM_TEMPORAL_UNITS.get(t) for c, t in types.items()}
     row = _Values(event, units, options.get("binary", "base16")).image(image)
@@ -653,12 +656,37 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
     return [E.dumps(row | extra)]
 
 
-_SMT_OPTIONS = {**OPTIONS, "db": "", "table": "", "add_fields": ""}
+OPTIONS = (
+    Option(
+        "binary",
+        "base16",
+        "how BYTES values are written: base16 (OMS), base64 (standard Debezium) or latin1",
+        choices=C.BINARY_ENCODINGS,
+    ),
+    Option(
+        "column_types",
+        "",
+        "logical types of columns no Connect schema types, as c22:DATE,c23:TIME",
+        check=parse_column_types,
+    ),
+)
+SCHEMA_OPTION = Option(
+    "schema",
+    "auto",
+    "whether the encoder writes the Connect `schema`: true, false, or auto (as the source had it)",
+    choices=("auto", "true", "false"),
+)
+SMT_OPTIONS = (
+    *OPTIONS,
+    Option("db", "", "the database of messages without `__db`"),
+    Option("table", "", "the table of messages without `__table`"),
+    Option("add_fields", "", f"the SMT fields the encoder adds, of {', '.join(SMT_ADD_FIELDS)}", check=smt_add_fields),
+)
 OMS_DEBEZIUM = Codec(
     "oms-debezium",
     decode_debezium,
     _encode_debezium(flatten=False),
-    options={**OPTIONS, "schema": "auto"},
+    options=(*OPTIONS, SCHEMA_OPTION),
     binary="base16",
     update_has_before=False,
     description="Debezium JSON (OMS)",
@@ -676,7 +704,7 @@ OMS_DEBEZIUM_SMT = Codec(
     "oms-debezium-smt",
     decode_debezium_smt,
     encode_debezium_smt,
-    options=_SMT_OPTIONS,
+    options=SMT_OPTIONS,
     binary="base16",
     update_has_before=False,
     description="DebeziumSmt JSON (OMS)",

@@ -44,7 +44,6 @@ META_FIELDS = (
 )
 # fields read into the canonical row itself (the rest go to meta)
 ENVELOPE = ("database", "table", "type", "data", "old", "sql", "primary_key_columns")
-OPTIONS: dict[str, str] = {}
 
 
 @lru_cache(maxsize=4096)
@@ -142,6 +141,5 @@ MAXWELL_JSON = Codec(
     FORMAT_ID,
     decode_maxwell,
     encode_maxwell,
-    options=OPTIONS,
     description="Maxwell JSON",
 )

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, op_of
+from cdc_pipelines.formats.base import Codec, Reject, op_of, timezone_option
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
 FORMAT_ID = "ogg-json"
@@ -33,7 +33,7 @@ META_FIELDS = (
     V.MetaField("xid", "xid"),
 )
 ENVELOPE = ("table", "op_type", "primary_keys", "before", "after")
-OPTIONS = {"timezone": "UTC"}
+OPTIONS = (timezone_option("`op_ts` and `current_ts`"),)
 
 
 def split_table(name: str | None) -> tuple[str | None, str | None]:

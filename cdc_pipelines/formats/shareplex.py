@@ -25,7 +25,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay
+from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay, timezone_option
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
 OPS = {
@@ -45,7 +45,7 @@ SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
 BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 # times repeat from message to message (second or millisecond precision): parse each text once per zone
 _time_of = functools.lru_cache(maxsize=4096)(V.local_time_of)
-OPTIONS = {"timezone": "UTC"}
+OPTIONS = (timezone_option("`time` and `posttime`"),)
 NOT_AN_OBJECT = "not a valid JSON object"
 
 
