@@ -18,6 +18,7 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats.base import Codec, Reject, max_message_chars
 
 EVENT_FIELDS = (
@@ -163,7 +164,7 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
             listed = ", ".join(f"{k}:{types[k]}" for k in sorted(bad))
             raise Reject(f"value does not fit its type in column(s) {listed}")
         if numbers:
-            meta = {**(meta or {}), "cdc.json_numbers": _json_list(frozenset(numbers))}
+            meta = {**(meta or {}), meta_keys.JSON_NUMBERS: _json_list(frozenset(numbers))}
     event["meta"] = meta or None
     event.pop("temporal_units", None)
     return event
@@ -204,14 +205,14 @@ def merge_halves(after: dict, before: dict) -> dict:
     meta = dict(after.get("meta") or {})
     before_meta = before.get("meta") or {}
     numbers = {
-        *orjson.loads(meta.get("cdc.json_numbers", "[]")),
-        *orjson.loads(before_meta.get("cdc.json_numbers", "[]")),
+        *orjson.loads(meta.get(meta_keys.JSON_NUMBERS, "[]")),
+        *orjson.loads(before_meta.get(meta_keys.JSON_NUMBERS, "[]")),
     }
     if numbers:
-        meta["cdc.json_numbers"] = orjson.dumps(sorted(numbers)).decode()
-    meta["cdc.before_source_file"] = before["source_file"]
-    meta["cdc.before_source_line"] = str(before["source_line"])
-    meta["cdc.before_raw_op"] = before["raw_op"]
+        meta[meta_keys.JSON_NUMBERS] = orjson.dumps(sorted(numbers)).decode()
+    meta[meta_keys.BEFORE_SOURCE_FILE] = before["source_file"]
+    meta[meta_keys.BEFORE_SOURCE_LINE] = str(before["source_line"])
+    meta[meta_keys.BEFORE_RAW_OP] = before["raw_op"]
     return {**after, "before": before["before"], "meta": meta, "messages": 2}
 
 

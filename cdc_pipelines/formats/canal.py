@@ -26,6 +26,7 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats.base import Codec, Option, Reject, overlay, timezone_option, unknown_op
 from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
@@ -185,11 +186,11 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
     if not is_row:
         return [base | {"column_types": column_types, "ddl": sql if op == "DDL" else None, "meta": meta}]
 
-    meta["cdc.row_count"] = str(len(current))
+    meta[meta_keys.ROW_COUNT] = str(len(current))
     n_previous = len(previous) if previous is not None else 0
     events = []
     for index, row in enumerate(current):
-        row_meta = {**meta, "cdc.row_index": str(index)}
+        row_meta = {**meta, meta_keys.ROW_INDEX: str(index)}
         if op == "INSERT":
             before = None
         elif op == "DELETE":
@@ -197,7 +198,7 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
         else:  # UPDATE: `old` holds the changed columns' previous values
             old_row = previous[index] if index < n_previous else None
             before = overlay(row, old_row)
-            row_meta["cdc.changed_columns"] = _changed_columns(tuple(old_row or ()))
+            row_meta[meta_keys.CHANGED_COLUMNS] = _changed_columns(tuple(old_row or ()))
         events.append(
             base
             | {

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats.base import Codec, Option, Reject
 
@@ -124,7 +125,7 @@ def encode_tuple(event: dict, options: Mapping[str, str]) -> list:
         # the metadata columns as they came (those of the after row, for a paired update)
         base = {k: meta[k] for k in META_COLUMNS if k in meta}
         row_flags = {}
-        before_flags = _flags("UPDATE_BEFORE") | {"_operation_type_": meta.get("cdc.before_raw_op", "U")}
+        before_flags = _flags("UPDATE_BEFORE") | {"_operation_type_": meta.get(meta_keys.BEFORE_RAW_OP, "U")}
     else:
         millis = E.epoch_millis(event.get("event_time"))
         base = {

@@ -19,6 +19,7 @@ import msgspec
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats.base import Codec, Option, Reject, op_of
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
@@ -413,7 +414,7 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
         return [message(op_text, event.get("before"), event.get("after"), sequence)]
     before, after = event.get("before"), event.get("after")
     if merged == "auto":
-        split = "cdc.before_raw_op" in meta if same else True
+        split = meta_keys.BEFORE_RAW_OP in meta if same else True
     else:
         split = merged == "false"
     if before is None or not split:  # one message: merged, or an after image alone
@@ -423,7 +424,7 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
         return [message(op_value, before, after, sequence)]
     # split halves pair by sequenceId: one is made up when the event has none
     sequence = sequence if sequence is not None else E.synthetic_sequence(event)
-    before_op = meta.get("cdc.before_raw_op", SPLIT_BEFORE) if same else SPLIT_BEFORE
+    before_op = meta.get(meta_keys.BEFORE_RAW_OP, SPLIT_BEFORE) if same else SPLIT_BEFORE
     return [message(before_op, before, None, sequence), message(SPLIT_AFTER, None, after, sequence)]
 
 

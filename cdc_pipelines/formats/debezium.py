@@ -30,6 +30,7 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats.base import Codec, Option, OptionError, Reject, op_of
 from cdc_pipelines.messages import BAD_SYNC_TIME
@@ -268,7 +269,7 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
         meta["ts_ns"] = text(value)
 
     if has_schema:
-        meta["cdc.schema"] = "true"
+        meta[meta_keys.SCHEMA] = "true"
     declared_types, declared_units = _declared(options.get("column_types", ""))
     if op in _ROW_OPS:
         before = payload.before
@@ -575,7 +576,7 @@ def _encode_debezium(flatten: bool):
         meta = event.get("meta") or {}
         schema_option = options.get("schema", "auto")
         with_schema = not flatten and (
-            schema_option == "true" or (schema_option == "auto" and same and meta.get("cdc.schema") == "true")
+            schema_option == "true" or (schema_option == "auto" and same and meta.get(meta_keys.SCHEMA) == "true")
         )
         columns = _written_columns(event, same) if with_schema else {}
         # the unit a schema's logical name gives, else the OMS unit of the column's type (seed 000)

@@ -4,7 +4,7 @@ One Kafka message is one schemaless Avro `Record` (seed 003; schema in `schemas/
 Older writers lack the trailing `bornTimestamp`, so a message is read with the full schema and, if
 that fails or leaves bytes over, with the older one. `Timestamp.millis` and `DateTime.millis` hold
 MICROseconds despite their names. `EmptyObject` NULL is a SQL NULL; NONE means "no value given" and
-leaves the column out of the image (listed in `meta["cdc.none_columns"]`).
+leaves the column out of the image (listed in `meta[meta_keys.NONE_COLUMNS]`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from functools import cache, lru_cache
 
 import fastavro
 
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 
 # a package resource, so it also reads from the zip executors import the package from on a cluster
@@ -295,9 +296,9 @@ def record_to_fields(record: dict) -> dict:
     if process:
         meta["processTimestamps"] = json.dumps(process)
     if members:
-        meta["cdc.avro_value_types"] = _members_json(tuple(members.items()))
+        meta[meta_keys.AVRO_VALUE_TYPES] = _members_json(tuple(members.items()))
     if none_columns:
-        meta["cdc.none_columns"] = json.dumps(sorted(set(none_columns)))
+        meta[meta_keys.NONE_COLUMNS] = json.dumps(sorted(set(none_columns)))
     ddl = None
     if raw_op == "DDL":
         ddl = next((x for x in (record["afterImages"], record["beforeImages"]) if isinstance(x, str)), None)
@@ -495,7 +496,7 @@ def _record_id(event: dict) -> int:
 
 def _images(event: dict, columns: list[str]) -> tuple[list | None, list | None]:
     types = event.get("column_types") or {}
-    hints = E.shared_json((event.get("meta") or {}).get("cdc.avro_value_types") or "{}")
+    hints = E.shared_json((event.get("meta") or {}).get(meta_keys.AVRO_VALUE_TYPES) or "{}")
     numbers = E.json_numbers(event) or set()
     rows = [r for r in (event.get("before"), event.get("after")) if r]
     # an untyped number column whose images hold an integer and a fraction (a DECIMAL `0` and `3752.0`)

@@ -19,6 +19,8 @@ from functools import lru_cache
 
 import orjson
 
+from cdc_pipelines import meta_keys
+
 Encoder = Callable[[dict, Mapping[str, str]], list]
 NUMERIC_TYPES = frozenset({"INT", "DECIMAL", "FLOAT", "DOUBLE"})
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -55,7 +57,7 @@ def shared_json(text: str):
 
 def json_numbers(event: dict) -> frozenset[str] | None:
     """Columns the source wrote as JSON numbers, when the source was JSON (else None)."""
-    listed = (event.get("meta") or {}).get("cdc.json_numbers")
+    listed = (event.get("meta") or {}).get(meta_keys.JSON_NUMBERS)
     if listed:
         return frozenset(shared_json(listed))
     return frozenset() if event.get("source_format") != "dts-avro" else None
@@ -93,7 +95,7 @@ def meta_of(event: dict, *prefixes: str) -> dict:
     """`meta` entries under the prefixes (prefix removed), or all non-`cdc.` entries without prefixes."""
     meta = event.get("meta") or {}
     if not prefixes:
-        return {k: v for k, v in meta.items() if not k.startswith("cdc.")}
+        return {k: v for k, v in meta.items() if not k.startswith(meta_keys.PREFIX)}
     return {k[len(p) :]: v for k, v in meta.items() for p in prefixes if k.startswith(p)}
 
 
@@ -169,7 +171,7 @@ def changed_columns(event: dict, *format_ids: str) -> list[str]:
     meta `cdc.changed_columns`; otherwise the columns whose value differs between the before and
     after images, including a column only one of the images has.
     """
-    listed = (event.get("meta") or {}).get("cdc.changed_columns")
+    listed = (event.get("meta") or {}).get(meta_keys.CHANGED_COLUMNS)
     if listed is not None and from_same_family(event, *format_ids):
         return json.loads(listed)
     before, after = event.get("before") or {}, event.get("after") or {}

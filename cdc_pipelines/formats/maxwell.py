@@ -21,6 +21,7 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
 from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay
@@ -89,7 +90,7 @@ def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[dict]:
     if op == "DELETE":
         return [base | {"before": data}]
     old = V.object_field(msg, "old")
-    meta["cdc.changed_columns"] = _changed_columns(tuple(old or ()))
+    meta[meta_keys.CHANGED_COLUMNS] = _changed_columns(tuple(old or ()))
     return [base | {"before": overlay(data, old), "after": data}]
 
 

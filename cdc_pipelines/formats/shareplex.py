@@ -23,6 +23,7 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
 from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay, timezone_option
@@ -115,7 +116,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[dict]:
         if ddl is None:
             ddl = raw_op
     if op == "UPDATE":
-        event_meta["cdc.changed_columns"] = orjson.dumps(list(data or ())).decode()
+        event_meta[meta_keys.CHANGED_COLUMNS] = orjson.dumps(list(data or ())).decode()
     scn = meta.get("scn")
     return [
         {
@@ -209,7 +210,7 @@ def _encode(dts: bool):
         meta = _meta(event, same, dts, meta_op, options.get("timezone", "UTC"))
         before, after = _image(event, event.get("before"), dts), _image(event, event.get("after"), dts)
         if meta_op == SPLIT_AFTER:  # a DTS split update goes back out as its two halves
-            before_op = (event.get("meta") or {}).get("cdc.before_raw_op") or SPLIT_BEFORE
+            before_op = (event.get("meta") or {}).get(meta_keys.BEFORE_RAW_OP) or SPLIT_BEFORE
             return [
                 E.dumps({"meta": meta | {"op": before_op}, "data": before}),
                 E.dumps({"meta": meta, "data": after}),

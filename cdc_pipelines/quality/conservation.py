@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdc_pipelines import meta_keys
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult
 
 RULE = "conservation_check"
@@ -20,7 +21,7 @@ TOP_REASONS = 10
 def lake_counts(changes: DataFrame, rejects: DataFrame) -> dict[str, dict[str, int]]:
     """Messages decoded (distinct input lines behind the events, plus the before halves of merged
     split updates) and rejected, by topic, as the lake holds them."""
-    before_half = F.element_at("meta", F.lit("cdc.before_source_line")).isNotNull()
+    before_half = F.element_at("meta", F.lit(meta_keys.BEFORE_SOURCE_LINE)).isNotNull()
     decoded = changes.groupBy("source_topic").agg(
         (F.count_distinct("source_file", "source_line") + F.count(F.when(before_half, 1))).alias("decoded"),
         F.count(F.lit(1)).alias("events"),
