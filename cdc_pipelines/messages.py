@@ -19,7 +19,7 @@ import orjson
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
-from cdc_pipelines.formats.base import Codec, Reject, max_message_chars
+from cdc_pipelines.formats.base import Codec, RawEvent, Reject, max_message_chars
 
 EVENT_FIELDS = (
     "op", "raw_op", "db", "db_schema", "table_name", "event_time", "event_time_unit", "sync_time", "tx_id", "seq",
@@ -124,7 +124,7 @@ def _json_list(names: frozenset[str]) -> str:
     return orjson.dumps(sorted(names)).decode()
 
 
-def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
+def finish_event(raw: RawEvent, codec: Codec, options: Mapping[str, str]) -> dict:
     """The canonical event of a raw event (see `formats.base`); Reject when it cannot be one.
 
     The event's `column_types` name every image column (UNKNOWN where the format gives no type); a

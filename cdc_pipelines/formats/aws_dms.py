@@ -26,7 +26,7 @@ from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Option, Reject, timezone_option, unknown_op
+from cdc_pipelines.formats.base import Codec, Option, RawEvent, Reject, timezone_option, unknown_op
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
 FORMAT_ID = "aws-dms-json"
@@ -83,7 +83,7 @@ def _split_before(data: dict, prefix: str) -> tuple[dict, dict | None]:
     return {k: v for k, v in data.items() if not k.startswith(prefix)}, before
 
 
-def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One AWS DMS JSON message -> one raw event."""
     msg = J.parse_object(message)
     metadata = V.object_field(msg, "metadata")

@@ -28,7 +28,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Option, Reject, overlay, timezone_option, unknown_op
+from cdc_pipelines.formats.base import Codec, Option, RawEvent, Reject, overlay, timezone_option, unknown_op
 from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
 
 ROW_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "INSERT"}
@@ -119,7 +119,7 @@ def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
     return C.time_of(text)
 
 
-def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event."""
     msg = _PARSE(message)
     text = J.text

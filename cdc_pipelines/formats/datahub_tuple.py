@@ -16,7 +16,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Option, Reject
+from cdc_pipelines.formats.base import Codec, Option, RawEvent, Reject
 
 META_COLUMNS = (
     "_sequence_id_",
@@ -42,7 +42,7 @@ def _flag(value: str | None) -> bool | None:
     return None if value is None else value.upper() == "Y"
 
 
-def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[dict]:
+def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawEvent]:
     """One TUPLE row: a JSON line's bytes, or a CSV row as a dict header -> field (`extracts.rows`)."""
     if isinstance(message, dict):
         row = message

@@ -15,7 +15,7 @@ from functools import lru_cache
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, op_of
+from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of
 from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
 
 OPS = {
@@ -84,7 +84,7 @@ def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict]:
     return source_types, {name: C.logical_type(kind) for name, kind in source_types.items()}
 
 
-def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     try:
         parsed = J.parse_object(message)
     except J.NotJsonObject:

@@ -21,7 +21,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Option, Reject, op_of
+from cdc_pipelines.formats.base import Codec, Option, RawEvent, Reject, op_of
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
 from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
 
@@ -179,7 +179,7 @@ def _stamp(value: object, why: str) -> int | None:
     return micros
 
 
-def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """The raw event of one DataWorks Kafka JSON / DataHub BLOB message (a split-update half keyed to pair)."""
     # the shape first (the parser and the schema reading check it): a part that is not what the
     # format says makes the message no message of it

@@ -32,7 +32,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Option, OptionError, Reject, op_of
+from cdc_pipelines.formats.base import Codec, Option, OptionError, RawEvent, Reject, op_of
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
 OPS = {
@@ -188,7 +188,7 @@ def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | No
     return C.epoch_time(text, "ms")
 
 
-def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event."""
     # the shape first (the parser and the schema reading check it)
     m = _PARSE(message)
@@ -307,7 +307,7 @@ def _smt_key(key: str) -> bool:
     return key.startswith("__") and _SMT_FIELD.match(key) is not None
 
 
-def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One DebeziumSmt message (the flattened row plus `__deleted` and the SMT's `__` fields) -> its raw event."""
     try:
         m = J.parse_object(message)

@@ -19,7 +19,7 @@ import fastavro
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.extracts.rows import Line
-from cdc_pipelines.formats.base import Codec, Reject
+from cdc_pipelines.formats.base import Codec, RawEvent, Reject
 from cdc_pipelines.formats.dts_avro_records import encode_record, read_record, record_schemas, record_to_fields
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
@@ -80,7 +80,7 @@ def _reason(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
-def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]) -> list[dict]:
+def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]) -> list[RawEvent]:
     """The raw event of one Record: a container's record as read, or a JSON line's `value_b64`."""
     try:
         record = message.record if type(message) is ContainerRecord else read_record(_payload(message))

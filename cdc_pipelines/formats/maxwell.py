@@ -24,7 +24,7 @@ from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay
+from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of, overlay
 
 FORMAT_ID = "maxwell-json"
 ROW_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "bootstrap-insert": "INSERT"}
@@ -52,7 +52,7 @@ def _changed_columns(names: tuple[str, ...]) -> str:
     return orjson.dumps(list(names)).decode()
 
 
-def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One Maxwell message -> one raw event (a row change, a DDL or a bootstrap marker)."""
     msg = J.parse_object(message)
     text = J.text

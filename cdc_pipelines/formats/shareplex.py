@@ -26,7 +26,7 @@ from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay, timezone_option
+from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of, overlay, timezone_option
 from cdc_pipelines.messages import BAD_SYNC_TIME
 
 OPS = {
@@ -58,7 +58,7 @@ def _object(message: dict, name: str) -> dict | None:
     raise Reject(NOT_AN_OBJECT)
 
 
-def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     try:
         parsed = J.parse_object(message)
     except J.NotJsonObject:

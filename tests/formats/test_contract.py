@@ -1,4 +1,4 @@
-"""Codec options: declared once beside each codec, every value checked before a run."""
+"""The codec contract: options declared once beside each codec and checked before a run; the raw event's fields."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from cdc_pipelines.cli import main
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, get_codec
-from cdc_pipelines.formats.base import Option
+from cdc_pipelines.formats.base import Option, RawEvent
+from cdc_pipelines.messages import EMPTY_EVENT
 
 README = Path(__file__).parents[2] / "README.md"
 
@@ -58,3 +59,7 @@ def test_formats_lists_options_under_each_id_when_asked(capsys):
     canal = lines.index("oms-canal")
     assert lines[canal + 1].startswith("  legacy=false (false|true)  true for DTS instances")
     assert lines[canal + 3].startswith("  timezone=UTC  zone of TIMESTAMP text")
+
+
+def test_the_raw_event_names_every_field_a_finished_event_has():
+    assert set(RawEvent.__annotations__) == set(EMPTY_EVENT) | {"temporal_units"}
