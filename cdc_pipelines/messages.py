@@ -19,7 +19,7 @@ import orjson
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
-from cdc_pipelines.formats.base import Codec, RawEvent, Reject, max_message_chars
+from cdc_pipelines.formats.base import BAD_EVENT_TIME, NOT_JSON_OBJECT, Codec, RawEvent, Reject, max_message_chars
 
 EVENT_FIELDS = (
     "op", "raw_op", "db", "db_schema", "table_name", "event_time", "event_time_unit", "sync_time", "tx_id", "seq",
@@ -28,8 +28,6 @@ EVENT_FIELDS = (
 # a finished event holds every field, in this order; a raw event may leave any out
 EMPTY_EVENT = dict.fromkeys(EVENT_FIELDS) | {"row_index": 0, "pair_key": None}
 _NO_COLUMNS: dict = {}
-BAD_TIME = "event time is neither an epoch number nor a date-time"
-BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 
 
 def raw_text(line: bytes) -> tuple[str, str]:
@@ -134,10 +132,10 @@ def finish_event(raw: RawEvent, codec: Codec, options: Mapping[str, str]) -> dic
     if op is None:
         raise Reject("no op")
     if raw.get("event_time") is None and raw.get("event_time_unit") is not None:
-        raise Reject(BAD_TIME)
+        raise Reject(BAD_EVENT_TIME)
     before, after = raw.get("before"), raw.get("after")
     if not isinstance(before, dict | None) or not isinstance(after, dict | None):
-        raise Reject("not a valid JSON object")
+        raise Reject(NOT_JSON_OBJECT)
     half = raw.get("pair_key") is not None
     why = _image_requirements(op, before, after, raw.get("ddl"), codec.update_has_before and not half)
     if why and not (half and op == "UPDATE" and before is not None):

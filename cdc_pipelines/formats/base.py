@@ -25,6 +25,8 @@ from cdc_pipelines.formats.encoding import Unsupported
 NOT_JSON_OBJECT = "not a valid JSON object"
 BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
+# the DDL kinds canal writes in `type`; DataWorks 2.0 writes the same ones in `op`
+DDL_KINDS = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
 
 
 class RawEvent(TypedDict, total=False):

@@ -14,9 +14,7 @@ go out as OMS epoch `sec.fraction` text (OMS) or as date-time text in `timezone`
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -28,13 +26,23 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Option, RawEvent, Reject, overlay, timezone_option, unknown_op
-from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
+from cdc_pipelines.formats.base import (
+    BAD_EVENT_TIME,
+    BAD_SYNC_TIME,
+    DDL_KINDS,
+    Codec,
+    Option,
+    RawEvent,
+    Reject,
+    overlay,
+    timezone_option,
+    unknown_op,
+)
 
 ROW_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "INSERT"}
 CONTROL_TYPES = {
     "TRUNCATE": "TRUNCATE",
-    **dict.fromkeys(["CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX", "DDL", "DROP"], "DDL"),
+    **dict.fromkeys([*DDL_KINDS, "DDL", "DROP"], "DDL"),
 }
 META_FIELDS = ("id", "gtid", "isDdl", "serverId")
 # MySQL's REAL is a DOUBLE (unless REAL_AS_FLOAT), unlike REAL elsewhere
@@ -144,7 +152,7 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     es, ts = text(raw_es), text(raw_ts)
     event_time, event_time_unit = _time_of(raw_es, es)
     if event_time is None and event_time_unit is not None:
-        raise Reject(BAD_TIME)
+        raise Reject(BAD_EVENT_TIME)
     sync_time = _time_of(raw_ts, ts)[0]
     if sync_time is None and ts is not None:
         raise Reject(BAD_SYNC_TIME)
@@ -213,34 +221,29 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
 
 
 CANAL_FORMATS = ("oms-canal", "dts-canal")
-# canal's DDL type names (DataWorks 2.0 uses the same vocabulary, so its DDL ops carry over)
-DDL_TYPES = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
 # raw ops that mark a full-load row in other formats (OMS Default ROW, Debezium r, DTS INIT)
 FULL_LOAD_RAW_OPS = ("INIT", "ROW", "r")
 # MySQL's BOOLEAN (not tinyint): the decoder then reads the column back as BOOLEAN, not INT
 CANAL_MYSQL_TYPES = {**E.LOGICAL_TO_MYSQL, "BOOLEAN": "boolean"}
-_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?Z")
 
 
 def _local_text(value: str, zone: dt.tzinfo) -> str:
     """`2020-11-24T16:01:02.012345Z` -> `2020-11-24 16:01:02.012345` in `zone` (binlog canal's TIMESTAMP text)."""
-    match = _INSTANT.fullmatch(value)
+    match = C.INSTANT.fullmatch(value)
     if not match:
         return value
-    day, clock, frac = match.groups()
+    day, clock, fraction = match.groups()
     t = dt.datetime.fromisoformat(f"{day}T{clock}+00:00").astimezone(zone)
-    return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}{frac or ''}"
+    fraction = "." + fraction if fraction else ""
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}{fraction}"
 
 
 def _bytes_text(value: str, binary: str) -> str:
     """Canonical base64 BYTES as the `binary` option writes them (ISO-8859-1 text or hex)."""
-    if binary == "base64":
-        return value
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except ValueError:
-        raise E.Unsupported(f"BYTES value is not standard base64: {value[:40]!r}") from None
-    return raw.decode("latin-1") if binary == "latin1" else raw.hex()
+    text = E.written_bytes(value, binary)
+    if text is None:
+        raise E.Unsupported(f"BYTES value is not standard base64: {value[:40]!r}")
+    return text.lower() if binary == "base16" else text
 
 
 def _values(event: dict, image: dict | None, options: Mapping[str, str], oms: bool) -> dict | None:
@@ -273,7 +276,7 @@ def _canal_type(event: dict, same: bool, dts: bool) -> str:
         return op
     if op == "DDL":
         # the DDL kind is not in the canonical row: keep a canal name the source gave, else a generic one
-        return raw if raw in DDL_TYPES else ("DDL" if dts else "QUERY")
+        return raw if raw in DDL_KINDS else ("DDL" if dts else "QUERY")
     why = " (an UPSERT is neither an INSERT nor an UPDATE)" if op == "UPSERT" else ""
     raise E.Unsupported(f"canal has no {op} message{why}")
 

@@ -16,7 +16,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Option, RawEvent, Reject
+from cdc_pipelines.formats.base import BAD_EVENT_TIME, NOT_JSON_OBJECT, Codec, Option, RawEvent, Reject
 
 META_COLUMNS = (
     "_sequence_id_",
@@ -27,7 +27,6 @@ META_COLUMNS = (
     "_after_image_",
 )
 OPS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE", "INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE"}
-BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 # times repeat from message to message (second or millisecond precision): parse each text once
 _time_of = functools.lru_cache(maxsize=4096)(C.time_of)
 _META = frozenset(META_COLUMNS)
@@ -50,7 +49,7 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawE
         try:
             row = J.parse_object(message)
         except J.NotJsonObject:
-            raise Reject("not a valid JSON object") from None
+            raise Reject(NOT_JSON_OBJECT) from None
     text = J.text
     # the metadata columns as text (null values kept), the business columns as parsed
     meta = {k: text(v) for k, v in row.items() if k in _META}

@@ -17,8 +17,6 @@ check. The types a schema gives are worked out once per distinct schema.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
 import re
 from collections.abc import Mapping
@@ -32,8 +30,16 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Option, OptionError, RawEvent, Reject, op_of
-from cdc_pipelines.messages import BAD_SYNC_TIME
+from cdc_pipelines.formats.base import (
+    BAD_SYNC_TIME,
+    NOT_JSON_OBJECT,
+    Codec,
+    Option,
+    OptionError,
+    RawEvent,
+    Reject,
+    op_of,
+)
 
 OPS = {
     "c": "INSERT",
@@ -51,7 +57,6 @@ SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
 # Debezium message, as any other value in the places the Connect `schema` has objects or arrays
 OBJECT_FIELDS = ("source", "before", "after", "transaction")
 IMAGE_FIELDS = ("after", "before")
-NOT_JSON = "not a valid JSON object"
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
 _MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
@@ -168,7 +173,7 @@ def _schema_info(raw: bytes) -> tuple:
     if fields is None:
         return None, None, None, True
     if not _is_object_list(fields, "fields"):
-        raise Reject(NOT_JSON)
+        raise Reject(NOT_JSON_OBJECT)
     types, units, source_types = _schema_maps(_schema_columns(fields))
     return types or None, units or None, source_types, True
 
@@ -312,7 +317,7 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
     try:
         m = J.parse_object(message)
     except J.NotJsonObject:
-        raise Reject(NOT_JSON) from None
+        raise Reject(NOT_JSON_OBJECT) from None
     row: dict = {}
     extra: dict = {}
     for key, value in m.items():
@@ -431,14 +436,10 @@ def _temporal_name(logical: str, values: list[str]) -> str:
 
 
 def encode_bytes(value: str, binary: str) -> str:
-    """Canonical base64 BYTES as the target writes them: base16 (upper case), base64 or latin-1 text."""
-    if binary == "base64":
-        return value
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return value
-    return raw.hex().upper() if binary == "base16" else raw.decode("latin-1")
+    """Canonical base64 BYTES as the target writes them (see `encoding.written_bytes`); a value that is
+    not standard base64 as it is."""
+    text = E.written_bytes(value, binary)
+    return value if text is None else text
 
 
 class _Values:

@@ -22,6 +22,7 @@ from functools import cache, lru_cache
 
 import fastavro
 
+from cdc_pipelines import canonical as C
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 
@@ -353,10 +354,8 @@ MYSQL_TYPE_CODES = {
     "BOOLEAN": 1, "INT": 8, "DECIMAL": 246, "FLOAT": 4, "DOUBLE": 5, "STRING": 253, "BYTES": 252, "DATE": 10,
     "TIME": 19, "DATETIME": 18, "TIMESTAMP": 17, "ZONED_DATETIME": 17, "INTERVAL": 253, "JSON": 245, "UNKNOWN": 253,
 }  # fmt: skip
-_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_EPOCH = dt.datetime(1970, 1, 1)
 _PYTHON_CHARSETS = {k: v for k, v in CHARSETS.items() if v is not None}
 
 
@@ -403,12 +402,11 @@ def _datetime_parts(text: str, logical: str) -> dict | None:
 
 
 def _timestamp(text: str):
-    match = _INSTANT.fullmatch(text)
-    if not match:
+    instant = C.instant_seconds(text)
+    if instant is None:
         return None
-    delta = dt.datetime.fromisoformat(match.group(1)) - _EPOCH
-    seconds = delta.days * 86400 + delta.seconds
-    micros = int(E.fraction_digits(match.group(2) or "", 6, text, "DTS Avro Timestamp"))
+    seconds, fraction = instant
+    micros = int(E.fraction_digits(fraction, 6, text, "DTS Avro Timestamp"))
     return _member("Timestamp", {"timestamp": seconds, "millis": micros})
 
 

@@ -9,6 +9,7 @@ Numbers are written with exactly their canonical digits through `orjson.Fragment
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import math
@@ -19,6 +20,7 @@ from functools import lru_cache
 
 import orjson
 
+from cdc_pipelines import canonical as C
 from cdc_pipelines import meta_keys
 
 Encoder = Callable[[dict, Mapping[str, str]], list]
@@ -123,7 +125,6 @@ def require_table(event: dict) -> None:
         raise Unsupported("row change without a table name")
 
 
-_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z")
 LOGICAL_TO_MYSQL = {
     "BOOLEAN": "tinyint", "INT": "bigint", "DECIMAL": "decimal", "FLOAT": "float", "DOUBLE": "double",
     "STRING": "varchar", "BYTES": "blob", "DATE": "date", "TIME": "time", "DATETIME": "datetime",
@@ -135,14 +136,25 @@ LOGICAL_TO_SQL_TYPE = {
 }  # fmt: skip
 
 
+def written_bytes(value: str, binary: str) -> str | None:
+    """Canonical base64 BYTES as a `binary` option writes them: base64 as is, base16 as upper-case hex,
+    latin1 as ISO-8859-1 text; None where the value is not standard base64."""
+    if binary == "base64":
+        return value
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:
+        return None
+    return raw.hex().upper() if binary == "base16" else raw.decode("latin-1")
+
+
 def instant_to_epoch_text(value: str) -> str:
     """`2020-11-24T16:01:02.012345Z` -> `1606233662.012345` (OMS TIMESTAMP text; fraction kept)."""
-    match = _INSTANT.fullmatch(value)
-    if not match:
+    instant = C.instant_seconds(value)
+    if instant is None:
         return value
-    day, clock, frac = match.groups()
-    seconds = epoch_seconds(dt.datetime.fromisoformat(f"{day}T{clock}+00:00"))
-    return f"{seconds}.{frac}" if frac else str(seconds)
+    seconds, fraction = instant
+    return f"{seconds}.{fraction}" if fraction else str(seconds)
 
 
 def timestamps_as_epoch(image: dict | None, types: dict) -> dict | None:

@@ -22,7 +22,7 @@ from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Reject
+from cdc_pipelines.formats.base import NOT_JSON_OBJECT, Reject
 
 KINDS = ("number", "text", "bool", "json")
 
@@ -42,7 +42,7 @@ def object_field(message: Mapping, name: str) -> dict | None:
     value = message.get(name)
     if value is None or isinstance(value, dict):
         return value
-    raise Reject("not a valid JSON object")
+    raise Reject(NOT_JSON_OBJECT)
 
 
 def text_list(message: Mapping, name: str) -> list[str | None] | None:

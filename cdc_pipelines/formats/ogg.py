@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of, timezone_option
-from cdc_pipelines.messages import BAD_SYNC_TIME
+from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, RawEvent, Reject, op_of, timezone_option
 
 FORMAT_ID = "ogg-json"
 OPS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE", "T": "TRUNCATE"}

@@ -26,8 +26,17 @@ from cdc_pipelines import jsontext as J
 from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of, overlay, timezone_option
-from cdc_pipelines.messages import BAD_SYNC_TIME
+from cdc_pipelines.formats.base import (
+    BAD_EVENT_TIME,
+    BAD_SYNC_TIME,
+    NOT_JSON_OBJECT,
+    Codec,
+    RawEvent,
+    Reject,
+    op_of,
+    overlay,
+    timezone_option,
+)
 
 OPS = {
     "ins": "INSERT",
@@ -43,11 +52,9 @@ OPS = {
     "UPDATE AFTER": "UPDATE",
 }
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
-BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 # times repeat from message to message (second or millisecond precision): parse each text once per zone
 _time_of = functools.lru_cache(maxsize=4096)(V.local_time_of)
 OPTIONS = (timezone_option("`time` and `posttime`"),)
-NOT_AN_OBJECT = "not a valid JSON object"
 
 
 def _object(message: dict, name: str) -> dict | None:
@@ -55,14 +62,14 @@ def _object(message: dict, name: str) -> dict | None:
     value = message.get(name)
     if value is None or isinstance(value, dict):
         return value
-    raise Reject(NOT_AN_OBJECT)
+    raise Reject(NOT_JSON_OBJECT)
 
 
 def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     try:
         parsed = J.parse_object(message)
     except J.NotJsonObject:
-        raise Reject(NOT_AN_OBJECT) from None
+        raise Reject(NOT_JSON_OBJECT) from None
     meta_obj, data, key, sql = (
         _object(parsed, "meta"),
         _object(parsed, "data"),
