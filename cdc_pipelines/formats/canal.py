@@ -127,27 +127,9 @@ def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
     return C.time_of(text)
 
 
-def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
-    """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event."""
-    msg = _PARSE(message)
+def _times(msg: CanalMessage) -> tuple[str | None, str | None, int | None, str | None, int | None]:
+    """(es, ts as written, event time, its unit, sync time) of a message; Reject for a time that is none."""
     text = J.text
-    raw_type = text(msg.type)
-    is_ddl = text(msg.isDdl)
-    if is_ddl is not None:
-        is_ddl = is_ddl.lower()
-    op = CONTROL_TYPES.get(raw_type) or ("DDL" if is_ddl == "true" else ROW_TYPES.get(raw_type))
-    if raw_type is None and is_ddl is not None and is_ddl != "true":
-        raise Reject("missing type")
-    if op is None:
-        raise unknown_op("type", raw_type)
-    is_row = op in C.ROW_OPS
-    # legacy DTS writes the current row in `old` and the previous values in `data`
-    if options.get("legacy", "false").lower() == "true":
-        current, previous = msg.old, msg.data
-    else:
-        current, previous = msg.data, msg.old
-    if is_row and (not current or None in current):
-        raise Reject(f"canal {raw_type} message without rows")
     raw_es, raw_ts = msg.es, msg.ts
     es, ts = text(raw_es), text(raw_ts)
     event_time, event_time_unit = _time_of(raw_es, es)
@@ -156,11 +138,13 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     sync_time = _time_of(raw_ts, ts)[0]
     if sync_time is None and ts is not None:
         raise Reject(BAD_SYNC_TIME)
+    return es, ts, event_time, event_time_unit, sync_time
 
-    source_types, column_types, sql_json = _column_types(
-        None if msg.mysqlType is None else bytes(msg.mysqlType), None if msg.sqlType is None else bytes(msg.sqlType)
-    )
-    sql = text(msg.sql)
+
+def _meta(msg: CanalMessage, op: str, sql: str | None, sql_json: str | None, es: str | None, ts: str | None) -> dict:
+    """The message's fields without a canonical column, as text: `id`, `gtid`, ..., the `sql` of a
+    row change (a DDL's is its `ddl`), `sqlType` as JSON, `es` and `ts` as written."""
+    text = J.text
     meta = {}
     for name in META_FIELDS:
         value = getattr(msg, name)
@@ -174,26 +158,11 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
         meta["es"] = es
     if ts is not None:
         meta["ts"] = ts
-    pk_names = msg.pkNames
-    gtid = text(msg.gtid)
-    base = {
-        "op": op,
-        "raw_op": raw_type,
-        "db": text(msg.database),
-        "table_name": text(msg.table) or None,
-        "event_time": event_time,
-        "event_time_unit": event_time_unit,
-        "sync_time": sync_time,
-        "tx_id": gtid,
-        "seq": text(msg.id),
-        "position": gtid,
-        "pk_columns": None if pk_names is None else [text(name) for name in pk_names],
-        "source_types": source_types,
-    }
-    # the types are cached, so shared: each event gets its own copy
-    if not is_row:
-        return [base | {"column_types": column_types, "ddl": sql if op == "DDL" else None, "meta": meta}]
+    return meta
 
+
+def _row_events(base: dict, meta: dict, op: str, current: list, previous: list | None, column_types) -> list[RawEvent]:
+    """One raw event per row of a row change: the `base` fields, the row's images and its own meta."""
     meta[meta_keys.ROW_COUNT] = str(len(current))
     n_previous = len(previous) if previous is not None else 0
     events = []
@@ -218,6 +187,60 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
             }
         )
     return events
+
+
+def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
+    """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event.
+
+    In the order a message is checked: its shape (the parser), the type, the rows a row change must
+    have, the times (`_times`); then the types, meta (`_meta`) and the events (`_row_events`).
+    """
+    msg = _PARSE(message)
+    text = J.text
+    raw_type = text(msg.type)
+    is_ddl = text(msg.isDdl)
+    if is_ddl is not None:
+        is_ddl = is_ddl.lower()
+    op = CONTROL_TYPES.get(raw_type) or ("DDL" if is_ddl == "true" else ROW_TYPES.get(raw_type))
+    if raw_type is None and is_ddl is not None and is_ddl != "true":
+        raise Reject("missing type")
+    if op is None:
+        raise unknown_op("type", raw_type)
+    is_row = op in C.ROW_OPS
+    # legacy DTS writes the current row in `old` and the previous values in `data`
+    if options.get("legacy", "false").lower() == "true":
+        current, previous = msg.old, msg.data
+    else:
+        current, previous = msg.data, msg.old
+    if is_row and (not current or None in current):
+        raise Reject(f"canal {raw_type} message without rows")
+    es, ts, event_time, event_time_unit, sync_time = _times(msg)
+
+    source_types, column_types, sql_json = _column_types(
+        None if msg.mysqlType is None else bytes(msg.mysqlType), None if msg.sqlType is None else bytes(msg.sqlType)
+    )
+    sql = text(msg.sql)
+    meta = _meta(msg, op, sql, sql_json, es, ts)
+    pk_names = msg.pkNames
+    gtid = text(msg.gtid)
+    base = {
+        "op": op,
+        "raw_op": raw_type,
+        "db": text(msg.database),
+        "table_name": text(msg.table) or None,
+        "event_time": event_time,
+        "event_time_unit": event_time_unit,
+        "sync_time": sync_time,
+        "tx_id": gtid,
+        "seq": text(msg.id),
+        "position": gtid,
+        "pk_columns": None if pk_names is None else [text(name) for name in pk_names],
+        "source_types": source_types,
+    }
+    # the types are cached, so shared: each event gets its own copy
+    if not is_row:
+        return [base | {"column_types": column_types, "ddl": sql if op == "DDL" else None, "meta": meta}]
+    return _row_events(base, meta, op, current, previous, column_types)
 
 
 CANAL_FORMATS = ("oms-canal", "dts-canal")

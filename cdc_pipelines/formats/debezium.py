@@ -193,44 +193,31 @@ def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | No
     return C.epoch_time(text, "ms")
 
 
-def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
-    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event."""
-    # the shape first (the parser and the schema reading check it)
-    m = _PARSE(message)
-    raw_schema = m.schema
-    if raw_schema is None:
-        schema_types, schema_units, source_types, has_schema = _NO_SCHEMA
-    else:
-        schema_types, schema_units, source_types, has_schema = _schema_info(bytes(raw_schema))
-    # a field under `payload`, else at the top
-    payload = m.payload
-    if payload is None:
-        payload = m
+def _sync_time(payload: _Envelope, m: DebeziumMessage) -> tuple[int | None, str | None]:
+    """(sync time, as written) of the envelope's `ts_ms`; Reject when it is there but no time."""
+    stamp = payload.ts_ms
+    if stamp is None:
+        stamp = m.ts_ms
+    written = stamp if type(stamp) is str else J.text(stamp)
+    sync_time, _ = _epoch_millis(stamp, written)
+    if sync_time is None and written is not None:
+        raise Reject(BAD_SYNC_TIME)
+    return sync_time, written
 
+
+# (db, db_schema, table, event_time, event_time_unit, position, tx_id) of a message without `source`
+_NO_SOURCE: tuple = (None,) * 7
+
+
+def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta: dict) -> tuple:
+    """(db, db_schema, table, event_time, event_time_unit, position, tx_id) of the envelope, whose
+    `source` and `transaction` entries and `ts_*` stamps go into `meta` as text (`source.` and
+    `transaction.` keys, nulls kept, as Spark kept them). The parsed sub-objects are this message's
+    own, so their values become text in place."""
     text = J.text
-    raw_op = payload.op
-    if raw_op is None:
-        raw_op = m.op
-    if type(raw_op) is not str:
-        raw_op = text(raw_op)
-    op = op_of(raw_op, OPS, "op")
     source = payload.source
     if source is None:
         source = m.source
-    transaction = payload.transaction
-    if transaction is None:
-        transaction = m.transaction
-    sync_stamp = payload.ts_ms
-    if sync_stamp is None:
-        sync_stamp = m.ts_ms
-    sync_text = sync_stamp if type(sync_stamp) is str else text(sync_stamp)
-    sync_time, _ = _epoch_millis(sync_stamp, sync_text)
-    if sync_time is None and sync_text is not None:
-        raise Reject(BAD_SYNC_TIME)
-
-    # the sub-objects' entries as text into `meta`, keys prefixed (nulls kept, as Spark kept them);
-    # the parsed objects are this message's own, so their values become text in place
-    meta: dict[str, str | None] = {}
     if source is not None:
         stamp = source.get("ts_ms")
         for key, value in source.items():
@@ -238,7 +225,6 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent
                 value = source[key] = str(value) if type(value) is int else text(value)
             meta["source." + key] = value
         src = source.get
-        db, db_schema, table = src("db"), src("schema"), src("table")
         event_time, unit = _epoch_millis(stamp, src("ts_ms"))
         file, pos = src("file"), src("pos")
         if file and pos is not None:
@@ -249,9 +235,12 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent
                 position = src("gtid")
                 if position is None:
                     position = src("lsn")
-        tx_id = src("txId")
+        fields = [src("db"), src("schema"), src("table"), event_time, unit, position, src("txId")]
     else:
-        db = db_schema = table = event_time = unit = position = tx_id = None
+        fields = list(_NO_SOURCE)
+    transaction = payload.transaction
+    if transaction is None:
+        transaction = m.transaction
     if transaction is not None:
         for key, value in transaction.items():
             if value is not None and type(value) is not str:
@@ -259,9 +248,9 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent
             meta["transaction." + key] = value
         transaction_id = transaction.get("id")
         if transaction_id is not None:
-            tx_id = transaction_id
-    if sync_text is not None:
-        meta["ts_ms"] = sync_text
+            fields[6] = transaction_id
+    if sync_written is not None:
+        meta["ts_ms"] = sync_written
     value = payload.ts_us
     if value is None:
         value = m.ts_us
@@ -272,9 +261,38 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent
         value = m.ts_ns
     if value is not None:
         meta["ts_ns"] = text(value)
+    return fields
 
+
+def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
+    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event.
+
+    In the order a message is checked: its shape (the parser and the schema reading), the op, the
+    sync time (`_sync_time`), then the fields and meta of `source`, `transaction` and the stamps
+    (`_meta`), the images last. A field is read under `payload`, else at the top.
+    """
+    m = _PARSE(message)
+    raw_schema = m.schema
+    if raw_schema is None:
+        schema_types, schema_units, source_types, has_schema = _NO_SCHEMA
+    else:
+        schema_types, schema_units, source_types, has_schema = _schema_info(bytes(raw_schema))
+    payload = m.payload
+    if payload is None:
+        payload = m
+
+    raw_op = payload.op
+    if raw_op is None:
+        raw_op = m.op
+    if type(raw_op) is not str:
+        raw_op = J.text(raw_op)
+    op = op_of(raw_op, OPS, "op")
+    sync_time, sync_written = _sync_time(payload, m)
+    meta: dict[str, str | None] = {}
+    db, db_schema, table, event_time, unit, position, tx_id = _meta(payload, m, sync_written, meta)
     if has_schema:
         meta[meta_keys.SCHEMA] = "true"
+
     declared_types, declared_units = _declared(options.get("column_types", ""))
     if op in _ROW_OPS:
         before = payload.before
