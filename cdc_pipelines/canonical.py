@@ -208,7 +208,8 @@ _FLOAT_SPECIAL = re.compile(r"NaN|[+-]?Infinity|[+-]?inf")
 _DATE = re.compile(r"[0-9]{4,}-[0-9]{2}-[0-9]{2}")
 _TIME = re.compile(r"-?[0-9]{2,3}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?")
 _DATETIME = re.compile(r"[0-9]{4,}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?(?: \S+)?")
-_INSTANT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z")
+# canonical TIMESTAMP text, a UTC instant; groups: date, clock, fraction digits
+INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z")
 _LOCAL_TIMESTAMP = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?([+-][0-9]{2}:?[0-9]{2})?"
 )
@@ -417,6 +418,16 @@ def zone(name: str) -> dt.tzinfo:
     return dt.timezone(-delta if sign == "-" else delta)
 
 
+def instant_seconds(value: str) -> tuple[int, str] | None:
+    """(epoch seconds, fraction digits as written) of canonical TIMESTAMP text; None for other text."""
+    match = INSTANT.fullmatch(value)
+    if not match:
+        return None
+    day, clock, fraction = match.groups()
+    delta = dt.datetime.fromisoformat(f"{day}T{clock}") - _EPOCH_SECOND
+    return delta.days * 86400 + delta.seconds, fraction or ""
+
+
 def local_to_instant_text(value: str, timezone: str) -> str | None:
     """Canonical TIMESTAMP text of `YYYY-MM-DD HH:MM:SS[.f][+hh:mm]`: its own offset, else `timezone`.
 
@@ -483,7 +494,7 @@ def _float(value: str, binary: str, unit: str | None, timezone: str) -> str | No
 def _timestamp(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
     if full(_EPOCH, value):
         return epoch_to_instant_text(value, unit)
-    if full(_INSTANT, value):
+    if full(INSTANT, value):
         return value
     return local_to_instant_text(value, timezone)
 

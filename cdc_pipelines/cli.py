@@ -91,12 +91,28 @@ class Command:
     run: Callable[[argparse.Namespace], None]
 
 
+def _format_lines(with_options: bool) -> list[str]:
+    """Every format id, each followed by its options (indented) when asked."""
+    if not with_options:
+        return list(FORMAT_IDS)
+    lines = []
+    for format_id in FORMAT_IDS:
+        lines.append(format_id)
+        for option in get_codec(format_id).options:
+            choices = f" ({'|'.join(option.choices)})" if option.choices else ""
+            lines.append(f"  {option.name}={option.default}{choices}  {option.description}")
+    return lines
+
+
 def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
     sub = _Sub(parser.add_subparsers(dest="command", required=True))
     for command in extra:
         command.arguments(sub.add_parser(command.name, help=command.help))
-    sub.add_parser("formats", help="print every supported format id, one per line")
+    formats = sub.add_parser("formats", help="print every supported format id, one per line")
+    formats.add_argument(
+        "--options", action="store_true", help="under each id, its options: name=default, choices, meaning"
+    )
     dec = sub.add_parser("decode", help="decode raw messages into the canonical change table")
     dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
     dec.add_argument(
@@ -348,7 +364,7 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
         if args.command in added:
             added[args.command].run(args)
         elif args.command == "formats":
-            print("\n".join(FORMAT_IDS))
+            print("\n".join(_format_lines(args.options)))
         elif args.command == "decode":
             print(json.dumps(_decode(args)))
         elif args.command == "convert":

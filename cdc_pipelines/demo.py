@@ -15,6 +15,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import FORMAT_IDS, get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 
@@ -64,7 +65,7 @@ def _event(kind: str, day: dt.date, n: int, db: str, table: str, before, after, 
         "pk_columns": pk if kind not in ("DDL", "HEARTBEAT") else None,
         "before": before, "after": after,
         "column_types": {c: types[c] for c in image} if image else None, "source_types": None, "ddl": ddl,
-        "meta": {"cdc.json_numbers": json.dumps(sorted(c for c in image if types.get(c) in NUMERIC and image[c]))}
+        "meta": {meta_keys.JSON_NUMBERS: json.dumps(sorted(c for c in image if types.get(c) in NUMERIC and image[c]))}
         if image else None,
         "dt": day.isoformat(),
     }  # fmt: skip

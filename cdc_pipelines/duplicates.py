@@ -23,10 +23,8 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from cdc_pipelines.extracts.rows import KAFKA_META_PREFIX
+from cdc_pipelines.meta_keys import DUPLICATE_OF, KAFKA_KEY, PREFIX
 
-DUPLICATE_OF = "cdc.duplicate_of"
-KAFKA_KEY = KAFKA_META_PREFIX + "key"
 # the largest set of repeats joined to the events as a broadcast (beyond it, a shuffle join)
 BROADCAST_ROWS = 200_000
 _LINEAGE = ("event_id", "source_file", "source_line")
@@ -42,7 +40,7 @@ def delivery_identity(columns: Sequence[str], delivery_fields: Sequence[str] = (
     out = []
     for name in [c for c in columns if c not in _LINEAGE and c not in delivery_fields]:
         if name == "meta":
-            kept = F.map_filter("meta", lambda k, _: (k == KAFKA_KEY) | ~(k.startswith("cdc.") | k.isin(*skipped)))
+            kept = F.map_filter("meta", lambda k, _: (k == KAFKA_KEY) | ~(k.startswith(PREFIX) | k.isin(*skipped)))
             out.append(F.array_sort(F.map_entries(kept)).alias("meta"))
         elif name in _MAPS:
             out.append(F.map_entries(name).alias(name))  # maps can be neither hashed nor compared; entries can

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from cdc_pipelines import meta_keys
 from cdc_pipelines.arrow_maps import map_dicts
 from cdc_pipelines.avro_containers import write_avro_containers
 from cdc_pipelines.formats import get_codec
@@ -59,7 +60,7 @@ class EncodedTable:
 
 
 def _row_index(event: dict) -> int:
-    return int((event.get("meta") or {}).get("cdc.row_index", 0))
+    return int((event.get("meta") or {}).get(meta_keys.ROW_INDEX, 0))
 
 
 LINEAGE = ("dt", "source_topic", "event_id", "source_file", "source_line")

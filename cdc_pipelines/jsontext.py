@@ -16,7 +16,7 @@ import sys
 import msgspec
 import orjson
 
-from cdc_pipelines.formats.base import Reject
+from cdc_pipelines.formats.base import NOT_JSON_OBJECT, Reject
 
 # integers of any length are values here; Python refuses str() of one over 4300 digits by default
 sys.set_int_max_str_digits(0)
@@ -33,7 +33,7 @@ class NotJsonObject(Reject):
     deeper than the parser or the writer of nested values can go); `detail` says what the parser saw."""
 
     def __init__(self, detail: str = "") -> None:
-        super().__init__("not a valid JSON object")
+        super().__init__(NOT_JSON_OBJECT)
         self.detail = detail
 
 

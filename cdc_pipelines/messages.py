@@ -18,7 +18,8 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
-from cdc_pipelines.formats.base import Codec, Reject, max_message_chars
+from cdc_pipelines import meta_keys
+from cdc_pipelines.formats.base import BAD_EVENT_TIME, NOT_JSON_OBJECT, Codec, RawEvent, Reject, max_message_chars
 
 EVENT_FIELDS = (
     "op", "raw_op", "db", "db_schema", "table_name", "event_time", "event_time_unit", "sync_time", "tx_id", "seq",
@@ -27,8 +28,6 @@ EVENT_FIELDS = (
 # a finished event holds every field, in this order; a raw event may leave any out
 EMPTY_EVENT = dict.fromkeys(EVENT_FIELDS) | {"row_index": 0, "pair_key": None}
 _NO_COLUMNS: dict = {}
-BAD_TIME = "event time is neither an epoch number nor a date-time"
-BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 
 
 def raw_text(line: bytes) -> tuple[str, str]:
@@ -123,7 +122,7 @@ def _json_list(names: frozenset[str]) -> str:
     return orjson.dumps(sorted(names)).decode()
 
 
-def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
+def finish_event(raw: RawEvent, codec: Codec, options: Mapping[str, str]) -> dict:
     """The canonical event of a raw event (see `formats.base`); Reject when it cannot be one.
 
     The event's `column_types` name every image column (UNKNOWN where the format gives no type); a
@@ -133,10 +132,10 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
     if op is None:
         raise Reject("no op")
     if raw.get("event_time") is None and raw.get("event_time_unit") is not None:
-        raise Reject(BAD_TIME)
+        raise Reject(BAD_EVENT_TIME)
     before, after = raw.get("before"), raw.get("after")
     if not isinstance(before, dict | None) or not isinstance(after, dict | None):
-        raise Reject("not a valid JSON object")
+        raise Reject(NOT_JSON_OBJECT)
     half = raw.get("pair_key") is not None
     why = _image_requirements(op, before, after, raw.get("ddl"), codec.update_has_before and not half)
     if why and not (half and op == "UPDATE" and before is not None):
@@ -163,7 +162,7 @@ def finish_event(raw: dict, codec: Codec, options: Mapping[str, str]) -> dict:
             listed = ", ".join(f"{k}:{types[k]}" for k in sorted(bad))
             raise Reject(f"value does not fit its type in column(s) {listed}")
         if numbers:
-            meta = {**(meta or {}), "cdc.json_numbers": _json_list(frozenset(numbers))}
+            meta = {**(meta or {}), meta_keys.JSON_NUMBERS: _json_list(frozenset(numbers))}
     event["meta"] = meta or None
     event.pop("temporal_units", None)
     return event
@@ -204,14 +203,14 @@ def merge_halves(after: dict, before: dict) -> dict:
     meta = dict(after.get("meta") or {})
     before_meta = before.get("meta") or {}
     numbers = {
-        *orjson.loads(meta.get("cdc.json_numbers", "[]")),
-        *orjson.loads(before_meta.get("cdc.json_numbers", "[]")),
+        *orjson.loads(meta.get(meta_keys.JSON_NUMBERS, "[]")),
+        *orjson.loads(before_meta.get(meta_keys.JSON_NUMBERS, "[]")),
     }
     if numbers:
-        meta["cdc.json_numbers"] = orjson.dumps(sorted(numbers)).decode()
-    meta["cdc.before_source_file"] = before["source_file"]
-    meta["cdc.before_source_line"] = str(before["source_line"])
-    meta["cdc.before_raw_op"] = before["raw_op"]
+        meta[meta_keys.JSON_NUMBERS] = orjson.dumps(sorted(numbers)).decode()
+    meta[meta_keys.BEFORE_SOURCE_FILE] = before["source_file"]
+    meta[meta_keys.BEFORE_SOURCE_LINE] = str(before["source_line"])
+    meta[meta_keys.BEFORE_RAW_OP] = before["raw_op"]
     return {**after, "before": before["before"], "meta": meta, "messages": 2}
 
 

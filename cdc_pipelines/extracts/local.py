@@ -15,7 +15,7 @@ from datetime import UTC
 from pathlib import Path
 
 from cdc_pipelines import canonical as C
-from cdc_pipelines import storage
+from cdc_pipelines import meta_keys, storage
 from cdc_pipelines.extracts.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extracts.files import list_input_files
 from cdc_pipelines.extracts.rows import Line, decoded_rows
@@ -103,7 +103,9 @@ def decode_paths(
             reject = {"source_format": format_id, "source_topic": topic, "source_file": row["source_file"]}
             reject |= {"source_line": row["source_line"], "raw": row["raw"], "raw_encoding": row["raw_encoding"]}
             out.rejects.append(reject | {"reason": row["reject_reason"], "dt": dt})
-    out.events.sort(key=lambda e: (e["source_file"], e["source_line"], int((e["meta"] or {}).get("cdc.row_index", 0))))
+    out.events.sort(
+        key=lambda e: (e["source_file"], e["source_line"], int((e["meta"] or {}).get(meta_keys.ROW_INDEX, 0)))
+    )
     out.rejects.sort(key=lambda r: (r["source_file"], r["source_line"]))
     first = [r for r in rows if r["row_index"] == 0]
     out.counts = {

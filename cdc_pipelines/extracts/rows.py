@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import Reject, max_message_chars
 from cdc_pipelines.messages import EMPTY_EVENT, EVENT_FIELDS, decode_message, raw_text
@@ -22,7 +23,6 @@ from cdc_pipelines.messages import EMPTY_EVENT, EVENT_FIELDS, decode_message, ra
 _REJECT_ROW = dict.fromkeys(("event_id", *EVENT_FIELDS, "pair_key"), None) | {"row_index": 0, "messages": 1}
 _NO_RAW = (None, None)
 KCAT_FIELDS = ("topic", "partition", "offset", "tstype", "ts", "key")
-KAFKA_META_PREFIX = "cdc.kafka."
 ENVELOPES = ("kcat",)
 
 
@@ -75,7 +75,7 @@ def unwrap_kcat(line: bytes) -> tuple[bytes | None, dict[str, str]]:
     if envelope.get("partition") is None:
         raise Reject("not a kcat envelope (no partition)")
     payload = envelope.get("payload")
-    meta = {KAFKA_META_PREFIX + f: J.text(envelope[f]) for f in KCAT_FIELDS if envelope.get(f) is not None}
+    meta = {meta_keys.KAFKA_PREFIX + f: J.text(envelope[f]) for f in KCAT_FIELDS if envelope.get(f) is not None}
     return (None if payload is None else J.text(payload).encode()), meta
 
 
@@ -84,7 +84,7 @@ def tombstone_events(meta: Mapping[str, str] | None) -> list[dict]:
     Kafka key and coordinates are the envelope's meta). It changes nothing, so it has no event time;
     its sync time is the Kafka message's timestamp (`ts`, epoch ms) where the envelope has one.
     Counted as decoded; every encoder skips it."""
-    ts = (meta or {}).get(KAFKA_META_PREFIX + "ts", "")
+    ts = (meta or {}).get(meta_keys.KAFKA_PREFIX + "ts", "")
     sync_time = int(ts) * 1000 if ts.isascii() and ts.isdigit() else None
     return [EMPTY_EVENT | {"op": "OTHER", "raw_op": C.TOMBSTONE, "sync_time": sync_time}]
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, unknown_op
-from cdc_pipelines.messages import BAD_SYNC_TIME
+from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, Option, RawEvent, Reject, timezone_option, unknown_op
 
 FORMAT_ID = "aws-dms-json"
 DATA_OPS = {"load": "INSERT", "insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}
@@ -44,7 +44,11 @@ META_FIELDS = (
     V.MetaField("prev-transaction-record-id", "prev-transaction-record-id", "number"),
 )
 METADATA_ENVELOPE = ("operation", "schema-name", "table-name")
-OPTIONS = {"timezone": "UTC", "before_prefix": "BI_", "before_image": "before-image"}
+OPTIONS = (
+    timezone_option("metadata timestamps"),
+    Option("before_prefix", "BI_", "prefix of the before-image columns in `data` (empty: none)"),
+    Option("before_image", "before-image", "top-level field that holds the before image (empty: none)"),
+)
 CONTROL_DATA = "control-data"
 # the order DMS writes its metadata in (fields it does not document come last)
 _METADATA_ORDER = {
@@ -78,7 +82,7 @@ def _split_before(data: dict, prefix: str) -> tuple[dict, dict | None]:
     return {k: v for k, v in data.items() if not k.startswith(prefix)}, before
 
 
-def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One AWS DMS JSON message -> one raw event."""
     msg = J.parse_object(message)
     metadata = V.object_field(msg, "metadata")
@@ -99,8 +103,8 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[dict]:
     meta = V.read_meta(metadata, META_FIELDS)
     before_field = options.get("before_image", "before-image")
     V.keep_extra(metadata, {*METADATA_ENVELOPE, *(f.field for f in META_FIELDS)}, meta)
-    if V.EXTRA in meta:  # unknown metadata fields: kept apart from unknown top-level fields
-        meta["cdc.extra_metadata"] = meta.pop(V.EXTRA)
+    if meta_keys.EXTRA in meta:  # unknown metadata fields: kept apart from unknown top-level fields
+        meta[meta_keys.EXTRA_METADATA] = meta.pop(meta_keys.EXTRA)
     V.keep_extra(msg, ("data", "metadata", before_field), meta)
     # with transaction details, `commit-timestamp` is when the source committed the change and
     # `timestamp` when DMS wrote the record; without them, `timestamp` is the only time there is
@@ -137,7 +141,7 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[dict]:
     image = V.object_field(msg, before_field) if before_field else None
     if image is not None:
         before = {**(before or {}), **image}
-        meta["cdc.before_image_field"] = before_field
+        meta[meta_keys.BEFORE_IMAGE_FIELD] = before_field
     return [event | {"before": None if before is None else {**after, **before}, "after": after}]
 
 
@@ -168,20 +172,20 @@ def encode_aws_dms(event: dict, options: Mapping[str, str]) -> list:
     else:
         operation = ENCODE_OPS[op]
     metadata |= {"operation": operation, "schema-name": event.get("db"), "table-name": event.get("table_name")}
-    if same and meta.get("cdc.extra_metadata"):
-        metadata |= V.extra_fields({V.EXTRA: meta["cdc.extra_metadata"]})
+    if same and meta.get(meta_keys.EXTRA_METADATA):
+        metadata |= V.extra_fields({meta_keys.EXTRA: meta[meta_keys.EXTRA_METADATA]})
     metadata = {k: metadata[k] for k in sorted(metadata, key=lambda k: _METADATA_ORDER.get(k, len(_METADATA_ORDER)))}
     message: dict = {}
     if op == "OTHER":
         if meta.get(CONTROL_DATA) is not None:
-            message["data"] = V.extra_fields({V.EXTRA: '{"data":' + meta[CONTROL_DATA] + "}"})["data"]
+            message["data"] = V.extra_fields({meta_keys.EXTRA: '{"data":' + meta[CONTROL_DATA] + "}"})["data"]
     elif op == "UPDATE":
         after, before = event["after"], event.get("before")
         if prefix and any(k.startswith(prefix) for k in (*after, *(before or ()))):
             raise E.Unsupported(f"a column named with the before-image prefix {prefix!r} cannot be told apart")
         if before == {}:
             raise E.Unsupported("UPDATE with an empty before image: DMS would write no before-image column")
-        field = meta.get("cdc.before_image_field") if same else None
+        field = meta.get(meta_keys.BEFORE_IMAGE_FIELD) if same else None
         data = dict(after)
         if before is not None and field:  # the before image came in its own field: it goes back there
             message[field] = E.image_json(event, before)
@@ -204,7 +208,7 @@ def _image(event: dict, image: dict, prefix: str) -> dict:
     if numbers is None or not prefix:
         return E.image_json(event, image)
     widened = {*numbers, *(prefix + k for k in numbers)}
-    return E.image_json({**event, "meta": {"cdc.json_numbers": J.dumps_exact(sorted(widened))}}, image)
+    return E.image_json({**event, "meta": {meta_keys.JSON_NUMBERS: J.dumps_exact(sorted(widened))}}, image)
 
 
 AWS_DMS_JSON = Codec(

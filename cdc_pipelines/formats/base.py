@@ -1,15 +1,13 @@
-"""What every codec shares: the codec record, its options, and how a decoder says no.
+"""What every codec shares: the codec record, its options, the raw event, and how a decoder says no.
 
-A decoder is a plain function `decode(message, options) -> list[dict]` over one message (the line's
-bytes; a DTS Avro container record; a DataHub TUPLE CSV row as a dict). It returns one *raw event* per
-change the message carries, or raises `Reject` with the reason. A raw event holds the canonical fields
-(`op`, `raw_op`, `db`, `db_schema`, `table_name`, `event_time` and `sync_time` as epoch microseconds,
-`event_time_unit`, `tx_id`, `seq`, `position`, `pk_columns`, `column_types`, `source_types`, `ddl`,
-`meta`: text values, where a sub-object kept whole keeps its nulls) with the images `before` / `after`
-as parsed, not yet normalised (see `jsontext`), plus `temporal_units` (integer unit of temporal
-columns), `row_index` (the row of a multi-row message) and `pair_key` (the key of a split-update
-half). `messages.finish_event` then does what is the same for every format: normalise values by
-logical type, check that each op has what it needs.
+A decoder is a plain function `decode(message, options) -> list[RawEvent]` over one message (the
+line's bytes; a DTS Avro container record; a DataHub TUPLE CSV row as a dict). It returns one raw
+event (`RawEvent`) per change the message carries, or raises `Reject` with the reason.
+`messages.finish_event` then does what is the same for every format: normalise values by logical
+type, check that each op has what it needs.
+
+A codec declares its options beside it (`Option`); `Codec.resolve_options` checks them all once,
+before a run, so a decoder or encoder reads them without checking them per message.
 """
 
 from __future__ import annotations
@@ -17,18 +15,51 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TypedDict
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines.formats.encoding import Unsupported
 
-Decoder = Callable[[object, Mapping[str, str]], list[dict]]
-OPTION_CHOICES = {
-    "legacy": ("false", "true"),
-    "binary": C.BINARY_ENCODINGS,
-    "schema": ("auto", "true", "false"),
-    "merged": ("auto", "true", "false"),
-}
+# reject reasons more than one format gives, written once so that every format says them alike
+NOT_JSON_OBJECT = "not a valid JSON object"
+BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
+BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
+# the DDL kinds canal writes in `type`; DataWorks 2.0 writes the same ones in `op`
+DDL_KINDS = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
+
+
+class RawEvent(TypedDict, total=False):
+    """One change as a decoder gives it, before `messages.finish_event`; any field may be left out.
+
+    Values are text (a sub-object kept whole keeps its nulls), times epoch microseconds. A plain dict
+    at run time: the type only names the fields, so decoders pay nothing for it.
+    """
+
+    op: str  # canonical op (`canonical.OPS`)
+    raw_op: str | None  # the op as the message writes it
+    db: str | None
+    db_schema: str | None
+    table_name: str | None
+    event_time: int | None  # when the source made the change
+    event_time_unit: str | None  # the unit it was written in; set without event_time: unreadable
+    sync_time: int | None  # when the CDC tool wrote the message
+    tx_id: str | None
+    seq: str | None
+    position: str | None
+    pk_columns: list[str] | None
+    before: dict | None  # images as parsed, not yet normalised (see `jsontext`)
+    after: dict | None
+    column_types: dict[str, str] | None  # column -> logical type
+    source_types: dict[str, str] | None  # column -> type as the source names it
+    ddl: str | None
+    meta: dict[str, str | None] | None  # see `meta_keys` for the `cdc.*` keys
+    temporal_units: dict[str, str] | None  # the integer unit of temporal columns
+    row_index: int  # the row of a multi-row message
+    pair_key: str | None  # the key that pairs the halves of a split update
+
+
+Decoder = Callable[[object, Mapping[str, str]], list[RawEvent]]
 
 
 class Reject(Exception):  # noqa: N818 - a verdict on a message, not a program error
@@ -39,13 +70,46 @@ class OptionError(ValueError):
     """An option a codec does not know, or a value it cannot take."""
 
 
-def _check_timezone(name: str) -> None:
+def check_timezone(name: str) -> None:
+    """OptionError unless `name` is an IANA zone or an offset like +08:00 (the `timezone` options)."""
     if re.fullmatch(r"[+-][0-9]{2}:[0-9]{2}", name):
         return
     try:
         C.zone(name)
     except (KeyError, ValueError):
         raise OptionError(f"timezone {name!r} is neither an IANA zone nor an offset like +08:00") from None
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a codec, declared beside it, so that its name, default, allowed values and
+    meaning are in one place and `Codec.resolve_options` can check every value before a run.
+
+    `check` takes a value and raises OptionError when the codec cannot take it.
+    """
+
+    name: str
+    default: str
+    description: str
+    choices: tuple[str, ...] | None = None
+    check: Callable[[str], object] | None = None
+
+    def validate(self, value: str, format_id: str) -> None:
+        if self.choices is not None and value not in self.choices:
+            raise OptionError(f"option {self.name}={value!r} of {format_id} must be one of {', '.join(self.choices)}")
+        if self.check is not None:
+            self.check(value)
+
+
+def timezone_option(read: str) -> Option:
+    """The `timezone` option of a format that writes `read` (date-time text meant as an instant)
+    without a zone: one default and one check wherever it is declared."""
+    return Option(
+        "timezone",
+        "UTC",
+        f"zone of {read} without an offset: an IANA zone or an offset like +08:00",
+        check=check_timezone,
+    )
 
 
 @dataclass(frozen=True)
@@ -59,7 +123,7 @@ class Codec:
     format_id: str
     decode: Decoder
     encode: Callable[[dict, Mapping[str, str]], list]
-    options: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[Option, ...] = ()
     binary: str = "base64"
     update_has_before: bool = True
     multi_row: bool = False
@@ -83,19 +147,22 @@ class Codec:
             raise Unsupported(f"UPDATE without a before image: {self.format_id} carries both images")
         return self.encode(event, options)
 
+    @property
+    def defaults(self) -> dict[str, str]:
+        """{name: default} of this codec's options."""
+        return {option.name: option.default for option in self.options}
+
     def resolve_options(self, given: Mapping[str, str]) -> dict[str, str]:
-        unknown = sorted(set(given) - set(self.options))
+        """Every option's value (the given ones over the defaults), checked: the one check before a
+        run; OptionError for an option this codec does not have or a value it cannot take."""
+        defaults = self.defaults
+        unknown = sorted(set(given) - set(defaults))
         if unknown:
-            known = ", ".join(sorted(self.options)) or "none"
+            known = ", ".join(sorted(defaults)) or "none"
             raise OptionError(f"format {self.format_id} has no option {', '.join(unknown)} (options: {known})")
-        resolved = {**self.options, **given}
-        for key, allowed in OPTION_CHOICES.items():
-            if key in resolved and resolved[key] not in allowed:
-                raise OptionError(
-                    f"option {key}={resolved[key]!r} of {self.format_id} must be one of {', '.join(allowed)}"
-                )
-        if "timezone" in resolved:
-            _check_timezone(resolved["timezone"])
+        resolved = {**defaults, **given}
+        for option in self.options:
+            option.validate(resolved[option.name], self.format_id)
         return resolved
 
 

@@ -14,9 +14,7 @@ go out as OMS epoch `sec.fraction` text (OMS) or as date-time text in `timezone`
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -26,14 +24,25 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, overlay, unknown_op
-from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
+from cdc_pipelines.formats.base import (
+    BAD_EVENT_TIME,
+    BAD_SYNC_TIME,
+    DDL_KINDS,
+    Codec,
+    Option,
+    RawEvent,
+    Reject,
+    overlay,
+    timezone_option,
+    unknown_op,
+)
 
 ROW_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "INSERT"}
 CONTROL_TYPES = {
     "TRUNCATE": "TRUNCATE",
-    **dict.fromkeys(["CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX", "DDL", "DROP"], "DDL"),
+    **dict.fromkeys([*DDL_KINDS, "DDL", "DROP"], "DDL"),
 }
 META_FIELDS = ("id", "gtid", "isDdl", "serverId")
 # MySQL's REAL is a DOUBLE (unless REAL_AS_FLOAT), unlike REAL elsewhere
@@ -118,8 +127,74 @@ def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
     return C.time_of(text)
 
 
-def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
-    """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event."""
+def _times(msg: CanalMessage) -> tuple[str | None, str | None, int | None, str | None, int | None]:
+    """(es, ts as written, event time, its unit, sync time) of a message; Reject for a time that is none."""
+    text = J.text
+    raw_es, raw_ts = msg.es, msg.ts
+    es, ts = text(raw_es), text(raw_ts)
+    event_time, event_time_unit = _time_of(raw_es, es)
+    if event_time is None and event_time_unit is not None:
+        raise Reject(BAD_EVENT_TIME)
+    sync_time = _time_of(raw_ts, ts)[0]
+    if sync_time is None and ts is not None:
+        raise Reject(BAD_SYNC_TIME)
+    return es, ts, event_time, event_time_unit, sync_time
+
+
+def _meta(msg: CanalMessage, op: str, sql: str | None, sql_json: str | None, es: str | None, ts: str | None) -> dict:
+    """The message's fields without a canonical column, as text: `id`, `gtid`, ..., the `sql` of a
+    row change (a DDL's is its `ddl`), `sqlType` as JSON, `es` and `ts` as written."""
+    text = J.text
+    meta = {}
+    for name in META_FIELDS:
+        value = getattr(msg, name)
+        if value is not None:
+            meta[name] = text(value)
+    if sql is not None and op != "DDL":
+        meta["sql"] = sql
+    if sql_json is not None:
+        meta["sqlType"] = sql_json
+    if es is not None:
+        meta["es"] = es
+    if ts is not None:
+        meta["ts"] = ts
+    return meta
+
+
+def _row_events(base: dict, meta: dict, op: str, current: list, previous: list | None, column_types) -> list[RawEvent]:
+    """One raw event per row of a row change: the `base` fields, the row's images and its own meta."""
+    meta[meta_keys.ROW_COUNT] = str(len(current))
+    n_previous = len(previous) if previous is not None else 0
+    events = []
+    for index, row in enumerate(current):
+        row_meta = {**meta, meta_keys.ROW_INDEX: str(index)}
+        if op == "INSERT":
+            before = None
+        elif op == "DELETE":
+            before, row = row, None
+        else:  # UPDATE: `old` holds the changed columns' previous values
+            old_row = previous[index] if index < n_previous else None
+            before = overlay(row, old_row)
+            row_meta[meta_keys.CHANGED_COLUMNS] = _changed_columns(tuple(old_row or ()))
+        events.append(
+            base
+            | {
+                "before": before,
+                "after": row,
+                "column_types": column_types,
+                "meta": row_meta,
+                "row_index": index,
+            }
+        )
+    return events
+
+
+def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
+    """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event.
+
+    In the order a message is checked: its shape (the parser), the type, the rows a row change must
+    have, the times (`_times`); then the types, meta (`_meta`) and the events (`_row_events`).
+    """
     msg = _PARSE(message)
     text = J.text
     raw_type = text(msg.type)
@@ -139,32 +214,13 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
         current, previous = msg.data, msg.old
     if is_row and (not current or None in current):
         raise Reject(f"canal {raw_type} message without rows")
-    raw_es, raw_ts = msg.es, msg.ts
-    es, ts = text(raw_es), text(raw_ts)
-    event_time, event_time_unit = _time_of(raw_es, es)
-    if event_time is None and event_time_unit is not None:
-        raise Reject(BAD_TIME)
-    sync_time = _time_of(raw_ts, ts)[0]
-    if sync_time is None and ts is not None:
-        raise Reject(BAD_SYNC_TIME)
+    es, ts, event_time, event_time_unit, sync_time = _times(msg)
 
     source_types, column_types, sql_json = _column_types(
         None if msg.mysqlType is None else bytes(msg.mysqlType), None if msg.sqlType is None else bytes(msg.sqlType)
     )
     sql = text(msg.sql)
-    meta = {}
-    for name in META_FIELDS:
-        value = getattr(msg, name)
-        if value is not None:
-            meta[name] = text(value)
-    if sql is not None and op != "DDL":
-        meta["sql"] = sql
-    if sql_json is not None:
-        meta["sqlType"] = sql_json
-    if es is not None:
-        meta["es"] = es
-    if ts is not None:
-        meta["ts"] = ts
+    meta = _meta(msg, op, sql, sql_json, es, ts)
     pk_names = msg.pkNames
     gtid = text(msg.gtid)
     base = {
@@ -184,62 +240,33 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[dict]:
     # the types are cached, so shared: each event gets its own copy
     if not is_row:
         return [base | {"column_types": column_types, "ddl": sql if op == "DDL" else None, "meta": meta}]
-
-    meta["cdc.row_count"] = str(len(current))
-    n_previous = len(previous) if previous is not None else 0
-    events = []
-    for index, row in enumerate(current):
-        row_meta = {**meta, "cdc.row_index": str(index)}
-        if op == "INSERT":
-            before = None
-        elif op == "DELETE":
-            before, row = row, None
-        else:  # UPDATE: `old` holds the changed columns' previous values
-            old_row = previous[index] if index < n_previous else None
-            before = overlay(row, old_row)
-            row_meta["cdc.changed_columns"] = _changed_columns(tuple(old_row or ()))
-        events.append(
-            base
-            | {
-                "before": before,
-                "after": row,
-                "column_types": column_types,
-                "meta": row_meta,
-                "row_index": index,
-            }
-        )
-    return events
+    return _row_events(base, meta, op, current, previous, column_types)
 
 
 CANAL_FORMATS = ("oms-canal", "dts-canal")
-# canal's DDL type names (DataWorks 2.0 uses the same vocabulary, so its DDL ops carry over)
-DDL_TYPES = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
 # raw ops that mark a full-load row in other formats (OMS Default ROW, Debezium r, DTS INIT)
 FULL_LOAD_RAW_OPS = ("INIT", "ROW", "r")
 # MySQL's BOOLEAN (not tinyint): the decoder then reads the column back as BOOLEAN, not INT
 CANAL_MYSQL_TYPES = {**E.LOGICAL_TO_MYSQL, "BOOLEAN": "boolean"}
-_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?Z")
 
 
 def _local_text(value: str, zone: dt.tzinfo) -> str:
     """`2020-11-24T16:01:02.012345Z` -> `2020-11-24 16:01:02.012345` in `zone` (binlog canal's TIMESTAMP text)."""
-    match = _INSTANT.fullmatch(value)
+    match = C.INSTANT.fullmatch(value)
     if not match:
         return value
-    day, clock, frac = match.groups()
+    day, clock, fraction = match.groups()
     t = dt.datetime.fromisoformat(f"{day}T{clock}+00:00").astimezone(zone)
-    return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}{frac or ''}"
+    fraction = "." + fraction if fraction else ""
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}{fraction}"
 
 
 def _bytes_text(value: str, binary: str) -> str:
     """Canonical base64 BYTES as the `binary` option writes them (ISO-8859-1 text or hex)."""
-    if binary == "base64":
-        return value
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except ValueError:
-        raise E.Unsupported(f"BYTES value is not standard base64: {value[:40]!r}") from None
-    return raw.decode("latin-1") if binary == "latin1" else raw.hex()
+    text = E.written_bytes(value, binary)
+    if text is None:
+        raise E.Unsupported(f"BYTES value is not standard base64: {value[:40]!r}")
+    return text.lower() if binary == "base16" else text
 
 
 def _values(event: dict, image: dict | None, options: Mapping[str, str], oms: bool) -> dict | None:
@@ -272,7 +299,7 @@ def _canal_type(event: dict, same: bool, dts: bool) -> str:
         return op
     if op == "DDL":
         # the DDL kind is not in the canonical row: keep a canal name the source gave, else a generic one
-        return raw if raw in DDL_TYPES else ("DDL" if dts else "QUERY")
+        return raw if raw in DDL_KINDS else ("DDL" if dts else "QUERY")
     why = " (an UPSERT is neither an INSERT nor an UPDATE)" if op == "UPSERT" else ""
     raise E.Unsupported(f"canal has no {op} message{why}")
 
@@ -352,7 +379,21 @@ def _encode(dts: bool):
     return encode
 
 
-OPTIONS = {"legacy": "false", "binary": "base64", "timezone": "UTC"}
+OPTIONS = (
+    Option(
+        "legacy",
+        "false",
+        "true for DTS instances created before 2022-03-20 (`data` and `old` swapped)",
+        choices=("false", "true"),
+    ),
+    Option(
+        "binary",
+        "base64",
+        "how BYTES values are written: base64 (OMS), latin1 (open-source canal) or base16",
+        choices=C.BINARY_ENCODINGS,
+    ),
+    timezone_option("TIMESTAMP text"),
+)
 # canal-server replaying its binlog after a restart sends a change again with a new `ts` (sync time)
 # and batch `id` (seq); its `es`, images and gtid stay
 REPLAYED = ("sync_time", "seq", "meta.ts", "meta.id")

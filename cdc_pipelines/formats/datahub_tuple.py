@@ -14,8 +14,9 @@ from collections.abc import Mapping
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject
+from cdc_pipelines.formats.base import BAD_EVENT_TIME, NOT_JSON_OBJECT, Codec, Option, RawEvent, Reject
 
 META_COLUMNS = (
     "_sequence_id_",
@@ -26,10 +27,13 @@ META_COLUMNS = (
     "_after_image_",
 )
 OPS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE", "INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE"}
-BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 # times repeat from message to message (second or millisecond precision): parse each text once
 _time_of = functools.lru_cache(maxsize=4096)(C.time_of)
 _META = frozenset(META_COLUMNS)
+OPTIONS = (
+    Option("db", "", "the database of rows without `_source_table_`"),
+    Option("table", "", "the table of rows without `_source_table_`"),
+)
 
 
 def _flag(value: str | None) -> bool | None:
@@ -37,7 +41,7 @@ def _flag(value: str | None) -> bool | None:
     return None if value is None else value.upper() == "Y"
 
 
-def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[dict]:
+def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawEvent]:
     """One TUPLE row: a JSON line's bytes, or a CSV row as a dict header -> field (`extracts.rows`)."""
     if isinstance(message, dict):
         row = message
@@ -45,7 +49,7 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[dict
         try:
             row = J.parse_object(message)
         except J.NotJsonObject:
-            raise Reject("not a valid JSON object") from None
+            raise Reject(NOT_JSON_OBJECT) from None
     text = J.text
     # the metadata columns as text (null values kept), the business columns as parsed
     meta = {k: text(v) for k, v in row.items() if k in _META}
@@ -120,7 +124,7 @@ def encode_tuple(event: dict, options: Mapping[str, str]) -> list:
         # the metadata columns as they came (those of the after row, for a paired update)
         base = {k: meta[k] for k in META_COLUMNS if k in meta}
         row_flags = {}
-        before_flags = _flags("UPDATE_BEFORE") | {"_operation_type_": meta.get("cdc.before_raw_op", "U")}
+        before_flags = _flags("UPDATE_BEFORE") | {"_operation_type_": meta.get(meta_keys.BEFORE_RAW_OP, "U")}
     else:
         millis = E.epoch_millis(event.get("event_time"))
         base = {
@@ -145,7 +149,7 @@ DATAHUB_TUPLE = Codec(
     "datahub-tuple",
     decode_tuple,
     encode_tuple,
-    options={"db": "", "table": ""},
+    options=OPTIONS,
     update_has_before=False,
     split_update=True,
     messages="tuple",

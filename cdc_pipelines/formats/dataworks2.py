@@ -15,8 +15,16 @@ from functools import lru_cache
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, op_of
-from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
+from cdc_pipelines.formats.base import (
+    BAD_EVENT_TIME,
+    BAD_SYNC_TIME,
+    DDL_KINDS,
+    NOT_JSON_OBJECT,
+    Codec,
+    RawEvent,
+    Reject,
+    op_of,
+)
 
 OPS = {
     "INSERT": "INSERT",
@@ -26,12 +34,11 @@ OPS = {
     "TRANSACTION_BEGIN": "TX_BEGIN",
     "TRANSACTION_END": "TX_END",
     "TRUNCATE": "TRUNCATE",
-    **dict.fromkeys(["CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX"], "DDL"),
+    **dict.fromkeys(DDL_KINDS, "DDL"),
     **dict.fromkeys(["GTID", "XACOMMIT", "XAROLLBACK"], "OTHER"),
 }
 STAMP_UNIT = "ms"  # payload.timestamp stamps are 13-digit millis
 NO_SCN = "null"  # the scn OMS writes when it has none (kept in meta, no position)
-NOT_OBJECT = "not a valid JSON object"
 SOURCE_META = ("dbType", "dbVersion")
 STAMP_META = ("eventTime", "systemTime", "checkpointTime")
 EXTEND_PREFIX = "extend."
@@ -41,14 +48,14 @@ def _object(value: object) -> dict | None:
     """A sub-object of the message, None when absent; Reject when it is there but no object."""
     if value is None or type(value) is dict:
         return value
-    raise Reject(NOT_OBJECT)
+    raise Reject(NOT_JSON_OBJECT)
 
 
 def _list(value: object) -> list | None:
     """An array of the message, None when absent; Reject when it is there but no array."""
     if value is None or type(value) is list:
         return value
-    raise Reject(NOT_OBJECT)
+    raise Reject(NOT_JSON_OBJECT)
 
 
 def _data(value: object) -> dict | None:
@@ -67,7 +74,7 @@ def _column_pairs(value: object) -> tuple[tuple[str, str | None], ...] | None:
         if type(column) is not dict:
             if column is None:
                 continue
-            raise Reject(NOT_OBJECT)
+            raise Reject(NOT_JSON_OBJECT)
         name, kind = column.get("name"), column.get("type")
         if type(name) is not str:  # names and types are strings but for odd messages: their text then
             name = J.text(name)
@@ -84,11 +91,11 @@ def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict]:
     return source_types, {name: C.logical_type(kind) for name, kind in source_types.items()}
 
 
-def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     try:
         parsed = J.parse_object(message)
     except J.NotJsonObject:
-        raise Reject(NOT_OBJECT) from None
+        raise Reject(NOT_JSON_OBJECT) from None
     # the shape first: a part that is not what the format says makes the message no message of it
     schema = _object(parsed.get("schema")) or {}
     payload = _object(parsed.get("payload")) or {}
@@ -104,7 +111,7 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[dict]:
     op = op_of(raw_op, OPS, "payload.op")
     event_time, unit = C.epoch_time(J.text(stamps.get("eventTime")), STAMP_UNIT)
     if event_time is None and unit is not None:
-        raise Reject(BAD_TIME)
+        raise Reject(BAD_EVENT_TIME)
     sync_time, sync_unit = C.epoch_time(J.text(stamps.get("systemTime")), STAMP_UNIT)
     if sync_time is None and sync_unit is not None:
         raise Reject(BAD_SYNC_TIME)
@@ -147,7 +154,6 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[dict]:
     ]
 
 
-DDL_OPS = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
 OTHER_OPS = ("GTID", "XACOMMIT", "XAROLLBACK")
 OP_NAMES = {
     "INSERT": "INSERT",
@@ -172,7 +178,7 @@ def _payload_op(event: dict, same: bool) -> str:
     if same and OPS.get(raw) == op:
         return raw
     if op == "DDL":  # the DDL kind is not in the canonical row: keep a name the source gave, else QUERY
-        return raw if raw in DDL_OPS else "QUERY"
+        return raw if raw in DDL_KINDS else "QUERY"
     if op == "OTHER" and raw in OTHER_OPS:
         return raw
     if op in OP_NAMES:

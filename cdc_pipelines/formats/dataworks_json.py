@@ -9,7 +9,6 @@ Java-serialized object: kept as opaque text in `meta`, never deserialized.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -19,10 +18,19 @@ import msgspec
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, op_of
+from cdc_pipelines.formats.base import (
+    BAD_EVENT_TIME,
+    BAD_SYNC_TIME,
+    NOT_JSON_OBJECT,
+    Codec,
+    Option,
+    RawEvent,
+    Reject,
+    op_of,
+)
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
-from cdc_pipelines.messages import BAD_SYNC_TIME, BAD_TIME
 
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE_BEFOR", "UPDATE_AFTER"
 # DataWorks 2.0's ops plus the Kafka JSON ones: split update halves and the task heartbeat
@@ -39,7 +47,6 @@ COLUMN_TYPES = {
 DATE_UNIT = "ms"
 STAMP_UNIT = "ms"  # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows)
 UNKNOWN_STAMP = "-1"
-NOT_OBJECT = "not a valid JSON object"
 MIN_MICROS, MAX_MICROS = -(2**63), 2**63 - 1
 PAIR_SEPARATOR = "\u0001"
 
@@ -96,7 +103,7 @@ def _columns(value: object) -> tuple[tuple[str, str | None], ...] | None:
     if value is None:
         return None
     if type(value) is not list:
-        raise Reject(NOT_OBJECT)
+        raise Reject(NOT_JSON_OBJECT)
     pairs = []
     for column in value:
         if type(column) is dict:
@@ -107,7 +114,7 @@ def _columns(value: object) -> tuple[tuple[str, str | None], ...] | None:
                     continue
             pairs.append((name, kind if type(kind) is str else J.text(kind)))
         elif column is not None:
-            raise Reject(NOT_OBJECT)
+            raise Reject(NOT_JSON_OBJECT)
     return tuple(pairs)
 
 
@@ -142,12 +149,12 @@ def _schema(raw: bytes) -> tuple:
     columns = _columns(schema.get("dataColumn"))
     keys = schema.get("primaryKey")
     if keys is not None and type(keys) is not list:
-        raise Reject(NOT_OBJECT)
+        raise Reject(NOT_JSON_OBJECT)
     source = schema.get("source")
     if source is None:
         source = {}
     elif type(source) is not dict:
-        raise Reject(NOT_OBJECT)
+        raise Reject(NOT_JSON_OBJECT)
     source_types = column_types = units = None
     if columns is not None:
         source_types, column_types, units = _types(columns)
@@ -178,7 +185,7 @@ def _stamp(value: object, why: str) -> int | None:
     return micros
 
 
-def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """The raw event of one DataWorks Kafka JSON / DataHub BLOB message (a split-update half keyed to pair)."""
     # the shape first (the parser and the schema reading check it): a part that is not what the
     # format says makes the message no message of it
@@ -205,10 +212,10 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[di
     if is_half and sequence is None:
         raise Reject(f"{raw_op} without payload.sequenceId to pair it")
     event_stamp, system_stamp = stamps.eventTime, stamps.systemTime
-    event_time = _stamp(event_stamp, BAD_TIME)
+    event_time = _stamp(event_stamp, BAD_EVENT_TIME)
     sync_time = _stamp(system_stamp, BAD_SYNC_TIME)
     if db is _UNWRITABLE:
-        raise Reject(NOT_OBJECT)
+        raise Reject(NOT_JSON_OBJECT)
 
     position = _text(payload.scn)
     # meta in DataWorks' field order, each value there as text (straight-line: this runs per message)
@@ -282,9 +289,7 @@ LOGICAL_TO_COLUMN_TYPE = {
     "BOOLEAN": "BOOLEAN", "INT": "LONG", "FLOAT": "DOUBLE", "DOUBLE": "DOUBLE", "DECIMAL": "DOUBLE",
     "TIMESTAMP": "DATE", "BYTES": "BYTES",
 }  # fmt: skip
-MERGED_CHOICES = ("auto", "true", "false")
 DEFAULT_VERSION = "0.0.1"
-_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z")
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
@@ -303,12 +308,10 @@ def instant_millis(value: str, nanos: bool = False):
     `nanos`: a fraction finer than milliseconds is kept in the `13.9` form (millis plus the 9-digit
     nanosecond-of-second fraction), which the decoder reads back.
     """
-    match = _INSTANT.fullmatch(value)
-    if not match:
+    instant = C.instant_seconds(value)
+    if instant is None:
         return None
-    day, clock, fraction = match.groups()
-    fraction = fraction or ""
-    seconds = E.epoch_seconds(dt.datetime.fromisoformat(f"{day}T{clock}+00:00"))
+    seconds, fraction = instant
     millis = seconds * 1000 + int(fraction[:3].ljust(3, "0"))
     text = f"{millis}.{fraction.ljust(9, '0')}" if nanos and len(fraction) > 3 else str(millis)
     return E.number(text)
@@ -354,8 +357,6 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
     meta = event.get("meta") or {}
     raw_op = event.get("raw_op")
     merged = options.get("merged", "auto")
-    if merged not in MERGED_CHOICES:
-        raise ValueError(f"option merged={merged!r} must be one of {', '.join(MERGED_CHOICES)}")
     if same and op != "UPDATE" and OPS.get(raw_op or "") == op:
         op_text = raw_op
     elif op == "DDL":
@@ -416,7 +417,7 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
         return [message(op_text, event.get("before"), event.get("after"), sequence)]
     before, after = event.get("before"), event.get("after")
     if merged == "auto":
-        split = "cdc.before_raw_op" in meta if same else True
+        split = meta_keys.BEFORE_RAW_OP in meta if same else True
     else:
         split = merged == "false"
     if before is None or not split:  # one message: merged, or an after image alone
@@ -426,15 +427,24 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
         return [message(op_value, before, after, sequence)]
     # split halves pair by sequenceId: one is made up when the event has none
     sequence = sequence if sequence is not None else E.synthetic_sequence(event)
-    before_op = meta.get("cdc.before_raw_op", SPLIT_BEFORE) if same else SPLIT_BEFORE
+    before_op = meta.get(meta_keys.BEFORE_RAW_OP, SPLIT_BEFORE) if same else SPLIT_BEFORE
     return [message(before_op, before, None, sequence), message(SPLIT_AFTER, None, after, sequence)]
 
 
+OPTIONS = (
+    Option(
+        "merged",
+        "auto",
+        "how the encoder writes an UPDATE: true one message with both images, false split halves, "
+        "auto as a DataWorks source had it (others split)",
+        choices=("auto", "true", "false"),
+    ),
+)
 DATAWORKS_JSON = Codec(
     "dataworks-json",
     decode_dataworks_json,
     encode_dataworks_json,
-    options={"merged": "auto"},
+    options=OPTIONS,
     update_has_before=False,
     split_update=True,
     description="DataWorks Kafka JSON / DataHub BLOB payload",

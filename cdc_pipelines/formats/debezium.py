@@ -17,8 +17,6 @@ check. The types a schema gives are worked out once per distinct schema.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
 import re
 from collections.abc import Mapping
@@ -30,9 +28,18 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, OptionError, Reject, op_of
-from cdc_pipelines.messages import BAD_SYNC_TIME
+from cdc_pipelines.formats.base import (
+    BAD_SYNC_TIME,
+    NOT_JSON_OBJECT,
+    Codec,
+    Option,
+    OptionError,
+    RawEvent,
+    Reject,
+    op_of,
+)
 
 OPS = {
     "c": "INSERT",
@@ -45,13 +52,11 @@ OPS = {
 }
 SMT_FIELDS = r"^__(deleted|op|table|db|schema|lsn|ts_ms|source_[A-Za-z_]+)$"
 SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
-OPTIONS = {"binary": "base16", "column_types": ""}
 # the envelope fields read as objects (`before`/`after` images, `source`, `transaction`): at the top
 # (DebeziumFlatten) or under `payload` (Debezium); any other JSON value there makes the message no
 # Debezium message, as any other value in the places the Connect `schema` has objects or arrays
 OBJECT_FIELDS = ("source", "before", "after", "transaction")
 IMAGE_FIELDS = ("after", "before")
-NOT_JSON = "not a valid JSON object"
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
 _MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
@@ -168,7 +173,7 @@ def _schema_info(raw: bytes) -> tuple:
     if fields is None:
         return None, None, None, True
     if not _is_object_list(fields, "fields"):
-        raise Reject(NOT_JSON)
+        raise Reject(NOT_JSON_OBJECT)
     types, units, source_types = _schema_maps(_schema_columns(fields))
     return types or None, units or None, source_types, True
 
@@ -188,44 +193,31 @@ def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | No
     return C.epoch_time(text, "ms")
 
 
-def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
-    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event."""
-    # the shape first (the parser and the schema reading check it)
-    m = _PARSE(message)
-    raw_schema = m.schema
-    if raw_schema is None:
-        schema_types, schema_units, source_types, has_schema = _NO_SCHEMA
-    else:
-        schema_types, schema_units, source_types, has_schema = _schema_info(bytes(raw_schema))
-    # a field under `payload`, else at the top
-    payload = m.payload
-    if payload is None:
-        payload = m
+def _sync_time(payload: _Envelope, m: DebeziumMessage) -> tuple[int | None, str | None]:
+    """(sync time, as written) of the envelope's `ts_ms`; Reject when it is there but no time."""
+    stamp = payload.ts_ms
+    if stamp is None:
+        stamp = m.ts_ms
+    written = stamp if type(stamp) is str else J.text(stamp)
+    sync_time, _ = _epoch_millis(stamp, written)
+    if sync_time is None and written is not None:
+        raise Reject(BAD_SYNC_TIME)
+    return sync_time, written
 
+
+# (db, db_schema, table, event_time, event_time_unit, position, tx_id) of a message without `source`
+_NO_SOURCE: tuple = (None,) * 7
+
+
+def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta: dict) -> tuple:
+    """(db, db_schema, table, event_time, event_time_unit, position, tx_id) of the envelope, whose
+    `source` and `transaction` entries and `ts_*` stamps go into `meta` as text (`source.` and
+    `transaction.` keys, nulls kept, as Spark kept them). The parsed sub-objects are this message's
+    own, so their values become text in place."""
     text = J.text
-    raw_op = payload.op
-    if raw_op is None:
-        raw_op = m.op
-    if type(raw_op) is not str:
-        raw_op = text(raw_op)
-    op = op_of(raw_op, OPS, "op")
     source = payload.source
     if source is None:
         source = m.source
-    transaction = payload.transaction
-    if transaction is None:
-        transaction = m.transaction
-    sync_stamp = payload.ts_ms
-    if sync_stamp is None:
-        sync_stamp = m.ts_ms
-    sync_text = sync_stamp if type(sync_stamp) is str else text(sync_stamp)
-    sync_time, _ = _epoch_millis(sync_stamp, sync_text)
-    if sync_time is None and sync_text is not None:
-        raise Reject(BAD_SYNC_TIME)
-
-    # the sub-objects' entries as text into `meta`, keys prefixed (nulls kept, as Spark kept them);
-    # the parsed objects are this message's own, so their values become text in place
-    meta: dict[str, str | None] = {}
     if source is not None:
         stamp = source.get("ts_ms")
         for key, value in source.items():
@@ -233,7 +225,6 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
                 value = source[key] = str(value) if type(value) is int else text(value)
             meta["source." + key] = value
         src = source.get
-        db, db_schema, table = src("db"), src("schema"), src("table")
         event_time, unit = _epoch_millis(stamp, src("ts_ms"))
         file, pos = src("file"), src("pos")
         if file and pos is not None:
@@ -244,9 +235,12 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
                 position = src("gtid")
                 if position is None:
                     position = src("lsn")
-        tx_id = src("txId")
+        fields = [src("db"), src("schema"), src("table"), event_time, unit, position, src("txId")]
     else:
-        db = db_schema = table = event_time = unit = position = tx_id = None
+        fields = list(_NO_SOURCE)
+    transaction = payload.transaction
+    if transaction is None:
+        transaction = m.transaction
     if transaction is not None:
         for key, value in transaction.items():
             if value is not None and type(value) is not str:
@@ -254,9 +248,9 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
             meta["transaction." + key] = value
         transaction_id = transaction.get("id")
         if transaction_id is not None:
-            tx_id = transaction_id
-    if sync_text is not None:
-        meta["ts_ms"] = sync_text
+            fields[6] = transaction_id
+    if sync_written is not None:
+        meta["ts_ms"] = sync_written
     value = payload.ts_us
     if value is None:
         value = m.ts_us
@@ -267,9 +261,38 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[dict]:
         value = m.ts_ns
     if value is not None:
         meta["ts_ns"] = text(value)
+    return fields
 
+
+def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
+    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event.
+
+    In the order a message is checked: its shape (the parser and the schema reading), the op, the
+    sync time (`_sync_time`), then the fields and meta of `source`, `transaction` and the stamps
+    (`_meta`), the images last. A field is read under `payload`, else at the top.
+    """
+    m = _PARSE(message)
+    raw_schema = m.schema
+    if raw_schema is None:
+        schema_types, schema_units, source_types, has_schema = _NO_SCHEMA
+    else:
+        schema_types, schema_units, source_types, has_schema = _schema_info(bytes(raw_schema))
+    payload = m.payload
+    if payload is None:
+        payload = m
+
+    raw_op = payload.op
+    if raw_op is None:
+        raw_op = m.op
+    if type(raw_op) is not str:
+        raw_op = J.text(raw_op)
+    op = op_of(raw_op, OPS, "op")
+    sync_time, sync_written = _sync_time(payload, m)
+    meta: dict[str, str | None] = {}
+    db, db_schema, table, event_time, unit, position, tx_id = _meta(payload, m, sync_written, meta)
     if has_schema:
-        meta["cdc.schema"] = "true"
+        meta[meta_keys.SCHEMA] = "true"
+
     declared_types, declared_units = _declared(options.get("column_types", ""))
     if op in _ROW_OPS:
         before = payload.before
@@ -307,12 +330,12 @@ def _smt_key(key: str) -> bool:
     return key.startswith("__") and _SMT_FIELD.match(key) is not None
 
 
-def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One DebeziumSmt message (the flattened row plus `__deleted` and the SMT's `__` fields) -> its raw event."""
     try:
         m = J.parse_object(message)
     except J.NotJsonObject:
-        raise Reject(NOT_JSON) from None
+        raise Reject(NOT_JSON_OBJECT) from None
     row: dict = {}
     extra: dict = {}
     for key, value in m.items():
@@ -372,7 +395,6 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[dict
 ENCODE_OPS = {"INSERT": "c", "UPDATE": "u", "DELETE": "d", "HEARTBEAT": "HEARTBEAT", "TRUNCATE": "t"}
 DEBEZIUM_FAMILY = ("oms-debezium", "oms-debezium-flatten")
 VALUE_FAMILY = (*DEBEZIUM_FAMILY, "oms-debezium-smt")
-SCHEMA_CHOICES = ("auto", "true", "false")
 SMT_ADD_FIELDS = ("op", "table", "db", "schema", "ts_ms", "source.ts_ms")
 # source / transaction fields Debezium writes as JSON numbers (others are strings)
 _NUMERIC_FIELDS = frozenset(
@@ -432,14 +454,10 @@ def _temporal_name(logical: str, values: list[str]) -> str:
 
 
 def encode_bytes(value: str, binary: str) -> str:
-    """Canonical base64 BYTES as the target writes them: base16 (upper case), base64 or latin-1 text."""
-    if binary == "base64":
-        return value
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return value
-    return raw.hex().upper() if binary == "base16" else raw.decode("latin-1")
+    """Canonical base64 BYTES as the target writes them (see `encoding.written_bytes`); a value that is
+    not standard base64 as it is."""
+    text = E.written_bytes(value, binary)
+    return value if text is None else text
 
 
 class _Values:
@@ -576,10 +594,8 @@ def _encode_debezium(flatten: bool):
         E.require_table(event)
         meta = event.get("meta") or {}
         schema_option = options.get("schema", "auto")
-        if schema_option not in SCHEMA_CHOICES:
-            raise ValueError(f"option schema={schema_option!r} must be one of {', '.join(SCHEMA_CHOICES)}")
         with_schema = not flatten and (
-            schema_option == "true" or (schema_option == "auto" and same and meta.get("cdc.schema") == "true")
+            schema_option == "true" or (schema_option == "auto" and same and meta.get(meta_keys.SCHEMA) == "true")
         )
         columns = _written_columns(event, same) if with_schema else {}
         # the unit a schema's logical name gives, else the OMS unit of the column's type (seed 000)
@@ -614,6 +630,16 @@ def _encode_debezium(flatten: bool):
     return encode
 
 
+@lru_cache(maxsize=64)
+def smt_add_fields(spec: str) -> tuple[str, ...]:
+    """`op,table` -> ("op", "table"): the `add_fields` option; OptionError for a field the SMT has not."""
+    add = tuple(f.strip() for f in spec.split(",") if f.strip())
+    unknown = sorted(set(add) - set(SMT_ADD_FIELDS))
+    if unknown:
+        raise OptionError(f"add_fields {', '.join(unknown)} not one of {', '.join(SMT_ADD_FIELDS)}")
+    return add
+
+
 def _smt_field(event: dict, name: str):
     millis = {"ts_ms": "sync_time", "source.ts_ms": "event_time"}
     if name in millis:
@@ -634,10 +660,7 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
     clashes = sorted(k for k in image if re.fullmatch(SMT_FIELDS, k))
     if clashes:
         raise E.Unsupported(f"column(s) {', '.join(clashes)} clash with DebeziumSmt's own fields")
-    add = [f.strip() for f in options.get("add_fields", "").split(",") if f.strip()]
-    unknown = sorted(set(add) - set(SMT_ADD_FIELDS))
-    if unknown:
-        raise ValueError(f"add_fields {', '.join(unknown)} not one of {', '.join(SMT_ADD_FIELDS)}")
+    add = smt_add_fields(options.get("add_fields", ""))
     types = event.get("column_types") or {}
     units = {c: C.OMS_DEBEZIUM_TEMPORAL_UNITS.get(t) for c, t in types.items()}
     row = _Values(event, units, options.get("binary", "base16")).image(image)
@@ -653,7 +676,32 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
     return [E.dumps(row | extra)]
 
 
-_SMT_OPTIONS = {**OPTIONS, "db": "", "table": "", "add_fields": ""}
+OPTIONS = (
+    Option(
+        "binary",
+        "base16",
+        "how BYTES values are written: base16 (OMS), base64 (standard Debezium) or latin1",
+        choices=C.BINARY_ENCODINGS,
+    ),
+    Option(
+        "column_types",
+        "",
+        "logical types of columns no Connect schema types, as c22:DATE,c23:TIME",
+        check=parse_column_types,
+    ),
+)
+SCHEMA_OPTION = Option(
+    "schema",
+    "auto",
+    "whether the encoder writes the Connect `schema`: true, false, or auto (as the source had it)",
+    choices=("auto", "true", "false"),
+)
+SMT_OPTIONS = (
+    *OPTIONS,
+    Option("db", "", "the database of messages without `__db`"),
+    Option("table", "", "the table of messages without `__table`"),
+    Option("add_fields", "", f"the SMT fields the encoder adds, of {', '.join(SMT_ADD_FIELDS)}", check=smt_add_fields),
+)
 # a connector restarted from its offsets sends a change again with a new envelope time; the source
 # position (file/pos/row, lsn, scn) stays part of what identifies it
 REPLAYED = ("sync_time", "meta.ts_ms", "meta.ts_us", "meta.ts_ns")
@@ -661,7 +709,7 @@ OMS_DEBEZIUM = Codec(
     "oms-debezium",
     decode_debezium,
     _encode_debezium(flatten=False),
-    options={**OPTIONS, "schema": "auto"},
+    options=(*OPTIONS, SCHEMA_OPTION),
     binary="base16",
     update_has_before=False,
     delivery_fields=REPLAYED,
@@ -681,7 +729,7 @@ OMS_DEBEZIUM_SMT = Codec(
     "oms-debezium-smt",
     decode_debezium_smt,
     encode_debezium_smt,
-    options=_SMT_OPTIONS,
+    options=SMT_OPTIONS,
     binary="base16",
     update_has_before=False,
     delivery_fields=REPLAYED,

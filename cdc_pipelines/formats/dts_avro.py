@@ -19,9 +19,8 @@ import fastavro
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.extracts.rows import Line
-from cdc_pipelines.formats.base import Codec, Reject
+from cdc_pipelines.formats.base import BAD_SYNC_TIME, NOT_JSON_OBJECT, Codec, RawEvent, Reject
 from cdc_pipelines.formats.dts_avro_records import encode_record, read_record, record_schemas, record_to_fields
-from cdc_pipelines.messages import BAD_SYNC_TIME
 
 
 class ContainerRecord:
@@ -66,7 +65,7 @@ def _payload(line: bytes) -> bytes:
     try:
         envelope = J.parse_object(line)
     except J.NotJsonObject:
-        raise Reject("not a valid JSON object") from None
+        raise Reject(NOT_JSON_OBJECT) from None
     b64 = J.text(envelope.get("value_b64"))
     if b64 is None:
         raise Reject("no value_b64 field")
@@ -80,7 +79,7 @@ def _reason(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
-def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]) -> list[dict]:
+def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]) -> list[RawEvent]:
     """The raw event of one Record: a container's record as read, or a JSON line's `value_b64`."""
     try:
         record = message.record if type(message) is ContainerRecord else read_record(_payload(message))

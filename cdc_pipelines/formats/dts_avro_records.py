@@ -4,7 +4,7 @@ One Kafka message is one schemaless Avro `Record` (seed 003; schema in `schemas/
 Older writers lack the trailing `bornTimestamp`, so a message is read with the full schema and, if
 that fails or leaves bytes over, with the older one. `Timestamp.millis` and `DateTime.millis` hold
 MICROseconds despite their names. `EmptyObject` NULL is a SQL NULL; NONE means "no value given" and
-leaves the column out of the image (listed in `meta["cdc.none_columns"]`).
+leaves the column out of the image (listed in `meta[meta_keys.NONE_COLUMNS]`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from functools import cache, lru_cache
 
 import fastavro
 
+from cdc_pipelines import canonical as C
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 
 # a package resource, so it also reads from the zip executors import the package from on a cluster
@@ -295,9 +297,9 @@ def record_to_fields(record: dict) -> dict:
     if process:
         meta["processTimestamps"] = json.dumps(process)
     if members:
-        meta["cdc.avro_value_types"] = _members_json(tuple(members.items()))
+        meta[meta_keys.AVRO_VALUE_TYPES] = _members_json(tuple(members.items()))
     if none_columns:
-        meta["cdc.none_columns"] = json.dumps(sorted(set(none_columns)))
+        meta[meta_keys.NONE_COLUMNS] = json.dumps(sorted(set(none_columns)))
     ddl = None
     if raw_op == "DDL":
         ddl = next((x for x in (record["afterImages"], record["beforeImages"]) if isinstance(x, str)), None)
@@ -352,10 +354,8 @@ MYSQL_TYPE_CODES = {
     "BOOLEAN": 1, "INT": 8, "DECIMAL": 246, "FLOAT": 4, "DOUBLE": 5, "STRING": 253, "BYTES": 252, "DATE": 10,
     "TIME": 19, "DATETIME": 18, "TIMESTAMP": 17, "ZONED_DATETIME": 17, "INTERVAL": 253, "JSON": 245, "UNKNOWN": 253,
 }  # fmt: skip
-_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_EPOCH = dt.datetime(1970, 1, 1)
 _PYTHON_CHARSETS = {k: v for k, v in CHARSETS.items() if v is not None}
 
 
@@ -402,12 +402,11 @@ def _datetime_parts(text: str, logical: str) -> dict | None:
 
 
 def _timestamp(text: str):
-    match = _INSTANT.fullmatch(text)
-    if not match:
+    instant = C.instant_seconds(text)
+    if instant is None:
         return None
-    delta = dt.datetime.fromisoformat(match.group(1)) - _EPOCH
-    seconds = delta.days * 86400 + delta.seconds
-    micros = int(E.fraction_digits(match.group(2) or "", 6, text, "DTS Avro Timestamp"))
+    seconds, fraction = instant
+    micros = int(E.fraction_digits(fraction, 6, text, "DTS Avro Timestamp"))
     return _member("Timestamp", {"timestamp": seconds, "millis": micros})
 
 
@@ -495,7 +494,7 @@ def _record_id(event: dict) -> int:
 
 def _images(event: dict, columns: list[str]) -> tuple[list | None, list | None]:
     types = event.get("column_types") or {}
-    hints = E.shared_json((event.get("meta") or {}).get("cdc.avro_value_types") or "{}")
+    hints = E.shared_json((event.get("meta") or {}).get(meta_keys.AVRO_VALUE_TYPES) or "{}")
     numbers = E.json_numbers(event) or set()
     rows = [r for r in (event.get("before"), event.get("after")) if r]
     # an untyped number column whose images hold an integer and a fraction (a DECIMAL `0` and `3752.0`)

@@ -9,6 +9,7 @@ Numbers are written with exactly their canonical digits through `orjson.Fragment
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import math
@@ -18,6 +19,9 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 import orjson
+
+from cdc_pipelines import canonical as C
+from cdc_pipelines import meta_keys
 
 Encoder = Callable[[dict, Mapping[str, str]], list]
 NUMERIC_TYPES = frozenset({"INT", "DECIMAL", "FLOAT", "DOUBLE"})
@@ -55,7 +59,7 @@ def shared_json(text: str):
 
 def json_numbers(event: dict) -> frozenset[str] | None:
     """Columns the source wrote as JSON numbers, when the source was JSON (else None)."""
-    listed = (event.get("meta") or {}).get("cdc.json_numbers")
+    listed = (event.get("meta") or {}).get(meta_keys.JSON_NUMBERS)
     if listed:
         return frozenset(shared_json(listed))
     return frozenset() if event.get("source_format") != "dts-avro" else None
@@ -93,7 +97,7 @@ def meta_of(event: dict, *prefixes: str) -> dict:
     """`meta` entries under the prefixes (prefix removed), or all non-`cdc.` entries without prefixes."""
     meta = event.get("meta") or {}
     if not prefixes:
-        return {k: v for k, v in meta.items() if not k.startswith("cdc.")}
+        return {k: v for k, v in meta.items() if not k.startswith(meta_keys.PREFIX)}
     return {k[len(p) :]: v for k, v in meta.items() for p in prefixes if k.startswith(p)}
 
 
@@ -121,7 +125,6 @@ def require_table(event: dict) -> None:
         raise Unsupported("row change without a table name")
 
 
-_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z")
 LOGICAL_TO_MYSQL = {
     "BOOLEAN": "tinyint", "INT": "bigint", "DECIMAL": "decimal", "FLOAT": "float", "DOUBLE": "double",
     "STRING": "varchar", "BYTES": "blob", "DATE": "date", "TIME": "time", "DATETIME": "datetime",
@@ -133,14 +136,25 @@ LOGICAL_TO_SQL_TYPE = {
 }  # fmt: skip
 
 
+def written_bytes(value: str, binary: str) -> str | None:
+    """Canonical base64 BYTES as a `binary` option writes them: base64 as is, base16 as upper-case hex,
+    latin1 as ISO-8859-1 text; None where the value is not standard base64."""
+    if binary == "base64":
+        return value
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:
+        return None
+    return raw.hex().upper() if binary == "base16" else raw.decode("latin-1")
+
+
 def instant_to_epoch_text(value: str) -> str:
     """`2020-11-24T16:01:02.012345Z` -> `1606233662.012345` (OMS TIMESTAMP text; fraction kept)."""
-    match = _INSTANT.fullmatch(value)
-    if not match:
+    instant = C.instant_seconds(value)
+    if instant is None:
         return value
-    day, clock, frac = match.groups()
-    seconds = epoch_seconds(dt.datetime.fromisoformat(f"{day}T{clock}+00:00"))
-    return f"{seconds}.{frac}" if frac else str(seconds)
+    seconds, fraction = instant
+    return f"{seconds}.{fraction}" if fraction else str(seconds)
 
 
 def timestamps_as_epoch(image: dict | None, types: dict) -> dict | None:
@@ -169,7 +183,7 @@ def changed_columns(event: dict, *format_ids: str) -> list[str]:
     meta `cdc.changed_columns`; otherwise the columns whose value differs between the before and
     after images, including a column only one of the images has.
     """
-    listed = (event.get("meta") or {}).get("cdc.changed_columns")
+    listed = (event.get("meta") or {}).get(meta_keys.CHANGED_COLUMNS)
     if listed is not None and from_same_family(event, *format_ids):
         return json.loads(listed)
     before, after = event.get("before") or {}, event.get("after") or {}

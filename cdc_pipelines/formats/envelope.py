@@ -20,10 +20,10 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Reject
+from cdc_pipelines.formats.base import NOT_JSON_OBJECT, Reject
 
-EXTRA = "cdc.extra"
 KINDS = ("number", "text", "bool", "json")
 
 
@@ -42,7 +42,7 @@ def object_field(message: Mapping, name: str) -> dict | None:
     value = message.get(name)
     if value is None or isinstance(value, dict):
         return value
-    raise Reject("not a valid JSON object")
+    raise Reject(NOT_JSON_OBJECT)
 
 
 def text_list(message: Mapping, name: str) -> list[str | None] | None:
@@ -90,12 +90,12 @@ def keep_extra(message: Mapping, known: Iterable[str], meta: dict) -> None:
     known = set(known)
     extra = {k: v for k, v in message.items() if k not in known}
     if extra:
-        meta[EXTRA] = J.dumps_exact(extra)
+        meta[meta_keys.EXTRA] = J.dumps_exact(extra)
 
 
 def extra_fields(meta: Mapping[str, str]) -> dict:
     """The kept fields of `cdc.extra`, each as its exact JSON."""
-    text = meta.get(EXTRA)
+    text = meta.get(meta_keys.EXTRA)
     if not text:
         return {}
     return {k: orjson.Fragment(J.dumps_exact(v).encode()) for k, v in J.parse_object(text).items()}

@@ -21,9 +21,10 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay
+from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of, overlay
 
 FORMAT_ID = "maxwell-json"
 ROW_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "bootstrap-insert": "INSERT"}
@@ -44,7 +45,6 @@ META_FIELDS = (
 )
 # fields read into the canonical row itself (the rest go to meta)
 ENVELOPE = ("database", "table", "type", "data", "old", "sql", "primary_key_columns")
-OPTIONS: dict[str, str] = {}
 
 
 @lru_cache(maxsize=4096)
@@ -52,7 +52,7 @@ def _changed_columns(names: tuple[str, ...]) -> str:
     return orjson.dumps(list(names)).decode()
 
 
-def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One Maxwell message -> one raw event (a row change, a DDL or a bootstrap marker)."""
     msg = J.parse_object(message)
     text = J.text
@@ -90,7 +90,7 @@ def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[dict]:
     if op == "DELETE":
         return [base | {"before": data}]
     old = V.object_field(msg, "old")
-    meta["cdc.changed_columns"] = _changed_columns(tuple(old or ()))
+    meta[meta_keys.CHANGED_COLUMNS] = _changed_columns(tuple(old or ()))
     return [base | {"before": overlay(data, old), "after": data}]
 
 
@@ -142,6 +142,5 @@ MAXWELL_JSON = Codec(
     FORMAT_ID,
     decode_maxwell,
     encode_maxwell,
-    options=OPTIONS,
     description="Maxwell JSON",
 )

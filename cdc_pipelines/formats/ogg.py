@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, op_of
-from cdc_pipelines.messages import BAD_SYNC_TIME
+from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, RawEvent, Reject, op_of, timezone_option
 
 FORMAT_ID = "ogg-json"
 OPS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE", "T": "TRUNCATE"}
@@ -33,7 +32,7 @@ META_FIELDS = (
     V.MetaField("xid", "xid"),
 )
 ENVELOPE = ("table", "op_type", "primary_keys", "before", "after")
-OPTIONS = {"timezone": "UTC"}
+OPTIONS = (timezone_option("`op_ts` and `current_ts`"),)
 
 
 def split_table(name: str | None) -> tuple[str | None, str | None]:
@@ -45,7 +44,7 @@ def split_table(name: str | None) -> tuple[str | None, str | None]:
     return (db, table) if dot else (None, name)
 
 
-def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One OGG JSON message -> one raw event."""
     msg = J.parse_object(message)
     raw_op = J.text(msg.get("op_type"))

@@ -16,7 +16,7 @@ import msgspec
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
-from cdc_pipelines.formats.base import Codec, Reject, op_of
+from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of
 
 OPS = {
     "INSERT": "INSERT",
@@ -76,7 +76,7 @@ def _logical_types(source_types: tuple[tuple[str, str | None], ...]) -> dict[str
 
 
 def _decoder(extended: bool):
-    def decode_oms_default(message: bytes, options: Mapping[str, str]) -> list[dict]:
+    def decode_oms_default(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
         # the shape first (the parser checks it): a part that is not what the format says makes the
         # message no message of it
         msg = _PARSE(message)

@@ -23,10 +23,20 @@ import orjson
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
+from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
-from cdc_pipelines.formats.base import Codec, Reject, op_of, overlay
-from cdc_pipelines.messages import BAD_SYNC_TIME
+from cdc_pipelines.formats.base import (
+    BAD_EVENT_TIME,
+    BAD_SYNC_TIME,
+    NOT_JSON_OBJECT,
+    Codec,
+    RawEvent,
+    Reject,
+    op_of,
+    overlay,
+    timezone_option,
+)
 
 OPS = {
     "ins": "INSERT",
@@ -42,11 +52,9 @@ OPS = {
     "UPDATE AFTER": "UPDATE",
 }
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
-BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 # times repeat from message to message (second or millisecond precision): parse each text once per zone
 _time_of = functools.lru_cache(maxsize=4096)(V.local_time_of)
-OPTIONS = {"timezone": "UTC"}
-NOT_AN_OBJECT = "not a valid JSON object"
+OPTIONS = (timezone_option("`time` and `posttime`"),)
 
 
 def _object(message: dict, name: str) -> dict | None:
@@ -54,14 +62,14 @@ def _object(message: dict, name: str) -> dict | None:
     value = message.get(name)
     if value is None or isinstance(value, dict):
         return value
-    raise Reject(NOT_AN_OBJECT)
+    raise Reject(NOT_JSON_OBJECT)
 
 
-def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[dict]:
+def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     try:
         parsed = J.parse_object(message)
     except J.NotJsonObject:
-        raise Reject(NOT_AN_OBJECT) from None
+        raise Reject(NOT_JSON_OBJECT) from None
     meta_obj, data, key, sql = (
         _object(parsed, "meta"),
         _object(parsed, "data"),
@@ -115,7 +123,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[dict]:
         if ddl is None:
             ddl = raw_op
     if op == "UPDATE":
-        event_meta["cdc.changed_columns"] = orjson.dumps(list(data or ())).decode()
+        event_meta[meta_keys.CHANGED_COLUMNS] = orjson.dumps(list(data or ())).decode()
     scn = meta.get("scn")
     return [
         {
@@ -209,7 +217,7 @@ def _encode(dts: bool):
         meta = _meta(event, same, dts, meta_op, options.get("timezone", "UTC"))
         before, after = _image(event, event.get("before"), dts), _image(event, event.get("after"), dts)
         if meta_op == SPLIT_AFTER:  # a DTS split update goes back out as its two halves
-            before_op = (event.get("meta") or {}).get("cdc.before_raw_op") or SPLIT_BEFORE
+            before_op = (event.get("meta") or {}).get(meta_keys.BEFORE_RAW_OP) or SPLIT_BEFORE
             return [
                 E.dumps({"meta": meta | {"op": before_op}, "data": before}),
                 E.dumps({"meta": meta, "data": after}),

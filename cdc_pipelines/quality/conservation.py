@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdc_pipelines.duplicates import DUPLICATE_OF
+from cdc_pipelines import meta_keys
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult
 
 RULE = "conservation_check"
@@ -23,8 +23,8 @@ def lake_counts(changes: DataFrame, rejects: DataFrame) -> dict[str, dict[str, i
     """Messages decoded (distinct input lines behind the events, plus the before halves of merged
     split updates), rejected and redelivered (events marked `cdc.duplicate_of`), by topic, as the lake
     holds them."""
-    before_half = F.element_at("meta", F.lit("cdc.before_source_line")).isNotNull()
-    repeat = F.element_at("meta", F.lit(DUPLICATE_OF)).isNotNull()
+    before_half = F.element_at("meta", F.lit(meta_keys.BEFORE_SOURCE_LINE)).isNotNull()
+    repeat = F.element_at("meta", F.lit(meta_keys.DUPLICATE_OF)).isNotNull()
     decoded = changes.groupBy("source_topic").agg(
         (F.count_distinct("source_file", "source_line") + F.count(F.when(before_half, 1))).alias("decoded"),
         F.count(F.lit(1)).alias("events"),

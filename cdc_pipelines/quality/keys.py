@@ -11,6 +11,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines import meta_keys
 from cdc_pipelines.canonical import ROW_OPS
 from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
 from cdc_pipelines.quality.split_updates import CHECK as SPLIT_CHECK
@@ -75,7 +76,7 @@ def pk_checks() -> tuple[dict[str, SubCheck], dict[str, Column]]:
     changed_pk = F.filter(
         F.col("pk_columns"), lambda c: ~F.element_at("before", c).eqNullSafe(F.element_at("after", c))
     )
-    listed = F.from_json(F.element_at("meta", F.lit("cdc.changed_columns")), T.ArrayType(T.StringType()))
+    listed = F.from_json(F.element_at("meta", F.lit(meta_keys.CHANGED_COLUMNS)), T.ArrayType(T.StringType()))
     unlisted = F.when(listed.isNull(), empty).otherwise(F.filter(changed_pk, lambda c: ~F.array_contains(listed, c)))
     comparable = (op == "UPDATE") & has_pk & complete_before & complete_after
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdc_pipelines import meta_keys
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, SubCheck
 
 CHECK = "split_update_paired"
@@ -24,7 +25,7 @@ def split_update_subcheck() -> SubCheck:
     """Events written as a split half: a before half standing alone, or an after half with no before
     image and no paired lineage, fails (a merged `UPDATE_AFTER` carrying both images passes)."""
     raw_op, before = F.col("raw_op"), F.col("before").isNotNull()
-    paired = F.element_at("meta", F.lit("cdc.before_source_line")).isNotNull()
+    paired = F.element_at("meta", F.lit(meta_keys.BEFORE_SOURCE_LINE)).isNotNull()
     lone_before = raw_op.isin(*BEFORE_HALF_OPS)
     lone_after = raw_op.isin(*AFTER_HALF_OPS) & ~before & ~paired
     return SubCheck(

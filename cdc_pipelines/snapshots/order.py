@@ -12,10 +12,12 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from cdc_pipelines import meta_keys
+
 
 def row_index() -> Column:
     """The row's index inside a multi-row message (0 where the format has one row per message)."""
-    index = F.try_element_at(F.col("meta"), F.lit("cdc.row_index")).try_cast("long")
+    index = F.try_element_at(F.col("meta"), F.lit(meta_keys.ROW_INDEX)).try_cast("long")
     return F.coalesce(index, F.lit(0))
 
 

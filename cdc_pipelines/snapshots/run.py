@@ -19,9 +19,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.duplicates import DUPLICATE_OF
 from cdc_pipelines.extracts.files import InputError
 from cdc_pipelines.lake import io
+from cdc_pipelines.meta_keys import DUPLICATE_OF
 from cdc_pipelines.pipeline import CHANGES_DIR
 from cdc_pipelines.snapshots.apply import APPLIED_OPS, Applied, apply_day
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
