@@ -26,6 +26,11 @@ def add_parser(sub) -> None:
     bench.add_argument(
         "--report", type=os.path.abspath, default="BENCHMARKS.md", help="Markdown file to write the tables into"
     )
+    bench.add_argument(
+        "--snapshots", type=int, nargs="+", metavar="ROWS",
+        help="instead: the snapshot benchmark, a day of --updates updates on a canal table of each of ROWS rows",
+    )  # fmt: skip
+    bench.add_argument("--updates", type=int, default=10_000, help="updates of the snapshot benchmark's day 2")
 
 
 def config_of(args: argparse.Namespace) -> BenchConfig:
@@ -54,7 +59,20 @@ def run(args: argparse.Namespace) -> dict:
         print(line, file=sys.stderr, flush=True)
 
     spark = spark_session(conf=parse_conf(args.conf))
+    if args.snapshots:
+        return _snapshots(spark, args, log)
     with spark_progress(spark, "bench"):
         result = run_bench(spark, config_of(args), Path(args.out), log=log, progress=save)
     print(f"benchmark tables: {args.report}  measurements: {args.out}/bench.json", file=sys.stderr)
     return {"seconds": result["seconds"], "measurements": len(result["measurements"])}
+
+
+def _snapshots(spark, args: argparse.Namespace, log) -> dict:
+    """The snapshot benchmark (`bench.snapshot_days`): `out/snapshots.json` and `out/snapshots.md`."""
+    from cdc_pipelines.bench.snapshot_days import render, run_snapshot_bench
+
+    results = run_snapshot_bench(spark, Path(args.out), args.snapshots, args.updates, log=log)
+    Path(args.out, "snapshots.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    Path(args.out, "snapshots.md").write_text(render(results), encoding="utf-8")
+    print(render(results), file=sys.stderr)
+    return {"results": len(results)}

@@ -41,7 +41,7 @@ def lake_counts(changes: DataFrame, rejects: DataFrame) -> dict[str, dict[str, i
 
 
 def _imbalance(read, decoded, rejected, filtered) -> str:
-    return f"read {read} != decoded {decoded} + rejected {rejected} + filtered {filtered}"
+    return f"read {read} != decoded {decoded} + rejected {rejected}" + (f" + filtered {filtered}" if filtered else "")
 
 
 def conservation_check(

@@ -1,4 +1,4 @@
-"""conservation_check: read == decoded + rejected, reject rate under a threshold, top reasons."""
+"""conservation_check: read == decoded + rejected + filtered, reject rate under a threshold, top reasons."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def test_balanced_partition_with_rejects_reports_reasons(spark):
         "file:/x/part-1.jsonl:3",
     ]
     assert result.groups == [
-        {"source_topic": "orders", "table": "*", "read": 8, "decoded": 5, "rejected": 3, "balanced": True}
+        {"source_topic": "orders", "table": "*", "read": 8, "decoded": 5, "rejected": 3, "filtered": 0,
+         "duplicates": 0, "balanced": True}  # fmt: skip
     ]
     # 3/8 rejected is over the default 5 %
     strict = check_conservation(part)
@@ -50,3 +51,10 @@ def test_library_function_takes_plain_counts(spark):
     result = conservation_check(10, 9, 0, empty)
     assert not result.passed and result.examples[0]["reason"] == "read 10 != decoded 9 + rejected 0"
     assert conservation_check(0, 0, 0, empty).passed  # a quiet day
+
+
+def test_filtered_messages_balance_the_read(spark):
+    empty = partition(spark, []).rejects
+    assert conservation_check(10, 7, 1, empty, filtered=2).passed
+    result = conservation_check(10, 7, 1, empty, filtered=1)
+    assert not result.passed and result.examples[0]["reason"] == "read 10 != decoded 7 + rejected 1 + filtered 1"
