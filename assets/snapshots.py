@@ -6,7 +6,6 @@ It depends on its own previous partition, so a backfill launched from the UI app
 look, not a stopped pipeline.
 """
 
-
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
