@@ -1,4 +1,4 @@
-"""decode -> encode and the quality report on `s3a://` paths, against an S3 server on
+"""decode -> encode, the quality report and two snapshot days on `s3a://` paths, against an S3 server on
 127.0.0.1 (moto's), give what the same commands give on local paths. The commands run as processes,
 their S3 settings given with `--conf`, as a user gives them; delta-rs reads the S3 tables too."""
 
