@@ -6,14 +6,12 @@ It depends on its own previous partition, so a backfill launched from the UI app
 look, not a stopped pipeline.
 """
 
-from pathlib import Path
-
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL, SNAPSHOTS
 from assets.partitions import DAILY, SINGLE_RUN
-from cdc_pipelines.catalog import snapshot_keys
+from cdc_pipelines.catalog import kafka_key_topics, snapshot_keys
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.run import snapshots_root
 from cdc_pipelines.snapshots.store import read_summary
@@ -39,8 +37,9 @@ def table_snapshots(
 ) -> dg.MaterializeResult:
     """Apply the run's days of the `snapshot: true` topics to the tables' previous snapshots (in order)."""
     topics = [t.name for t in catalog.topics() if t.snapshot]
-    keys = snapshot_keys(catalog.topics())
-    days = snapshot_days(pyspark.spark_session, storage.lake_root, context.partition_keys, topics=topics, keys=keys)
+    keys, kafka_keys = snapshot_keys(catalog.topics()), kafka_key_topics(catalog.topics())
+    days = snapshot_days(pyspark.spark_session, storage.lake_root, context.partition_keys, topics=topics, keys=keys,
+                         kafka_keys=kafka_keys)  # fmt: skip
     for dt, day in days.items():
         if dt not in context.partition_keys:
             context.log.info(f"re-applied {dt}, a later day already applied, on top of the backfilled days")
@@ -50,7 +49,7 @@ def table_snapshots(
                  "per_table": dg.MetadataValue.json(day["per_table"])}  # fmt: skip
         context.add_asset_metadata({**figures, **extra}, partition_key=dt)
     return dg.MaterializeResult(
-        metadata={"path": dg.MetadataValue.path(str(snapshots_root(storage.lake_root))), "topics": topics}
+        metadata={"path": dg.MetadataValue.path(snapshots_root(storage.lake_root)), "topics": topics}
     )
 
 
@@ -75,7 +74,7 @@ CHECK = "no UPDATE/DELETE of a missing key, no INSERT of an existing one, no lat
 def snapshot_anomalies_check(context: dg.AssetCheckExecutionContext, storage: LakeStorageResource):
     """The day's anomaly counts; in a ranged run, each day's evaluation and then the run's summary."""
     warn = dg.AssetCheckSeverity.WARN
-    root = Path(snapshots_root(storage.lake_root))
+    root = snapshots_root(storage.lake_root)
     summaries = {dt: read_summary(root, dt) for dt in context.partition_keys}
     if context.has_partition_key:
         summary = summaries[context.partition_key]

@@ -21,7 +21,11 @@ class Topic:
     envelope: str | None = None
     snapshot: bool = False  # its tables feed `table_snapshots`: opt-in, as one table must come from one topic
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # {"db.table": key columns} where none are named
+    keys_from: str | None = None  # "kafka": key columns still unnamed come from the Kafka message key (kcat envelope)
     tables: TableFilter | None = None  # which of the topic's tables to keep (None: all)
+
+
+KEYS_FROM_KAFKA = "kafka"
 
 
 class CatalogError(ValueError):
@@ -30,7 +34,7 @@ class CatalogError(ValueError):
 
 def load_catalog(path: str | Path) -> list[Topic]:
     """Read and validate a catalog YAML
-    (`topics: [{name, format, options, targets, envelope, snapshot, keys, tables: {include, exclude}}]`)."""
+    (`topics: [{name, format, options, targets, envelope, snapshot, keys, keys_from, tables: {include, exclude}}]`)."""
     data = yaml.safe_load(Path(path).read_text()) or {}
     topics = []
     for i, entry in enumerate(data.get("topics") or []):
@@ -52,10 +56,8 @@ def load_catalog(path: str | Path) -> list[Topic]:
             raise CatalogError(f"topic {entry['name']!r} in {path}: snapshot must be true or false")
         snapshot = entry.get("snapshot", False)
         keys = _keys(entry, path)
-        tables = _tables(entry, path)
-        topics.append(
-            Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot, keys, tables)
-        )
+        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot,
+                            keys, _keys_from(entry, path), _tables(entry, path)))  # fmt: skip
     return topics
 
 
@@ -80,6 +82,23 @@ def _keys(entry: dict, path: str | Path) -> dict[str, tuple[str, ...]]:
     if not valid:
         raise CatalogError(f"topic {entry['name']!r} in {path}: keys must map db.table to a list of column names")
     return {str(table): tuple(cols) for table, cols in keys.items()}
+
+
+def _keys_from(entry: dict, path: str | Path) -> str | None:
+    """`keys_from: kafka`: only a kcat envelope keeps the Kafka message key (`meta['cdc.kafka.key']`)."""
+    keys_from = entry.get("keys_from")
+    if keys_from is None:
+        return None
+    if keys_from != KEYS_FROM_KAFKA:
+        raise CatalogError(f"topic {entry['name']!r} in {path}: keys_from must be {KEYS_FROM_KAFKA}, not {keys_from!r}")
+    if entry.get("envelope") != "kcat":
+        raise CatalogError(f"topic {entry['name']!r} in {path}: keys_from: kafka needs envelope: kcat (the Kafka key)")
+    return keys_from
+
+
+def kafka_key_topics(topics: list[Topic]) -> list[str]:
+    """The `snapshot: true` topics whose tables may take their key from the Kafka message key."""
+    return [t.name for t in topics if t.snapshot and t.keys_from == KEYS_FROM_KAFKA]
 
 
 def snapshot_keys(topics: list[Topic]) -> dict[str, list[str]]:

@@ -171,6 +171,10 @@ def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
         "--keys", action="append", type=_keys, default=[], metavar="DB.TABLE=COL1,COL2",
         help="key columns of a table whose format names none (repeatable)",
     )  # fmt: skip
+    snap.add_argument(
+        "--keys-from-kafka", action="store_true",
+        help="events still without key columns take them from the Kafka message key (kcat envelopes: cdc.kafka.key)",
+    )  # fmt: skip
     lake = sub.add_parser("convert-lake", help="convert a lake of plain Parquet (earlier versions) to Delta in place")
     lake.add_argument("lake", type=path_argument, help="lake folder holding changes/, rejects/ and counts/")
     add_bench_parser(sub)
@@ -335,7 +339,8 @@ def _snapshot(args: argparse.Namespace) -> dict:
     if read_canonical(spark, join(args.canonical, CHANGES_DIR)).where(F.col("dt") == args.dt).isEmpty():
         raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
     with spark_progress(spark, "snapshot"):
-        days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic, keys=dict(args.keys))
+        days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic, keys=dict(args.keys),
+                             kafka_keys=args.keys_from_kafka)  # fmt: skip
     if len(days) > 1:
         print(f"re-applied the later days {sorted(days)[1:]} on top of {args.dt}", file=sys.stderr)
     day = days[args.dt]

@@ -139,6 +139,18 @@ def write_bytes(spark: SparkSession, path: str | Path, data: bytes) -> None:
         stream.close()
 
 
+def replace_bytes(spark: SparkSession, path: str | Path, data: bytes) -> None:
+    """Write `data` to `path` whole or not at all: into a hidden sibling first, then renamed over `path`
+    (a file whose presence marks work as done must never be seen half written)."""
+    fs, hpath = _fs(spark, str(path))
+    tmp = str(hpath.getParent().toString()) + f"/.{hpath.getName()}.tmp"
+    write_bytes(spark, tmp, data)
+    if fs.exists(hpath):
+        fs.delete(hpath, False)
+    if not fs.rename(_fs(spark, tmp)[1], hpath):
+        raise OSError(f"could not rename {tmp} to {path}")
+
+
 def active_spark() -> SparkSession:
     """The process's session, for reaching a filesystem that only Hadoop knows (a URI input)."""
     session = SparkSession.getActiveSession()

@@ -15,12 +15,13 @@ applied.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from cdc_pipelines.snapshots.keys import with_kafka_keys, with_keys
 from cdc_pipelines.snapshots.order import event_order
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
 
@@ -170,27 +171,20 @@ def _closed(effects: DataFrame, truncates: DataFrame, previous_keys: DataFrame) 
     )
 
 
-def with_keys(changes: DataFrame, keys: Mapping[str, Sequence[str]] | None) -> DataFrame:
-    """`changes` with `pk_columns` set from `keys` (`{"db.table": [col, ...]}`, the table named as in
-    `skipped_tables`) where an event names none: for formats that carry no key names."""
-    if not keys:
-        return changes
-    label = F.concat_ws(".", *[F.col(c) for c in TABLE])
-    configured = F.create_map(*[x for name, cols in keys.items() for x in (F.lit(name), F.array(*map(F.lit, cols)))])
-    named = F.coalesce(F.size("pk_columns"), F.lit(0)) > 0
-    return changes.withColumn("pk_columns", F.when(named, F.col("pk_columns")).otherwise(
-        F.try_element_at(configured, label).cast("array<string>")
-    ))  # fmt: skip
-
-
-def apply_day(previous_keys: DataFrame, changes: DataFrame, keys: Mapping[str, Sequence[str]] | None = None) -> Applied:
+def apply_day(
+    previous_keys: DataFrame,
+    changes: DataFrame,
+    keys: Mapping[str, Sequence[str]] | None = None,
+    kafka_keys: Collection[str] | bool = (),
+) -> Applied:
     """What `changes` (one day of the canonical table) do to tables whose live keys are `previous_keys`.
 
     `previous_keys` has the table columns and `_k` (the `_cdc_key` of each live row). Tables whose
-    row changes name no key columns (nor one in `keys`) are not applied at all: their rows stay and
-    they are listed in `skipped`. DDL, heartbeats and transaction markers do not change rows.
+    row changes name no key columns (nor one in `keys`, nor, for the `kafka_keys` topics, in the Kafka
+    message key: `keys.with_kafka_keys`) are not applied at all: their rows stay and they are listed
+    in `skipped`. DDL, heartbeats and transaction markers do not change rows.
     """
-    changes = with_keys(changes, keys)
+    changes = with_kafka_keys(with_keys(changes, keys), kafka_keys)
     skipped = skipped_tables(changes)
     skipped_ids = [F.to_json(F.array(*[F.lit(s[c]).cast("string") for c in TABLE])) for s in skipped]
     events = changes.where(F.col("op").isin(*APPLIED_OPS)).withColumn("_t", table_id())

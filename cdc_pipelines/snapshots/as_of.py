@@ -66,7 +66,7 @@ def export_as_of(
     """Write every table at the end of `day` as Parquet under `export` (the snapshot root's folder layout)."""
     tables = {}
     for entry in _entries(spark, lake_root, day, out):
-        path = str(table_root(export, *entry.table))
+        path = table_root(export, *entry.table)
         state_as_of(spark, entry).write.mode("overwrite").parquet(path)
         tables[_name(entry)] = {"current": entry.current, "version": entry.current_version, "path": path}
     return {"dt": day, "tables": tables}

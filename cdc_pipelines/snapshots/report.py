@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.snapshots.schema import ANOMALY_SCHEMA, TABLE
 from cdc_pipelines.snapshots.store import ANOMALIES, read_day, read_summary
+from cdc_pipelines.storage import join
 
 
 def snapshot_report(spark: SparkSession, root: str | Path, day: str, per_kind: int = 5) -> dict | None:
@@ -16,7 +17,7 @@ def snapshot_report(spark: SparkSession, root: str | Path, day: str, per_kind: i
     summary = read_summary(root, day)
     if summary is None:
         return None
-    anomalies = read_day(spark, Path(root) / ANOMALIES, ANOMALY_SCHEMA, day)
+    anomalies = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
     first = Window.partitionBy("kind").orderBy(*TABLE, "event_id")
     rows = anomalies.withColumn("_n", F.row_number().over(first)).where(F.col("_n") <= per_kind).collect()
     examples = [{c: r[c] for c in (*TABLE, "kind", "event_id", "op", "detail")} for r in rows]

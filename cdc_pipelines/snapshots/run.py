@@ -11,7 +11,7 @@ of the same events is not.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from pyspark import StorageLevel
@@ -19,7 +19,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.extracts.files import InputError
 from cdc_pipelines.lake import io
 from cdc_pipelines.meta_keys import DUPLICATE_OF
 from cdc_pipelines.pipeline import CHANGES_DIR
@@ -40,17 +39,14 @@ from cdc_pipelines.snapshots.store import (
 from cdc_pipelines.snapshots.tables import TablePaths, merge_current, merge_history, prepare
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before
-from cdc_pipelines.storage import join, local_path
+from cdc_pipelines.storage import is_uri, join, qualified
 
 _IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
 
 
-def snapshots_root(lake_root: str | Path, out: str | Path | None = None) -> Path:
-    root = str(out) if out else join(lake_root, SNAPSHOTS_DIR)
-    if local_path(root) is None:
-        # the snapshot's summaries and listings still use local file I/O (not yet Hadoop's FileSystem)
-        raise InputError(f"snapshots are written to local paths only for now, not {root}")
-    return Path(local_path(root))
+def snapshots_root(lake_root: str | Path, out: str | Path | None = None) -> str:
+    """`out`, or `snapshots/` in the lake: a local path or any URI Spark reaches."""
+    return str(out) if out else join(lake_root, SNAPSHOTS_DIR)
 
 
 def snapshot_days(
@@ -60,19 +56,25 @@ def snapshot_days(
     out: str | Path | None = None,
     topics: Sequence[str] | None = None,
     keys: Mapping[str, Sequence[str]] | None = None,
+    kafka_keys: Collection[str] | bool = (),
 ) -> dict[str, dict]:
     """Apply the days `dts` (and every later day already applied) of `topics` (all when None).
 
-    `keys` names the key columns of tables whose format carries none (`{"db.table": [col, ...]}`).
+    `keys` names the key columns of tables whose format carries none (`{"db.table": [col, ...]}`);
+    the events of the `kafka_keys` topics (True: all) left without take them from the Kafka message key.
     Returns each applied day's summary (see `snapshot_day`), in order.
     """
     root = snapshots_root(lake_root, out)
-    before = applied_days(root)
+    if is_uri(root):  # as Hadoop names it: Delta refuses to create a table at `file:///x` once it is `file:/x`
+        root = qualified(spark, root)
+    before = applied_days(spark, root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
     if days and any(d >= days[0] for d in before):
         restore_before(spark, root, days[0])
     return {
-        day: snapshot_day(spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys)
+        day: snapshot_day(
+            spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys, kafka_keys=kafka_keys
+        )
         for day in days
     }
 
@@ -85,9 +87,9 @@ def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Se
     return events if topics is None else events.where(F.col("source_topic").isin(list(topics)))
 
 
-def _table_paths(root: Path, table: tuple) -> TablePaths:
+def _table_paths(root: str, table: tuple) -> TablePaths:
     folder = table_root(root, *table)
-    return TablePaths(str(folder / CURRENT), str(folder / HISTORY))
+    return TablePaths(join(folder, CURRENT), join(folder, HISTORY))
 
 
 def _match(table: tuple):
@@ -97,7 +99,7 @@ def _match(table: tuple):
     return match
 
 
-def previous_keys(spark: SparkSession, root: Path, changes: DataFrame) -> DataFrame:
+def previous_keys(spark: SparkSession, root: str, changes: DataFrame) -> DataFrame:
     """The live keys (`_k`) of every table `changes` has row events for, read from the current tables at
     their latest version, pinned: the day's MERGEs must not change what its plans read."""
     tables = [tuple(r) for r in changes.where(F.col("op").isin(*APPLIED_OPS)).select(*TABLE).distinct().collect()]
@@ -116,38 +118,40 @@ def previous_keys(spark: SparkSession, root: Path, changes: DataFrame) -> DataFr
 def snapshot_day(
     spark: SparkSession,
     lake_root: str | Path,
-    root: Path,
+    root: str,
     day: str,
     topics: Sequence[str] | None,
     late: bool,
     keys: Mapping[str, Sequence[str]] | None = None,
+    kafka_keys: Collection[str] | bool = (),
 ) -> dict:
     """MERGE one day into each table it changed; record the versions, the day's anomalies and figures."""
     changes = day_changes(spark, lake_root, day, topics)
-    previous_day = max((d for d in applied_days(root) if d < day), default=None)
-    result = apply_day(previous_keys(spark, root, changes), changes, keys)
+    previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
+    result = apply_day(previous_keys(spark, root, changes), changes, keys, kafka_keys)
     kept = [frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in (result.net, result.opened, result.closed)]
     try:
         record(spark, root, day, _merge_tables(spark, root, day, result, *kept))
         anomalies = result.anomalies.unionByName(invalid_cells(kept[1]))
         if late:
-            anomalies = anomalies.unionByName(_late_events(result.events, read_day(spark, root / APPLIED, _IDS, day)))
+            applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
+            anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
         one_day = [{"dt": day}]
         anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
-        io.replace_partitions(anomalies, str(root / ANOMALIES), one_day, ("dt",))
+        io.replace_partitions(anomalies, join(root, ANOMALIES), one_day, ("dt",))
     finally:
         for frame in kept:
             frame.unpersist()
-    io.replace_partitions(result.events.select("event_id", "dt"), str(root / APPLIED), one_day, ("dt",))
+    io.replace_partitions(result.events.select("event_id", "dt"), join(root, APPLIED), one_day, ("dt",))
     ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
-    io.replace_partitions(ddl, str(root / DDL), one_day, ("dt",))
+    io.replace_partitions(ddl, join(root, DDL), one_day, ("dt",))
     summary = _summary(spark, root, day, previous_day, result.skipped, applied=result.events.count())
-    write_summary(root, day, summary)
+    write_summary(spark, root, day, summary)
     return summary
 
 
 def _merge_tables(
-    spark: SparkSession, root: Path, day: str, result: Applied, net: DataFrame, opened: DataFrame, closed: DataFrame
+    spark: SparkSession, root: str, day: str, result: Applied, net: DataFrame, opened: DataFrame, closed: DataFrame
 ) -> list[TableVersion]:
     """Each changed table's columns brought to the day's, then its two MERGEs; the versions they made."""
     touched = {
@@ -184,9 +188,9 @@ def label(table: Mapping) -> str:
     return ".".join(str(table[c]) for c in TABLE if table[c] is not None)
 
 
-def _summary(spark: SparkSession, root: Path, day: str, previous_day: str | None, skipped: list, applied: int) -> dict:
+def _summary(spark: SparkSession, root: str, day: str, previous_day: str | None, skipped: list, applied: int) -> dict:
     """The day's figures; `per_table` names every table's two Delta tables and their versions at the end of the day."""
-    anomalies = read_day(spark, root / ANOMALIES, ANOMALY_SCHEMA, day)
+    anomalies = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
     counts: dict[tuple, dict[str, int]] = {}
     for r in anomalies.groupBy(*TABLE, "kind").count().collect():  # one row per table and kind
         counts.setdefault(tuple(r[c] for c in TABLE), {})[r["kind"]] = r["count"]
@@ -211,5 +215,5 @@ def _summary(spark: SparkSession, root: Path, day: str, previous_day: str | None
         "anomalies": sum(sum(k.values()) for k in counts.values()),
         "skipped_tables": [{"table": label(s), **s} for s in skipped],
         "per_table": tables,
-        "path": str(root),
+        "path": root,
     }

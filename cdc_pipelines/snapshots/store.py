@@ -5,20 +5,22 @@
 - `_versions/`: per table and applied day, the versions of both tables that day produced (Delta, by `dt`);
 - `_anomalies/`, `_ddl/`, `_applied/` (the event ids each day applied): Delta tables by `dt`;
 - `_runs/dt=<day>/summary.json`: the day's figures, written last, so it marks the day as applied.
-Folder names are escaped as Spark escapes partition values, so no table name becomes a path.
+Folder names are escaped as Spark escapes partition values, so no table name becomes a path. The
+root is a local path or any URI Spark reaches (`file:`, `hdfs://`, `s3a://`): every read and write
+goes through Spark or Hadoop's FileSystem (`storage`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines import storage
 from cdc_pipelines.lake.io import is_table
 from cdc_pipelines.lake.partition_paths import escape_value
 
@@ -28,12 +30,12 @@ CURRENT, HISTORY = "current", "history"
 SUMMARY = "summary.json"
 
 
-def table_root(root: str | Path, db: str | None, db_schema: str | None, table: str | None) -> Path:
+def table_root(root: str | Path, db: str | None, db_schema: str | None, table: str | None) -> str:
     """The folder holding one table's `current/` and `history/` (a `schema=` level only where the source has one)."""
     parts = [f"db={escape_value(db)}"]
     if db_schema is not None:
         parts.append(f"schema={escape_value(db_schema)}")
-    return Path(root).joinpath(*parts, f"table={escape_value(table)}")
+    return storage.join(root, *parts, f"table={escape_value(table)}")
 
 
 def table_roots(root: str | Path) -> list[Path]:
@@ -43,30 +45,39 @@ def table_roots(root: str | Path) -> list[Path]:
     return sorted(p.parent for pattern in patterns for p in root.glob(pattern) if p.is_dir())
 
 
-def read_day(spark: SparkSession, folder: Path, schema: T.StructType, day: str | None) -> DataFrame:
+def read_day(spark: SparkSession, folder: str, schema: T.StructType, day: str | None) -> DataFrame:
     """The `dt=day` partition of a dataset (empty when the day or the dataset is missing)."""
     fields = T.StructType([f for f in schema.fields if f.name != "dt"])
     if day is None or not is_table(spark, folder):
         return spark.createDataFrame([], fields).withColumn("dt", F.lit(day).cast("string"))
-    frame = spark.read.format("delta").load(str(folder)).where(F.col("dt") == day)
+    frame = spark.read.format("delta").load(folder).where(F.col("dt") == day)
     return frame.select(*[F.col(f.name).cast(f.dataType) for f in fields]).withColumn("dt", F.lit(day))
 
 
-def applied_days(root: str | Path) -> list[str]:
-    """Days whose snapshot was written to the end (their summary exists), in order."""
-    runs = Path(root) / RUNS
-    return sorted(p.parent.name.removeprefix("dt=") for p in runs.glob(f"dt=*/{SUMMARY}"))
+def _summary_path(root: str | Path, day: str) -> str:
+    return storage.join(root, RUNS, f"dt={day}", SUMMARY)
 
 
-def write_summary(root: str | Path, day: str, summary: dict) -> None:
-    folder = Path(root) / RUNS / f"dt={day}"
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{SUMMARY}-")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(summary, fh, indent=1, default=str)
-    os.replace(tmp, folder / SUMMARY)
+def applied_days(spark: SparkSession, root: str | Path) -> list[str]:
+    """Days whose snapshot was written to the end (their summary exists), in order: one listing."""
+    runs = storage.join(root, RUNS)
+    if not storage.exists(spark, runs):
+        return []
+    days = [name.rsplit("/", 2)[-2] for name in storage.list_files(spark, runs) if name.endswith(f"/{SUMMARY}")]
+    return sorted(d.removeprefix("dt=") for d in days if d.startswith("dt="))
+
+
+def write_summary(spark: SparkSession, root: str | Path, day: str, summary: dict) -> None:
+    text = json.dumps(summary, indent=1, default=str)
+    storage.replace_bytes(spark, _summary_path(root, day), text.encode())
 
 
 def read_summary(root: str | Path, day: str) -> dict | None:
-    path = Path(root) / RUNS / f"dt={day}" / SUMMARY
-    return json.loads(path.read_text()) if path.is_file() else None
+    """The day's summary, or None. A local root is read without Spark (the asset check has none);
+    any other through Hadoop, in the process's session."""
+    path = _summary_path(root, day)
+    local = storage.local_path(path)
+    if local is not None:
+        return json.loads(Path(local).read_text()) if os.path.isfile(local) else None
+    spark = storage.active_spark()
+    return json.loads(storage.read_bytes(spark, path)) if storage.exists(spark, path) else None

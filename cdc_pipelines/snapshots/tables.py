@@ -1,14 +1,15 @@
 """One source table's two Delta tables: created, their columns widened, and one day MERGEd into each.
 
 Both tables are created with deletion vectors (a MERGE marks the rows it removes or replaces instead of
-rewriting their files, so rows a day does not touch are not rewritten), type widening (a column's
-type changes in the log, its files stay) and column mapping by name (any source column name works).
-Version 0 of each is the empty table: what a backfill of the table's first day restores.
+rewriting their files, so rows a day does not touch are not rewritten) and column mapping by name (any
+source column name works). Version 0 of each is the empty table: what a backfill of the table's first
+day restores.
 
-A day's columns reach the tables before its MERGEs: new ones are added (`ADD COLUMNS`), wider types
-set (`ALTER COLUMN ... TYPE`); a column that becomes text is the one step Delta cannot widen to, so the
-table is rewritten once with that column cast to text. Columns a day's images lack are null in its
-rows, so dropped columns stay, null from then on.
+A day's columns reach the tables before its MERGEs: new ones are added (`ADD COLUMNS`); a column whose
+type widens (to a wider decimal, or to text) has the table rewritten once with the column cast. Delta's
+type widening feature would keep the files, but delta-rs (1.6) cannot read a table that has it, and a
+type widens rarely (only on a day a column's values outgrow it). Columns a day's images lack are null
+in its rows, so dropped columns stay, null from then on.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from cdc_pipelines.snapshots.typed import ColumnPlan, as_text, typed_value, wide
 
 PROPERTIES = {
     "delta.enableDeletionVectors": "true",
-    "delta.enableTypeWidening": "true",
     "delta.columnMapping.mode": "name",
 }
 KIND = "_cdc_kind"  # the merge source's own column: what the row does (never written)
@@ -58,10 +58,15 @@ def _create(spark: SparkSession, path: str, columns: list[ColumnPlan], cdc: tupl
     builder.execute()
 
 
-def _to_text(spark: SparkSession, path: str, texts: dict[str, str]) -> None:
-    """Rewrite the table with the columns `texts` names (their current type) as text."""
+def _widened(column: Column, old: str, new: str) -> Column:
+    """A column's values in its wider type: text as the images write it, a number as a wider decimal."""
+    return as_text(column, old) if new == "string" else column.cast(new)
+
+
+def _rewrite(spark: SparkSession, path: str, types: dict[str, tuple[str, str]]) -> None:
+    """Rewrite the table once with each column `types` names (`(old, new)` type) cast to its new type."""
     frame = spark.read.format(DELTA).load(path)
-    frame = frame.withColumns({name: as_text(F.col(quote(name)), type_name) for name, type_name in texts.items()})
+    frame = frame.withColumns({name: _widened(F.col(quote(name)), *change) for name, change in types.items()})
     frame.write.format(DELTA).mode("overwrite").option("overwriteSchema", "true").save(path)
 
 
@@ -78,16 +83,13 @@ def prepare(
     columns = {c.name: c.spark_type for c in source_columns(spark, paths.current)}
     added = [c for c in day if c.name not in columns]
     wider = {c.name: widen(columns[c.name], c.spark_type) for c in day if c.name in columns}
-    altered = {name: t for name, t in wider.items() if t != columns[name] and t != "string"}
-    texts = {name: columns[name] for name, t in wider.items() if t != columns[name] and t == "string"}
+    changed = {name: (columns[name], t) for name, t in wider.items() if t != columns[name]}
     for path in (paths.current, paths.history):
         if added:
             spec = ", ".join(f"{quote(c.name)} {c.spark_type}" for c in added)
             spark.sql(f"ALTER TABLE delta.{quote(path)} ADD COLUMNS ({spec})")
-        for name, type_name in altered.items():
-            spark.sql(f"ALTER TABLE delta.{quote(path)} ALTER COLUMN {quote(name)} TYPE {type_name}")
-        if texts:
-            _to_text(spark, path, texts)
+        if changed:
+            _rewrite(spark, path, changed)
     return [ColumnPlan(name, wider.get(name, t)) for name, t in columns.items()] + added
 
 

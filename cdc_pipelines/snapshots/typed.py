@@ -110,15 +110,15 @@ def spark_type(figures) -> str:
 def _decimal_digits(type_name: str) -> tuple[int, int] | None:
     """(integer digits, scale) of a type a decimal can hold without loss; None for other types."""
     if type_name == "bigint":
-        return 20, 0  # Delta widens a long only to a decimal with 20 integer digits or more
+        return 20, 0  # a long's values need 20 integer digits (as Delta's type widening counts it too)
     match = re.fullmatch(r"decimal\((\d+),(\d+)\)", type_name)
     return (int(match[1]) - int(match[2]), int(match[2])) if match else None
 
 
 def widen(old: str | None, new: str) -> str:
     """The type a column holding values of `old` and of `new` takes: the same type; for numbers, the
-    narrowest decimal holding both (bigint and decimal(p,s)); text (`string`) otherwise. Each step is
-    one Delta's type widening allows, except the step to text, which rewrites the column."""
+    narrowest decimal holding both (bigint and decimal(p,s)); text (`string`) otherwise. Each step is a
+    cast that loses no value (`tables.prepare` rewrites the table with it)."""
     if old is None or old == new:
         return new
     a, b = _decimal_digits(old), _decimal_digits(new)

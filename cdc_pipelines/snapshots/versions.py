@@ -20,6 +20,7 @@ from cdc_pipelines.lake import io
 from cdc_pipelines.snapshots.schema import TABLE, VERSIONS_SCHEMA
 from cdc_pipelines.snapshots.store import VERSIONS
 from cdc_pipelines.snapshots.tables import restore
+from cdc_pipelines.storage import join
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class TableVersion:
 
 
 def _read(spark: SparkSession, root: str | Path) -> DataFrame:
-    return io.read_table(spark, str(Path(root) / VERSIONS), VERSIONS_SCHEMA)
+    return io.read_table(spark, join(root, VERSIONS), VERSIONS_SCHEMA)
 
 
 def _entries(frame: DataFrame) -> list[TableVersion]:
@@ -55,7 +56,7 @@ def _entries(frame: DataFrame) -> list[TableVersion]:
 def record(spark: SparkSession, root: str | Path, day: str, entries: list[TableVersion]) -> None:
     """The day's rows, replacing those an earlier run of the day wrote."""
     frame = spark.createDataFrame([e.row() for e in entries], VERSIONS_SCHEMA)
-    io.replace_partitions(frame, str(Path(root) / VERSIONS), [{"dt": day}], ("dt",))
+    io.replace_partitions(frame, join(root, VERSIONS), [{"dt": day}], ("dt",))
 
 
 def as_of(spark: SparkSession, root: str | Path, day: str, before: bool = False) -> list[TableVersion]:

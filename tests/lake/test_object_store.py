@@ -1,4 +1,4 @@
-"""decode -> encode and the quality report on `s3a://` paths, against an S3 server on
+"""decode -> encode, the quality report and two snapshot days on `s3a://` paths, against an S3 server on
 127.0.0.1 (moto's), give what the same commands give on local paths. The commands run as processes,
 their S3 settings given with `--conf`, as a user gives them; delta-rs reads the S3 tables too."""
 
@@ -17,8 +17,9 @@ from pathlib import Path
 
 import boto3
 import fastavro
+import pyarrow as pa
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import functions as F
 
 from cdc_pipelines.cli import main
@@ -90,7 +91,16 @@ def _commands(raw: str, lake: str) -> list[list[str]]:
     encodes = [["encode", "--to", target, "--out", f"{lake}/targets", f"{lake}/changes"]
                for target in (FORMAT, "dts-avro")]  # fmt: skip
     quality = [["quality", "--canonical", lake, "--dt", DAYS[0], "--no-gx"]]
-    return [*decodes, *encodes, *quality]
+    snapshots = [["snapshot", "--canonical", lake, "--dt", day] for day in DAYS]
+    return [*decodes, *encodes, *quality, *snapshots]
+
+
+def _without_paths(line: dict) -> dict:
+    """A command's last line without the snapshot tables' paths (`file:` here, `s3a://` there)."""
+    if "per_table" not in line:
+        return line
+    kept = {t: {k: v for k, v in f.items() if k not in ("current", "history")} for t, f in line["per_table"].items()}
+    return line | {"per_table": kept}
 
 
 def _run_s3(args: list[str], endpoint: str, log: Path) -> dict:
@@ -107,7 +117,7 @@ def _table_rows(spark, path: str, raw_prefix: str) -> list[str]:
     df = io.read_table(spark, path, spark.read.format("delta").load(path).schema)
     if "source_file" in df.columns:
         df = df.withColumn("source_file", F.replace("source_file", F.lit(raw_prefix), F.lit("RAW")))
-    df = df.drop("event_id", "meta") if "event_id" in df.columns else df
+    df = df.drop("event_id", "meta", "_cdc_event_id")
     return sorted(r[0] for r in df.select(F.to_json(F.struct(*sorted(df.columns)))).collect())
 
 
@@ -151,7 +161,9 @@ def test_decode_encode_quality_on_s3_equal_the_local_run(spark, tmp_path, capsys
     s3_lake = f"s3a://{BUCKET}/lake"
     s3_commands = _commands(f"s3a://{BUCKET}/raw", s3_lake)
     s3_lines = [_run_s3(a, s3_endpoint, tmp_path / f"s3-{i}.log") for i, a in enumerate(s3_commands)]
-    assert s3_lines == local_lines
+    assert [_without_paths(line) for line in s3_lines] == [_without_paths(line) for line in local_lines]
+    snapshot_tables = s3_lines[-1]["per_table"]
+    assert snapshot_tables and all(t["current"].startswith("s3a://") for t in snapshot_tables.values())
     assert local_lines[0]["rejected"] == 1 and local_lines[3]["written"] > 0
 
     hadoop = spark.sparkContext._jsc.hadoopConfiguration()  # this session reads the S3 tables too
@@ -168,6 +180,14 @@ def test_decode_encode_quality_on_s3_equal_the_local_run(spark, tmp_path, capsys
     assert DeltaTable(f"s3://{BUCKET}/lake/changes", storage_options=options).to_pyarrow_table().num_rows == sum(
         line["events"] for line in local_lines[:3]
     )
+    for name, figures in local_lines[-1]["per_table"].items():  # the snapshot tables, by Spark and by delta-rs
+        for kind in ("current", "history"):
+            s3_path = snapshot_tables[name][kind]
+            assert _table_rows(spark, s3_path, "") == _table_rows(spark, figures[kind], ""), (name, kind)
+        table = DeltaTable(snapshot_tables[name]["current"].replace("s3a://", "s3://"), storage_options=options)
+        rows = QueryBuilder().register("t", table).execute("SELECT count(*) AS n FROM t").read_all()
+        assert pa.table(rows)["n"].to_pylist() == [figures["rows"]], name
+    assert "summary.json" in _objects(client, f"lake/snapshots/_runs/dt={DAYS[1]}/")
 
     targets = _objects(client, "lake/targets/")
     local_targets = _local_files(local / "targets")

@@ -2,7 +2,8 @@
 events for two days (both days' keys from 0, so day 2's inserts replace day 1's rows of the same keys:
 anomalies, and versions closed), applied with
 `snapshot_days`; the current table must hold the reference state and the history table every version
-the reference fold opened (image, op, start and end), value for value in the column's Delta type.
+the reference fold opened (image, op, start and end), value for value in the column's Delta type,
+and delta-rs must read both tables as Spark does.
 A rerun of the last day and a backfill of the first give exactly the clean run's tables.
 """
 
@@ -15,6 +16,8 @@ from cdc_pipelines.demo import TABLES, canonical_events
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.store import table_root
+from cdc_pipelines.storage import join
+from tests.snapshots import delta_rs
 from tests.snapshots.events import changes_df
 from tests.snapshots.reference import fold
 
@@ -35,12 +38,14 @@ def _typed(value, type_name):
 
 
 def _read(spark, root, table, kind):
-    frame = spark.read.format("delta").load(str(table_root(root, table[0], None, table[1]) / kind))
+    frame = spark.read.format("delta").load(join(table_root(root, table[0], None, table[1]), kind))
     return frame, dict(frame.dtypes)
 
 
 def _check(spark, root, state, history):
     for table, rows in state.items():
+        for kind in ("current", "history"):
+            delta_rs.assert_same_as_spark(spark, join(table_root(root, table[0], None, table[1]), kind))
         pk, logical = TABLES[table]
         frame, types = _read(spark, root, table, "current")
         got = {tuple(json.loads(r._cdc_key)): r.asDict() for r in frame.collect()}

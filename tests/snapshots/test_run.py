@@ -2,13 +2,18 @@
 kept, versions recorded per day, reruns exact, backfills re-applied."""
 
 import datetime as dt
+import io
 import json
 
 from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.snapshots import snapshot_days
-from cdc_pipelines.snapshots.store import ANOMALIES, DDL, table_root
+from cdc_pipelines.snapshots.as_of import print_as_of
+from cdc_pipelines.snapshots.report import snapshot_report
+from cdc_pipelines.snapshots.store import ANOMALIES, DDL, read_summary, table_root
+from cdc_pipelines.storage import join
+from tests.snapshots import delta_rs
 from tests.snapshots.events import change, changes_df, delete, insert, update
 
 D1, D2, D3 = "2024-01-01", "2024-01-02", "2024-01-03"
@@ -28,7 +33,7 @@ def _table(spark, lake, table="t", kind="current", version=None):
     reader = spark.read.format("delta")
     if version is not None:
         reader = reader.option("versionAsOf", version)
-    return reader.load(str(table_root(lake / "snapshots", "db", None, table) / kind))
+    return reader.load(join(table_root(lake / "snapshots", "db", None, table), kind))
 
 
 DAY1 = [
@@ -77,7 +82,7 @@ def test_two_days_current_history_and_summary(spark, tmp_path):
     summary = json.loads((lake / "snapshots" / "_runs" / f"dt={D2}" / "summary.json").read_text())
     assert summary["per_table"]["db.bad"]["anomalies"] == {"cast_failed": 1, "insert_of_existing_key": 1}
     t1, t2 = days[D1]["per_table"]["db.t"], summary["per_table"]["db.t"]
-    assert t2["current"] == str(table_root(lake / "snapshots", "db", None, "t") / "current")
+    assert t2["current"] == join(table_root(lake / "snapshots", "db", None, "t"), "current")
     assert t2["current_version"] > t1["current_version"] and t2["history"].endswith("/history")
     assert _table(spark, lake, version=t1["current_version"]).count() == 2  # day 1's state, by version
 
@@ -113,20 +118,29 @@ def test_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
     assert _state(spark, lake) == _state(spark, fresh / "lake")
 
 
-def test_types_only_widen(spark, tmp_path):
+def test_types_only_widen_and_delta_rs_reads_every_day(spark, tmp_path):
     events = [
         insert(1, {"id": "1", "extra": "5"}),  # an INT column
-        insert(2, {"id": "2", "extra": "1" * 25}, day=D2),  # beyond a long: decimal(38,0)
-        insert(3, {"id": "3", "extra": "9" * 40}, day=D3),  # beyond decimal(38): text, the earlier values as text
+        insert(2, {"id": "2", "extra": "6"}),
+        insert(7, {"id": "9", "extra": "8"}),  # never touched: its file keeps it, a deletion vector hides the rest
+        insert(3, {"id": "3", "extra": "1" * 25}, day=D2),  # beyond a long: decimal(38,0)
+        update(4, {"id": "1", "extra": "5"}, {"id": "1", "extra": "7"}, day=D2),  # after the rewrite: deletion
+        delete(5, {"id": "2", "extra": "6"}, day=D2),  # vectors on the widened table
+        insert(6, {"id": "4", "extra": "9" * 40}, day=D3),  # beyond decimal(38): text, the earlier values as text
     ]
     lake = _lake(spark, tmp_path, events)
-    types = []
+    folder = table_root(lake / "snapshots", "db", None, "t")
+    types, rows = [], []
     for day in (D1, D2, D3):
         snapshot_days(spark, lake, [day])
         types.append(dict(_table(spark, lake).dtypes)["extra"])
+        rows.append([delta_rs.assert_same_as_spark(spark, join(folder, kind)) for kind in ("current", "history")])
     assert types == ["bigint", "decimal(38,0)", "string"]
-    assert sorted(r.extra for r in _table(spark, lake).collect()) == ["1" * 25, "5", "9" * 40]
-    assert sorted(r.extra for r in _table(spark, lake, kind="history").collect()) == ["1" * 25, "5", "9" * 40]
+    assert rows == [[3, 3], [3, 5], [4, 6]]
+    assert all(delta_rs.has_deletion_vectors(join(folder, kind)) for kind in ("current", "history"))
+    assert sorted(r.extra for r in _table(spark, lake).collect()) == ["1" * 25, "7", "8", "9" * 40]
+    history = sorted(r.extra for r in _table(spark, lake, kind="history").collect())
+    assert history == ["1" * 25, "5", "6", "7", "8", "9" * 40]
 
 
 def test_a_table_without_keys_is_skipped_whole_unless_keys_are_given(spark, tmp_path):
@@ -141,3 +155,23 @@ def test_a_table_without_keys_is_skipped_whole_unless_keys_are_given(spark, tmp_
     days = snapshot_days(spark, lake, [D1], keys={"db.heap": ["k"]})
     assert days[D1]["skipped_tables"] == [] and days[D1]["tables"] == 1
     assert sorted(r.k for r in _table(spark, lake, "heap").collect()) == ["1", "2"]
+
+
+def test_a_snapshot_root_given_as_a_uri(spark, tmp_path):
+    """A `file:` URI root goes through Spark and Hadoop's FileSystem as `s3a://` would: tables, versions,
+    summaries (written whole: a hidden file renamed), applied days, a rerun, `--as-of` and the report."""
+    lake = _lake(spark, tmp_path, [insert(1, _row(1, "a")), insert(2, _row(2, "b")), delete(3, _row(2, "b"), day=D2)])
+    root = f"file://{tmp_path}/snaps"
+    days = snapshot_days(spark, lake, [D1, D2], out=root)
+    named = f"file:{tmp_path}/snaps"  # as Hadoop names it
+    assert [(d["path"], d["rows"]) for d in days.values()] == [(named, 2), (named, 1)]
+    current = days[D2]["per_table"]["db.t"]["current"]
+    assert current == f"{named}/db=db/table=t/current" and spark.read.format("delta").load(current).count() == 1
+    assert read_summary(root, D1)["rows"] == 2 and read_summary(root, "2024-01-09") is None
+    assert sorted(p.name for p in (tmp_path / "snaps" / "_runs" / f"dt={D2}").iterdir()) == [
+        ".summary.json.crc", "summary.json"
+    ]  # fmt: skip
+    assert list(snapshot_days(spark, lake, [D2], out=root)) == [D2]  # a rerun: D1 was applied
+    stream = io.StringIO()
+    assert print_as_of(spark, lake, D1, stream, out=root)["tables"]["db.t"]["rows"] == 2
+    assert snapshot_report(spark, root, D2)["rows"] == 1

@@ -1,0 +1,50 @@
+"""A snapshot table read by delta-rs (no JVM) against Spark's read of it, row for row and column for column.
+
+delta-rs reads deletion vectors and column mapping through its DataFusion engine (`QueryBuilder`);
+`DeltaTable.to_pyarrow_table` goes through pyarrow datasets, which refuse both.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pyarrow as pa
+from deltalake import DeltaTable, QueryBuilder
+
+
+def read(path: str | Path) -> pa.Table:
+    table = DeltaTable(str(path))
+    return pa.table(QueryBuilder().register("t", table).execute("SELECT * FROM t").read_all())
+
+
+def _plain(value):
+    """Spark hands out timestamps as naive UTC (the session's zone); delta-rs as aware UTC."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value
+
+
+def _sorted(rows: list[dict]) -> list[dict]:
+    return sorted(rows, key=lambda r: json.dumps(r, default=repr, sort_keys=True))
+
+
+def assert_same_as_spark(spark, path: str | Path) -> int:
+    """delta-rs and Spark read the same columns, in order, and the same rows; the number of rows."""
+    frame = spark.read.format("delta").load(str(path))
+    theirs = read(path)
+    assert theirs.column_names == frame.columns, path
+    ours = _sorted([r.asDict() for r in frame.collect()])
+    assert _sorted([{k: _plain(v) for k, v in r.items()} for r in theirs.to_pylist()]) == ours, path
+    return len(ours)
+
+
+def has_deletion_vectors(path: str | Path) -> bool:
+    """Whether a commit of the table added a file with a deletion vector (rows a MERGE marked, not rewritten)."""
+    for commit in sorted(Path(path, "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            add = json.loads(line).get("add")
+            if add and add.get("deletionVector"):
+                return True
+    return False
