@@ -13,10 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdc_pipelines.extracts.rows import KAFKA_META_PREFIX
+from cdc_pipelines.meta_keys import KAFKA_KEY
 from cdc_pipelines.snapshots.schema import TABLE
-
-KAFKA_KEY = KAFKA_META_PREFIX + "key"
 
 
 def _unnamed() -> Column:
