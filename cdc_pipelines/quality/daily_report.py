@@ -71,8 +71,7 @@ def write_day_report(
             gx = run_expectations(partition.changes, report_day(out, dt), thresholds)
     finally:
         partition.changes.unpersist()
-    local_lake = storage.local_path(lake_root) is not None  # snapshots live on local paths only, for now
-    snapshot = snapshot_report(spark, snapshots_root(lake_root), dt) if local_lake else None
+    snapshot = snapshot_report(spark, snapshots_root(lake_root), dt)
     html = write_quality_report(results, out, dt, event_counts=counts, gx=gx, activity=activity, snapshot=snapshot)
     if staging is not None:
         storage.copy_from_local(spark, str(out / f"dt={dt}"), storage.join(target, f"dt={dt}"))
