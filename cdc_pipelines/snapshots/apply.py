@@ -143,7 +143,11 @@ def _opened(effects: DataFrame, truncates: DataFrame) -> DataFrame:
     mark = F.struct("_pos", F.col("sub"), "event_time")
     marks = truncates.select("_t", "_pos", F.lit(-1).alias("sub"), F.struct("_pos", F.lit(-1).alias("sub"),
                                                                            "event_time").alias("_tr"))  # fmt: skip
-    following = Window.partitionBy("_t").orderBy("_pos", "sub").rowsBetween(0, Window.unboundedFollowing)
+    # the rows from this one on, as a running frame in reverse order: Spark recomputes a frame that ends
+    # at unboundedFollowing for every row (quadratic in a table's events: hours at 1M), a running one not
+    following = (
+        Window.partitionBy("_t").orderBy(F.desc("_pos"), F.desc("sub")).rowsBetween(Window.unboundedPreceding, 0)
+    )
     ended = (
         effects.withColumn("_next", F.lead(mark).over(by_key))
         .unionByName(marks, allowMissingColumns=True)
