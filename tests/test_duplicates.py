@@ -2,6 +2,7 @@
 counted per topic by the conservation rule, applied once by snapshots."""
 
 import json
+from pathlib import Path
 
 from pyspark.sql import functions as F
 
@@ -57,9 +58,10 @@ def test_a_canal_message_delivered_three_times_applies_once(spark, tmp_path):
 
     summary = snapshot_days(spark, lake, [DAY])[DAY]
     assert (summary["applied"], summary["anomalies"]) == (3, 0)  # x once, y, z: no insert_of_existing_key
-    current = spark.read.format("delta").load(str(table_root(lake / "snapshots", "shop", None, "orders") / "current"))
+    table = Path(table_root(lake / "snapshots", "shop", None, "orders"))
+    current = spark.read.format("delta").load(str(table / "current"))
     assert sorted((r.id, r.name) for r in current.collect()) == [(1, "a2"), (2, "b")]
-    history = spark.read.format("delta").load(str(table_root(lake / "snapshots", "shop", None, "orders") / "history"))
+    history = spark.read.format("delta").load(str(table / "history"))
     assert history.count() == 3
 
 
