@@ -37,7 +37,10 @@ class Applied:
       row image and its `_cdc_` columns, or `del`); `_k` is the key as JSON text (`key_text`);
     - `truncated`: the tables with a TRUNCATE that day (`_t`): their keys not in `net` are removed;
     - `opened`: one row per version a `set` effect opened, `_cdc_start_at` / `_cdc_end_at` (null while live);
-    - `closed`: keys live at the start of the day and the time their open version ended.
+    - `closed`: keys live at the start of the day and the time their open version ended;
+    - `live_before`: the keys live at the start of the day that the day touched, and every live key of a
+      table it truncated (all the day needs of the tables' keys: a quiet day reads a few keys, however
+      large the table).
     """
 
     net: DataFrame
@@ -47,6 +50,7 @@ class Applied:
     anomalies: DataFrame
     skipped: list[dict]
     events: DataFrame  # the events applied (row ops and TRUNCATEs of the tables applied)
+    live_before: DataFrame
 
 
 def table_id() -> Column:
@@ -162,6 +166,18 @@ def _opened(effects: DataFrame, truncates: DataFrame) -> DataFrame:
     )  # fmt: skip
 
 
+def _live_before(effects: DataFrame, truncates: DataFrame, previous_keys: DataFrame) -> DataFrame:
+    """The previous keys the day can change: those it has an effect on, and all of a truncated table's."""
+    touched = effects.select("_t", "_k").distinct().withColumn("_touched", F.lit(True))
+    truncated = truncates.select("_t").distinct().withColumn("_truncated", F.lit(True))
+    return (
+        previous_keys.join(touched, ["_t", "_k"], "left")
+        .join(truncated, "_t", "left")
+        .where(F.col("_touched") | F.col("_truncated"))
+        .drop("_touched", "_truncated")
+    )
+
+
 def _closed(effects: DataFrame, truncates: DataFrame, previous_keys: DataFrame) -> DataFrame:
     """Keys live at the start of the day that the day touched or truncated: when their version ended."""
     first_effect = effects.groupBy("_t", "_k").agg(F.min(F.struct("_pos", "sub", "event_time")).alias("_fe"))
@@ -197,9 +213,8 @@ def apply_day(
     events = events.withColumn("_pos", F.row_number().over(Window.partitionBy("_t").orderBy(*event_order())))
     truncates = events.where(F.col("op") == "TRUNCATE").select(*TABLE, "_t", "_pos", "event_time")
     last_truncate = truncates.groupBy("_t").agg(F.max("_pos").alias("_last_tr"))
-    prev = previous_keys.select(*TABLE, "_k").withColumn("_t", table_id())
-
     effects = _effects(events)
+    prev = _live_before(effects, truncates, previous_keys.select(*TABLE, "_k").withColumn("_t", table_id()))
     existed = _existed(effects, truncates.select("_t", "_pos"), prev.select("_t", "_k", F.lit(True).alias("_in_prev")))
     latest = Window.partitionBy("_t", "_k").orderBy(F.desc("_pos"), F.desc("sub"))
     last = effects.withColumn("_n", F.row_number().over(latest)).where(F.col("_n") == 1)
@@ -221,4 +236,5 @@ def apply_day(
         anomalies=_anomalies(existed).select(*ANOMALY_COLUMNS),
         skipped=skipped,
         events=events.drop("_t", "_pos"),
+        live_before=prev,
     )
