@@ -126,16 +126,16 @@ def snapshot_day(
     kafka_keys: Collection[str] | bool = (),
 ) -> dict:
     """MERGE one day into each table it changed; record the versions, the day's anomalies and figures."""
+    changes = day_changes(spark, lake_root, day, topics)
+    previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
+    result = apply_day(previous_keys(spark, root, changes), changes, keys, kafka_keys)
+    one_day = [{"dt": day}]
     # persisted in the order they are built from one another (a persisted frame plans its inputs from
-    # the frames persisted before it): the day's events and the live keys it touched are read once
-    changes = day_changes(spark, lake_root, day, topics).persist(StorageLevel.MEMORY_AND_DISK)
-    kept = [changes]
+    # the frames persisted before it): the live keys the day touched are read once. Not the day's events:
+    # cached beside these, a 1M-event day left its windows too little memory (driver memory 2g)
+    frames = (result.live_before, result.net, result.opened, result.closed)
+    kept = [frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in frames]
     try:
-        previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
-        result = apply_day(previous_keys(spark, root, changes), changes, keys, kafka_keys)
-        one_day = [{"dt": day}]
-        frames = (result.live_before, result.net, result.opened, result.closed)
-        kept += [frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in frames]
         entries = _merge_tables(spark, root, day, result, *kept[2:])
         anomalies = result.anomalies.unionByName(invalid_cells(result.opened))
         if late:
