@@ -136,7 +136,7 @@ def snapshot_day(
     frames = (result.live_before, result.net, result.opened, result.closed)
     kept = [frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in frames]
     try:
-        entries = _merge_tables(spark, root, day, result, *kept[2:])
+        entries = _merge_tables(spark, root, day, result, *kept[1:])
         anomalies = result.anomalies.unionByName(invalid_cells(result.opened))
         if late:
             applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
