@@ -23,7 +23,7 @@ from cdc_pipelines.lake import io
 from cdc_pipelines.meta_keys import DUPLICATE_OF
 from cdc_pipelines.pipeline import CHANGES_DIR
 from cdc_pipelines.snapshots.apply import APPLIED_OPS, Applied, apply_day
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, TABLE
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
     APPLIED,
@@ -129,33 +129,26 @@ def snapshot_day(
     changes = day_changes(spark, lake_root, day, topics)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     result = apply_day(previous_keys(spark, root, changes), changes, keys, kafka_keys)
-    one_day = [{"dt": day}]
-    # persisted in the order they are built from one another (a persisted frame plans its inputs from
-    # the frames persisted before it): the live keys the day touched are read once. Not the day's events:
-    # cached beside these, a 1M-event day left its windows too little memory (driver memory 2g)
+    # persisted in the order they are built from one another (a frame persisted later plans its inputs
+    # from the frames persisted before it), so the live keys the day touched are read once
     frames = (result.live_before, result.net, result.opened, result.closed)
     kept = [frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in frames]
     try:
-        entries = _merge_tables(spark, root, day, result, *kept[1:])
+        record(spark, root, day, _merge_tables(spark, root, day, result, *kept[1:]))
         anomalies = result.anomalies.unionByName(invalid_cells(result.opened))
         if late:
             applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
             anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
+        one_day = [{"dt": day}]
         anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
-        applied = result.events.select("event_id", "dt")
-        # each written (Delta evaluates a `replaceWhere` write twice: its check, then the write) and counted
-        kept += [anomalies.persist(StorageLevel.MEMORY_AND_DISK), applied.persist(StorageLevel.MEMORY_AND_DISK)]
-        ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
-        record(spark, root, day, entries)
         io.replace_partitions(anomalies, join(root, ANOMALIES), one_day, ("dt",))
-        # counted before `_applied` is written: a write to a table drops the cached frames that read it
-        counts = anomaly_counts(anomalies)
-        io.replace_partitions(applied, join(root, APPLIED), one_day, ("dt",))
-        io.replace_partitions(ddl, join(root, DDL), one_day, ("dt",))
-        summary = _summary(spark, root, day, previous_day, result.skipped, counts, applied=applied.count())
     finally:
         for frame in kept:
             frame.unpersist()
+    io.replace_partitions(result.events.select("event_id", "dt"), join(root, APPLIED), one_day, ("dt",))
+    ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
+    io.replace_partitions(ddl, join(root, DDL), one_day, ("dt",))
+    summary = _summary(spark, root, day, previous_day, result.skipped, applied=result.events.count())
     write_summary(spark, root, day, summary)
     return summary
 
@@ -198,24 +191,12 @@ def label(table: Mapping) -> str:
     return ".".join(str(table[c]) for c in TABLE if table[c] is not None)
 
 
-def anomaly_counts(anomalies: DataFrame) -> dict[tuple, dict[str, int]]:
-    """`{table: {kind: count}}` of a day's anomalies."""
+def _summary(spark: SparkSession, root: str, day: str, previous_day: str | None, skipped: list, applied: int) -> dict:
+    """The day's figures; `per_table` names every table's two Delta tables and their versions at the end of the day."""
+    anomalies = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
     counts: dict[tuple, dict[str, int]] = {}
     for r in anomalies.groupBy(*TABLE, "kind").count().collect():  # one row per table and kind
         counts.setdefault(tuple(r[c] for c in TABLE), {})[r["kind"]] = r["count"]
-    return counts
-
-
-def _summary(
-    spark: SparkSession,
-    root: str,
-    day: str,
-    previous_day: str | None,
-    skipped: list,
-    counts: dict[tuple, dict[str, int]],
-    applied: int,
-) -> dict:
-    """The day's figures; `per_table` names every table's two Delta tables and their versions at the end of the day."""
     versions = {e.table: e for e in as_of(spark, root, day)}
     tables = {}
     for table in sorted(set(versions) | set(counts), key=lambda t: tuple(x or "" for x in t)):
