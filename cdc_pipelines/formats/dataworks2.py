@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
+
+import msgspec
 
 from cdc_pipelines import canonical as C
 from cdc_pipelines import jsontext as J
@@ -39,38 +42,59 @@ OPS = {
 }
 STAMP_UNIT = "ms"  # payload.timestamp stamps are 13-digit millis
 NO_SCN = "null"  # the scn OMS writes when it has none (kept in meta, no position)
-SOURCE_META = ("dbType", "dbVersion")
-STAMP_META = ("eventTime", "systemTime", "checkpointTime")
 EXTEND_PREFIX = "extend."
 
 
-def _object(value: object) -> dict | None:
-    """A sub-object of the message, None when absent; Reject when it is there but no object."""
-    if value is None or type(value) is dict:
-        return value
-    raise Reject(NOT_JSON_OBJECT)
+class _Image(msgspec.Struct, gc=False):
+    """`{"data": {...}}`: an image's column map (null or absent: no image)."""
+
+    data: dict[str, Any] | None = None
 
 
-def _list(value: object) -> list | None:
-    """An array of the message, None when absent; Reject when it is there but no array."""
-    if value is None or type(value) is list:
-        return value
-    raise Reject(NOT_JSON_OBJECT)
+class _Stamps(msgspec.Struct, gc=False):
+    eventTime: Any = None  # noqa: N815 - DataWorks' field names
+    systemTime: Any = None  # noqa: N815
+    checkpointTime: Any = None  # noqa: N815
 
 
-def _data(value: object) -> dict | None:
-    """`{"data": {...}}` -> the column map (None when absent)."""
-    image = _object(value)
-    return None if image is None else _object(image.get("data"))
+class _Ddl(msgspec.Struct, gc=False):
+    text: Any = None
+
+
+class _Payload(msgspec.Struct, gc=False):
+    before: _Image | None = None
+    after: _Image | None = None
+    op: Any = None
+    timestamp: _Stamps | None = None
+    ddl: _Ddl | None = None
+    scn: Any = None
+
+
+class DataWorks2Message(msgspec.Struct, gc=False):
+    """A DataWorks 2.0 message's envelope: msgspec checks as it parses that each part the format gives
+    as an object is one (or null); `schema` repeats per table, so it stays raw JSON read once per text."""
+
+    version: Any = None
+    schema: msgspec.Raw = None
+    payload: _Payload | None = None
+    extend: dict[str, Any] | None = None
+
+
+_PARSE = J.struct_parser(DataWorks2Message)
+_NO_PAYLOAD = _Payload()
+_NO_STAMPS = _Stamps()
+_NO_DDL = _Ddl()
+_NO_SCHEMA = (None, None, None, {})
 
 
 def _column_pairs(value: object) -> tuple[tuple[str, str | None], ...] | None:
     """The (name, type) pairs of `schema.column` (an entry without a name cannot key a column)."""
-    columns = _list(value)
-    if columns is None:
+    if value is None:
         return None
+    if type(value) is not list:
+        raise Reject(NOT_JSON_OBJECT)
     pairs = []
-    for column in columns:
+    for column in value:
         if type(column) is not dict:
             if column is None:
                 continue
@@ -84,71 +108,82 @@ def _column_pairs(value: object) -> tuple[tuple[str, str | None], ...] | None:
     return tuple(pairs)
 
 
-@lru_cache(maxsize=4096)
-def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict]:
-    """(source_types, column_types) of one `schema.column` list, looked up once (callers copy them)."""
-    source_types = dict(columns)
-    return source_types, {name: C.logical_type(kind) for name, kind in source_types.items()}
+@lru_cache(maxsize=1024)
+def _schema(raw: bytes) -> tuple:
+    """(source_types, column_types, pk, source) of a message's `schema` JSON; NotJsonObject where its
+    parts are not the objects and arrays the format writes. The same text repeats for every message
+    of a table, so it is read once: what it gives is shared by those messages, nothing changes it."""
+    if raw == b"null":
+        return _NO_SCHEMA
+    schema = J.parse_object(raw)
+    source = schema.get("source")
+    if source is None:
+        source = {}
+    elif type(source) is not dict:
+        raise Reject(NOT_JSON_OBJECT)
+    columns = _column_pairs(schema.get("column"))
+    keys = schema.get("pk")
+    if keys is not None and type(keys) is not list:
+        raise Reject(NOT_JSON_OBJECT)
+    source_types = column_types = None
+    if columns is not None:
+        source_types = dict(columns)
+        column_types = {name: C.logical_type(kind) for name, kind in source_types.items()}
+    return source_types, column_types, keys, source
 
 
 def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
-    try:
-        parsed = J.parse_object(message)
-    except J.NotJsonObject:
-        raise Reject(NOT_JSON_OBJECT) from None
-    # the shape first: a part that is not what the format says makes the message no message of it
-    schema = _object(parsed.get("schema")) or {}
-    payload = _object(parsed.get("payload")) or {}
-    source = _object(schema.get("source")) or {}
-    columns = _column_pairs(schema.get("column"))
-    keys = _list(schema.get("pk"))
-    before, after = _data(payload.get("before")), _data(payload.get("after"))
-    stamps = _object(payload.get("timestamp")) or {}
-    ddl = _object(payload.get("ddl")) or {}
-    extend = _object(parsed.get("extend"))
+    # the shape first (the parser and the schema reading check it): a part that is not what the
+    # format says makes the message no message of it
+    msg = _PARSE(message)
+    raw_schema = msg.schema
+    source_types, column_types, keys, source = _NO_SCHEMA if raw_schema is None else _schema(bytes(raw_schema))
+    payload = msg.payload or _NO_PAYLOAD
+    before, after = payload.before, payload.after
+    stamps = payload.timestamp or _NO_STAMPS
+    text = J.text
 
-    raw_op = J.text(payload.get("op"))
+    raw_op = text(payload.op)
     op = op_of(raw_op, OPS, "payload.op")
-    event_time, unit = C.epoch_time(J.text(stamps.get("eventTime")), STAMP_UNIT)
+    event_time, unit = C.epoch_time(text(stamps.eventTime), STAMP_UNIT)
     if event_time is None and unit is not None:
         raise Reject(BAD_EVENT_TIME)
-    sync_time, sync_unit = C.epoch_time(J.text(stamps.get("systemTime")), STAMP_UNIT)
+    sync_time, sync_unit = C.epoch_time(text(stamps.systemTime), STAMP_UNIT)
     if sync_time is None and sync_unit is not None:
         raise Reject(BAD_SYNC_TIME)
 
-    scn = J.text(payload.get("scn"))
-    meta = {"version": J.text(parsed.get("version"))}
-    for key in SOURCE_META:
-        meta[key] = J.text(source.get(key))
-    for key in STAMP_META:
-        meta[key] = J.text(stamps.get(key))
-    meta["scn"] = scn
+    scn = text(payload.scn)
+    meta = {
+        "version": text(msg.version),
+        "dbType": text(source.get("dbType")),
+        "dbVersion": text(source.get("dbVersion")),
+        "eventTime": text(stamps.eventTime),
+        "systemTime": text(stamps.systemTime),
+        "checkpointTime": text(stamps.checkpointTime),
+        "scn": scn,
+    }
     meta = {k: v for k, v in meta.items() if v is not None}
-    if extend:  # the whole `extend` object, every value as text (a null value stays a null value)
-        for key, value in extend.items():
-            meta[EXTEND_PREFIX + key] = J.text(value)
-    source_types = column_types = None
-    if columns is not None:
-        source_types, column_types = _types(columns)
-        source_types, column_types = dict(source_types), dict(column_types)
+    if msg.extend:  # the whole `extend` object, every value as text (a null value stays a null value)
+        for key, value in msg.extend.items():
+            meta[EXTEND_PREFIX + key] = text(value)
     is_row = op in C.ROW_OPS
     return [
         {
             "op": op,
             "raw_op": raw_op,
-            "db": J.text(source.get("dbName")),
-            "db_schema": J.text(source.get("schema")),
-            "table_name": J.text(source.get("table")),
+            "db": text(source.get("dbName")),
+            "db_schema": text(source.get("schema")),
+            "table_name": text(source.get("table")),
             "event_time": event_time,
             "event_time_unit": unit,
             "sync_time": sync_time,
             "position": None if scn == NO_SCN else scn,
-            "pk_columns": None if keys is None else [J.text(k) for k in keys],
-            "before": before if is_row else None,
-            "after": after if is_row else None,
+            "pk_columns": None if keys is None else [text(k) for k in keys],
+            "before": before.data if is_row and before is not None else None,
+            "after": after.data if is_row and after is not None else None,
             "column_types": column_types,
             "source_types": source_types,
-            "ddl": J.text(ddl.get("text")) if op == "DDL" else None,
+            "ddl": text((payload.ddl or _NO_DDL).text) if op == "DDL" else None,
             "meta": meta,
         }
     ]
