@@ -115,6 +115,7 @@ def read_record_and_writer(payload: bytes) -> tuple[dict, int]:
     raise ValueError("not a DTS Avro Record (" + "; ".join(errors) + ")")
 
 
+@lru_cache(maxsize=4096)
 def split_object_name(name: str | None) -> tuple[str | None, str | None, str | None]:
     """`db.table` or `db.schema.table` -> (db, schema, table); `\\u002E` is a literal dot in a name."""
     if not name:
@@ -295,7 +296,7 @@ def record_to_fields(record: dict) -> dict:
     if "bornTimestamp" in record:
         meta["bornTimestamp"] = str(record["bornTimestamp"])
     if process:
-        meta["processTimestamps"] = json.dumps(process)
+        meta["processTimestamps"] = f"[{', '.join(map(str, process))}]"  # json.dumps of longs, faster
     if members:
         meta[meta_keys.AVRO_VALUE_TYPES] = _members_json(tuple(members.items()))
     if none_columns:
