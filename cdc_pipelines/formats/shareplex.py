@@ -18,7 +18,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Mapping
+from typing import Any
 
+import msgspec
 import orjson
 
 from cdc_pipelines import canonical as C
@@ -29,7 +31,6 @@ from cdc_pipelines.formats import envelope as V
 from cdc_pipelines.formats.base import (
     BAD_EVENT_TIME,
     BAD_SYNC_TIME,
-    NOT_JSON_OBJECT,
     Codec,
     RawEvent,
     Reject,
@@ -57,33 +58,35 @@ _time_of = functools.lru_cache(maxsize=4096)(V.local_time_of)
 OPTIONS = (timezone_option("`time` and `posttime`"),)
 
 
-def _object(message: dict, name: str) -> dict | None:
-    """A sub-object of the message (None when absent or null); a reject when it is no object."""
-    value = message.get(name)
-    if value is None or isinstance(value, dict):
-        return value
-    raise Reject(NOT_JSON_OBJECT)
+class _Sql(msgspec.Struct, gc=False):
+    ddl: Any = None
+
+
+class SharePlexMessage(msgspec.Struct, gc=False):
+    """A SharePlex message's envelope: msgspec checks as it parses that each part is an object or null
+    (anything else makes the message no message of this format)."""
+
+    data: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+    key: dict[str, Any] | None = None
+    sql: _Sql | None = None
+
+
+_PARSE = J.struct_parser(SharePlexMessage)
 
 
 def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
-    try:
-        parsed = J.parse_object(message)
-    except J.NotJsonObject:
-        raise Reject(NOT_JSON_OBJECT) from None
-    meta_obj, data, key, sql = (
-        _object(parsed, "meta"),
-        _object(parsed, "data"),
-        _object(parsed, "key"),
-        _object(parsed, "sql"),
-    )
-    if meta_obj is None:
+    msg = _PARSE(message)
+    meta, data, key = msg.meta, msg.data, msg.key
+    if meta is None:
         raise Reject("missing meta")
     text = J.text
-    # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as event meta
-    meta, event_meta = {}, {}
-    for k, v in meta_obj.items():
-        v = v if type(v) is str else text(v)
-        meta[k] = event_meta["meta." + k] = v
+    # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as
+    # event meta; the parsed object is this message's own, so its values become text in place
+    for k, v in meta.items():
+        if type(v) is not str:
+            meta[k] = text(v)
+    event_meta = {"meta." + k: v for k, v in meta.items()}
     raw_op = meta.get("op")
     op = op_of(raw_op, OPS, "meta.op")
     is_half = raw_op == SPLIT_BEFORE or raw_op == SPLIT_AFTER
@@ -119,7 +122,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     elif op == "INSERT":
         after = data
     elif op == "DDL":
-        ddl = text(sql.get("ddl")) if sql is not None else None
+        ddl = text(msg.sql.ddl) if msg.sql is not None else None
         if ddl is None:
             ddl = raw_op
     if op == "UPDATE":
