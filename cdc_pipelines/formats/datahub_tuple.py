@@ -44,16 +44,17 @@ def _flag(value: str | None) -> bool | None:
 def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawEvent]:
     """One TUPLE row: a JSON line's bytes, or a CSV row as a dict header -> field (`extracts.rows`)."""
     if isinstance(message, dict):
-        row = message
+        row = dict(message)
     else:
         try:
             row = J.parse_object(message)
         except J.NotJsonObject:
             raise Reject(NOT_JSON_OBJECT) from None
     text = J.text
-    # the metadata columns as text (null values kept), the business columns as parsed
-    meta = {k: text(v) for k, v in row.items() if k in _META}
-    business = {k: v for k, v in row.items() if k not in _META}
+    # the metadata columns as text (null values kept), in the row's order, taken out of the row: the
+    # business columns as parsed are what is left (the row is this message's own)
+    meta = {k: text(row.pop(k)) for k in [k for k in row if k in _META]}
+    business = row
     raw_op = meta.get("_operation_type_")
     if raw_op is None:
         raise Reject("missing _operation_type_")
