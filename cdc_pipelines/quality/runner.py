@@ -4,6 +4,7 @@ the CLI and the assets."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,8 +113,23 @@ def run_rule(name: str, partition: Partition, thresholds: Thresholds = Threshold
 def check_partition(
     spark: SparkSession, lake_root: str | Path, dt_value: str, name: str, thresholds: Thresholds = Thresholds()
 ) -> RuleResult:
-    """Load `dt_value` from the lake and run one rule: what one Dagster asset check calls."""
+    """Load `dt_value` from the lake and run one rule."""
     return run_rule(name, load_partition(spark, lake_root, dt_value), thresholds)
+
+
+def check_partition_rules(
+    spark: SparkSession,
+    lake_root: str | Path,
+    dt_value: str,
+    names: Sequence[str],
+    thresholds: Thresholds = Thresholds(),
+) -> dict[str, RuleResult]:
+    """Load `dt_value` from the lake and run the rules `names` from one scan: what the Dagster checks call."""
+    unknown = [n for n in names if n not in RULES]
+    if unknown:
+        raise KeyError(f"unknown quality rule {unknown[0]!r}; known: {', '.join(RULES)}")
+    with DayScan(load_partition(spark, lake_root, dt_value), thresholds, names) as scan:
+        return dict(zip(names, scan.results(), strict=True))
 
 
 def event_counts(changes: DataFrame) -> list[dict]:
