@@ -1,4 +1,5 @@
-"""Data-quality asset checks on `canonical_changes`, one per rule, each a call to cdc_pipelines.quality.
+"""Data-quality asset checks on `canonical_changes`, one per rule, run together as one step that scans
+each day once (`check_partition_rules`); the UI can still run any one of them alone.
 
 Conservation is blocking (ERROR): a partition that lost messages must not feed anything downstream.
 The event rules WARN: a handful of odd events is worth a look, not a stopped pipeline. A run of
@@ -11,7 +12,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL
 from assets.partitions import DAILY
-from cdc_pipelines.quality import RuleResult, check_partition
+from cdc_pipelines.quality import RULES, RuleResult, check_partition_rules
 from resources import LakeStorageResource, QualityConfigResource
 
 DESCRIPTIONS = {
@@ -36,10 +37,6 @@ def rule_metadata(result: RuleResult) -> dict:
     }
 
 
-def check_result(result: RuleResult, severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=result.passed, severity=severity, metadata=rule_metadata(result))
-
-
 def day_evaluation(
     check_key: dg.AssetCheckKey, dt: str, result: RuleResult, severity: dg.AssetCheckSeverity, blocking: bool
 ) -> dg.AssetCheckEvaluation:
@@ -56,9 +53,11 @@ def day_evaluation(
     )
 
 
-def range_result(results: dict[str, RuleResult], severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+def range_result(rule: str, results: dict[str, RuleResult], severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
     """The run's summary over its days: passed if all passed, with the days that failed."""
     return dg.AssetCheckResult(
+        asset_key=CANONICAL,
+        check_name=rule,
         passed=all(r.passed for r in results.values()),
         severity=severity,
         metadata={
@@ -70,38 +69,50 @@ def range_result(results: dict[str, RuleResult], severity: dg.AssetCheckSeverity
     )
 
 
-def _rule_check(rule: str, severity: dg.AssetCheckSeverity, blocking: bool) -> dg.AssetChecksDefinition:
-    @dg.asset_check(
+SEVERITY = {rule: dg.AssetCheckSeverity.WARN for rule in DESCRIPTIONS} | {
+    "conservation_check": dg.AssetCheckSeverity.ERROR
+}
+SPECS = [
+    dg.AssetCheckSpec(
+        rule,
         asset=CANONICAL,
-        name=rule,
         description=DESCRIPTIONS[rule],
-        blocking=blocking,
+        blocking=SEVERITY[rule] == dg.AssetCheckSeverity.ERROR,
         partitions_def=DAILY,
     )
-    def _check(
-        context: dg.AssetCheckExecutionContext,
-        pyspark: LazyPySparkResource,
-        storage: LakeStorageResource,
-        quality: QualityConfigResource,
-    ):
-        """Yields the day's result; in a ranged run, each day's evaluation and then the run's summary."""
-        results = {
-            dt: check_partition(pyspark.spark_session, storage.lake_root, dt, rule, quality.thresholds())
-            for dt in context.partition_keys
-        }
+    for rule in RULES
+]
+
+
+@dg.multi_asset_check(specs=SPECS, can_subset=True, name="quality_checks")
+def quality_checks(
+    context: dg.AssetCheckExecutionContext,
+    pyspark: LazyPySparkResource,
+    storage: LakeStorageResource,
+    quality: QualityConfigResource,
+):
+    """Every selected rule from one scan of each day (one step: the rules share the day's columns).
+
+    Yields each rule's result for the day; in a ranged run, each day's evaluation and then the run's summary.
+    """
+    rules = [r for r in RULES if dg.AssetCheckKey(CANONICAL, r) in context.selected_asset_check_keys]
+    days = {
+        dt: check_partition_rules(pyspark.spark_session, storage.lake_root, dt, rules, quality.thresholds())
+        for dt in context.partition_keys
+    }
+    for rule in rules:
+        severity, blocking = SEVERITY[rule], SEVERITY[rule] == dg.AssetCheckSeverity.ERROR
         if context.has_partition_key:
-            yield check_result(results[context.partition_key], severity)
-            return
+            result = days[context.partition_key][rule]
+            yield dg.AssetCheckResult(
+                asset_key=CANONICAL, check_name=rule, passed=result.passed, severity=severity,
+                metadata=rule_metadata(result),
+            )  # fmt: skip
+            continue
+        results = {dt: by_rule[rule] for dt, by_rule in days.items()}
         for dt, result in results.items():
             yield day_evaluation(dg.AssetCheckKey(CANONICAL, rule), dt, result, severity, blocking)
-        yield range_result(results, severity)
-
-    return _check
+        yield range_result(rule, results, severity)
 
 
-conservation_check = _rule_check("conservation_check", dg.AssetCheckSeverity.ERROR, blocking=True)
-image_presence_check = _rule_check("image_presence_check", dg.AssetCheckSeverity.WARN, blocking=False)
-timestamp_precision_check = _rule_check("timestamp_precision_check", dg.AssetCheckSeverity.WARN, blocking=False)
-pk_consistency_check = _rule_check("pk_consistency_check", dg.AssetCheckSeverity.WARN, blocking=False)
-
-QUALITY_CHECKS = [conservation_check, image_presence_check, timestamp_precision_check, pk_consistency_check]
+QUALITY_CHECKS = [quality_checks]

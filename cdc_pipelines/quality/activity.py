@@ -1,7 +1,8 @@
 """How volume and replication lag moved through one day: the figures behind the report's pictures.
 
-Spark aggregates (events per topic, hour and op; lag quantiles and a log-scale histogram per topic)
-and only those small results reach the driver. The flags name what an operator looks for first: a
+Two Spark aggregates over the day's scan (events per topic, table, op and hour, which also gives the
+report's event counts; lag quantiles and a log-scale histogram per topic), and only those small
+results reach the driver. The flags name what an operator looks for first: a
 topic whose volume drops to zero for hours, and one whose lag jumps far above its usual.
 """
 
@@ -73,37 +74,52 @@ def lag_bucket() -> Column:
     return F.when(lag <= 0, F.lit(NON_POSITIVE)).otherwise(F.concat(F.lit("1e"), decade.cast("string"), F.lit("s")))
 
 
-def _hourly(changes: DataFrame, day: dt.date) -> tuple[dict, dict]:
-    in_day = F.to_date("event_time") == F.lit(day)
-    rows = changes.groupBy("source_topic", F.when(in_day, F.hour("event_time")).alias("hour"), "op").count().collect()
+def event_columns(dt_value: str) -> list[Column]:
+    """The scan's per-event columns these figures count: hour of the day (null when the event has no
+    time or one on another day), lag and its histogram bucket (null without both times)."""
+    in_day = F.to_date("event_time") == F.lit(dt.date.fromisoformat(dt_value))
+    return [
+        F.when(in_day, F.hour("event_time")).alias("hour"),
+        lag_seconds().alias("lag"),
+        lag_bucket().alias("lag_bucket"),
+    ]
+
+
+def volume(events: DataFrame) -> list:
+    """Events by (source_topic, table, op, hour): the one aggregate behind the hourly pictures and the
+    report's event counts (one Spark job)."""
+    return events.groupBy("source_topic", "table", "op", "hour").count().collect()
+
+
+def hourly_from(volume_rows: list) -> tuple[dict, dict]:
+    """Per topic {hour: {op: events}} for the 24 hours, and the events outside the day per topic."""
     hourly: dict[str, dict[int, dict[str, int]]] = {}
     outside: dict[str, int] = {}
-    for r in rows:
+    for r in volume_rows:
         hours = hourly.setdefault(r.source_topic, {h: {} for h in range(24)})
         if r.hour is None:  # no event time, or one on another day
             outside[r.source_topic] = outside.get(r.source_topic, 0) + r["count"]
         else:
-            hours[r.hour][r.op] = r["count"]
+            hours[r.hour][r.op] = hours[r.hour].get(r.op, 0) + r["count"]
     return hourly, outside
 
 
-def _lag(changes: DataFrame) -> dict[str, TopicLag]:
-    timed = changes.where(F.col("sync_time").isNotNull() & F.col("event_time").isNotNull())
+def lag_from(events: DataFrame) -> dict[str, TopicLag]:
+    """Lag quantiles, maximum, negatives and histogram per topic from the scan's `lag` columns (one job)."""
+    labels = [NON_POSITIVE, *(bucket_label(d) for d in LAG_BUCKETS)]
+    lag = F.col("lag")
     stats = (
-        timed.groupBy("source_topic")
+        events.where(lag.isNotNull())
+        .groupBy("source_topic")
         .agg(
             F.count("*").alias("events"),
-            F.percentile(lag_seconds(), list(QUANTILES)).alias("q"),
-            F.max(lag_seconds()).alias("max"),
-            F.count(F.when(lag_seconds() < 0, 1)).alias("negative"),
+            F.percentile(lag, list(QUANTILES)).alias("q"),
+            F.max(lag).alias("max"),
+            F.count(F.when(lag < 0, 1)).alias("negative"),
+            *[F.count(F.when(F.col("lag_bucket") == b, 1)).alias(f"b{i}") for i, b in enumerate(labels)],
         )
         .collect()
     )
-    buckets = timed.groupBy("source_topic", lag_bucket().alias("bucket")).count().collect()
-    histograms: dict[str, dict[str, int]] = {}
-    for r in buckets:
-        histograms.setdefault(r.source_topic, {})[r.bucket] = r["count"]
-    labels = [NON_POSITIVE, *(bucket_label(d) for d in LAG_BUCKETS)]
     return {
         r.source_topic: TopicLag(
             events=r.events,
@@ -112,7 +128,7 @@ def _lag(changes: DataFrame) -> dict[str, TopicLag]:
             p99=r.q[2],
             max=r["max"],
             negative=r.negative,
-            histogram={b: histograms.get(r.source_topic, {}).get(b, 0) for b in labels},
+            histogram={b: r[f"b{i}"] for i, b in enumerate(labels)},
         )
         for r in sorted(stats, key=lambda r: r.source_topic)
     }
@@ -142,12 +158,18 @@ def topic_flags(hours: dict[int, dict[str, int]] | None, lag: TopicLag | None) -
     return flags
 
 
-def day_activity(changes: DataFrame, dt_value: str) -> Activity:
-    """Hourly volume and lag figures of one partition's events, with the flagged topics."""
-    hourly, outside = _hourly(changes, dt.date.fromisoformat(dt_value))
-    lag = _lag(changes)
+def activity_from(events: DataFrame, dt_value: str, volume_rows: list) -> Activity:
+    """Hourly volume (from `volume`'s rows) and lag figures of the scan's events, with the flagged topics."""
+    hourly, outside = hourly_from(volume_rows)
+    lag = lag_from(events)
     topics = sorted(set(hourly) | set(lag))
     flags = {t: f for t in topics if (f := topic_flags(hourly.get(t), lag.get(t)))}
     return Activity(
         dt=dt_value, hourly={t: hourly[t] for t in sorted(hourly)}, outside_day=outside, lag=lag, flags=flags
     )
+
+
+def day_activity(changes: DataFrame, dt_value: str) -> Activity:
+    """Hourly volume and lag figures of one partition's events, with the flagged topics (a scan of its own)."""
+    events = changes.select("source_topic", "op", F.lit(None).alias("table"), *event_columns(dt_value))
+    return activity_from(events, dt_value, volume(events))

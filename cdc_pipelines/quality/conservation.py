@@ -9,35 +9,49 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdc_pipelines import meta_keys
+from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult
 
 RULE = "conservation_check"
 TOP_REASONS = 10
 
 
-def lake_counts(changes: DataFrame, rejects: DataFrame) -> dict[str, dict[str, int]]:
+def event_columns() -> list[Column]:
+    """The scan's per-event columns this rule counts: is the event a merged split update (its before half
+    was a message too), is it a redelivery."""
+    return [
+        F.element_at("meta", F.lit(meta_keys.BEFORE_SOURCE_LINE)).isNotNull().alias("before_half"),
+        F.element_at("meta", F.lit(meta_keys.DUPLICATE_OF)).isNotNull().alias("repeat"),
+    ]
+
+
+def counts_from(events: DataFrame, rejects: RejectSummary) -> dict[str, dict[str, int]]:
     """Messages decoded (distinct input lines behind the events, plus the before halves of merged
     split updates), rejected and redelivered (events marked `cdc.duplicate_of`), by topic, as the lake
-    holds them."""
-    before_half = F.element_at("meta", F.lit(meta_keys.BEFORE_SOURCE_LINE)).isNotNull()
-    repeat = F.element_at("meta", F.lit(meta_keys.DUPLICATE_OF)).isNotNull()
-    decoded = changes.groupBy("source_topic").agg(
-        (F.count_distinct("source_file", "source_line") + F.count(F.when(before_half, 1))).alias("decoded"),
+    holds them; `events` carries `event_columns` (one Spark job)."""
+    decoded = events.groupBy("source_topic").agg(
+        (F.count_distinct("source_file", "source_line") + F.count(F.when(F.col("before_half"), 1))).alias("decoded"),
         F.count(F.lit(1)).alias("events"),
-        F.count(F.when(repeat, 1)).alias("duplicates"),
+        F.count(F.when(F.col("repeat"), 1)).alias("duplicates"),
     )
-    rejected = rejects.groupBy("source_topic").agg(F.count(F.lit(1)).alias("rejected"))
     out: dict[str, dict[str, int]] = {}
     zero = {"decoded": 0, "rejected": 0, "events": 0, "duplicates": 0}
     for r in decoded.collect():
         out.setdefault(r.source_topic, dict(zero)).update(decoded=r.decoded, events=r.events, duplicates=r.duplicates)
-    for r in rejected.collect():
-        out.setdefault(r.source_topic, dict(zero))["rejected"] = r.rejected
+    for topic, n in rejects.by_topic().items():
+        out.setdefault(topic, dict(zero))["rejected"] = n
     return out
+
+
+def lake_counts(changes: DataFrame, rejects: DataFrame) -> dict[str, dict[str, int]]:
+    """`counts_from` a frame of canonical events and the rejects (a scan of their own)."""
+    return counts_from(
+        changes.select("source_topic", "source_file", "source_line", *event_columns()), summarize_rejects(rejects)
+    )
 
 
 def _imbalance(read, decoded, rejected, filtered) -> str:
@@ -48,7 +62,7 @@ def conservation_check(
     read: int | None,
     decoded: int,
     rejected: int,
-    rejects: DataFrame,
+    rejects: RejectSummary | DataFrame,
     *,
     max_reject_rate: float = 0.05,
     per_topic: Mapping[str, Mapping[str, int | None]] | None = None,
@@ -59,7 +73,8 @@ def conservation_check(
     threshold; `duplicates` (redelivered messages) is reported, not judged.
 
     `read` None means no run recorded it: the balance is then reported as not checked rather than
-    assumed. `rejects` supplies the top reject reasons and the failing examples.
+    assumed. `rejects` (summarized, or the frame to summarize) supplies the top reject reasons and the
+    failing examples.
     """
     groups = []
     for topic, c in sorted((per_topic or {}).items()):
@@ -83,13 +98,12 @@ def conservation_check(
     ]  # fmt: skip
     reasons = []
     if rejected:
-        reasons = [
-            {"reason": r.reason, "count": r["count"]}
-            for r in rejects.groupBy("reason").count().orderBy(F.desc("count"), "reason").limit(TOP_REASONS).collect()
-        ]
+        if isinstance(rejects, DataFrame):
+            rejects = summarize_rejects(rejects)
+        reasons = rejects.reasons(TOP_REASONS)
         examples += [
-            {"id": f"{r.source_file}:{r.source_line}", "reason": r.reason, "source_topic": r.source_topic}
-            for r in rejects.orderBy("source_topic", "source_file", "source_line").limit(MAX_EXAMPLES).collect()
+            {"id": f"{r['source_file']}:{r['source_line']}", "reason": r["reason"], "source_topic": r["source_topic"]}
+            for r in rejects.examples(MAX_EXAMPLES)
         ]
     return RuleResult(
         rule=RULE,

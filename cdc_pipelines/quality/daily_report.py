@@ -11,13 +11,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
 from cdc_pipelines import storage
-from cdc_pipelines.quality.activity import Activity, day_activity
+from cdc_pipelines.quality.activity import Activity
 from cdc_pipelines.quality.report import report_day, write_quality_report
-from cdc_pipelines.quality.runner import RULES, Thresholds, event_counts, load_partition, run_rule
+from cdc_pipelines.quality.runner import RULES, Thresholds, load_partition
+from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.run import snapshots_root
 
@@ -59,18 +59,15 @@ def write_day_report(
     staging = None if storage.local_path(target) is not None else tempfile.mkdtemp(prefix="cdc-report-")
     out = Path(storage.local_path(target) or staging)
     partition = load_partition(spark, lake_root, dt)
-    partition.changes.persist(StorageLevel.MEMORY_AND_DISK)  # every rule and figure passes over it
-    try:
-        results = [run_rule(name, partition, thresholds) for name in RULES]
-        counts = event_counts(partition.changes)
-        activity = day_activity(partition.changes, dt)
+    with DayScan(partition, thresholds, RULES, figures=True) as scan:  # one pass: every rule, figure and GX flag
+        results = scan.results()
+        counts = scan.event_counts()
+        activity = scan.activity()
         gx = None
         if great_expectations:
             from cdc_pipelines.quality.expectations import run_expectations  # slow import: only when asked
 
-            gx = run_expectations(partition.changes, report_day(out, dt), thresholds)
-    finally:
-        partition.changes.unpersist()
+            gx = run_expectations(partition.changes, report_day(out, dt), thresholds, scan=scan)
     snapshot = snapshot_report(spark, snapshots_root(lake_root), dt)
     html = write_quality_report(results, out, dt, event_counts=counts, gx=gx, activity=activity, snapshot=snapshot)
     if staging is not None:

@@ -1,9 +1,9 @@
 """The event rules as a Great Expectations 1.x suite on the partition's Spark DataFrame, with Data Docs.
 
 GX's built-in expectations cannot look inside the image maps, so every sub-check becomes one boolean
-column per event, built from the very Spark expressions our rules count (null where the sub-check does
-not apply, true where it fails), and GX expects each column to hold only `false`. One column per rule
-(any applicable sub-check failing) carries the rule's threshold as `mostly`. Conservation compares
+column per event, projected from the flags of the day's scan that our rules count (null where the
+sub-check does not apply, true where it fails), and GX expects each column to hold only `false`. One
+column per rule (any applicable sub-check failing) carries the rule's threshold as `mostly`. Conservation compares
 counts recorded by the decode run with the lake, not a property of the rows, and the decoder's
 rejected orphan halves are not events: both stay with our own rules and report.
 
@@ -18,25 +18,22 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdc_pipelines.quality.gx_static import localize
 from cdc_pipelines.quality.images import RULE as IMAGE_RULE
-from cdc_pipelines.quality.images import image_checks
 from cdc_pipelines.quality.keys import RULE as PK_RULE
-from cdc_pipelines.quality.keys import pk_checks
-from cdc_pipelines.quality.result import SubCheck
-from cdc_pipelines.quality.runner import Thresholds
+from cdc_pipelines.quality.runner import Partition, Thresholds
+from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.quality.timestamps import RULE as TIMESTAMP_RULE
-from cdc_pipelines.quality.timestamps import timestamp_checks
 
 GX_DIR = "gx"
 SUITE = "cdc_event_rules"
 SITE = "cdc_quality_docs"
 SEPARATOR = "__"
 DEFAULT_THRESHOLDS = Thresholds()
+EVENT_RULES = (IMAGE_RULE, TIMESTAMP_RULE, PK_RULE)
 # counts only: a list of unexpected values costs one Spark job per expectation and would only say `true`
 RESULT_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 0}
 
@@ -63,34 +60,23 @@ class GxReport:
     offline: bool = False  # the site's CSS and scripts are local copies (see gx_static)
 
 
-def rule_checks(thresholds: Thresholds = DEFAULT_THRESHOLDS) -> dict[str, dict[str, SubCheck]]:
-    """{rule: {sub-check: SubCheck}}, the same sub-checks the rules count."""
-    return {
-        IMAGE_RULE: image_checks(),
-        TIMESTAMP_RULE: timestamp_checks(
-            now=thresholds.now, future_tolerance=thresholds.future_tolerance, sync_tolerance=thresholds.sync_tolerance
-        ),
-        PK_RULE: pk_checks()[0],
-    }
+def _scan(changes: DataFrame, thresholds: Thresholds) -> DayScan:
+    return DayScan(Partition(dt="", changes=changes, rejects=changes.limit(0)), thresholds, EVENT_RULES)
 
 
-def _flag(applies: Column, fails: Column) -> Column:
-    return F.when(F.coalesce(applies, F.lit(False)), F.coalesce(fails, F.lit(False)))
-
-
-def flag_frame(changes: DataFrame, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> DataFrame:
-    """`event_id` plus, per rule, a `rule` column and a `rule__check` column per sub-check: null where
-    it does not apply, true where the event fails it."""
+def flag_frame(scan: DayScan) -> DataFrame:
+    """`event_id` plus, per event rule, a `rule` column and a `rule__check` column per sub-check: null
+    where it does not apply, true where the event fails it. Projected from the scan's persisted
+    applies/fails columns: nothing is recomputed."""
     columns = []
-    for rule, checks in rule_checks(thresholds).items():
+    for rule in scan.rules:
         any_applies, any_fails = F.lit(False), F.lit(False)
-        for name, check in checks.items():
-            flag = _flag(check.applies, check.fails)
-            columns.append(flag.alias(f"{rule}{SEPARATOR}{name}"))
-            any_applies = any_applies | F.coalesce(check.applies, F.lit(False))
-            any_fails = any_fails | F.coalesce(flag, F.lit(False))
-        columns.append(F.when(any_applies, any_fails).alias(rule))
-    return changes.select("event_id", *columns)
+        for name in rule.checks:
+            applies, fails = F.col(rule.column("a", name)), F.col(rule.column("f", name))
+            columns.append(F.when(applies, fails).alias(f"{rule.name}{SEPARATOR}{name}"))
+            any_applies, any_fails = any_applies | applies, any_fails | fails
+        columns.append(F.when(any_applies, any_fails).alias(rule.name))
+    return scan.events.select("event_id", *columns)
 
 
 def _suite(gx, columns: list[str], max_failure_ratio: float):
@@ -117,17 +103,25 @@ def _docs_site(base_directory: Path) -> dict:
 
 
 def run_expectations(
-    changes: DataFrame, report_day: str | Path, thresholds: Thresholds = DEFAULT_THRESHOLDS
+    changes: DataFrame,
+    report_day: str | Path,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    scan: DayScan | None = None,
 ) -> GxReport:
     """Validate the partition's events against the suite and (re)build its Data Docs in
-    `report_day/gx/` (the day's report folder, `reports/dt=YYYY-MM-DD`)."""
+    `report_day/gx/` (the day's report folder, `reports/dt=YYYY-MM-DD`).
+
+    Given the day's `scan` (built with the same thresholds), GX reads the flags the rules counted from
+    its persisted frame; without one, `changes` gets a scan of its own."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     docs = Path(report_day).resolve() / GX_DIR  # GX refuses a relative base_directory
     shutil.rmtree(docs, ignore_errors=True)
-    flags = flag_frame(changes, thresholds).persist(StorageLevel.MEMORY_AND_DISK)
+    own = scan is None
+    scan = _scan(changes, thresholds) if own else scan
+    flags = flag_frame(scan)
     try:
         columns = [c for c in flags.columns if c != "event_id"]
         context = gx.get_context(mode="ephemeral")
@@ -152,7 +146,8 @@ def run_expectations(
         )
         run = checkpoint.run(batch_parameters={"dataframe": flags})
     finally:
-        flags.unpersist()
+        if own:
+            scan.events.unpersist()
     (result,) = run.run_results.values()
     outcomes = []
     for r in result.results:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
+from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
 
 RULE = "image_presence_check"
 # formats whose UPDATE may legitimately lack the before image (flattened or after-only payloads)
@@ -60,6 +60,11 @@ def image_checks() -> dict[str, SubCheck]:
     return {n: SubCheck(c.applies, c.fails, F.concat_ws(" ", op_text, c.reason)) for n, c in checks.items()}
 
 
+def image_rule(*, max_failure_ratio: float = 0.0) -> EventRule:
+    """The rule as the day's scan takes it (see `scan`)."""
+    return EventRule(RULE, image_checks(), threshold=max_failure_ratio)
+
+
 def image_presence_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> RuleResult:
-    """The image sub-checks counted over `df` by topic and table."""
+    """The image sub-checks counted over `df` by topic and table (a scan of its own)."""
     return evaluate(df, RULE, image_checks(), threshold=max_failure_ratio)

@@ -13,7 +13,8 @@ from pyspark.sql import types as T
 
 from cdc_pipelines import meta_keys
 from cdc_pipelines.canonical import ROW_OPS
-from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
+from cdc_pipelines.quality.rejects import RejectSummary
+from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
 from cdc_pipelines.quality.split_updates import CHECK as SPLIT_CHECK
 from cdc_pipelines.quality.split_updates import add_orphan_rejects, split_update_subcheck
 
@@ -122,16 +123,26 @@ def pk_checks() -> tuple[dict[str, SubCheck], dict[str, Column]]:
     return checks, info
 
 
-def pk_consistency_check(
-    df: DataFrame, *, rejects: DataFrame | None = None, max_failure_ratio: float = 0.0
-) -> RuleResult:
-    """The PK sub-checks counted over `df` by topic and table; given `rejects`, the before halves the
-    decoder rejected as orphans count as failures of split_update_paired too."""
+def pk_rule(*, max_failure_ratio: float = 0.0) -> EventRule:
+    """The rule as the day's scan takes it (see `scan`); `finish` adds what the rejects say."""
     checks, info = pk_checks()
-    result = evaluate(df, RULE, checks, threshold=max_failure_ratio, info=info)
+    return EventRule(RULE, checks, info, threshold=max_failure_ratio)
+
+
+def finish(result: RuleResult, rejects: RejectSummary | DataFrame | None) -> RuleResult:
+    """Add the decoder's rejected orphan halves (given `rejects`) and the tables without a PK."""
     if rejects is not None:
-        result = add_orphan_rejects(result, rejects, list(info))
+        result = add_orphan_rejects(result, rejects, list(pk_checks()[1]))
     result.info["tables_without_pk"] = [
         f"{g['source_topic']}/{g['table']}" for g in result.groups if g["no_pk_table_events"]
     ]
     return result
+
+
+def pk_consistency_check(
+    df: DataFrame, *, rejects: DataFrame | None = None, max_failure_ratio: float = 0.0
+) -> RuleResult:
+    """The PK sub-checks counted over `df` by topic and table (a scan of its own); given `rejects`, the
+    before halves the decoder rejected as orphans count as failures of split_update_paired too."""
+    checks, info = pk_checks()
+    return finish(evaluate(df, RULE, checks, threshold=max_failure_ratio, info=info), rejects)

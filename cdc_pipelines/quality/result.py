@@ -1,8 +1,9 @@
 """The result object every rule returns, and the one aggregation that fills it.
 
-A rule marks each event with sub-checks (does it apply, does it fail, why); `evaluate` turns those
-marks into counts with a single group-by per (source_topic, table) and fetches at most a handful of
-failing examples, so nothing but aggregates and examples ever reaches the driver.
+A rule declares sub-checks (does it apply to an event, does it fail, why); `rule_columns` turns them
+into per-event flag columns of the day's one scan (see `scan`), and `rule_aggregates` counts those
+flags by (source_topic, table) and keeps each group's first failing examples (`min_by` with k) in
+the same aggregation, so a day's event rules cost one Spark job and only aggregates reach the driver.
 """
 
 from __future__ import annotations
@@ -71,6 +72,121 @@ def table_label() -> Column:
     return F.when(label == "", F.lit(NO_TABLE)).otherwise(label)
 
 
+KEY_COLUMNS = ("event_id", "source_topic", "source_file", "source_line", "table")
+# failing examples are the first by this order (min_by keeps nulls first, as orderBy does)
+EXAMPLE_ORDER = ("source_topic", "source_file", "source_line", "event_id")
+
+
+@dataclass(frozen=True)
+class EventRule:
+    """A rule judged event by event: its sub-checks, its boolean info flags and its threshold."""
+
+    name: str
+    checks: Mapping[str, SubCheck]
+    info: Mapping[str, Column] = field(default_factory=dict)
+    threshold: float = 0.0
+
+    def column(self, kind: str, name: str = "") -> str:
+        """The scan's column of this rule: a(pplies)/f(ails) per sub-check, i(nfo), reason."""
+        return f"{kind}__{self.name}__{name}" if name else f"{kind}__{self.name}"
+
+
+def key_columns() -> list[Column]:
+    """What every event rule groups and cites by: id, topic, line and table label."""
+    return [F.col(c) for c in KEY_COLUMNS[:-1]] + [table_label().alias("table")]
+
+
+def rule_columns(rule: EventRule) -> list[Column]:
+    """The rule's per-event columns: applies and fails per sub-check, info flags, the first failing reason.
+
+    An event counts as checked when any sub-check applies and as failed when any applicable one fails;
+    its reason is the first failing sub-check's, in the order given.
+    """
+    flags = {}
+    for name, check in rule.checks.items():
+        applies = F.coalesce(check.applies, F.lit(False))
+        flags[rule.column("a", name)] = applies
+        flags[rule.column("f", name)] = applies & F.coalesce(check.fails, F.lit(False))
+    reasons = [F.when(flags[rule.column("f", n)], c.reason) for n, c in rule.checks.items()]
+    return [
+        *[col.alias(name) for name, col in flags.items()],
+        *[F.coalesce(col, F.lit(False)).alias(rule.column("i", n)) for n, col in rule.info.items()],
+        F.coalesce(*reasons, F.lit(None)).alias(rule.column("reason")),
+    ]
+
+
+def _counted(rule: EventRule) -> list[str]:
+    return [
+        *[rule.column(k, n) for n in rule.checks for k in ("a", "f")],
+        *[rule.column("i", n) for n in rule.info],
+    ]
+
+
+def rule_aggregates(rule: EventRule) -> list[Column]:
+    """Per group: checked, failed, each flag's count and the first MAX_EXAMPLES failing events."""
+    any_applies = F.lit(False)
+    for name in rule.checks:
+        any_applies = any_applies | F.col(rule.column("a", name))
+    reason = F.col(rule.column("reason"))
+    example = F.struct(*[F.col(c) for c in EXAMPLE_ORDER], reason.alias("reason"))
+    return [
+        F.count(F.when(any_applies, 1)).alias(rule.column("checked")),
+        F.count(reason).alias(rule.column("failed")),
+        *[F.count(F.when(F.col(c), 1)).alias(c) for c in _counted(rule)],
+        F.min_by(example, F.when(reason.isNotNull(), F.struct(*EXAMPLE_ORDER)), MAX_EXAMPLES).alias(
+            rule.column("examples")
+        ),
+    ]
+
+
+def null_first(*values: Any) -> tuple:
+    """A sort key ordering like Spark's ascending sort: nulls first."""
+    return tuple((v is not None, v) for v in values)
+
+
+def rule_result(rule: EventRule, rows: list) -> RuleResult:
+    """The rule's RuleResult from the grouped rows of `rule_aggregates` (any order)."""
+    groups = sorted((r.asDict() for r in rows), key=lambda g: null_first(g["source_topic"], g["table"]))
+    counted = [rule.column("checked"), rule.column("failed"), *_counted(rule)]
+    total = {c: sum(g[c] for g in groups) for c in counted}
+    candidates = [(e, g["table"]) for g in groups for e in g[rule.column("examples")] or []]
+    candidates.sort(key=lambda x: null_first(*(x[0][c] for c in EXAMPLE_ORDER)))
+    examples = [
+        {"id": e.event_id, "reason": e.reason, "source_topic": e.source_topic, "table": table}
+        for e, table in candidates[:MAX_EXAMPLES]
+    ]
+    checked, failed = total[rule.column("checked")], total[rule.column("failed")]
+    ratio = failed / checked if checked else 0.0
+    return RuleResult(
+        rule=rule.name,
+        checked=checked,
+        failed=failed,
+        passed=ratio <= rule.threshold,
+        threshold=rule.threshold,
+        checks={n: {"checked": total[rule.column("a", n)], "failed": total[rule.column("f", n)]} for n in rule.checks},
+        info={n: total[rule.column("i", n)] for n in rule.info},
+        groups=[
+            {
+                "source_topic": g["source_topic"],
+                "table": g["table"],
+                "checked": g[rule.column("checked")],
+                "failed": g[rule.column("failed")],
+                **{n: g[rule.column("i", n)] for n in rule.info},
+            }
+            for g in groups
+        ],
+        examples=examples,
+    )
+
+
+def aggregate_rules(events: DataFrame, rules: list[EventRule]) -> dict[str, RuleResult]:
+    """Every rule's figures from the scan's per-event columns in one group-by (one Spark job)."""
+    if not rules:
+        return {}
+    rows = events.groupBy("source_topic", "table").agg(*[a for r in rules for a in rule_aggregates(r)]).collect()
+    return {r.name: rule_result(r, rows) for r in rules}
+
+
 def evaluate(
     df: DataFrame,
     rule: str,
@@ -79,71 +195,6 @@ def evaluate(
     threshold: float = 0.0,
     info: Mapping[str, Column] | None = None,
 ) -> RuleResult:
-    """Count `checks` (and boolean `info` flags) over `df` by topic and table; pick failing examples.
-
-    A row counts as checked when any sub-check applies and as failed when any applicable one fails;
-    its reason is the first failing sub-check's, in the order given.
-    """
-    info = dict(info or {})
-    flags = {}
-    for name, check in checks.items():
-        applies = F.coalesce(check.applies, F.lit(False))
-        flags[f"a_{name}"] = applies
-        flags[f"f_{name}"] = applies & F.coalesce(check.fails, F.lit(False))
-    reason = F.coalesce(*[F.when(flags[f"f_{n}"], c.reason) for n, c in checks.items()], F.lit(None))
-    marked = df.select(
-        "event_id",
-        "source_topic",
-        "source_file",
-        "source_line",
-        table_label().alias("table"),
-        *[col.alias(name) for name, col in flags.items()],
-        *[F.coalesce(col, F.lit(False)).alias(f"i_{name}") for name, col in info.items()],
-        reason.alias("reason"),
-    )
-    any_applies = F.lit(False)
-    for name in checks:
-        any_applies = any_applies | F.col(f"a_{name}")
-    counted = [*flags, *[f"i_{n}" for n in info]]
-    rows = (
-        marked.groupBy("source_topic", "table")
-        .agg(
-            F.count(F.when(any_applies, 1)).alias("checked"),
-            F.count("reason").alias("failed"),
-            *[F.count(F.when(F.col(c), 1)).alias(c) for c in counted],
-        )
-        .orderBy("source_topic", "table")
-        .collect()
-    )
-    groups = [r.asDict() for r in rows]
-    total = {c: sum(g[c] for g in groups) for c in ("checked", "failed", *counted)}
-    examples = []
-    if total["failed"]:
-        examples = [
-            {"id": r.event_id, "reason": r.reason, "source_topic": r.source_topic, "table": r.table}
-            for r in marked.where(F.col("reason").isNotNull())
-            .orderBy("source_topic", "source_file", "source_line", "event_id")
-            .limit(MAX_EXAMPLES)
-            .collect()
-        ]
-    ratio = total["failed"] / total["checked"] if total["checked"] else 0.0
-    return RuleResult(
-        rule=rule,
-        checked=total["checked"],
-        failed=total["failed"],
-        passed=ratio <= threshold,
-        threshold=threshold,
-        checks={n: {"checked": total[f"a_{n}"], "failed": total[f"f_{n}"]} for n in checks},
-        info={n: total[f"i_{n}"] for n in info},
-        groups=[
-            {
-                "source_topic": g["source_topic"],
-                "table": g["table"],
-                "checked": g["checked"],
-                "failed": g["failed"],
-                **{n: g[f"i_{n}"] for n in info},
-            }
-            for g in groups
-        ],
-        examples=examples,
-    )
+    """One rule over a frame of canonical events (its own scan and job): for callers with one rule only."""
+    spec = EventRule(rule, checks, dict(info or {}), threshold)
+    return aggregate_rules(df.select(*key_columns(), *rule_columns(spec)), [spec])[rule]

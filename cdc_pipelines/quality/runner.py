@@ -1,23 +1,23 @@
-"""Load one partition of the lake and run every rule on it: the entry point of the CLI and the assets."""
+"""Load one partition of the lake and run the rules on it (through one `DayScan`): the entry point of
+the CLI and the assets."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_pipelines.extracts.files import InputError
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.run_counts import read_counts
-from cdc_pipelines.quality.conservation import conservation_check, lake_counts
-from cdc_pipelines.quality.images import image_presence_check
-from cdc_pipelines.quality.keys import pk_consistency_check
+from cdc_pipelines.quality.conservation import conservation_check
+from cdc_pipelines.quality.rejects import RejectSummary
 from cdc_pipelines.quality.result import RuleResult, table_label
-from cdc_pipelines.quality.timestamps import timestamp_precision_check
+from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.storage import join
 
 CHANGES_DIR = "changes"
@@ -64,10 +64,14 @@ def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) ->
     return Partition(dt=dt_value, changes=changes, rejects=rejects, recorded=recorded)
 
 
-def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -> RuleResult:
-    """Recorded messages read (and filtered) vs decoded + rejected as found in the lake, overall and by
+def conservation_result(
+    partition: Partition,
+    found: dict[str, dict[str, int]],
+    rejects: RejectSummary | DataFrame,
+    thresholds: Thresholds = Thresholds(),
+) -> RuleResult:
+    """Recorded messages read (and filtered) vs decoded + rejected as `found` in the lake, overall and by
     topic; the redelivered messages the lake marks, by topic."""
-    found = lake_counts(partition.changes, partition.rejects)
     per_topic = {}
     for topic in sorted(set(found) | set(partition.recorded)):
         lake = found.get(topic, {"decoded": 0, "rejected": 0, "duplicates": 0})
@@ -85,39 +89,47 @@ def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -
         sum(c["read"] for c in per_topic.values()) if known else None,
         sum(c["decoded"] for c in per_topic.values()),
         sum(c["rejected"] for c in per_topic.values()),
-        partition.rejects,
-        max_reject_rate=max_reject_rate,
+        rejects,
+        max_reject_rate=thresholds.max_reject_rate,
         per_topic=per_topic,
         filtered=sum(c["filtered"] for c in per_topic.values()),
         duplicates=sum(c["duplicates"] for c in per_topic.values()),
     )
 
 
+def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -> RuleResult:
+    """The conservation rule alone on a loaded partition."""
+    return run_rule("conservation_check", partition, Thresholds(max_reject_rate=max_reject_rate))
+
+
 def run_rule(name: str, partition: Partition, thresholds: Thresholds = Thresholds()) -> RuleResult:
-    """Run the rule called `name` (one of RULES) on a loaded partition."""
-    ratio = thresholds.max_failure_ratio
-    if name == "image_presence_check":
-        return image_presence_check(partition.changes, max_failure_ratio=ratio)
-    if name == "timestamp_precision_check":
-        return timestamp_precision_check(
-            partition.changes,
-            max_failure_ratio=ratio,
-            now=thresholds.now,
-            future_tolerance=thresholds.future_tolerance,
-            sync_tolerance=thresholds.sync_tolerance,
-        )
-    if name == "pk_consistency_check":
-        return pk_consistency_check(partition.changes, rejects=partition.rejects, max_failure_ratio=ratio)
-    if name == "conservation_check":
-        return check_conservation(partition, max_reject_rate=thresholds.max_reject_rate)
-    raise KeyError(f"unknown quality rule {name!r}; known: {', '.join(RULES)}")
+    """Run the rule called `name` (one of RULES) on a loaded partition: a scan of only its columns."""
+    if name not in RULES:
+        raise KeyError(f"unknown quality rule {name!r}; known: {', '.join(RULES)}")
+    with DayScan(partition, thresholds, [name]) as scan:
+        return scan.results()[0]
 
 
 def check_partition(
     spark: SparkSession, lake_root: str | Path, dt_value: str, name: str, thresholds: Thresholds = Thresholds()
 ) -> RuleResult:
-    """Load `dt_value` from the lake and run one rule: what one Dagster asset check calls."""
+    """Load `dt_value` from the lake and run one rule."""
     return run_rule(name, load_partition(spark, lake_root, dt_value), thresholds)
+
+
+def check_partition_rules(
+    spark: SparkSession,
+    lake_root: str | Path,
+    dt_value: str,
+    names: Sequence[str],
+    thresholds: Thresholds = Thresholds(),
+) -> dict[str, RuleResult]:
+    """Load `dt_value` from the lake and run the rules `names` from one scan: what the Dagster checks call."""
+    unknown = [n for n in names if n not in RULES]
+    if unknown:
+        raise KeyError(f"unknown quality rule {unknown[0]!r}; known: {', '.join(RULES)}")
+    with DayScan(load_partition(spark, lake_root, dt_value), thresholds, names) as scan:
+        return dict(zip(names, scan.results(), strict=True))
 
 
 def event_counts(changes: DataFrame) -> list[dict]:
@@ -131,9 +143,6 @@ def event_counts(changes: DataFrame) -> list[dict]:
 
 
 def run_all(partition: Partition, thresholds: Thresholds = Thresholds()) -> tuple[list[RuleResult], list[dict]]:
-    """Every rule plus the event counts; the events are cached for the duration (several passes)."""
-    partition.changes.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        return [run_rule(name, partition, thresholds) for name in RULES], event_counts(partition.changes)
-    finally:
-        partition.changes.unpersist()
+    """Every rule plus the event counts, from one scan of the partition."""
+    with DayScan(partition, thresholds, RULES, figures=True) as scan:
+        return scan.results(), scan.event_counts()

@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdc_pipelines import meta_keys
+from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, SubCheck
 
 CHECK = "split_update_paired"
@@ -37,14 +38,12 @@ def split_update_subcheck() -> SubCheck:
     )
 
 
-def _orphans(rejects: DataFrame) -> DataFrame:
-    return rejects.where(F.col("reason").contains(ORPHAN_REJECT))
-
-
-def add_orphan_rejects(result: RuleResult, rejects: DataFrame, info_keys: list[str]) -> RuleResult:
+def add_orphan_rejects(result: RuleResult, rejects: RejectSummary | DataFrame, info_keys: list[str]) -> RuleResult:
     """Count the before halves the decoder rejected as orphans into `result` (checked and failed),
     one group per topic, and add them to the examples after the failing events."""
-    by_topic = {r.source_topic: r["count"] for r in _orphans(rejects).groupBy("source_topic").count().collect()}
+    if isinstance(rejects, DataFrame):
+        rejects = summarize_rejects(rejects)
+    by_topic = rejects.by_topic(ORPHAN_REJECT)
     total = sum(by_topic.values())
     if not total:
         return result
@@ -58,15 +57,13 @@ def add_orphan_rejects(result: RuleResult, rejects: DataFrame, info_keys: list[s
         {"source_topic": t, "table": REJECTS_TABLE, "checked": n, "failed": n, **dict.fromkeys(info_keys, 0)}
         for t, n in sorted(by_topic.items())
     ]
-    room = MAX_EXAMPLES - len(result.examples)
-    if room > 0:
-        result.examples += [
-            {
-                "id": f"{r.source_file}:{r.source_line}",
-                "reason": r.reason,
-                "source_topic": r.source_topic,
-                "table": REJECTS_TABLE,
-            }
-            for r in _orphans(rejects).orderBy("source_topic", "source_file", "source_line").limit(room).collect()
-        ]
+    result.examples += [
+        {
+            "id": f"{r['source_file']}:{r['source_line']}",
+            "reason": r["reason"],
+            "source_topic": r["source_topic"],
+            "table": REJECTS_TABLE,
+        }
+        for r in rejects.examples(MAX_EXAMPLES - len(result.examples), contains=ORPHAN_REJECT)
+    ]
     return result

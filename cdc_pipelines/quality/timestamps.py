@@ -13,7 +13,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdc_pipelines.canonical import TOMBSTONE
-from cdc_pipelines.quality.result import RuleResult, SubCheck, evaluate
+from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
 from cdc_pipelines.schema import lit_map
 
 RULE = "timestamp_precision_check"
@@ -156,6 +156,18 @@ def timestamp_checks(
     return checks
 
 
+def timestamp_rule(
+    *,
+    max_failure_ratio: float = 0.0,
+    now: dt.datetime | None = None,
+    future_tolerance: dt.timedelta = dt.timedelta(minutes=5),
+    sync_tolerance: dt.timedelta = dt.timedelta(minutes=5),
+) -> EventRule:
+    """The rule as the day's scan takes it (see `scan`)."""
+    checks = timestamp_checks(now=now, future_tolerance=future_tolerance, sync_tolerance=sync_tolerance)
+    return EventRule(RULE, checks, threshold=max_failure_ratio)
+
+
 def timestamp_precision_check(
     df: DataFrame,
     *,
@@ -164,6 +176,6 @@ def timestamp_precision_check(
     future_tolerance: dt.timedelta = dt.timedelta(minutes=5),
     sync_tolerance: dt.timedelta = dt.timedelta(minutes=5),
 ) -> RuleResult:
-    """The timestamp sub-checks counted over `df` by topic and table."""
+    """The timestamp sub-checks counted over `df` by topic and table (a scan of its own)."""
     checks = timestamp_checks(now=now, future_tolerance=future_tolerance, sync_tolerance=sync_tolerance)
     return evaluate(df, RULE, checks, threshold=max_failure_ratio)
