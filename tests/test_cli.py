@@ -123,3 +123,6 @@ def test_the_program_adds_demo_to_the_librarys_commands(capsys):
     with pytest.raises(SystemExit):
         main(["demo"])  # the library alone has no demo
     assert "invalid choice: 'demo'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        program(["bench-daily", "--help"])
+    assert "--messages" in capsys.readouterr().out
