@@ -62,7 +62,7 @@ def conservation_check(
     read: int | None,
     decoded: int,
     rejected: int,
-    rejects: RejectSummary | DataFrame,
+    rejects: RejectSummary,
     *,
     max_reject_rate: float = 0.05,
     per_topic: Mapping[str, Mapping[str, int | None]] | None = None,
@@ -73,8 +73,7 @@ def conservation_check(
     threshold; `duplicates` (redelivered messages) is reported, not judged.
 
     `read` None means no run recorded it: the balance is then reported as not checked rather than
-    assumed. `rejects` (summarized, or the frame to summarize) supplies the top reject reasons and the
-    failing examples.
+    assumed. `rejects` (summarized) supplies the top reject reasons and the failing examples.
     """
     groups = []
     for topic, c in sorted((per_topic or {}).items()):
@@ -98,8 +97,6 @@ def conservation_check(
     ]  # fmt: skip
     reasons = []
     if rejected:
-        if isinstance(rejects, DataFrame):
-            rejects = summarize_rejects(rejects)
         reasons = rejects.reasons(TOP_REASONS)
         examples += [
             {"id": f"{r['source_file']}:{r['source_line']}", "reason": r["reason"], "source_topic": r["source_topic"]}

@@ -67,4 +67,4 @@ def image_rule(*, max_failure_ratio: float = 0.0) -> EventRule:
 
 def image_presence_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> RuleResult:
     """The image sub-checks counted over `df` by topic and table (a scan of its own)."""
-    return evaluate(df, RULE, image_checks(), threshold=max_failure_ratio)
+    return evaluate(df, image_rule(max_failure_ratio=max_failure_ratio))

@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 
 from cdc_pipelines import meta_keys
 from cdc_pipelines.canonical import ROW_OPS
-from cdc_pipelines.quality.rejects import RejectSummary
+from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
 from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
 from cdc_pipelines.quality.split_updates import CHECK as SPLIT_CHECK
 from cdc_pipelines.quality.split_updates import add_orphan_rejects, split_update_subcheck
@@ -129,7 +129,7 @@ def pk_rule(*, max_failure_ratio: float = 0.0) -> EventRule:
     return EventRule(RULE, checks, info, threshold=max_failure_ratio)
 
 
-def finish(result: RuleResult, rejects: RejectSummary | DataFrame | None) -> RuleResult:
+def finish(result: RuleResult, rejects: RejectSummary | None) -> RuleResult:
     """Add the decoder's rejected orphan halves (given `rejects`) and the tables without a PK."""
     if rejects is not None:
         result = add_orphan_rejects(result, rejects, list(pk_checks()[1]))
@@ -144,5 +144,5 @@ def pk_consistency_check(
 ) -> RuleResult:
     """The PK sub-checks counted over `df` by topic and table (a scan of its own); given `rejects`, the
     before halves the decoder rejected as orphans count as failures of split_update_paired too."""
-    checks, info = pk_checks()
-    return finish(evaluate(df, RULE, checks, threshold=max_failure_ratio, info=info), rejects)
+    summary = None if rejects is None else summarize_rejects(rejects)
+    return finish(evaluate(df, pk_rule(max_failure_ratio=max_failure_ratio)), summary)

@@ -187,14 +187,6 @@ def aggregate_rules(events: DataFrame, rules: list[EventRule]) -> dict[str, Rule
     return {r.name: rule_result(r, rows) for r in rules}
 
 
-def evaluate(
-    df: DataFrame,
-    rule: str,
-    checks: Mapping[str, SubCheck],
-    *,
-    threshold: float = 0.0,
-    info: Mapping[str, Column] | None = None,
-) -> RuleResult:
+def evaluate(df: DataFrame, rule: EventRule) -> RuleResult:
     """One rule over a frame of canonical events (its own scan and job): for callers with one rule only."""
-    spec = EventRule(rule, checks, dict(info or {}), threshold)
-    return aggregate_rules(df.select(*key_columns(), *rule_columns(spec)), [spec])[rule]
+    return aggregate_rules(df.select(*key_columns(), *rule_columns(rule)), [rule])[rule.name]

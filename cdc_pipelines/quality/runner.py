@@ -67,7 +67,7 @@ def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) ->
 def conservation_result(
     partition: Partition,
     found: dict[str, dict[str, int]],
-    rejects: RejectSummary | DataFrame,
+    rejects: RejectSummary,
     thresholds: Thresholds = Thresholds(),
 ) -> RuleResult:
     """Recorded messages read (and filtered) vs decoded + rejected as `found` in the lake, overall and by

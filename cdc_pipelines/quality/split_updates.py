@@ -8,11 +8,10 @@ well as in the events: a half that reached the table on its own is unpaired too.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdc_pipelines import meta_keys
-from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
+from cdc_pipelines.quality.rejects import RejectSummary
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, SubCheck
 
 CHECK = "split_update_paired"
@@ -38,11 +37,9 @@ def split_update_subcheck() -> SubCheck:
     )
 
 
-def add_orphan_rejects(result: RuleResult, rejects: RejectSummary | DataFrame, info_keys: list[str]) -> RuleResult:
+def add_orphan_rejects(result: RuleResult, rejects: RejectSummary, info_keys: list[str]) -> RuleResult:
     """Count the before halves the decoder rejected as orphans into `result` (checked and failed),
     one group per topic, and add them to the examples after the failing events."""
-    if isinstance(rejects, DataFrame):
-        rejects = summarize_rejects(rejects)
     by_topic = rejects.by_topic(ORPHAN_REJECT)
     total = sum(by_topic.values())
     if not total:

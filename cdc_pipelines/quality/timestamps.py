@@ -177,5 +177,7 @@ def timestamp_precision_check(
     sync_tolerance: dt.timedelta = dt.timedelta(minutes=5),
 ) -> RuleResult:
     """The timestamp sub-checks counted over `df` by topic and table (a scan of its own)."""
-    checks = timestamp_checks(now=now, future_tolerance=future_tolerance, sync_tolerance=sync_tolerance)
-    return evaluate(df, RULE, checks, threshold=max_failure_ratio)
+    rule = timestamp_rule(
+        max_failure_ratio=max_failure_ratio, now=now, future_tolerance=future_tolerance, sync_tolerance=sync_tolerance
+    )
+    return evaluate(df, rule)
