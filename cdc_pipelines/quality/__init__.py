@@ -3,7 +3,7 @@
 No Dagster here: the CLI and the asset checks both call these functions.
 """
 
-from cdc_pipelines.quality.conservation import conservation_check, lake_counts
+from cdc_pipelines.quality.conservation import conservation_check
 from cdc_pipelines.quality.images import image_presence_check
 from cdc_pipelines.quality.keys import pk_consistency_check
 from cdc_pipelines.quality.report import write_quality_report
@@ -15,7 +15,6 @@ from cdc_pipelines.quality.runner import (
     Thresholds,
     check_partition,
     check_partition_rules,
-    event_counts,
     load_partition,
     run_all,
     run_rule,
@@ -31,9 +30,7 @@ __all__ = [
     "check_partition",
     "check_partition_rules",
     "conservation_check",
-    "event_counts",
     "image_presence_check",
-    "lake_counts",
     "load_partition",
     "pk_consistency_check",
     "run_all",

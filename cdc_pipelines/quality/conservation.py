@@ -13,7 +13,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdc_pipelines import meta_keys
-from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
+from cdc_pipelines.quality.rejects import RejectSummary
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult
 
 RULE = "conservation_check"
@@ -45,13 +45,6 @@ def counts_from(events: DataFrame, rejects: RejectSummary) -> dict[str, dict[str
     for topic, n in rejects.by_topic().items():
         out.setdefault(topic, dict(zero))["rejected"] = n
     return out
-
-
-def lake_counts(changes: DataFrame, rejects: DataFrame) -> dict[str, dict[str, int]]:
-    """`counts_from` a frame of canonical events and the rejects (a scan of their own)."""
-    return counts_from(
-        changes.select("source_topic", "source_file", "source_line", *event_columns()), summarize_rejects(rejects)
-    )
 
 
 def _imbalance(read, decoded, rejected, filtered) -> str:

@@ -16,7 +16,7 @@ from cdc_pipelines.lake import io
 from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.quality.conservation import conservation_check
 from cdc_pipelines.quality.rejects import RejectSummary
-from cdc_pipelines.quality.result import RuleResult, table_label
+from cdc_pipelines.quality.result import RuleResult
 from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.storage import join
 
@@ -130,16 +130,6 @@ def check_partition_rules(
         raise KeyError(f"unknown quality rule {unknown[0]!r}; known: {', '.join(RULES)}")
     with DayScan(load_partition(spark, lake_root, dt_value), thresholds, names) as scan:
         return dict(zip(names, scan.results(), strict=True))
-
-
-def event_counts(changes: DataFrame) -> list[dict]:
-    """Events by source_topic, table and op (one small aggregate for the report)."""
-    rows = changes.groupBy("source_topic", table_label().alias("table"), "op").count().collect()
-    out: dict[tuple[str, str], dict] = {}
-    for r in rows:
-        entry = out.setdefault((r.source_topic, r.table), {"source_topic": r.source_topic, "table": r.table, "ops": {}})
-        entry["ops"][r.op] = r["count"]
-    return [out[k] for k in sorted(out)]
 
 
 def run_all(partition: Partition, thresholds: Thresholds = Thresholds()) -> tuple[list[RuleResult], list[dict]]:
