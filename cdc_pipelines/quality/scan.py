@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-from cdc_pipelines.quality import activity, conservation, keys
+from cdc_pipelines.quality import activity, conservation, images, keys, timestamps
 from cdc_pipelines.quality.images import image_rule
 from cdc_pipelines.quality.keys import pk_rule
 from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
@@ -27,21 +27,19 @@ if TYPE_CHECKING:
     from cdc_pipelines.quality.activity import Activity
     from cdc_pipelines.quality.runner import Partition, Thresholds
 
-CONSERVATION = "conservation_check"
-
 
 def event_rules(thresholds: Thresholds, names: Sequence[str]) -> list[EventRule]:
     """The rules among `names` that are judged event by event, with the thresholds applied."""
     ratio = thresholds.max_failure_ratio
     declared = {
-        "image_presence_check": lambda: image_rule(max_failure_ratio=ratio),
-        "timestamp_precision_check": lambda: timestamp_rule(
+        images.RULE: lambda: image_rule(max_failure_ratio=ratio),
+        timestamps.RULE: lambda: timestamp_rule(
             max_failure_ratio=ratio,
             now=thresholds.now,
             future_tolerance=thresholds.future_tolerance,
             sync_tolerance=thresholds.sync_tolerance,
         ),
-        "pk_consistency_check": lambda: pk_rule(max_failure_ratio=ratio),
+        keys.RULE: lambda: pk_rule(max_failure_ratio=ratio),
     }
     return [declared[n]() for n in names if n in declared]
 
@@ -59,7 +57,7 @@ class DayScan:
         self.names = list(rules)
         self.rules = event_rules(thresholds, self.names)
         columns = [c for r in self.rules for c in rule_columns(r)]
-        if CONSERVATION in self.names:
+        if conservation.RULE in self.names:
             columns += conservation.event_columns()
         if figures:
             columns += ["op", *activity.event_columns(partition.dt)]
@@ -87,9 +85,9 @@ class DayScan:
         out = aggregate_rules(self.events, self.rules)
         if keys.RULE in out:
             out[keys.RULE] = keys.finish(out[keys.RULE], self.rejects)
-        if CONSERVATION in self.names:
+        if conservation.RULE in self.names:
             found = conservation.counts_from(self.events, self.rejects)
-            out[CONSERVATION] = conservation_result(self.partition, found, self.rejects, self.thresholds)
+            out[conservation.RULE] = conservation_result(self.partition, found, self.rejects, self.thresholds)
         return [out[n] for n in self.names]
 
     def volume(self) -> list:
