@@ -26,6 +26,7 @@ from cdc_pipelines.snapshots.order import event_order
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
 
 APPLIED_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT", "TRUNCATE")
+_EVENT_COLUMNS = ("dt", "pk_columns", "op", "event_id", "event_time", "before", "after", "column_types")
 NO_PK = "no primary-key columns"
 
 
@@ -49,8 +50,11 @@ class Applied:
     closed: DataFrame
     anomalies: DataFrame
     skipped: list[dict]
-    events: DataFrame  # the events applied (row ops and TRUNCATEs of the tables applied)
+    # the events applied (row ops and TRUNCATEs of the tables applied) with their table (`_t`) and place
+    # in its order (`_pos`), only the columns the day needs: every other frame is built from this one
+    events: DataFrame
     live_before: DataFrame
+    keyed: DataFrame  # per touched key, its last effect and its first (`_fe`): `net` and `closed` both read it
 
 
 def table_id() -> Column:
@@ -178,13 +182,14 @@ def _live_before(effects: DataFrame, truncates: DataFrame, previous_keys: DataFr
     )
 
 
-def _closed(effects: DataFrame, truncates: DataFrame, previous_keys: DataFrame) -> DataFrame:
-    """Keys live at the start of the day that the day touched or truncated: when their version ended."""
-    first_effect = effects.groupBy("_t", "_k").agg(F.min(F.struct("_pos", "sub", "event_time")).alias("_fe"))
+def _closed(keyed: DataFrame, truncates: DataFrame, previous_keys: DataFrame) -> DataFrame:
+    """Keys live at the start of the day that the day touched or truncated: when their version ended.
+
+    `keyed` holds each touched key's first effect (`_fe`), so the day's effects are not grouped again."""
     first_tr = truncates.groupBy("_t").agg(F.min(F.struct("_pos", F.lit(-1).alias("sub"), "event_time")).alias("_ft"))
     first = _earlier(F.col("_fe"), F.col("_ft"))
     return (
-        previous_keys.join(first_effect, ["_t", "_k"], "left")
+        previous_keys.join(keyed.select("_t", "_k", "_fe"), ["_t", "_k"], "left")
         .join(first_tr, "_t", "left")
         .where(first.isNotNull())
         .select(*TABLE, "_t", "_k", first.getField("event_time").alias("_cdc_end_at"))
@@ -211,15 +216,22 @@ def apply_day(
     if skipped_ids:
         events = events.where(~F.col("_t").isin(*skipped_ids))
     events = events.withColumn("_pos", F.row_number().over(Window.partitionBy("_t").orderBy(*event_order())))
+    events = events.select(*TABLE, "_t", "_pos", *_EVENT_COLUMNS)
     truncates = events.where(F.col("op") == "TRUNCATE").select(*TABLE, "_t", "_pos", "event_time")
     last_truncate = truncates.groupBy("_t").agg(F.max("_pos").alias("_last_tr"))
     effects = _effects(events)
     prev = _live_before(effects, truncates, previous_keys.select(*TABLE, "_k").withColumn("_t", table_id()))
     existed = _existed(effects, truncates.select("_t", "_pos"), prev.select("_t", "_k", F.lit(True).alias("_in_prev")))
-    latest = Window.partitionBy("_t", "_k").orderBy(F.desc("_pos"), F.desc("sub"))
-    last = effects.withColumn("_n", F.row_number().over(latest)).where(F.col("_n") == 1)
+    # one pass per key: its last effect (the net one) and its first (when a live version ended)
+    by_key = Window.partitionBy("_t", "_k")
+    latest = by_key.orderBy(F.desc("_pos"), F.desc("sub"))
+    keyed = (
+        effects.withColumn("_n", F.row_number().over(latest))
+        .withColumn("_fe", F.min(F.struct("_pos", "sub", "event_time")).over(by_key))
+        .where(F.col("_n") == 1)
+    )
     net = (
-        last.join(last_truncate, "_t", "left")
+        keyed.join(last_truncate, "_t", "left")
         .where(F.col("_last_tr").isNull() | (F.col("_pos") > F.col("_last_tr")))
         .select(
             *TABLE, "pk_columns", "_t", "_k", "kind",
@@ -232,9 +244,10 @@ def apply_day(
         net=net,
         truncated=truncates.select(*TABLE, "_t").distinct(),
         opened=_opened(effects, truncates),
-        closed=_closed(effects, truncates, prev),
+        closed=_closed(keyed, truncates, prev),
         anomalies=_anomalies(existed).select(*ANOMALY_COLUMNS),
         skipped=skipped,
-        events=events.drop("_t", "_pos"),
+        events=events,
         live_before=prev,
+        keyed=keyed,
     )

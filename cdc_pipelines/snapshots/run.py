@@ -33,6 +33,7 @@ from cdc_pipelines.snapshots.store import (
     SNAPSHOTS_DIR,
     applied_days,
     read_day,
+    read_summary,
     table_root,
     write_summary,
 )
@@ -130,11 +131,14 @@ def snapshot_day(
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     result = apply_day(previous_keys(spark, root, changes), changes, keys, kafka_keys)
     # persisted in the order they are built from one another (a frame persisted later plans its inputs
-    # from the frames persisted before it), so the live keys the day touched are read once
-    frames = (result.live_before, result.net, result.opened, result.closed)
-    kept = [frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in frames]
+    # from the frames persisted before it), so the day's events and the live keys it touched are read
+    # once; the events on disk only: a first day of millions of inserts would not fit beside the rest
+    result.events.persist(StorageLevel.DISK_ONLY)
+    frames = (result.live_before, result.keyed, result.opened, result.closed)
+    kept = [result.events, *(frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in frames)]
     try:
-        record(spark, root, day, _merge_tables(spark, root, day, result, *kept[1:]))
+        rows_before = _rows_before(spark, root, previous_day)
+        record(spark, root, day, _merge_tables(spark, root, day, result, result.net, *kept[3:], rows_before))
         anomalies = result.anomalies.unionByName(invalid_cells(result.opened))
         if late:
             applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
@@ -142,21 +146,36 @@ def snapshot_day(
         one_day = [{"dt": day}]
         anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
         io.replace_partitions(anomalies, join(root, ANOMALIES), one_day, ("dt",))
+        io.replace_partitions(result.events.select("event_id", "dt"), join(root, APPLIED), one_day, ("dt",))
+        applied = result.events.count()
     finally:
         for frame in kept:
             frame.unpersist()
-    io.replace_partitions(result.events.select("event_id", "dt"), join(root, APPLIED), one_day, ("dt",))
     ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
     io.replace_partitions(ddl, join(root, DDL), one_day, ("dt",))
-    summary = _summary(spark, root, day, previous_day, result.skipped, applied=result.events.count())
+    summary = _summary(spark, root, day, previous_day, result.skipped, applied=applied)
     write_summary(spark, root, day, summary)
     return summary
 
 
+def _rows_before(spark: SparkSession, root: str, previous_day: str | None) -> dict[tuple, int]:
+    """Each table's live rows at the start of the day, as the previous applied day's summary gives them."""
+    summary = read_summary(root, previous_day) if previous_day else None
+    return {tuple(t[c] for c in TABLE): t["rows"] for t in (summary or {}).get("per_table", {}).values()}
+
+
 def _merge_tables(
-    spark: SparkSession, root: str, day: str, result: Applied, net: DataFrame, opened: DataFrame, closed: DataFrame
+    spark: SparkSession,
+    root: str,
+    day: str,
+    result: Applied,
+    net: DataFrame,
+    opened: DataFrame,
+    closed: DataFrame,
+    rows_before: Mapping[tuple, int],
 ) -> list[TableVersion]:
-    """Each changed table's columns brought to the day's, then its two MERGEs; the versions they made."""
+    """Each changed table's columns brought to the day's, then its two MERGEs; the versions they made.
+    A table's rows are its rows before the day (`rows_before`) plus what its MERGE added less what it removed."""
     touched = {
         tuple(r[c] for c in TABLE): list(r["pk_columns"] or [])
         for r in net.groupBy(*TABLE).agg(F.first("pk_columns", ignorenulls=True).alias("pk_columns")).collect()
@@ -170,11 +189,15 @@ def _merge_tables(
     entries = []
     for table in sorted(touched, key=lambda t: tuple(x or "" for x in t)):
         paths = _table_paths(root, table)
+        existed = io.is_table(spark, paths.current)
         columns = prepare(spark, paths, plans[table], touched[table])
         match = _match(table)
-        merge_current(spark, paths.current, net.where(match), columns, table in truncated)
+        added = merge_current(spark, paths.current, net.where(match), columns, table in truncated)
         merge_history(spark, paths.history, opened.where(match), closed.where(match), columns)
-        rows = spark.read.format(io.DELTA).load(paths.current).count()
+        if existed and table not in rows_before:  # changed by a run that did not finish: counted
+            rows = spark.read.format(io.DELTA).load(paths.current).count()
+        else:
+            rows = rows_before.get(table, 0) + added
         entries.append(TableVersion(table, paths.current, paths.history, io.table_version(spark, paths.current),
                                     io.table_version(spark, paths.history), rows, day))  # fmt: skip
     return entries
