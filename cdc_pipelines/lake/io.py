@@ -166,17 +166,6 @@ def table_version(spark: SparkSession, path: str | Path) -> int | None:
     return max(versions, default=None)
 
 
-def commit_info(spark: SparkSession, path: str | Path, version: int) -> dict:
-    """The `commitInfo` of one version (operation, parameters, `operationMetrics`): one small file read,
-    where `DeltaTable.history` is a Spark job."""
-    text = storage.read_bytes(spark, storage.join(str(path), "_delta_log", f"{version:020d}.json"))
-    for line in text.splitlines():
-        action = json.loads(line) if line.strip() else {}
-        if "commitInfo" in action:
-            return action["commitInfo"]
-    return {}
-
-
 def read_table(spark: SparkSession, path: str | Path, schema: T.StructType, version: int | None = None) -> DataFrame:
     """The Delta table at `path` (at `version`, or the latest) with `schema`; empty where there is none.
     A column of `schema` the table lacks (written before a release added it) reads as null."""

@@ -137,8 +137,7 @@ def snapshot_day(
     frames = (result.live_before, result.keyed, result.opened, result.closed)
     kept = [result.events, *(frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in frames)]
     try:
-        rows_before = _rows_before(spark, root, previous_day)
-        record(spark, root, day, _merge_tables(spark, root, day, result, result.net, *kept[3:], rows_before))
+        record(spark, root, day, _merge_tables(spark, root, day, result, _rows_before(root, previous_day)))
         anomalies = result.anomalies.unionByName(invalid_cells(result.opened))
         if late:
             applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
@@ -158,24 +157,18 @@ def snapshot_day(
     return summary
 
 
-def _rows_before(spark: SparkSession, root: str, previous_day: str | None) -> dict[tuple, int]:
+def _rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:
     """Each table's live rows at the start of the day, as the previous applied day's summary gives them."""
     summary = read_summary(root, previous_day) if previous_day else None
     return {tuple(t[c] for c in TABLE): t["rows"] for t in (summary or {}).get("per_table", {}).values()}
 
 
 def _merge_tables(
-    spark: SparkSession,
-    root: str,
-    day: str,
-    result: Applied,
-    net: DataFrame,
-    opened: DataFrame,
-    closed: DataFrame,
-    rows_before: Mapping[tuple, int],
+    spark: SparkSession, root: str, day: str, result: Applied, rows_before: Mapping[tuple, int]
 ) -> list[TableVersion]:
     """Each changed table's columns brought to the day's, then its two MERGEs; the versions they made.
     A table's rows are its rows before the day (`rows_before`) plus what its MERGE added less what it removed."""
+    net, opened, closed = result.net, result.opened, result.closed
     touched = {
         tuple(r[c] for c in TABLE): list(r["pk_columns"] or [])
         for r in net.groupBy(*TABLE).agg(F.first("pk_columns", ignorenulls=True).alias("pk_columns")).collect()

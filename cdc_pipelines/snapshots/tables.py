@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines.lake.io import DELTA, commit_info, is_table, table_version
+from cdc_pipelines.lake.io import DELTA, is_table, table_version
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
 from cdc_pipelines.snapshots.typed import ColumnPlan, as_text, typed_value, widen
 
@@ -106,8 +106,8 @@ def merge_current(
 ) -> int:
     """One MERGE of the day's net effect per key; a truncated table also loses every key the day left out.
 
-    Returns the rows it added less the rows it removed, from the commit's own metrics (a count of the
-    table would be a scan of it each day)."""
+    Returns the rows it added less the rows it removed, from the metrics the MERGE returns (a count of
+    the table would be a scan of it each day)."""
     from delta.tables import DeltaTable
 
     cdc = [name for name, _ in CURRENT_CDC]
@@ -124,13 +124,8 @@ def merge_current(
     )
     if truncated:
         merge = merge.whenNotMatchedBySourceDelete()
-    before = table_version(spark, path)
-    merge.execute()
-    after = table_version(spark, path)
-    if after == before:
-        return 0
-    metrics = commit_info(spark, path, after).get("operationMetrics", {})
-    return int(metrics.get("numTargetRowsInserted", 0)) - int(metrics.get("numTargetRowsDeleted", 0))
+    metrics = merge.execute().first()
+    return metrics["num_inserted_rows"] - metrics["num_deleted_rows"]
 
 
 def merge_history(

@@ -76,19 +76,29 @@ def _tables(spark, root):
     return out
 
 
+def _rows(summary):
+    """Each table's live rows as the summary gives them (rows before the day plus the MERGE's metrics)."""
+    return {label: t["rows"] for label, t in summary["per_table"].items() if t["rows"]}
+
+
 def test_current_and_history_equal_the_reference_fold(spark, tmp_path):
     lake = tmp_path / "lake"
     state: dict = {}
     history: dict = {}
+    rows = {}
     for day in DAYS:
         day_events = list(canonical_events(day, PER_DAY, keys_from=0))
         fold(state, day_events, history)
         write_partitions(changes_df(spark, day_events), lake / "changes")
         summary = snapshot_days(spark, lake, [day.isoformat()])[day.isoformat()]
         _check(spark, lake / "snapshots", state, history)
+        rows[day.isoformat()] = _rows(summary)
+        assert rows[day.isoformat()] == {f"{db}.{name}": len(keys) for (db, name), keys in state.items() if keys}
     assert summary["anomalies"] > 0, "day 2 inserts keys day 1 left: anomalies both must see"
     clean = _tables(spark, lake / "snapshots")
-    snapshot_days(spark, lake, [DAYS[1].isoformat()])
+    rerun = snapshot_days(spark, lake, [DAYS[1].isoformat()])
     assert _tables(spark, lake / "snapshots") == clean
+    assert {d: _rows(s) for d, s in rerun.items()} == {DAYS[1].isoformat(): rows[DAYS[1].isoformat()]}
     again = snapshot_days(spark, lake, [DAYS[0].isoformat()])
     assert list(again) == [d.isoformat() for d in DAYS] and _tables(spark, lake / "snapshots") == clean
+    assert {d: _rows(s) for d, s in again.items()} == rows
