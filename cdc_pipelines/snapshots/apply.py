@@ -9,8 +9,8 @@ before an effect (for the anomalies) is read from the key's previous effect of t
 TRUNCATE came between, and from the keys live at the start of the day otherwise. Every `set` effect
 opens a version (history) that the key's next effect or the table's next TRUNCATE closes; a key live
 at the start of the day has its open version closed by its first effect or the first TRUNCATE.
-Windows by table and by key do the rest; nothing is collected but the list of tables that cannot be
-applied.
+One window by key does the rest (a day's few TRUNCATEs reach every effect by broadcast, not by a
+window over the whole table); nothing is collected but the list of tables that cannot be applied.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from cdc_pipelines.snapshots.keys import with_kafka_keys, with_keys
-from cdc_pipelines.snapshots.order import event_order
+from cdc_pipelines.snapshots.order import event_position
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
 
 APPLIED_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT", "TRUNCATE")
@@ -54,7 +54,9 @@ class Applied:
     # in its order (`_pos`), only the columns the day needs: every other frame is built from this one
     events: DataFrame
     live_before: DataFrame
-    keyed: DataFrame  # per touched key, its last effect and its first (`_fe`): `net` and `closed` both read it
+    # every effect with its key's neighbours and its table's TRUNCATEs (`_neighbours`): `net`, `opened`,
+    # `closed` and the anomalies are filters and projections of it
+    ordered: DataFrame
 
 
 def table_id() -> Column:
@@ -108,28 +110,50 @@ def _effects(events: DataFrame) -> DataFrame:
     ).where(F.col("key").isNotNull())  # fmt: skip
 
 
-def _existed(effects: DataFrame, truncates: DataFrame, previous_keys: DataFrame) -> DataFrame:
-    """Each effect with `existed`: whether its key was in the table just before it."""
+def _truncations(truncates: DataFrame) -> DataFrame:
+    """Per table truncated that day, its TRUNCATEs in order (`_trs`: `_pos`, `sub` -1, `event_time`): a
+    few rows, joined to every effect by broadcast, so an effect finds the TRUNCATEs before and after it
+    without a window over its whole table."""
+    mark = F.struct("_pos", F.lit(-1).alias("sub"), "event_time")
+    return truncates.groupBy("_t").agg(F.array_sort(F.collect_list(mark)).alias("_trs"))
+
+
+def _neighbours(effects: DataFrame, truncations: DataFrame, live_before: DataFrame) -> DataFrame:
+    """Each effect with what its key's other effects and its table's TRUNCATEs say about it, in one pass
+    per key: the key's previous effect (`_prev_kind`, `_prev_pos`), next (`_next`) and first (`_fe`) as
+    `(_pos, sub, event_time)`, the table's last TRUNCATE before it (`_last_tr`), next after it
+    (`_next_tr`) and last of the day (`_day_tr`), and whether the key was live at the start of the day
+    (`_in_prev`). Joined to the live keys before the window: both are by key, so one shuffle serves both."""
+    mark = F.struct("_pos", "sub", "event_time")
     by_key = Window.partitionBy("_t", "_k").orderBy("_pos", "sub")
-    effects = effects.withColumns({"_prev_kind": F.lag("kind").over(by_key), "_prev_pos": F.lag("_pos").over(by_key)})
-    marks = truncates.select("_t", "_pos", F.lit(-1).alias("sub"), F.col("_pos").alias("_tr"))
-    by_table = Window.partitionBy("_t").orderBy("_pos", "sub").rowsBetween(Window.unboundedPreceding, 0)
-    with_tr = (
-        effects.unionByName(marks, allowMissingColumns=True)
-        .withColumn("_last_tr", F.max("_tr").over(by_table))
-        .where(F.col("_tr").isNull())
-    )
+    trs, pos = F.col("_trs"), F.col("_pos")
+    live = live_before.select("_t", "_k", F.lit(True).alias("_in_prev"))
+    return (
+        effects.join(F.broadcast(truncations), "_t", "left")
+        .join(live, ["_t", "_k"], "left")
+        .withColumns({
+            "_prev_kind": F.lag("kind").over(by_key),
+            "_prev_pos": F.lag("_pos").over(by_key),
+            "_next": F.lead(mark).over(by_key),
+            "_fe": F.first(mark).over(by_key),  # the running frame's first row: the key's first effect
+            "_last_tr": F.try_element_at(F.filter(trs, lambda t: t["_pos"] < pos), F.lit(-1)).getField("_pos"),
+            "_next_tr": F.try_element_at(F.filter(trs, lambda t: t["_pos"] > pos), F.lit(1)),
+            "_day_tr": F.try_element_at(trs, F.lit(-1)).getField("_pos"),
+        })
+        .drop("_trs")
+    )  # fmt: skip
+
+
+def _anomalies(effects: DataFrame) -> DataFrame:
+    """The effects whose key was not where the op expects it: whether it existed just before the effect
+    comes from the key's previous effect unless a TRUNCATE came between, else from the live keys."""
     prev_kind, prev_pos, last_tr = F.col("_prev_kind"), F.col("_prev_pos"), F.col("_last_tr")
     existed = (
         F.when(prev_kind.isNotNull() & (last_tr.isNull() | (last_tr < prev_pos)), prev_kind == "set")
         .when(last_tr.isNotNull(), F.lit(False))
         .otherwise(F.coalesce(F.col("_in_prev"), F.lit(False)))
     )
-    return with_tr.join(previous_keys, ["_t", "_k"], "left").withColumn("existed", existed)
-
-
-def _anomalies(effects: DataFrame) -> DataFrame:
-    expect, existed = F.col("expect"), F.col("existed")
+    expect = F.col("expect")
     kind = (
         F.when((expect == "present") & ~existed, F.concat(F.lower("op"), F.lit("_of_missing_key")))
         .when((expect == "absent") & existed, F.lit("insert_of_existing_key"))
@@ -145,25 +169,10 @@ def _earlier(a: Column, b: Column) -> Column:
     return F.when(a.isNull(), b).when(b.isNull(), a).otherwise(F.least(a, b))
 
 
-def _opened(effects: DataFrame, truncates: DataFrame) -> DataFrame:
+def _opened(effects: DataFrame) -> DataFrame:
     """A version per `set` effect, ended by the key's next effect or the table's next TRUNCATE."""
-    by_key = Window.partitionBy("_t", "_k").orderBy("_pos", "sub")
-    mark = F.struct("_pos", F.col("sub"), "event_time")
-    marks = truncates.select("_t", "_pos", F.lit(-1).alias("sub"), F.struct("_pos", F.lit(-1).alias("sub"),
-                                                                           "event_time").alias("_tr"))  # fmt: skip
-    # the rows from this one on, as a running frame in reverse order: Spark recomputes a frame that ends
-    # at unboundedFollowing for every row (quadratic in a table's events: hours at 1M), a running one not
-    following = (
-        Window.partitionBy("_t").orderBy(F.desc("_pos"), F.desc("sub")).rowsBetween(Window.unboundedPreceding, 0)
-    )
-    ended = (
-        effects.withColumn("_next", F.lead(mark).over(by_key))
-        .unionByName(marks, allowMissingColumns=True)
-        .withColumn("_next_tr", F.min("_tr").over(following))
-        .where(F.col("_tr").isNull() & (F.col("kind") == "set"))
-    )
     end = _earlier(F.col("_next"), F.col("_next_tr")).getField("event_time")
-    return ended.select(
+    return effects.where(F.col("kind") == "set").select(
         *TABLE, "pk_columns", "_t", "_k", F.col("after").alias("row"), "column_types",
         F.col("op").alias("_cdc_op"), F.col("event_id").alias("_cdc_event_id"),
         F.col("event_time").alias("_cdc_start_at"), end.alias("_cdc_end_at"),
@@ -182,15 +191,13 @@ def _live_before(effects: DataFrame, truncates: DataFrame, previous_keys: DataFr
     )
 
 
-def _closed(keyed: DataFrame, truncates: DataFrame, previous_keys: DataFrame) -> DataFrame:
-    """Keys live at the start of the day that the day touched or truncated: when their version ended.
-
-    `keyed` holds each touched key's first effect (`_fe`), so the day's effects are not grouped again."""
-    first_tr = truncates.groupBy("_t").agg(F.min(F.struct("_pos", F.lit(-1).alias("sub"), "event_time")).alias("_ft"))
-    first = _earlier(F.col("_fe"), F.col("_ft"))
+def _closed(keyed: DataFrame, truncations: DataFrame, previous_keys: DataFrame) -> DataFrame:
+    """Keys live at the start of the day that the day touched or truncated: when their version ended,
+    at the key's first effect (`_fe`) or the table's first TRUNCATE, whichever came first."""
+    first = _earlier(F.col("_fe"), F.try_element_at("_trs", F.lit(1)))
     return (
         previous_keys.join(keyed.select("_t", "_k", "_fe"), ["_t", "_k"], "left")
-        .join(first_tr, "_t", "left")
+        .join(F.broadcast(truncations), "_t", "left")
         .where(first.isNotNull())
         .select(*TABLE, "_t", "_k", first.getField("event_time").alias("_cdc_end_at"))
     )
@@ -215,39 +222,27 @@ def apply_day(
     events = changes.where(F.col("op").isin(*APPLIED_OPS)).withColumn("_t", table_id())
     if skipped_ids:
         events = events.where(~F.col("_t").isin(*skipped_ids))
-    events = events.withColumn("_pos", F.row_number().over(Window.partitionBy("_t").orderBy(*event_order())))
-    events = events.select(*TABLE, "_t", "_pos", *_EVENT_COLUMNS)
+    events = events.withColumn("_pos", event_position()).select(*TABLE, "_t", "_pos", *_EVENT_COLUMNS)
     truncates = events.where(F.col("op") == "TRUNCATE").select(*TABLE, "_t", "_pos", "event_time")
-    last_truncate = truncates.groupBy("_t").agg(F.max("_pos").alias("_last_tr"))
+    truncations = _truncations(truncates)
     effects = _effects(events)
     prev = _live_before(effects, truncates, previous_keys.select(*TABLE, "_k").withColumn("_t", table_id()))
-    existed = _existed(effects, truncates.select("_t", "_pos"), prev.select("_t", "_k", F.lit(True).alias("_in_prev")))
-    # one pass per key: its last effect (the net one) and its first (when a live version ended)
-    by_key = Window.partitionBy("_t", "_k")
-    latest = by_key.orderBy(F.desc("_pos"), F.desc("sub"))
-    keyed = (
-        effects.withColumn("_n", F.row_number().over(latest))
-        .withColumn("_fe", F.min(F.struct("_pos", "sub", "event_time")).over(by_key))
-        .where(F.col("_n") == 1)
-    )
-    net = (
-        keyed.join(last_truncate, "_t", "left")
-        .where(F.col("_last_tr").isNull() | (F.col("_pos") > F.col("_last_tr")))
-        .select(
-            *TABLE, "pk_columns", "_t", "_k", "kind",
-            F.when(F.col("kind") == "set", F.col("after")).alias("row"), "column_types",
-            F.col("op").alias("_cdc_op"), F.col("event_time").alias("_cdc_event_time"),
-            F.col("event_id").alias("_cdc_event_id"),
-        )  # fmt: skip
-    )
+    ordered = _neighbours(effects, truncations, prev)
+    keyed = ordered.where(F.col("_next").isNull())  # each touched key's last effect
+    net = keyed.where(F.col("_day_tr").isNull() | (F.col("_pos") > F.col("_day_tr"))).select(
+        *TABLE, "pk_columns", "_t", "_k", "kind",
+        F.when(F.col("kind") == "set", F.col("after")).alias("row"), "column_types",
+        F.col("op").alias("_cdc_op"), F.col("event_time").alias("_cdc_event_time"),
+        F.col("event_id").alias("_cdc_event_id"),
+    )  # fmt: skip
     return Applied(
         net=net,
         truncated=truncates.select(*TABLE, "_t").distinct(),
-        opened=_opened(effects, truncates),
-        closed=_closed(keyed, truncates, prev),
-        anomalies=_anomalies(existed).select(*ANOMALY_COLUMNS),
+        opened=_opened(ordered),
+        closed=_closed(keyed, truncations, prev),
+        anomalies=_anomalies(ordered).select(*ANOMALY_COLUMNS),
         skipped=skipped,
         events=events,
         live_before=prev,
-        keyed=keyed,
+        ordered=ordered,
     )

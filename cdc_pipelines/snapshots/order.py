@@ -1,4 +1,4 @@
-"""The order events of one day are applied in, as Spark sort columns.
+"""The order events of one day are applied in, as one comparable Spark value.
 
 `event_time` first; then `seq`, compared as a number where it is all digits (so `10` follows `9`;
 digit strings of any length compare by length, then text) and placed after every digit seq as text
@@ -21,17 +21,21 @@ def row_index() -> Column:
     return F.coalesce(index, F.lit(0))
 
 
-def event_order() -> list[Column]:
+def event_position() -> Column:
+    """An event's place in the order as one comparable value: a struct compares field by field, nulls
+    first, so no table's events need numbering (a numbering window gathered each table's day in one
+    task to sort it). Digit seqs come before other seqs through the leading flag."""
     seq = F.col("seq")
     digits = seq.rlike("^[0-9]+$")
     number = F.regexp_replace(seq, "^0+(?=[0-9])", "")
-    return [
-        F.col("event_time").asc_nulls_first(),
-        F.when(digits, F.length(number)).asc_nulls_last(),
-        F.when(digits, number).asc_nulls_last(),
-        seq.asc_nulls_first(),
-        F.col("source_file").asc_nulls_first(),
-        F.col("source_line").asc_nulls_first(),
-        row_index().asc(),
-        F.col("event_id").asc(),
-    ]
+    return F.struct(
+        F.col("event_time").alias("event_time"),
+        F.when(digits, 0).otherwise(1).alias("text_seq"),
+        F.when(digits, F.length(number)).alias("digits"),
+        F.when(digits, number).alias("number"),
+        seq.alias("seq"),
+        F.col("source_file").alias("source_file"),
+        F.col("source_line").alias("source_line"),
+        row_index().alias("row_index"),
+        F.col("event_id").alias("event_id"),
+    )

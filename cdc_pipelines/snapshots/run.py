@@ -12,6 +12,8 @@ of the same events is not.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark import StorageLevel
@@ -37,11 +39,21 @@ from cdc_pipelines.snapshots.store import (
     table_root,
     write_summary,
 )
-from cdc_pipelines.snapshots.tables import TablePaths, merge_current, merge_history, prepare
+from cdc_pipelines.snapshots.tables import (
+    TablePaths,
+    append_current,
+    append_history,
+    merge_current,
+    merge_history,
+    prepare,
+)
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before
 from cdc_pipelines.storage import is_uri, join, qualified
 
+# Spark jobs the day's writes run side by side: a MERGE of a small day is mostly the driver's work (its
+# plans, Delta's log, the commit), so the tables' MERGEs and the day's datasets overlap even on 2 cores
+CONCURRENT_WRITES = 4
 _IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
 
 
@@ -131,30 +143,47 @@ def snapshot_day(
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     result = apply_day(previous_keys(spark, root, changes), changes, keys, kafka_keys)
     # persisted in the order they are built from one another (a frame persisted later plans its inputs
-    # from the frames persisted before it), so the day's events and the live keys it touched are read
-    # once; the events on disk only: a first day of millions of inserts would not fit beside the rest
-    result.events.persist(StorageLevel.DISK_ONLY)
-    frames = (result.live_before, result.keyed, result.opened, result.closed)
-    kept = [result.events, *(frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in frames)]
+    # from the frames persisted before it), so the day's events, the live keys it touched and its one
+    # window by key are computed once; the two frames of every event on disk only: a first day of
+    # millions of inserts would not fit beside the rest
+    levels = {"events": StorageLevel.DISK_ONLY, "live_before": StorageLevel.MEMORY_AND_DISK,
+              "ordered": StorageLevel.DISK_ONLY, "opened": StorageLevel.MEMORY_AND_DISK,
+              "closed": StorageLevel.MEMORY_AND_DISK}  # fmt: skip
+    kept = [getattr(result, name).persist(level) for name, level in levels.items()]
     try:
-        record(spark, root, day, _merge_tables(spark, root, day, result, _rows_before(root, previous_day)))
-        anomalies = result.anomalies.unionByName(invalid_cells(result.opened))
-        if late:
-            applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
-            anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
-        one_day = [{"dt": day}]
-        anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
-        io.replace_partitions(anomalies, join(root, ANOMALIES), one_day, ("dt",))
-        io.replace_partitions(result.events.select("event_id", "dt"), join(root, APPLIED), one_day, ("dt",))
-        applied = result.events.count()
+        figures = column_figures(result.opened).collect()  # one row per table and column
+        invalid = not all(f["valid"] for f in figures)  # else no cell fails its type: not looked for again
+        with ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
+            side = pool.submit(_write_day_datasets, spark, root, day, changes, result, late, invalid)
+            entries = _merge_tables(spark, root, day, result, figures, _rows_before(root, previous_day), pool)
+            applied = side.result()
+        record(spark, root, day, entries)
     finally:
         for frame in kept:
             frame.unpersist()
-    ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
-    io.replace_partitions(ddl, join(root, DDL), one_day, ("dt",))
     summary = _summary(spark, root, day, previous_day, result.skipped, applied=applied)
     write_summary(spark, root, day, summary)
     return summary
+
+
+def _write_day_datasets(
+    spark: SparkSession, root: str, day: str, changes: DataFrame, result: Applied, late: bool, invalid: bool
+) -> int:
+    """The day's anomalies, applied event ids and DDL (each replacing an earlier run's); the events applied.
+
+    The values failing their type are looked for only when the day has some (`invalid`). The anomalies
+    are written before the applied ids: a late day's are read against the ids applied before."""
+    anomalies = result.anomalies.unionByName(invalid_cells(result.opened)) if invalid else result.anomalies
+    if late:
+        applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
+        anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
+    one_day = [{"dt": day}]
+    anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
+    io.replace_partitions(anomalies, join(root, ANOMALIES), one_day, ("dt",), schema=ANOMALY_SCHEMA)
+    io.replace_partitions(result.events.select("event_id", "dt"), join(root, APPLIED), one_day, ("dt",))
+    ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
+    io.replace_partitions(ddl, join(root, DDL), one_day, ("dt",))
+    return result.events.count()
 
 
 def _rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:
@@ -163,37 +192,72 @@ def _rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:
     return {tuple(t[c] for c in TABLE): t["rows"] for t in (summary or {}).get("per_table", {}).values()}
 
 
+@dataclass(frozen=True)
+class TableDay:
+    """What a day does to one table, as its MERGEs need it."""
+
+    table: tuple
+    columns: list[ColumnPlan]  # the day's columns and their types
+    pk_columns: list[str]
+    truncated: bool
+    sets: int  # keys the day leaves set (rows a MERGE of only inserts adds)
+    fresh: bool  # none of the day's keys was live before it: nothing in the tables to match
+
+
 def _merge_tables(
-    spark: SparkSession, root: str, day: str, result: Applied, rows_before: Mapping[tuple, int]
+    spark: SparkSession,
+    root: str,
+    day: str,
+    result: Applied,
+    figures: list,
+    rows_before: Mapping[tuple, int],
+    pool: ThreadPoolExecutor,
 ) -> list[TableVersion]:
-    """Each changed table's columns brought to the day's, then its two MERGEs; the versions they made.
-    A table's rows are its rows before the day (`rows_before`) plus what its MERGE added less what it removed."""
-    net, opened, closed = result.net, result.opened, result.closed
+    """Each changed table's columns brought to the day's (`figures`: `column_figures`' rows), then its
+    two MERGEs, the tables side by side in `pool`; the versions they made (in table order)."""
+    set_rows = F.count(F.when(F.col("kind") == "set", 1)).alias("sets")
     touched = {
-        tuple(r[c] for c in TABLE): list(r["pk_columns"] or [])
-        for r in net.groupBy(*TABLE).agg(F.first("pk_columns", ignorenulls=True).alias("pk_columns")).collect()
-    }
+        tuple(r[c] for c in TABLE): (list(r["pk_columns"] or []), r["sets"])
+        for r in result.net.groupBy(*TABLE).agg(F.first("pk_columns", ignorenulls=True).alias("pk_columns"), set_rows)
+        .collect()
+    }  # fmt: skip
     truncated = {tuple(r[c] for c in TABLE) for r in result.truncated.collect()}
-    for table in truncated:
-        touched.setdefault(table, [])
-    plans: dict[tuple, list[ColumnPlan]] = {t: [] for t in touched}
-    for figures in column_figures(opened).collect():  # one row per table and column
-        plans[tuple(figures[c] for c in TABLE)].append(ColumnPlan(figures["column"], spark_type(figures)))
-    entries = []
-    for table in sorted(touched, key=lambda t: tuple(x or "" for x in t)):
-        paths = _table_paths(root, table)
-        existed = io.is_table(spark, paths.current)
-        columns = prepare(spark, paths, plans[table], touched[table])
-        match = _match(table)
-        added = merge_current(spark, paths.current, net.where(match), columns, table in truncated)
-        merge_history(spark, paths.history, opened.where(match), closed.where(match), columns)
-        if existed and table not in rows_before:  # changed by a run that did not finish: counted
-            rows = spark.read.format(io.DELTA).load(paths.current).count()
-        else:
-            rows = rows_before.get(table, 0) + added
-        entries.append(TableVersion(table, paths.current, paths.history, io.table_version(spark, paths.current),
-                                    io.table_version(spark, paths.history), rows, day))  # fmt: skip
-    return entries
+    live = {tuple(r[c] for c in TABLE) for r in result.live_before.select(*TABLE).distinct().collect()}
+    plans: dict[tuple, list[ColumnPlan]] = {}
+    for column in figures:
+        plans.setdefault(tuple(column[c] for c in TABLE), []).append(
+            ColumnPlan(column["column"], spark_type(column))
+        )
+    days = []
+    for t in sorted(set(touched) | truncated, key=lambda t: tuple(x or "" for x in t)):
+        pk_columns, sets = touched.get(t, ([], 0))
+        days.append(TableDay(t, plans.get(t, []), pk_columns, t in truncated, sets, fresh=t not in live))
+    merges = [pool.submit(_merge_table, spark, root, day, result, d, rows_before) for d in days]
+    return [m.result() for m in merges]
+
+
+def _merge_table(
+    spark: SparkSession, root: str, day: str, result: Applied, table_day: TableDay, rows_before: Mapping[tuple, int]
+) -> TableVersion:
+    """One table's columns brought to the day's, then its two MERGEs. Its rows are its rows before the
+    day (`rows_before`) plus what its MERGE added less what it removed."""
+    table = table_day.table
+    paths = _table_paths(root, table)
+    existed = io.is_table(spark, paths.current)
+    columns = prepare(spark, paths, table_day.columns, table_day.pk_columns)
+    match = _match(table)
+    if table_day.fresh:  # only inserts: appended, no join with the tables
+        added = append_current(result.net.where(match), paths.current, columns, table_day.sets)
+        append_history(result.opened.where(match), paths.history, columns)
+    else:
+        added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)
+        merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns)
+    if existed and table not in rows_before:  # changed by a run that did not finish: counted
+        rows = spark.read.format(io.DELTA).load(paths.current).count()
+    else:
+        rows = rows_before.get(table, 0) + added
+    return TableVersion(table, paths.current, paths.history, io.table_version(spark, paths.current),
+                        io.table_version(spark, paths.history), rows, day)  # fmt: skip
 
 
 def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:

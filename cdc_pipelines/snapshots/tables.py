@@ -26,6 +26,8 @@ from cdc_pipelines.snapshots.typed import ColumnPlan, as_text, typed_value, wide
 PROPERTIES = {
     "delta.enableDeletionVectors": "true",
     "delta.columnMapping.mode": "name",
+    # a MERGE writes one file per task of its source otherwise: a day's few rows spread over many tiny files
+    "delta.autoOptimize.optimizeWrite": "true",
 }
 KIND = "_cdc_kind"  # the merge source's own column: what the row does (never written)
 
@@ -101,6 +103,16 @@ def _assignments(names: list[str]) -> dict[str, str]:
     return {quote(n): f"s.{quote(n)}" for n in names}
 
 
+def _current_rows(net: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
+    return net.select(*_values(columns), "_cdc_op", "_cdc_event_time", "_cdc_event_id",
+                      F.col("_k").alias("_cdc_key"), F.col("kind").alias(KIND))  # fmt: skip
+
+
+def _history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
+    return opened.select(*_values(columns), "_cdc_op", "_cdc_event_id", "_cdc_start_at", "_cdc_end_at",
+                         F.col("_k").alias("_cdc_key"), F.lit("open").alias(KIND))  # fmt: skip
+
+
 def merge_current(
     spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool
 ) -> int:
@@ -111,13 +123,11 @@ def merge_current(
     from delta.tables import DeltaTable
 
     cdc = [name for name, _ in CURRENT_CDC]
-    source = net.select(*_values(columns), "_cdc_op", "_cdc_event_time", "_cdc_event_id",
-                        F.col("_k").alias("_cdc_key"), F.col("kind").alias(KIND))  # fmt: skip
     values = _assignments([c.name for c in columns] + cdc)
     merge = (
         DeltaTable.forPath(spark, path)
         .alias("t")
-        .merge(source.alias("s"), "t._cdc_key = s._cdc_key")
+        .merge(_current_rows(net, columns).alias("s"), "t._cdc_key = s._cdc_key")
         .whenMatchedDelete(f"s.{KIND} = 'del'")
         .whenMatchedUpdate(f"s.{KIND} = 'set'", values)
         .whenNotMatchedInsert(f"s.{KIND} = 'set'", values)
@@ -128,6 +138,14 @@ def merge_current(
     return metrics["num_inserted_rows"] - metrics["num_deleted_rows"]
 
 
+def append_current(net: DataFrame, path: str, columns: list[ColumnPlan], sets: int) -> int:
+    """What `merge_current` does when no key of the day is in the table (a first day, keys all new):
+    its `sets` set rows appended, without the MERGE's join with the table. Returns `sets`."""
+    rows = _current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND)
+    rows.write.format(DELTA).mode("append").save(path)
+    return sets
+
+
 def merge_history(
     spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan]
 ) -> None:
@@ -135,10 +153,8 @@ def merge_history(
     from delta.tables import DeltaTable
 
     cdc = [name for name, _ in HISTORY_CDC]
-    opens = opened.select(*_values(columns), "_cdc_op", "_cdc_event_id", "_cdc_start_at", "_cdc_end_at",
-                          F.col("_k").alias("_cdc_key"), F.lit("open").alias(KIND))  # fmt: skip
     closes = closed.select(F.col("_k").alias("_cdc_key"), "_cdc_end_at", F.lit("close").alias(KIND))
-    source = opens.unionByName(closes, allowMissingColumns=True)
+    source = _history_rows(opened, columns).unionByName(closes, allowMissingColumns=True)
     on = f"t._cdc_key = s._cdc_key AND t._cdc_end_at IS NULL AND s.{KIND} = 'close'"
     (
         DeltaTable.forPath(spark, path)
@@ -148,6 +164,12 @@ def merge_history(
         .whenNotMatchedInsert(f"s.{KIND} = 'open'", _assignments([c.name for c in columns] + cdc))
         .execute()
     )
+
+
+def append_history(opened: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
+    """What `merge_history` does when no version of the table was open before the day: nothing to close,
+    the versions the day opened appended."""
+    _history_rows(opened, columns).drop(KIND).write.format(DELTA).mode("append").save(path)
 
 
 def restore(spark: SparkSession, path: str, version: int) -> None:

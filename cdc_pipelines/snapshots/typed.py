@@ -74,19 +74,25 @@ def invalid_cells(state: DataFrame) -> DataFrame:
 
 
 def column_figures(state: DataFrame) -> DataFrame:
-    """Per table and column: logical types seen and the figures that decide its Spark type."""
+    """Per table and column: logical types seen and the figures that decide its Spark type. Each figure
+    is computed only for the logical types it decides (a CASE evaluates one branch), so text cells pay
+    for no number or time pattern."""
     c = cells(state)
-    v = F.col("value")
-    digits = F.regexp_extract(v, r"^[+-]?0*([0-9]*)", 1)
-    fraction = F.regexp_extract(v, r"\.([0-9]+)", 1)
+    v, logical = F.col("value"), F.col("logical")
+    number = logical.isin("INT", "DECIMAL")
+    digits = F.when(number, F.length(F.regexp_extract(v, r"^[+-]?0*([0-9]*)", 1)))
+    fraction = F.when(logical == "DECIMAL", F.length(F.regexp_extract(v, r"\.([0-9]+)", 1)))
+    int_only = logical == "INT"
     return c.groupBy(*TABLE, "column").agg(
         F.collect_set("logical").alias("logicals"),
-        F.bool_and(_valid(v, F.col("logical"))).alias("valid"),
-        F.bool_and(v.isNull() | v.try_cast("bigint").isNotNull()).alias("fits_long"),
-        F.bool_and(v.isNull() | v.try_cast("decimal(38,0)").isNotNull()).alias("fits_decimal38"),
-        F.coalesce(F.max(F.length(digits)), F.lit(0)).alias("int_digits"),
-        F.coalesce(F.max(F.length(fraction)), F.lit(0)).alias("scale"),
-        F.bool_and(v.isNull() | ~v.rlike(r"\.[0-9]{6}[0-9]*[1-9]")).alias("micros"),
+        F.bool_and(_valid(v, logical)).alias("valid"),
+        F.bool_and(F.when(int_only, v.isNull() | v.try_cast("bigint").isNotNull())).alias("fits_long"),
+        F.bool_and(F.when(int_only, v.isNull() | v.try_cast("decimal(38,0)").isNotNull())).alias("fits_decimal38"),
+        F.coalesce(F.max(digits), F.lit(0)).alias("int_digits"),
+        F.coalesce(F.max(fraction), F.lit(0)).alias("scale"),
+        F.bool_and(
+            F.when(logical.isin("TIMESTAMP", "DATETIME"), v.isNull() | ~v.rlike(r"\.[0-9]{6}[0-9]*[1-9]"))
+        ).alias("micros"),
     )
 
 

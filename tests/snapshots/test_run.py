@@ -175,3 +175,24 @@ def test_a_snapshot_root_given_as_a_uri(spark, tmp_path):
     stream = io.StringIO()
     assert print_as_of(spark, lake, D1, stream, out=root)["tables"]["db.t"]["rows"] == 2
     assert snapshot_report(spark, root, D2)["rows"] == 1
+
+
+def _last_commit(spark, lake, table, kind):
+    """The latest commit of one of `table`'s Delta tables: its operation and the files it added."""
+    from delta.tables import DeltaTable
+
+    path = join(table_root(lake / "snapshots", "db", None, table), kind)
+    last = DeltaTable.forPath(spark, path).history(1).first()
+    return last.operation, int(last.operationMetrics.get("numFiles") or last.operationMetrics["numTargetFilesAdded"])
+
+
+def test_a_day_with_nothing_to_match_is_appended_in_one_file(spark, tmp_path):
+    lake = _lake(spark, tmp_path, DAY1 + DAY2 + [insert(9, _row(5, "new"), table="fresh", day=D2)])
+    snapshot_days(spark, lake, [D1])
+    # a first day: nothing to match, the rows appended, all of them in one file (optimized writes)
+    assert [_last_commit(spark, lake, "t", kind) for kind in ("current", "history")] == [("WRITE", 1)] * 2
+    snapshot_days(spark, lake, [D2])
+    # day 2 changes live keys of `t`: a MERGE; `fresh` is new that day: appended
+    assert [_last_commit(spark, lake, "t", kind)[0] for kind in ("current", "history")] == ["MERGE"] * 2
+    assert [_last_commit(spark, lake, "fresh", kind)[0] for kind in ("current", "history")] == ["WRITE"] * 2
+    assert [r.name for r in _table(spark, lake, "fresh").collect()] == ["new"]
