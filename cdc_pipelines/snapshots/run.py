@@ -247,7 +247,8 @@ def _merge_table(
     columns = prepare(spark, paths, table_day.columns, table_day.pk_columns)
     match = _match(table)
     if table_day.fresh:  # only inserts: appended, no join with the tables
-        added = append_current(result.net.where(match), paths.current, columns, table_day.sets)
+        append_current(result.net.where(match), paths.current, columns)
+        added = table_day.sets
         append_history(result.opened.where(match), paths.history, columns)
     else:
         added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)

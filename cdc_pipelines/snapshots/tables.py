@@ -138,12 +138,10 @@ def merge_current(
     return metrics["num_inserted_rows"] - metrics["num_deleted_rows"]
 
 
-def append_current(net: DataFrame, path: str, columns: list[ColumnPlan], sets: int) -> int:
+def append_current(net: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
     """What `merge_current` does when no key of the day is in the table (a first day, keys all new):
-    its `sets` set rows appended, without the MERGE's join with the table. Returns `sets`."""
-    rows = _current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND)
-    rows.write.format(DELTA).mode("append").save(path)
-    return sets
+    the set rows appended, without the MERGE's join with the table."""
+    _current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND).write.format(DELTA).mode("append").save(path)
 
 
 def merge_history(
