@@ -1,5 +1,9 @@
 """Data-quality asset checks on `canonical_changes`, one per rule, run together as one step that scans
-each day once (`check_partition_rules`); the UI can still run any one of them alone.
+each day once; the UI can still run any one of them alone.
+
+With every rule selected (the daily run), the step computes the day's whole quality (`write_day_figures`:
+also the event counts, volume, lag and the GX suite) and keeps it in the day's report folder, so the
+report step renders it instead of scanning the day again.
 
 Conservation is blocking (ERROR): a partition that lost messages must not feed anything downstream.
 The event rules WARN: a handful of odd events is worth a look, not a stopped pipeline. A run of
@@ -13,6 +17,7 @@ from dagster_pyspark import LazyPySparkResource
 from assets.keys import CANONICAL
 from assets.partitions import DAILY
 from cdc_pipelines.quality import RULES, RuleResult, check_partition_rules
+from cdc_pipelines.quality.daily_report import write_day_figures
 from resources import LakeStorageResource, QualityConfigResource
 
 DESCRIPTIONS = {
@@ -96,10 +101,14 @@ def quality_checks(
     Yields each rule's result for the day; in a ranged run, each day's evaluation and then the run's summary.
     """
     rules = [r for r in RULES if dg.AssetCheckKey(CANONICAL, r) in context.selected_asset_check_keys]
-    days = {
-        dt: check_partition_rules(pyspark.spark_session, storage.lake_root, dt, rules, quality.thresholds())
-        for dt in context.partition_keys
-    }
+    spark, lake, thresholds = pyspark.spark_session, storage.lake_root, quality.thresholds()
+    if len(rules) == len(RULES):
+        days = {}
+        for dt in context.partition_keys:
+            day = write_day_figures(spark, lake, dt, thresholds=thresholds, great_expectations=quality.data_docs)
+            days[dt] = {r.rule: r for r in day.results}
+    else:
+        days = {dt: check_partition_rules(spark, lake, dt, rules, thresholds) for dt in context.partition_keys}
     for rule in rules:
         severity, blocking = SEVERITY[rule], SEVERITY[rule] == dg.AssetCheckSeverity.ERROR
         if context.has_partition_key:

@@ -11,7 +11,8 @@ from cdc_pipelines.quality import Thresholds
 
 class QualityConfigResource(dg.ConfigurableResource):
     """Max failure ratio of the event rules, max reject rate, clock tolerances in minutes, and whether the
-    daily report runs the Great Expectations suite and writes its Data Docs (about 10-30 s a day)."""
+    day's quality runs the Great Expectations suite and writes its Data Docs for the report (in the checks
+    step when it runs every rule, else in the report step; about 1-3 s a day once GX is imported)."""
 
     max_failure_ratio: float = 0.0
     max_reject_rate: float = 0.05

@@ -48,6 +48,17 @@ class Activity:
     lag: dict[str, TopicLag]
     flags: dict[str, list[str]] = field(default_factory=dict)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Activity:
+        """The figures `to_dict` gave (hours back to numbers)."""
+        return cls(
+            dt=data["dt"],
+            hourly={t: {int(h): ops for h, ops in hours.items()} for t, hours in data["hourly"].items()},
+            outside_day=data["outside_day"],
+            lag={t: TopicLag(**lag) for t, lag in data["lag"].items()},
+            flags=data["flags"],
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "dt": self.dt,

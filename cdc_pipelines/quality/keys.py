@@ -7,7 +7,7 @@ and a duplicate event applies a change twice.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -32,6 +32,35 @@ FORMATS_WITHOUT_PK_NAMES = (
 # formats that also carry the PK values joined by \u0001 in meta['record_primary_value']
 RECORD_PRIMARY_VALUE_FORMATS = ("oms-default", "oms-default-extend")
 PK_SEPARATOR = "\u0001"
+TABLE = ("source_topic", "db", "db_schema", "table_name")
+TABLE_HAS_PK = "_pk_table_has_pk"
+EVENT_ID_EVENTS = "_pk_event_id_events"
+BAD_BEFORE, BAD_AFTER = "_pk_bad_before", "_pk_bad_after"
+
+
+def _row_has_pk() -> Column:
+    return F.col("op").isin(*ROW_OPS) & F.coalesce(F.size("pk_columns") > 0, F.lit(False))
+
+
+def shared_columns(events: DataFrame) -> DataFrame:
+    """`events` with whether any row event of its table has PK columns, the events sharing its id, and
+    each image's missing/null PK values (read by three sub-checks, computed once: they run lambdas,
+    which Spark evaluates without generated code).
+
+    The first two are aggregates of a few columns joined back, the tables by broadcast (a day has few),
+    the repeated ids only (a day normally has none): a window over the table or the id would instead
+    shuffle and sort every event whole, one task per table.
+    """
+    table = [F.col(c).alias(f"_pk_{c}") for c in TABLE]
+    tables = events.groupBy(*table).agg(F.max(_row_has_pk()).alias(TABLE_HAS_PK))
+    repeated = (
+        events.groupBy("event_id").agg(F.count(F.lit(1)).alias(EVENT_ID_EVENTS)).where(F.col(EVENT_ID_EVENTS) > 1)
+    )
+    same_table = [F.col(c).eqNullSafe(F.col(f"_pk_{c}")) for c in TABLE]
+    with_tables = events.join(F.broadcast(tables), same_table, "left").drop(*[f"_pk_{c}" for c in TABLE])
+    return with_tables.join(repeated, "event_id", "left").withColumns(
+        {BAD_BEFORE: _bad_pk("before"), BAD_AFTER: _bad_pk("after")}
+    )
 
 
 def _bad_pk(image: str) -> Column:
@@ -58,12 +87,11 @@ def pk_checks() -> tuple[dict[str, SubCheck], dict[str, Column]]:
     row = op.isin(*ROW_OPS)
     has_pk = F.coalesce(F.size("pk_columns") > 0, F.lit(False))
     names_pk = ~F.col("source_format").isin(*FORMATS_WITHOUT_PK_NAMES)
-    table = Window.partitionBy("source_topic", "db", "db_schema", "table_name")
-    table_has_pk = F.coalesce(F.max(F.when(row, has_pk)).over(table), F.lit(False))
-    duplicates = F.count(F.lit(1)).over(Window.partitionBy("event_id"))
+    table_has_pk = F.coalesce(F.col(TABLE_HAS_PK), F.lit(False))
+    duplicates = F.coalesce(F.col(EVENT_ID_EVENTS), F.lit(1))
 
     before, after = F.col("before").isNotNull(), F.col("after").isNotNull()
-    bad_before, bad_after = _bad_pk("before"), _bad_pk("after")
+    bad_before, bad_after = F.col(BAD_BEFORE), F.col(BAD_AFTER)
     uses_after = op.isin("INSERT", "UPSERT", "UPDATE") & after
     uses_before = ((op == "DELETE") | (op == "UPDATE")) & before
     empty = F.array().cast(T.ArrayType(T.StringType()))
@@ -126,7 +154,7 @@ def pk_checks() -> tuple[dict[str, SubCheck], dict[str, Column]]:
 def pk_rule(*, max_failure_ratio: float = 0.0) -> EventRule:
     """The rule as the day's scan takes it (see `scan`); `finish` adds what the rejects say."""
     checks, info = pk_checks()
-    return EventRule(RULE, checks, info, threshold=max_failure_ratio)
+    return EventRule(RULE, checks, info, threshold=max_failure_ratio, added_columns=shared_columns)
 
 
 def finish(result: RuleResult, rejects: RejectSummary | None) -> RuleResult:

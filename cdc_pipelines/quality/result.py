@@ -8,7 +8,7 @@ the same aggregation, so a day's event rules cost one Spark job and only aggrega
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -51,6 +51,11 @@ class RuleResult:
     def failure_ratio(self) -> float:
         return self.failed / self.checked if self.checked else 0.0
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RuleResult:
+        """The result `to_dict` gave (its derived `failure_ratio` dropped)."""
+        return cls(**{k: v for k, v in data.items() if k != "failure_ratio"})
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "rule": self.rule,
@@ -85,6 +90,12 @@ class EventRule:
     checks: Mapping[str, SubCheck]
     info: Mapping[str, Column] = field(default_factory=dict)
     threshold: float = 0.0
+    # adds columns its sub-checks share: figures of the whole day joined back, or values computed once
+    added_columns: Callable[[DataFrame], DataFrame] | None = None
+
+    def prepare(self, events: DataFrame) -> DataFrame:
+        """`events` with the rule's added columns (unchanged for a rule without any)."""
+        return self.added_columns(events) if self.added_columns else events
 
     def column(self, kind: str, name: str = "") -> str:
         """The scan's column of this rule: a(pplies)/f(ails) per sub-check, i(nfo), reason."""
@@ -189,4 +200,4 @@ def aggregate_rules(events: DataFrame, rules: list[EventRule]) -> dict[str, Rule
 
 def evaluate(df: DataFrame, rule: EventRule) -> RuleResult:
     """One rule over a frame of canonical events (its own scan and job): for callers with one rule only."""
-    return aggregate_rules(df.select(*key_columns(), *rule_columns(rule)), [rule])[rule.name]
+    return aggregate_rules(rule.prepare(df).select(*key_columns(), *rule_columns(rule)), [rule])[rule.name]

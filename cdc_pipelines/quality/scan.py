@@ -61,7 +61,10 @@ class DayScan:
             columns += conservation.event_columns()
         if figures:
             columns += ["op", *activity.event_columns(partition.dt)]
-        self.events: DataFrame = partition.changes.select(*key_columns(), *columns)
+        changes = partition.changes
+        for rule in self.rules:
+            changes = rule.prepare(changes)
+        self.events: DataFrame = changes.select(*key_columns(), *columns)
         self.events.persist(StorageLevel.MEMORY_AND_DISK)
         self._rejects: RejectSummary | None = None
         self._volume: list | None = None

@@ -38,6 +38,7 @@ PROMISED_UNIT = {
 # DebeziumSmt flattens the after-image only: its messages carry no event time at all.
 NO_EVENT_TIME = ("oms-debezium-smt",)
 OLDEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+TEMPORAL, HAS_TEMPORAL, BAD_VALUES = "_ts_temporal", "_ts_has_temporal", "_ts_bad_values"
 
 _FRACTION = r"(?:\.([0-9]{1,9}))?"
 _DAY = r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
@@ -72,30 +73,62 @@ def _bad_value(value: Column, logical: Column, source_type: Column) -> Column:
         logical.isin("DATE", "DATETIME", "TIMESTAMP"),
         F.try_to_date(F.substring(value, 1, 10), "yyyy-MM-dd").isNotNull(),
     ).otherwise(F.lit(True))
-    # `datetime(3)` declares at most 3 fraction digits
+    # `datetime(3)` declares at most 3 fraction digits; the declaration is only read for a value with a fraction
     declared = F.regexp_extract(F.coalesce(source_type, F.lit("")), r"\(([0-9])\)", 1)
     fraction = F.length(F.regexp_extract(value, r"\.([0-9]+)Z?$", 1))
-    within = F.when(declared == "", F.lit(True)).otherwise(fraction <= declared.cast("int"))
+    within = (
+        F.when(F.instr(value, ".") == 0, F.lit(True))
+        .when(declared == "", F.lit(True))
+        .otherwise(fraction <= declared.cast("int"))
+    )
     return logical.isin(*PATTERNS) & value.isNotNull() & ~(pattern_ok & real_day & within)
 
 
-def _bad_columns(image: str) -> Column:
+def _temporal_columns() -> Column:
+    """The event's columns of a temporal type, from its `column_types`: the few keys the image checks
+    look up, instead of a type lookup (a scan of the types map) for every value of both images. An
+    event without any (a plain array test) gets an empty array without running the lambda."""
+    empty = F.array().cast("array<string>")
+    any_temporal = F.arrays_overlap(F.map_values("column_types"), F.array(*[F.lit(t) for t in PATTERNS]))
+    keys = F.map_keys(F.map_filter(F.col("column_types"), lambda k, v: v.isin(*PATTERNS)))
+    return F.when(F.coalesce(any_temporal, F.lit(False)), keys).otherwise(empty)
+
+
+def _bad_columns(image: str, temporal: Column) -> Column:
     """[`after.col1`, ...]: the temporal values in `image` that do not parse (empty when none)."""
-    bad = F.map_filter(
-        F.col(image),
-        lambda k, v: F.coalesce(
-            _bad_value(v, F.element_at("column_types", k), F.element_at("source_types", k)), F.lit(False)
+    img = F.col(image)
+    bad = F.filter(
+        temporal,
+        lambda k: F.coalesce(
+            _bad_value(F.element_at(img, k), F.element_at("column_types", k), F.element_at("source_types", k)),
+            F.lit(False),
         ),
     )
-    keys = F.transform(F.map_keys(bad), lambda k: F.concat(F.lit(image + "."), k))
+    keys = F.transform(bad, lambda k: F.concat(F.lit(image + "."), k))
     return F.coalesce(keys, F.array().cast("array<string>"))
 
 
-def _has_temporal(image: str) -> Column:
-    temporal = F.map_filter(
-        F.col(image), lambda k, v: F.coalesce(F.element_at("column_types", k).isin(*PATTERNS), F.lit(False))
+def _has_temporal(image: str, temporal: Column) -> Column:
+    return F.coalesce(F.exists(temporal, lambda k: F.map_contains_key(F.col(image), k)), F.lit(False))
+
+
+def temporal_columns(events: DataFrame) -> DataFrame:
+    """`events` with what the temporal sub-check reads, computed once per event: whether an image holds a
+    temporal column, and the image values that do not parse (`after.col1,...`, empty when none). Both
+    run lambdas over the images, which Spark evaluates without generated code."""
+    temporal = F.col(TEMPORAL)
+    return (
+        events.withColumn(TEMPORAL, _temporal_columns())
+        .withColumns(
+            {
+                HAS_TEMPORAL: _has_temporal("before", temporal) | _has_temporal("after", temporal),
+                BAD_VALUES: F.array_join(
+                    F.concat(_bad_columns("before", temporal), _bad_columns("after", temporal)), ","
+                ),
+            }
+        )
+        .drop(TEMPORAL)
     )
-    return F.coalesce(F.size(temporal) > 0, F.lit(False))
 
 
 def _tombstone() -> Column:
@@ -119,7 +152,7 @@ def timestamp_checks(
     event_time, unit = F.col("event_time"), F.col("event_time_unit")
     event_us = F.unix_micros(event_time)
     promised = F.element_at(lit_map(PROMISED_UNIT), F.col("source_format"))
-    bad = F.array_join(F.concat(_bad_columns("before"), _bad_columns("after")), ",")
+    bad = F.col(BAD_VALUES)
     latest = F.lit(_micros(now + future_tolerance))
     in_future = event_us > latest
     checks = {
@@ -143,7 +176,7 @@ def timestamp_checks(
             ),
         ),
         "temporal_values": SubCheck(
-            _has_temporal("before") | _has_temporal("after"),
+            F.col(HAS_TEMPORAL),
             bad != "",
             F.concat(F.lit("temporal value does not parse at its precision: "), bad),
         ),
@@ -165,7 +198,7 @@ def timestamp_rule(
 ) -> EventRule:
     """The rule as the day's scan takes it (see `scan`)."""
     checks = timestamp_checks(now=now, future_tolerance=future_tolerance, sync_tolerance=sync_tolerance)
-    return EventRule(RULE, checks, threshold=max_failure_ratio)
+    return EventRule(RULE, checks, threshold=max_failure_ratio, added_columns=temporal_columns)
 
 
 def timestamp_precision_check(

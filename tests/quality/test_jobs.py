@@ -11,12 +11,13 @@ from __future__ import annotations
 from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.pipeline import decode_files, write_decoded
 from cdc_pipelines.quality import RULES, check_partition
-from cdc_pipelines.quality.daily_report import write_day_report
+from cdc_pipelines.quality.daily_report import write_day_figures, write_day_report
 from tests.conftest import resource
 
 DAY = "2024-03-01"
-MAX_REPORT_JOBS = 18  # rules, event counts, volume and lag, without GX
-MAX_CHECK_JOBS = {"image_presence_check": 6, "timestamp_precision_check": 6, "pk_consistency_check": 11,
+MAX_REPORT_JOBS = 22  # rules, event counts, volume and lag, without GX
+MAX_RENDER_JOBS = 0  # the report after the checks step kept the day's figures: no scan of the day
+MAX_CHECK_JOBS = {"image_presence_check": 6, "timestamp_precision_check": 6, "pk_consistency_check": 15,
                   "conservation_check": 10}  # fmt: skip
 
 
@@ -52,5 +53,8 @@ def test_day_report_and_checks_stay_within_their_jobs(spark, tmp_path):
     }
     for rule in RULES:
         jobs[rule] = _jobs(spark, rule, lambda r=rule: check_partition(spark, lake, DAY, r))
-    limits = {"report": MAX_REPORT_JOBS, **MAX_CHECK_JOBS}
+    kept = {"out_dir": tmp_path / "kept", "great_expectations": False}
+    jobs["figures"] = _jobs(spark, "figures", lambda: write_day_figures(spark, lake, DAY, **kept))
+    jobs["render"] = _jobs(spark, "render", lambda: write_day_report(spark, lake, DAY, **kept))
+    limits = {"report": MAX_REPORT_JOBS, "figures": MAX_REPORT_JOBS, "render": MAX_RENDER_JOBS, **MAX_CHECK_JOBS}
     assert {k: n for k, n in jobs.items() if n > limits[k]} == {}, jobs

@@ -1,0 +1,125 @@
+"""A day's whole quality from one scan (every rule, the event counts, volume and lag, the GX suite), and
+its figures kept beside the day's report so that a later step renders them instead of scanning again.
+
+The daily run's checks step and its report step need the same figures. The step that scans the day
+writes them to `reports/dt=D/figures.json` with the versions of the three Delta tables they came from
+and the thresholds they used; a report whose lake still has those versions renders them, any other
+computes its own (a re-decoded day, other thresholds, a report run alone). Home-made, as a small JSON
+file rather than a table, because it is a cache of one day's aggregates: replaced whole, read whole,
+stale as soon as any of its tables has a newer version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from cdc_pipelines import storage
+from cdc_pipelines.lake import io
+from cdc_pipelines.lake.run_counts import COUNTS_DIR
+from cdc_pipelines.quality.activity import Activity
+from cdc_pipelines.quality.result import RuleResult
+from cdc_pipelines.quality.runner import CHANGES_DIR, REJECTS_DIR, RULES, Thresholds, load_partition
+from cdc_pipelines.quality.scan import DayScan
+
+FIGURES_FILE = "figures.json"
+SOURCE_TABLES = (CHANGES_DIR, REJECTS_DIR, COUNTS_DIR)
+
+
+@dataclass(frozen=True)
+class DayQuality:
+    """Every rule's result, the event counts, the activity figures and the GX outcome (None without GX)
+    of one day, with the `key` (source table versions, thresholds, GX or not) they were computed for."""
+
+    dt: str
+    key: dict[str, Any]
+    results: list[RuleResult]
+    event_counts: list[dict]
+    activity: Activity
+    gx: Any  # expectations.GxReport: that module imports GX's wrappers only where they run
+
+    def to_json(self) -> str:
+        gx = None
+        if self.gx is not None:
+            gx = {"success": self.gx.success, "offline": self.gx.offline}
+            gx["outcomes"] = [asdict(o) for o in self.gx.outcomes]
+        return json.dumps(
+            {
+                "dt": self.dt,
+                "key": self.key,
+                "results": [r.to_dict() for r in self.results],
+                "event_counts": self.event_counts,
+                "activity": self.activity.to_dict(),
+                "great_expectations": gx,
+            },
+            default=str,
+        )
+
+    @classmethod
+    def from_json(cls, text: str, report_day: Path) -> DayQuality:
+        """The figures `to_json` gave; the GX Data Docs are those of `report_day` (the day's report folder)."""
+        data = json.loads(text)
+        gx = data["great_expectations"]
+        if gx is not None:
+            from cdc_pipelines.quality.expectations import GX_DIR, ExpectationOutcome, GxReport
+
+            gx = GxReport(
+                success=gx["success"],
+                outcomes=[ExpectationOutcome(**o) for o in gx["outcomes"]],
+                docs_index=report_day / GX_DIR / "index.html",
+                offline=gx["offline"],
+            )
+        return cls(
+            dt=data["dt"],
+            key=data["key"],
+            results=[RuleResult.from_dict(r) for r in data["results"]],
+            event_counts=data["event_counts"],
+            activity=Activity.from_dict(data["activity"]),
+            gx=gx,
+        )
+
+
+def figures_key(spark: SparkSession, lake_root: str, thresholds: Thresholds, great_expectations: bool) -> dict:
+    """What a day's figures depend on: the latest version of each source table, the thresholds, GX or not."""
+    return {
+        "sources": {name: io.table_version(spark, storage.join(lake_root, name)) for name in SOURCE_TABLES},
+        "thresholds": {
+            "max_failure_ratio": thresholds.max_failure_ratio,
+            "max_reject_rate": thresholds.max_reject_rate,
+            "future_tolerance_s": thresholds.future_tolerance.total_seconds(),
+            "sync_tolerance_s": thresholds.sync_tolerance.total_seconds(),
+            "now": thresholds.now.isoformat() if thresholds.now else None,
+        },
+        "great_expectations": great_expectations,
+    }
+
+
+def compute_day_quality(
+    spark: SparkSession, lake_root: str, dt: str, thresholds: Thresholds, key: dict, report_day: Path | None
+) -> DayQuality:
+    """The day's whole quality from one scan of its partition; with `report_day`, the GX suite validates
+    the scan's own flags and writes its Data Docs there. `key` is taken before the scan, so a commit
+    during it leaves the figures stale rather than wrongly current."""
+    partition = load_partition(spark, lake_root, dt)
+    with DayScan(partition, thresholds, RULES, figures=True) as scan:
+        results, counts, activity = scan.results(), scan.event_counts(), scan.activity()
+        gx = None
+        if report_day is not None:
+            from cdc_pipelines.quality.expectations import run_expectations  # slow import: only when asked
+
+            gx = run_expectations(partition.changes, report_day, thresholds, scan=scan)
+    return DayQuality(dt=dt, key=key, results=results, event_counts=counts, activity=activity, gx=gx)
+
+
+def read_figures(spark: SparkSession, target_day: str, key: dict, report_day: Path) -> DayQuality | None:
+    """The figures kept in `target_day` (the day's report folder, any filesystem) if they were computed
+    for `key`; None where there are none or they are stale."""
+    path = storage.join(target_day, FIGURES_FILE)
+    if not storage.exists(spark, path):
+        return None
+    kept = DayQuality.from_json(storage.read_bytes(spark, path).decode("utf-8"), report_day)
+    return kept if kept.key == key else None

@@ -1,0 +1,55 @@
+"""The day's figures kept by the checks step: the report renders them as if it had scanned the day itself,
+and scans again once any source table has a newer version."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from cdc_pipelines.lake.run_counts import read_counts, write_counts
+from cdc_pipelines.pipeline import decode_files, write_decoded
+from cdc_pipelines.quality.daily_report import write_day_figures, write_day_report
+from cdc_pipelines.quality.day_figures import FIGURES_FILE
+from cdc_pipelines.quality.runner import Thresholds
+from tests.conftest import resource
+
+DAY = "2024-03-01"
+
+
+def _lake(spark, root):
+    lake = root / "lake"
+    for fmt, topic in (("dts-avro", "users"), ("oms-canal", "orders")):
+        decoded = decode_files(spark, fmt, [resource(fmt, "seed.jsonl")], topic=topic, dt=DAY)
+        write_counts(spark, lake, DAY, {topic: write_decoded(decoded, lake)})
+    return lake
+
+
+def _summary(report) -> dict:
+    return json.loads(report.summary.read_text())
+
+
+def test_a_report_renders_the_kept_figures_until_the_lake_moves_on(spark, tmp_path):
+    lake = _lake(spark, tmp_path)
+    kept = write_day_figures(spark, lake, DAY, tmp_path / "kept", great_expectations=False)
+    assert (tmp_path / "kept" / f"dt={DAY}" / FIGURES_FILE).is_file()
+    rendered = write_day_report(spark, lake, DAY, tmp_path / "kept", great_expectations=False)
+    scanned = write_day_report(spark, lake, DAY, tmp_path / "scanned", great_expectations=False)
+    before = _summary(rendered)
+    assert before == _summary(scanned)
+    assert rendered.rules == {r.rule: r.passed for r in kept.results} and rendered.rules["conservation_check"]
+
+    # the counts table gets a newer version: five more messages read than the lake holds
+    counts = read_counts(spark, lake, DAY)["orders"]
+    write_counts(spark, lake, DAY, {"orders": {**counts, "read": counts["read"] + 5}})
+    again = write_day_report(spark, lake, DAY, tmp_path / "kept", great_expectations=False)
+    assert again.rules["conservation_check"] is False
+    read = {s["rules"]["conservation_check"]["info"]["read"] for s in (before, _summary(again))}
+    assert max(read) - min(read) == 5
+
+
+def test_other_thresholds_are_not_served_the_kept_figures(spark, tmp_path):
+    lake = _lake(spark, tmp_path)
+    write_day_figures(spark, lake, DAY, tmp_path, great_expectations=False)
+    strict = replace(Thresholds(), max_reject_rate=0.0, future_tolerance=Thresholds().future_tolerance * 2)
+    report = write_day_report(spark, lake, DAY, tmp_path, thresholds=strict, great_expectations=False)
+    assert _summary(report)["rules"]["conservation_check"]["threshold"] == 0.0
