@@ -46,30 +46,60 @@ class DayReport:
         return all(self.rules.values())
 
 
-def _report_folder(lake_root: str, out_dir: str | Path | None) -> tuple[str, str | None, Path]:
-    """The reports' folder (any filesystem), the local staging folder for one elsewhere, and the local
-    folder to write in (one of the two)."""
+@dataclass(frozen=True)
+class _DayFolder:
+    """Where one day's report goes (`target`, any filesystem), the local folder written first (`day`, under
+    `staging` for a target elsewhere), and the key of the figures that fit the lake now."""
+
+    lake_root: str
+    dt: str
+    thresholds: Thresholds
+    great_expectations: bool
+    target: str
+    staging: str | None
+    out: Path
+    day: Path
+    key: dict
+
+    def scan(self, spark: SparkSession) -> DayQuality:
+        """The day's whole quality from one scan, its figures kept in the local report folder."""
+        gx_day = self.day if self.great_expectations else None
+        quality = compute_day_quality(spark, self.lake_root, self.dt, self.thresholds, self.key, gx_day)
+        (self.day / FIGURES_FILE).write_text(quality.to_json(), encoding="utf-8")
+        return quality
+
+
+def _day_folder(
+    spark: SparkSession,
+    lake_root: str | Path,
+    dt: str,
+    out_dir: str | Path | None,
+    thresholds: Thresholds | None,
+    great_expectations: bool,
+) -> _DayFolder:
+    """Local paths made absolute (GX's Data Docs site refuses a relative base directory); a report bound for
+    another filesystem staged in a local folder, since GX and the page writer write local files."""
+    thresholds = thresholds or Thresholds()
+    lake_root = storage.absolute(lake_root)
     target = storage.absolute(out_dir) if out_dir else storage.join(lake_root, REPORTS_DIR)
     staging = None if storage.local_path(target) is not None else tempfile.mkdtemp(prefix="cdc-report-")
-    return target, staging, Path(storage.local_path(target) or staging)
+    out = Path(storage.local_path(target) or staging)
+    key = figures_key(spark, lake_root, thresholds, great_expectations)
+    return _DayFolder(lake_root, dt, thresholds, great_expectations, target, staging, out, report_day(out, dt), key)
 
 
-def _publish(spark: SparkSession, staging: str | None, target: str, dt: str, whole: bool) -> None:
-    """Copy the staged day to `target` through Hadoop (GX and the page writer write local files): the
-    whole folder replaced, or (`whole` false) only the files staged, beside what the folder holds."""
-    if staging is None:
+def _publish(spark: SparkSession, folder: _DayFolder, whole: bool) -> None:
+    """Copy the staged day to its target through Hadoop: the whole folder replaced, or (`whole` false)
+    only the files staged, beside what the folder holds."""
+    if folder.staging is None:
         return
-    local, day = Path(staging) / f"dt={dt}", storage.join(target, f"dt={dt}")
+    day = storage.join(folder.target, f"dt={folder.dt}")
     if whole:
-        storage.copy_from_local(spark, str(local), day)
+        storage.copy_from_local(spark, str(folder.day), day)
     else:
-        for path in sorted(local.iterdir()):
+        for path in sorted(folder.day.iterdir()):
             storage.write_bytes(spark, storage.join(day, path.name), path.read_bytes())
-    shutil.rmtree(staging, ignore_errors=True)
-
-
-def _keep(quality: DayQuality, day: Path) -> None:
-    (day / FIGURES_FILE).write_text(quality.to_json(), encoding="utf-8")
+    shutil.rmtree(folder.staging, ignore_errors=True)
 
 
 def write_day_figures(
@@ -82,14 +112,9 @@ def write_day_figures(
 ) -> DayQuality:
     """The day's whole quality from one scan, kept in its report folder (`figures.json`, and the GX Data
     Docs) for `write_day_report` to render: what the daily run's checks step calls."""
-    thresholds = thresholds or Thresholds()
-    lake_root = storage.absolute(lake_root)
-    target, staging, out = _report_folder(lake_root, out_dir)
-    day = report_day(out, dt)
-    key = figures_key(spark, lake_root, thresholds, great_expectations)
-    quality = compute_day_quality(spark, lake_root, dt, thresholds, key, day if great_expectations else None)
-    _keep(quality, day)
-    _publish(spark, staging, target, dt, whole=True)
+    folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
+    quality = folder.scan(spark)
+    _publish(spark, folder, whole=True)
     return quality
 
 
@@ -108,30 +133,26 @@ def write_day_report(
     are made absolute first: GX's Data Docs site refuses a relative base directory. A report bound for
     another filesystem (`s3a://...`) is written to a local folder, then copied there through Hadoop.
     """
-    thresholds = thresholds or Thresholds()
-    lake_root = storage.absolute(lake_root)
-    target, staging, out = _report_folder(lake_root, out_dir)
-    day = report_day(out, dt)
-    key = figures_key(spark, lake_root, thresholds, great_expectations)
-    quality = read_figures(spark, storage.join(target, f"dt={dt}"), key, day)
+    folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
+    day = storage.join(folder.target, f"dt={dt}")
+    quality = read_figures(spark, day, folder.key, folder.day)
     computed = quality is None
     if computed:
-        quality = compute_day_quality(spark, lake_root, dt, thresholds, key, day if great_expectations else None)
-        _keep(quality, day)
-    snapshot = snapshot_report(spark, snapshots_root(lake_root), dt)
+        quality = folder.scan(spark)
+    snapshot = snapshot_report(spark, snapshots_root(folder.lake_root), dt)
     html = write_quality_report(
-        quality.results, out, dt, event_counts=quality.event_counts, gx=quality.gx, activity=quality.activity,
-        snapshot=snapshot,
+        quality.results, folder.out, dt, event_counts=quality.event_counts, gx=quality.gx,
+        activity=quality.activity, snapshot=snapshot,
     )  # fmt: skip
     rules = {r.rule: r.passed for r in quality.results}
-    if staging is not None:
-        _publish(spark, staging, target, dt, whole=computed)
+    if folder.staging is not None:
+        _publish(spark, folder, whole=computed)
         return DayReport(
-            html=storage.join(target, f"dt={dt}", "index.html"),
-            summary=storage.join(target, f"dt={dt}", "summary.json"),
+            html=storage.join(day, "index.html"),
+            summary=storage.join(day, "summary.json"),
             rules=rules,
             activity=quality.activity,
-            data_docs=storage.join(target, f"dt={dt}", "gx", "index.html") if quality.gx else None,
+            data_docs=storage.join(day, "gx", "index.html") if quality.gx else None,
         )
     return DayReport(
         html=html,
