@@ -163,7 +163,7 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
     written are replaced; those of this run that get no message are removed). Binary messages (DTS
     Avro) are written as `.avro` container files of their records (the decoder reads those as it reads
     `value_b64` lines of a Kafka dump). Skipped events go to the Delta table `target/_skipped/`, with
-    the reason.
+    the reason (the table exists once an event was skipped).
     """
     target = str(target)
     order = ("dt", "source_topic", "source_file", "source_line", "row_index", "part")
@@ -194,17 +194,8 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
             filled = [p for p, r in zip(partitions, counts, strict=True) if r["written"]]
             messages = ordered.select("message", "dt", "source_topic")
             io.overwrite_file_partitions(messages, target, partitions, file_format="text", filled=filled)
-        skipped = encoded.skipped.select(
-            "event_id",
-            "source_file",
-            "source_line",
-            "skip_reason",
-            F.lit(format_id).alias("target"),
-            "dt",
-            "source_topic",
-        )
         if partitions:
-            io.replace_partitions(skipped, join(target, SKIPPED_DIR), partitions, schema=SKIPPED_SCHEMA)
+            _replace_skipped(encoded, target, format_id, partitions, any(r["skipped"] for r in counts))
         by_day: dict[str, dict[str, int]] = {}
         for r in counts:
             day = by_day.setdefault(r["dt"], dict.fromkeys(("written", "skipped", "encoded"), 0))
@@ -213,3 +204,28 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
         return by_day
     finally:
         encoded.all_rows.unpersist()
+
+
+def _replace_skipped(
+    encoded: EncodedTable, target: str, format_id: str, partitions: list[dict[str, str]], any_skipped: bool
+) -> None:
+    """Replace `partitions` of `target/_skipped/` with this run's skipped events. A run that skipped
+    none reads no row for them, and creates no table: the table exists once an event was skipped, and
+    an existing one still loses a rerun's old skips."""
+    spark = encoded.all_rows.sparkSession
+    path = join(target, SKIPPED_DIR)
+    if any_skipped:
+        rows = encoded.skipped.select(
+            "event_id",
+            "source_file",
+            "source_line",
+            "skip_reason",
+            F.lit(format_id).alias("target"),
+            "dt",
+            "source_topic",
+        )
+    elif io.is_table(spark, path):
+        rows = spark.createDataFrame([], SKIPPED_SCHEMA)
+    else:
+        return
+    io.replace_partitions(rows, path, partitions, schema=SKIPPED_SCHEMA)

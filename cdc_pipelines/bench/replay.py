@@ -12,7 +12,7 @@ columns), which no codec can win back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -63,17 +63,23 @@ def _replay_rows(blob: bytes):
     return run
 
 
-def decode_replay(spark: SparkSession, format_id: str, source: Path, out: Path) -> dict[str, int]:
-    """`write_decoded(decode_files(...))` of one line file, the decoding replayed (see the module)."""
+def decode_replay(spark: SparkSession, format_id: str, source: Path, out: Path) -> Callable[[], dict[str, int]]:
+    """`write_decoded(decode_files(...))` of one line file, the decoding replayed (see the module): the
+    run to time, with the head already decoded (that is the replay's set-up, not the path's cost)."""
     codec = get_codec(format_id)
     uri = spark_uri(str(source))
     with open(source, "rb") as handle:
         head = [Line(uri, n, line.rstrip(b"\n")) for n, line in enumerate(islice(handle, HEAD), start=1)]
     rows = decoded_rows(format_id, "bench", head, codec.resolve_options({}))
     block = rows_to_batch([row for row in rows if row["row_index"] == 0])  # one row per message
-    lines = read_extract_lines(spark, list_input_files([source]), codec, None)
-    replayed = lines.frame.mapInArrow(_replay_rows(_ipc(block)), DECODED_SCHEMA)
-    return write_decoded(decoded_extract(replayed, format_id, topic="bench", dt="2024-01-01", read=lines.read), out)
+    blob = _ipc(block)
+
+    def run() -> dict[str, int]:
+        lines = read_extract_lines(spark, list_input_files([source]), codec, None)
+        replayed = lines.frame.mapInArrow(_replay_rows(blob), DECODED_SCHEMA)
+        return write_decoded(decoded_extract(replayed, format_id, topic="bench", dt="2024-01-01", read=lines.read), out)
+
+    return run
 
 
 def _replay_messages(blob: bytes):
@@ -88,15 +94,19 @@ def _replay_messages(blob: bytes):
     return run
 
 
-def encode_replay(spark: SparkSession, format_id: str, changes: Path, target: Path) -> dict[str, int]:
-    """`write_encoded(encode_events(...))` of a canonical table, the encoding replayed (see the module)."""
+def encode_replay(spark: SparkSession, format_id: str, changes: Path, target: Path) -> Callable[[], dict[str, int]]:
+    """`write_encoded(encode_events(...))` of a canonical table, the encoding replayed (see the module):
+    the run to time, with the head already encoded (the replay's set-up, not the path's cost)."""
     head = encode_events(read_canonical(spark, changes).limit(HEAD), format_id).all_rows
     block = head.where("part = 0").select(*[n for n in ENCODED_SCHEMA.fieldNames() if n not in LINEAGE]).toArrow()
-    block = block.combine_chunks().to_batches()[0]
-    events = read_canonical(spark, changes)
-    replayed = events.mapInArrow(_replay_messages(_ipc(block)), ENCODED_SCHEMA)
-    encoded = EncodedTable(
-        messages=replayed.where("skip_reason IS NULL"), skipped=replayed.where("skip_reason IS NOT NULL"),
-        all_rows=replayed,
-    )  # fmt: skip
-    return write_encoded(encoded, target, format_id)
+    blob = _ipc(block.combine_chunks().to_batches()[0])
+
+    def run() -> dict[str, int]:
+        replayed = read_canonical(spark, changes).mapInArrow(_replay_messages(blob), ENCODED_SCHEMA)
+        encoded = EncodedTable(
+            messages=replayed.where("skip_reason IS NULL"), skipped=replayed.where("skip_reason IS NOT NULL"),
+            all_rows=replayed,
+        )  # fmt: skip
+        return write_encoded(encoded, target, format_id)
+
+    return run

@@ -97,7 +97,7 @@ def bench_format(
         lambda r: r["read"],
     )
     replayed = work / "decode_replay"
-    measure("decode_replay", lambda: replay.decode_replay(spark, format_id, source, replayed), lambda r: r["read"])
+    measure("decode_replay", replay.decode_replay(spark, format_id, source, replayed), lambda r: r["read"])
     shutil.rmtree(replayed)
     changes = lake / "changes"
     target = work / "encoded"
@@ -111,7 +111,7 @@ def bench_format(
     replayed = work / "encode_replay"
     measure(
         "encode_replay",
-        lambda: replay.encode_replay(spark, format_id, changes, replayed),
+        replay.encode_replay(spark, format_id, changes, replayed),
         lambda r: r["encoded"] + r["skipped"],
         size=0,
     )
