@@ -159,7 +159,9 @@ def snapshot_day(
             applied = side.result()
         record(spark, root, day, entries)
     finally:
-        for frame in kept:
+        # the frames built on others first: dropping a frame that a kept one is built on makes Spark
+        # plan the kept one again (about 2 s a day here)
+        for frame in reversed(kept):
             frame.unpersist()
     summary = _summary(spark, root, day, previous_day, result.skipped, applied=applied)
     write_summary(spark, root, day, summary)
