@@ -100,6 +100,33 @@ def test_re_encoding_the_same_table_twice_writes_the_same_messages(spark, tmp_pa
     assert len(messages) == 25 and len(set(messages)) == 25
 
 
+def test_skipped_events_are_kept_until_a_rerun_skips_none(spark, tmp_path):
+    """An event the target cannot carry (a DDL, for Debezium) lands in `_skipped` with its reason; a run
+    that skips none creates no `_skipped` table, and a rerun of the day that now skips none empties it."""
+    out, target = tmp_path / "lake", tmp_path / "targets" / "oms-debezium"
+    rows = _extract(tmp_path / "rows.jsonl", 5)
+    ddl = {"allMetaData": {"db": "d", "table_name": "t", "timestamp": "1700000100"}, "recordType": "DDL",
+           "postStruct": {"ddl": "ALTER TABLE t ADD c INT"}}  # fmt: skip
+    with_ddl = tmp_path / "with-ddl.jsonl"
+    with_ddl.write_text(rows.read_text() + json.dumps(ddl) + "\n")
+
+    def encode_day(source: Path) -> dict[str, int]:
+        _decode(spark, source, out, "2024-01-01")
+        events = io.read_canonical(spark, out / CHANGES_DIR)
+        return write_encoded(encode_events(events, "oms-debezium"), target, "oms-debezium")
+
+    def skipped() -> list[tuple]:
+        rows = spark.read.format(io.DELTA).load(str(target / "_skipped")).collect()
+        return [(r.dt, r.source_topic, r.target, "no DDL event" in r.skip_reason) for r in rows]
+
+    assert encode_day(rows) == {"written": 5, "skipped": 0, "encoded": 5}
+    assert not (target / "_skipped").exists()
+    assert encode_day(with_ddl) == {"written": 5, "skipped": 1, "encoded": 5}
+    assert skipped() == [("2024-01-01", "t", "oms-debezium", True)]
+    assert encode_day(rows) == {"written": 5, "skipped": 0, "encoded": 5}
+    assert skipped() == []
+
+
 def test_a_decode_killed_while_writing_keeps_the_committed_version(spark, tmp_path):
     """SIGKILL once the new data files are landing: the Delta log still ends at the committed version,
     so every reader (Spark, delta-rs) sees the committed rows; the next run commits over the debris."""

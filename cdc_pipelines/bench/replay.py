@@ -48,10 +48,12 @@ def _cycled(block: pa.RecordBatch, rows: int) -> pa.RecordBatch:
 
 
 def _distinct(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """`batch` with a `seq` of its own on every row: decoded rows alike would be redelivered messages
-    to the decode (`cdc_pipelines.duplicates`), which the real input's messages are not."""
-    seq = pa.array(np.random.default_rng().integers(0, 2**62, batch.num_rows)).cast(pa.string())
-    return batch.set_column(batch.schema.get_field_index("seq"), "seq", seq)
+    """`batch` with a source `position` of its own on every row: decoded rows alike would be redelivered
+    messages to the decode (`cdc_pipelines.duplicates`), which the real input's messages are not. The
+    position identifies a delivery in every format; `seq` did not in canal's (its batch id is a field
+    a replay sets anew), so canal's floor ran the redelivery marking over every replayed row."""
+    position = pa.array(np.random.default_rng().integers(0, 2**62, batch.num_rows)).cast(pa.string())
+    return batch.set_column(batch.schema.get_field_index("position"), "position", position)
 
 
 def _replay_rows(blob: bytes):
