@@ -61,6 +61,11 @@ class _DayFolder:
     day: Path
     key: dict
 
+    @property
+    def published(self) -> str:
+        """The day's folder at `target`, where readers find the report."""
+        return storage.join(self.target, f"dt={self.dt}")
+
     def scan(self, spark: SparkSession) -> DayQuality:
         """The day's whole quality from one scan, its figures kept in the local report folder."""
         gx_day = self.day if self.great_expectations else None
@@ -93,12 +98,11 @@ def _publish(spark: SparkSession, folder: _DayFolder, whole: bool) -> None:
     only the files staged, beside what the folder holds."""
     if folder.staging is None:
         return
-    day = storage.join(folder.target, f"dt={folder.dt}")
     if whole:
-        storage.copy_from_local(spark, str(folder.day), day)
+        storage.copy_from_local(spark, str(folder.day), folder.published)
     else:
         for path in sorted(folder.day.iterdir()):
-            storage.write_bytes(spark, storage.join(day, path.name), path.read_bytes())
+            storage.write_bytes(spark, storage.join(folder.published, path.name), path.read_bytes())
     shutil.rmtree(folder.staging, ignore_errors=True)
 
 
@@ -134,7 +138,7 @@ def write_day_report(
     another filesystem (`s3a://...`) is written to a local folder, then copied there through Hadoop.
     """
     folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
-    day = storage.join(folder.target, f"dt={dt}")
+    day = folder.published
     quality = read_figures(spark, day, folder.key, folder.day)
     computed = quality is None
     if computed:
