@@ -30,10 +30,10 @@ DEFAULT_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.parquet.compression.codec": "zstd",
     "spark.driver.memory": "2g",
-    # Java serialization keeps every object a stream wrote until its reset (each 100 objects): a persisted
-    # batch is 10,000 decoded rows, so a task's whole partition stayed on the heap while it was cached
-    # (the 4M-message decode failed a 2 GB heap). Kryo forgets each object once written.
-    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    # A Java serialization stream keeps every object it wrote until its reset (default: each 100 objects).
+    # A persisted batch is 10,000 decoded rows, so a task's whole partition stayed on the heap while it
+    # was cached (1M canal messages failed the 2 GB heap in one run of two). Reset after each object.
+    "spark.serializer.objectStreamReset": "1",
     "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
