@@ -355,7 +355,7 @@ def persisted(*frames: DataFrame) -> Iterator[None]:
     On disk, not in memory: a day's decoded rows outgrow the heap, and a block spilled from memory is
     read back into it whenever the memory store's accounting says it fits, which the heap's other
     tenants (Arrow batches, Parquet writers) do not enter: 1,000,000 canal messages failed a 700 MB
-    heap so, and 4,000,000 the default 2 GB. Read back from the OS's page cache, the disk costs little.
+    heap so. Read back from the OS's page cache, the disk costs little.
     """
     for frame in frames:
         frame.persist(StorageLevel.DISK_ONLY)
