@@ -41,9 +41,11 @@ def delivery_identity(columns: Sequence[str], delivery_fields: Sequence[str] = (
     for name in [c for c in columns if c not in _LINEAGE and c not in delivery_fields]:
         if name == "meta":
             kept = F.map_filter("meta", lambda k, _: (k == KAFKA_KEY) | ~(k.startswith(PREFIX) | k.isin(*skipped)))
-            out.append(F.array_sort(F.map_entries(kept)).alias("meta"))
+            out.append(F.sort_array(F.map_entries(kept)).alias("meta"))
         elif name in _MAPS:
-            out.append(F.map_entries(name).alias(name))  # maps can be neither hashed nor compared; entries can
+            # maps can be neither hashed nor compared; their key and value arrays can, taken as the map
+            # holds them (map_entries copies every entry into a struct; meta's entries are sorted anyway)
+            out += [F.map_keys(name).alias(f"{name}_keys"), F.map_values(name).alias(f"{name}_values")]
         else:
             out.append(F.col(name))
     return out
