@@ -113,7 +113,6 @@ def _targets_table(measurements: list[dict]) -> list[str]:
 def _scaling_table(measurements: list[dict]) -> list[str]:
     index = _index(measurements)
     scales = sorted({m["scale"] for m in measurements})
-    base = scales[0]
     rows = [
         "| format | step | scale | records | s | s per 1x of input | peak driver Python MB | peak JVM MB |",
         "|---|---|--:|--:|--:|--:|--:|--:|",
@@ -123,7 +122,7 @@ def _scaling_table(measurements: list[dict]) -> list[str]:
             continue
         rows.append(
             f"| {format_id} | {step} | {scale}x | {m['records']:,} | {m['seconds']:.1f} "
-            f"| {m['seconds'] * base / scale:.1f} | {_mb(m['peak_rss']['driver_python'])} "
+            f"| {m['seconds'] / scale:.1f} | {_mb(m['peak_rss']['driver_python'])} "
             f"| {_mb(m['peak_rss']['jvm'])} |"
         )
     return rows if len(rows) > 2 else []

@@ -61,14 +61,20 @@ def test_scaling_table_lists_each_step_at_every_scale():
         return {"scale": scale, "format_id": "oms-canal", "step": step, "records": 1000 * scale,
                 "bytes": 400_000 * scale, "seconds": seconds, "peak_rss": rss, "counts": {}}  # fmt: skip
 
-    steps = (("spark_floor", 2.0), ("decode", 5.0), ("decode_replay", 4.0))
-    measurements = [measured(s, step, secs * s) for s in (1, 4) for step, secs in steps]
-    result = {"machine": machine(2), "config": {"messages": 1000}, "started": "now", "seconds": 1.0,
-              "load_avg_end": [0.0], "measurements": measurements}  # fmt: skip
-    text = render(result)
+    def rendered(scales: tuple[int, ...]) -> str:
+        steps = (("spark_floor", 2.0), ("decode", 5.0), ("decode_replay", 4.0))
+        measurements = [measured(s, step, secs * s) for s in scales for step, secs in steps]
+        result = {"machine": machine(2), "config": {"messages": 1000}, "started": "now", "seconds": 1.0,
+                  "load_avg_end": [0.0], "measurements": measurements}  # fmt: skip
+        return render(result)
+
+    text = rendered((1, 4))
     scaling = text.split("### Scaling", 1)[1]
     assert scaling.count("| oms-canal | decode |") == 2 and scaling.count("| oms-canal | spark_floor |") == 2
     assert "| 4x | 4,000 | 20.0 | 5.0 |" in scaling
+    # a run without 1x still gives seconds per 1x of input, not per its smallest scale
+    scaling = rendered((4, 16)).split("### Scaling", 1)[1]
+    assert "| 4x | 4,000 | 20.0 | 5.0 |" in scaling and "| 16x | 16,000 | 80.0 | 5.0 |" in scaling
     targets = text.split("### Targets", 1)[1].split("### Scaling", 1)[0]
     floor = "Spark floor (`read.schema(S).json` + Parquet)"
     assert f"| 1x | oms-canal | decode | {floor} | 2.50x (<= 1.25x) | 2.00x | 1.25x |" in targets
