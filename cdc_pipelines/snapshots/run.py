@@ -246,7 +246,7 @@ def _merge_table(
     table = table_day.table
     paths = _table_paths(root, table)
     existed = io.is_table(spark, paths.current)
-    columns = prepare(spark, paths, table_day.columns, table_day.pk_columns)
+    columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, existed)
     match = _match(table)
     if table_day.fresh:  # only inserts: appended, no join with the tables
         append_current(result.net.where(match), paths.current, columns)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines.lake.io import DELTA, is_table, table_version
+from cdc_pipelines.lake.io import DELTA, table_version
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
 from cdc_pipelines.snapshots.typed import ColumnPlan, as_text, typed_value, widen
 
@@ -73,10 +73,11 @@ def _rewrite(spark: SparkSession, path: str, types: dict[str, tuple[str, str]]) 
 
 
 def prepare(
-    spark: SparkSession, paths: TablePaths, day: list[ColumnPlan], pk_columns: list[str]
+    spark: SparkSession, paths: TablePaths, day: list[ColumnPlan], pk_columns: list[str], exists: bool
 ) -> list[ColumnPlan]:
-    """Create the two tables or bring their columns to hold the day's (`day`); the columns after."""
-    if not is_table(spark, paths.current):
+    """Create the two tables (`exists` false) or bring their columns to hold the day's (`day`); the
+    columns after."""
+    if not exists:
         rank = {c: i for i, c in enumerate(pk_columns)}
         ordered = sorted(day, key=lambda p: (rank.get(p.name, len(rank)), p.name))
         _create(spark, paths.current, ordered, CURRENT_CDC)
