@@ -5,12 +5,14 @@ canal, Maxwell, Debezium and Kafka itself deliver at least once: a producer retr
 connector restarts from its last checkpoint, and the same change arrives again on another line. What
 identifies a delivery is the change as the message states it: every canonical field except the
 event's lineage (event id, file, line), the `cdc.*` meta the run adds (Kafka partition, offset and
-time; the Kafka key stays, so tombstones of different keys differ) and the fields the codec names in
-`delivery_fields` (what a replay sets anew: Debezium's envelope `ts_ms`, canal's `ts` and batch `id`,
-OGG's `current_ts`). A source position stays in it (binlog file/pos/row, gtid, SCN, LSN, DTS
-`sourcePosition` and record `id`, OMS `storeDataSequence`, DataWorks `sequenceId`), so two changes of
-the same values at different positions are never taken for one; where a format has no position, what
-identifies a delivery is the message text as decoded. Two rows of one message differ by row index.
+time; the Kafka key stays, so tombstones of different keys differ), which includes `cdc.extra` (the
+message's fields the codec does not know, which a replay may set anew like the known ones), and the
+fields the codec names in `delivery_fields` (what a replay sets anew: Debezium's envelope `ts_ms`,
+canal's `ts` and batch `id`, OGG's `current_ts`). A source position stays in it (binlog file/pos/row,
+gtid, SCN, LSN, DTS `sourcePosition` and record `id`, OMS `storeDataSequence`, DataWorks `sequenceId`),
+so two changes of the same values at different positions are never taken for one; where a format has
+no position, what identifies a delivery is the message text as decoded. Two rows of one message
+differ by row index.
 
 Cost on a topic without repeats: one 64-bit hash per event over the rows the decode already keeps,
 and one aggregation of the hashes; rows are compared field by field only where a hash repeats.

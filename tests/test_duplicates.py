@@ -76,6 +76,18 @@ def test_what_identifies_a_delivery(spark, tmp_path):
     assert _marks(spark, lake) == [(3, "0", 1), (5, "0", 2), (5, "1", 2)]
 
 
+def test_fields_the_codec_does_not_know_are_kept_but_not_compared(spark, tmp_path):
+    """A Maxwell replay that differs only in a top-level field Maxwell does not define (kept in
+    `cdc.extra`) is a repeat: a replay may set such fields anew as it does the known `ts`."""
+    change = {"database": "shop", "table": "orders", "type": "insert", "ts": 1704067200, "xid": 7, "xoffset": 0,
+              "data": {"id": 1, "name": "a"}, "primary_key_columns": ["id"]}  # fmt: skip
+    lines = [json.dumps(change), json.dumps(change | {"send_ms": 1704067300123})]
+    lake = _decode(spark, tmp_path, "maxwell-json", lines)
+    assert _marks(spark, lake) == [(2, None, 1)]
+    replay = spark.read.format("delta").load(str(lake / "changes")).where(F.col("source_line") == 2).first()
+    assert json.loads(replay.meta["cdc.extra"]) == {"send_ms": 1704067300123}
+
+
 def test_a_debezium_replay_keeps_its_source_position(spark, tmp_path):
     """A connector restarted from its offsets sends a change again with a new envelope ts_ms: a repeat.
     Snapshot reads share one binlog position (row 0) but not their rows: none is a repeat."""
