@@ -78,7 +78,7 @@ def test_what_identifies_a_delivery(spark, tmp_path):
 
 def test_fields_the_codec_does_not_know_are_kept_but_not_compared(spark, tmp_path):
     """A Maxwell replay that differs only in a top-level field Maxwell does not define (kept in
-    `cdc.extra`) is a repeat: a replay may set such fields anew as it does the known `ts`."""
+    `cdc.extra`) is a repeat: a replay may set such a field anew, as canal's replays set `ts` anew."""
     change = {"database": "shop", "table": "orders", "type": "insert", "ts": 1704067200, "xid": 7, "xoffset": 0,
               "data": {"id": 1, "name": "a"}, "primary_key_columns": ["id"]}  # fmt: skip
     lines = [json.dumps(change), json.dumps(change | {"send_ms": 1704067300123})]
