@@ -62,11 +62,12 @@ def test_temporal_values_parse_at_their_declared_precision(spark):
         "d": "2020-02-29",
         "t": "-838:59:59",  # MySQL TIME is a duration
         "dt": "2020-11-25 00:01:02.123456789",
-        "ts": "2020-11-24T16:01:02.012345Z",
+        "ts": "2020-12-31T16:01:02.012345Z",  # a 31st that exists
         "s": "not a date",
     }
     bad_values = {
         "bad-date": {"d": "2020-02-30"},
+        "bad-datetime-day": {"dt": "2021-04-31 00:01:02"},  # April has 30 days
         "bad-time": {"t": "25:61:00"},
         "bad-datetime-t": {"dt": "2020-11-25T00:01:02"},
         "bad-datetime-zone": {"dt": "2020-11-25 00:01:02 Asia/Shanghai"},
@@ -82,8 +83,8 @@ def test_temporal_values_parse_at_their_declared_precision(spark):
     ]
     rows.append(event(op="DELETE", after=None, before={"d": "0000-00-00"}, column_types=types, event_id="zero"))
     result = timestamp_precision_check(frame(spark, rows), now=NOW)
-    assert result.checks["temporal_values"] == {"checked": 9, "failed": 8}
-    assert (result.checked, result.failed) == (9, 8)
+    assert result.checks["temporal_values"] == {"checked": 10, "failed": 9}
+    assert (result.checked, result.failed) == (10, 9)
     assert len(result.examples) == 5  # capped
     reasons = {e["id"]: e["reason"] for e in result.examples}
     assert reasons["bad-date"] == "temporal value does not parse at its precision: after.d"
