@@ -12,7 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from cdc_pipelines import cli, spark
+from cdc_pipelines.cli import commands as cli
+from cdc_pipelines.runtime import session as spark
 
 
 def _job_conf(args: argparse.Namespace) -> None:

@@ -19,8 +19,8 @@ import yaml
 from assets.graph import DAILY_JOB, build_definitions
 from assets.keys import CANONICAL, REPORT, SNAPSHOTS
 from cdc_pipelines.bench.data import message_block, moved
-from cdc_pipelines.canonical import MESSAGE_COUNTS
-from cdc_pipelines.demo import canonical_events
+from cdc_pipelines.demo.extracts import canonical_events
+from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 
 TOPIC, SOURCE, TARGET = "orders", "oms-canal", "oms-debezium"
 CHUNK = 1000  # events per generator call: the demo generator is quadratic in a call's events

@@ -12,7 +12,7 @@ from assets.raw import raw_extract_asset
 from assets.report import quality_report
 from assets.snapshots import snapshot_anomalies_check, table_snapshots
 from assets.targets import target_assets
-from cdc_pipelines.catalog import Topic, load_catalog
+from cdc_pipelines.extract.catalog import Topic, load_catalog
 from resources import LakeStorageResource, QualityConfigResource, TopicCatalogResource, spark_resource
 
 DAILY_JOB = "daily_cdc"

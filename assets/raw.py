@@ -4,8 +4,8 @@ import dagster as dg
 
 from assets.keys import raw_key
 from assets.partitions import DAILY, SINGLE_RUN
-from cdc_pipelines.catalog import Topic
-from cdc_pipelines.daily import extract_stats
+from cdc_pipelines.decode.days import extract_stats
+from cdc_pipelines.extract.catalog import Topic
 from resources import LakeStorageResource
 from resources.spark import ProjectSparkResource
 

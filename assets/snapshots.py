@@ -11,7 +11,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL, SNAPSHOTS
 from assets.partitions import DAILY, SINGLE_RUN
-from cdc_pipelines.catalog import kafka_key_topics, snapshot_keys
+from cdc_pipelines.extract.catalog import kafka_key_topics, snapshot_keys
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.run import snapshots_root
 from cdc_pipelines.snapshots.store import read_summary

@@ -7,8 +7,8 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL, target_key
 from assets.partitions import DAILY, SINGLE_RUN
-from cdc_pipelines.catalog import Topic
-from cdc_pipelines.daily import encode_days, target_path
+from cdc_pipelines.decode.days import encode_days, target_path
+from cdc_pipelines.extract.catalog import Topic
 from resources import LakeStorageResource, TopicCatalogResource
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from cdc_pipelines.catalog import Topic, load_catalog
+from cdc_pipelines.extract.catalog import Topic, load_catalog
 
 
 class TopicCatalogResource(dg.ConfigurableResource):

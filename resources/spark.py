@@ -13,7 +13,7 @@ from typing import Any
 
 from dagster_pyspark import LazyPySparkResource
 
-from cdc_pipelines.spark import session_conf, ship_package
+from cdc_pipelines.runtime.session import session_conf, ship_package
 
 
 class ProjectSparkResource(LazyPySparkResource):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from cdc_pipelines.storage import join
+from cdc_pipelines.runtime.storage import join
 
 
 class LakeStorageResource(dg.ConfigurableResource):

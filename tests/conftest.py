@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_pipelines.extracts.local import decode_paths, encode_local
+from cdc_pipelines.decode.local import decode_paths, encode_local
 
 # the tests' partitions are fixed days of 2024 (the default start is a month before today)
 os.environ.setdefault("CDC_START_DATE", "2024-01-01")
@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def spark():
-    from cdc_pipelines.spark import spark_session
+    from cdc_pipelines.runtime.session import spark_session
 
     # one session for ~300 tests, each with tables of its own: Delta's log cache (1000 tables by default)
     # would hold them all, so it keeps the last 50, and the heap has room for the rest
@@ -62,7 +62,7 @@ def decode():
 def spark_decode(spark):
     """decode through Spark (the runner): (events by source_line, rejects, DecodedExtract)."""
 
-    from cdc_pipelines.pipeline import decode_files
+    from cdc_pipelines.decode.runner import decode_files
 
     def run(format_id: str, path: Path | str, topic: str = "t", dt: str = "2024-01-01", envelope=None, **options):
         decoded = decode_files(spark, format_id, [path], topic=topic, dt=dt, options=options, envelope=envelope)

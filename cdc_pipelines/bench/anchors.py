@@ -23,7 +23,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines.schema import CANONICAL_COLUMNS
+from cdc_pipelines.model.schema import CANONICAL_COLUMNS
 
 _TEXT_MAP = "map<string,string>"
 # each bench format's messages as Spark reads them with string leaves (binary formats: the envelope)
@@ -101,9 +101,9 @@ def warm_up(spark: SparkSession, source: Path, format_id: str, scratch: Path) ->
     """One untimed pass of the paths the timed steps take (JVM class loading and JIT, Python workers
     started with the codecs imported), so the first timed step of either side does not pay for them:
     the floor's reader and writer, and our decode and encode of the file's first 20,000 lines."""
-    from cdc_pipelines.encode import encode_events, write_encoded
+    from cdc_pipelines.decode.runner import decode_files, write_decoded
+    from cdc_pipelines.encode.runner import encode_events, write_encoded
     from cdc_pipelines.lake.io import read_canonical
-    from cdc_pipelines.pipeline import decode_files, write_decoded
 
     spark.range(2_000_000).selectExpr("sum(id)").collect()
     spark.read.schema(FLOOR_SCHEMAS[format_id]).json(str(source)).limit(20000).write.mode("overwrite").parquet(

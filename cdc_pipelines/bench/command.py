@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> dict:
     """Run the benchmark, write `out/bench.json` and the report; return a short summary."""
     from cdc_pipelines.bench.report import write_report
     from cdc_pipelines.bench.runner import run_bench
-    from cdc_pipelines.progress import spark_progress
-    from cdc_pipelines.spark import parse_conf, spark_session
+    from cdc_pipelines.runtime.progress import spark_progress
+    from cdc_pipelines.runtime.session import parse_conf, spark_session
 
     def save(result: dict) -> None:
         Path(args.out, "bench.json").write_text(json.dumps(result, indent=1), encoding="utf-8")

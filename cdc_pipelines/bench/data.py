@@ -3,7 +3,7 @@
 Generating millions of events is quadratic in the demo generator, so a block of realistic events
 (every op, awkward values, a few malformed lines) is generated once and copied. A copy written byte
 for byte again would be a redelivered message to the decoder (marked and counted as one, see
-`cdc_pipelines.duplicates`), which a real topic seldom holds: so each copy is the block's events moved
+`cdc_pipelines.decode.redeliveries`), which a real topic seldom holds: so each copy is the block's events moved
 on in time by the block's length, encoded again (about 1 s per 20,000 events), and every message of a
 file is a change of its own. The encoded copies are kept, so a larger file reuses a smaller one's.
 """
@@ -14,8 +14,8 @@ import datetime as dt
 from itertools import islice
 from pathlib import Path
 
-from cdc_pipelines import demo
 from cdc_pipelines.bench.config import BLOCK_DAYS, BLOCK_EVENTS_PER_DAY
+from cdc_pipelines.demo import extracts as demo
 
 
 def block_events(days: int = BLOCK_DAYS, per_day: int = BLOCK_EVENTS_PER_DAY) -> list[dict]:

@@ -20,14 +20,15 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from cdc_pipelines.encode import ENCODED_SCHEMA, LINEAGE, EncodedTable, encode_events, write_encoded
-from cdc_pipelines.extracts.files import list_input_files
-from cdc_pipelines.extracts.lines import read_extract_lines
-from cdc_pipelines.extracts.local import spark_uri
-from cdc_pipelines.extracts.rows import Line, decoded_rows
+from cdc_pipelines.decode.local import spark_uri
+from cdc_pipelines.decode.rows import decoded_rows
+from cdc_pipelines.decode.runner import DECODED_SCHEMA, decoded_extract, rows_to_batch, write_decoded
+from cdc_pipelines.encode.runner import ENCODED_SCHEMA, LINEAGE, EncodedTable, encode_events, write_encoded
+from cdc_pipelines.extract.files import list_input_files
+from cdc_pipelines.extract.lines import read_extract_lines
+from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.lake.io import read_canonical
-from cdc_pipelines.pipeline import DECODED_SCHEMA, decoded_extract, rows_to_batch, write_decoded
 
 HEAD = 10_000  # input rows decoded or encoded beforehand; the replay cycles through them
 
@@ -49,7 +50,7 @@ def _cycled(block: pa.RecordBatch, rows: int) -> pa.RecordBatch:
 
 def _distinct(batch: pa.RecordBatch) -> pa.RecordBatch:
     """`batch` with a source `position` of its own on every row: decoded rows alike would be redelivered
-    messages to the decode (`cdc_pipelines.duplicates`), which the real input's messages are not. The
+    messages to the decode (`cdc_pipelines.decode.redeliveries`), which the real input's messages are not. The
     position identifies a delivery in every format; `seq` did not in canal's (its batch id is a field
     a replay sets anew), so canal's floor ran the redelivery marking over every replayed row."""
     position = pa.array(np.random.default_rng().integers(0, 2**62, batch.num_rows)).cast(pa.string())

@@ -18,9 +18,9 @@ from pyspark.sql import SparkSession
 from cdc_pipelines.bench import anchors, data, replay, stages
 from cdc_pipelines.bench.config import BenchConfig
 from cdc_pipelines.bench.memory import PeakMemory
-from cdc_pipelines.encode import encode_events, write_encoded
+from cdc_pipelines.decode.runner import decode_files, write_decoded
+from cdc_pipelines.encode.runner import encode_events, write_encoded
 from cdc_pipelines.lake.io import read_canonical
-from cdc_pipelines.pipeline import decode_files, write_decoded
 
 DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode", "decode_replay")
 ENCODE_STEPS = ("encode", "encode_replay", "encode_floor", "duckdb_encode")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from cdc_pipelines.pipeline import decode_files, write_decoded
+from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.snapshots import snapshot_days
 
 DAYS = ("2024-01-01", "2024-01-02")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from cdc_pipelines.encode import encode_events, write_encoded
-from cdc_pipelines.extracts.lines import read_extract_lines
+from cdc_pipelines.decode.runner import decode_files, write_decoded
+from cdc_pipelines.encode.runner import encode_events, write_encoded
+from cdc_pipelines.extract.lines import read_extract_lines
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.lake import io
-from cdc_pipelines.pipeline import decode_files, write_decoded
 
 DECODE_CUTS = ("read and count lines", "decode in Python (and pair)", "write changes and rejects")
 ENCODE_CUTS = ("read canonical", "encode in Python", "sort and write")

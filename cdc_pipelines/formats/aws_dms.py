@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cdc_pipelines import jsontext as J
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, Option, RawEvent, Reject, timezone_option, unknown_op
+from cdc_pipelines.model import meta_keys
 
 FORMAT_ID = "aws-dms-json"
 DATA_OPS = {"load": "INSERT", "insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
-from cdc_pipelines import canonical as C
 from cdc_pipelines.formats.encoding import Unsupported
+from cdc_pipelines.model import canonical as C
 
 # reject reasons more than one format gives, written once so that every format says them alike
 NOT_JSON_OBJECT = "not a valid JSON object"
@@ -132,7 +132,7 @@ class Codec:
     binary_messages: bool = False
     description: str = ""
     # fields a replay of the same change sets anew (processing times): not part of what identifies a
-    # delivery when repeats are found (`cdc_pipelines.duplicates`); canonical names or `meta.<key>`
+    # delivery when repeats are found (`cdc_pipelines.decode.redeliveries`); canonical names or `meta.<key>`
     delivery_fields: tuple[str, ...] = ()
 
     def encode_event(self, event: dict, options: Mapping[str, str]) -> list:

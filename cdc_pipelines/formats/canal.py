@@ -22,10 +22,8 @@ from typing import Any
 import msgspec
 import orjson
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import (
     BAD_EVENT_TIME,
     BAD_SYNC_TIME,
@@ -38,6 +36,8 @@ from cdc_pipelines.formats.base import (
     timezone_option,
     unknown_op,
 )
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 ROW_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "INSERT"}
 CONTROL_TYPES = {

@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import BAD_EVENT_TIME, NOT_JSON_OBJECT, Codec, Option, RawEvent, Reject
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 META_COLUMNS = (
     "_sequence_id_",

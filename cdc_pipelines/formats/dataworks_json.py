@@ -16,10 +16,8 @@ from typing import Any
 
 import msgspec
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import (
     BAD_EVENT_TIME,
     BAD_SYNC_TIME,
@@ -31,6 +29,8 @@ from cdc_pipelines.formats.base import (
     op_of,
 )
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE_BEFOR", "UPDATE_AFTER"
 # DataWorks 2.0's ops plus the Kafka JSON ones: split update halves and the task heartbeat

@@ -26,10 +26,8 @@ from typing import Any
 import msgspec
 import orjson
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import (
     BAD_SYNC_TIME,
     NOT_JSON_OBJECT,
@@ -40,6 +38,8 @@ from cdc_pipelines.formats.base import (
     Reject,
     op_of,
 )
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 OPS = {
     "c": "INSERT",

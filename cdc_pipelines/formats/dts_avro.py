@@ -2,7 +2,7 @@
 
 Input is either JSON lines whose `value_b64` holds one schemaless Record (a Kafka dump), or Avro
 container files (`.avro`) of Records. A line's decoder reads its `value_b64`; a container is read once
-by `container_lines`, and each of its records reaches the decoder as read (a `ContainerRecord`), with
+by `extract.messages.container_lines`, and each of its records reaches the decoder as read (a `ContainerRecord`), with
 no second serialisation. `dts_avro_records` turns a Record into canonical fields with their exact text:
 the images are text already (DTS Avro values are no JSON, so no number is detected).
 """
@@ -12,15 +12,14 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 import fastavro
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
-from cdc_pipelines.extracts.rows import Line
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import BAD_SYNC_TIME, NOT_JSON_OBJECT, Codec, RawEvent, Reject
 from cdc_pipelines.formats.dts_avro_records import encode_record, read_record, record_schemas, record_to_fields
+from cdc_pipelines.model import canonical as C
 
 
 class ContainerRecord:
@@ -44,20 +43,6 @@ class ContainerRecord:
         except Exception:  # noqa: BLE001 - a record our schema cannot hold still gets its reject
             return "", "base64"
         return base64.b64encode(buf.getvalue()).decode(), "base64"
-
-
-def container_lines(uri: str, content: bytes) -> Iterator[Line]:
-    """One Line per record of an `.avro` container (numbered from 1), then one reject if it is damaged."""
-    n = 0
-    try:
-        # return_named_type: an enum member of a union (EmptyObject) is a (name, value) pair even where the
-        # writer schema defines it inline, as the schemaless reader gives it (return_record_name does not)
-        for record in fastavro.reader(io.BytesIO(content), return_named_type=True):
-            n += 1
-            yield Line(uri, n, b"", record=ContainerRecord(record))
-    except Exception as exc:  # noqa: BLE001 - a corrupt container must become a reject, not a crash
-        reason = f"corrupt Avro container after {n} records: {exc}"
-        yield Line(uri, n + 1, b"", pre_reject=reason, record=ContainerRecord(None))
 
 
 def _payload(line: bytes) -> bytes:

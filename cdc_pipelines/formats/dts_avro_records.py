@@ -22,9 +22,9 @@ from functools import cache, lru_cache
 
 import fastavro
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 # a package resource, so it also reads from the zip executors import the package from on a cluster
 SCHEMA_FILE = importlib.resources.files("cdc_pipelines.formats") / "schemas" / "dts_record.avsc"

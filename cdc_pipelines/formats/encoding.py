@@ -20,8 +20,8 @@ from functools import lru_cache
 
 import orjson
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import meta_keys
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 Encoder = Callable[[dict, Mapping[str, str]], list]
 NUMERIC_TYPES = frozenset({"INT", "DECIMAL", "FLOAT", "DOUBLE"})

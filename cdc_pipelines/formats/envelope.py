@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import orjson
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import NOT_JSON_OBJECT, Reject
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 KINDS = ("number", "text", "bool", "json")
 

@@ -19,12 +19,12 @@ from functools import lru_cache
 
 import orjson
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of, overlay
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 FORMAT_ID = "maxwell-json"
 ROW_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "bootstrap-insert": "INSERT"}

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, RawEvent, Reject, op_of, timezone_option
 
 FORMAT_ID = "ogg-json"

@@ -13,10 +13,10 @@ from typing import Any
 
 import msgspec
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of
+from cdc_pipelines.model import canonical as C
 
 OPS = {
     "INSERT": "INSERT",

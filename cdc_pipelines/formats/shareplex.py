@@ -23,11 +23,9 @@ from typing import Any
 import msgspec
 import orjson
 
-from cdc_pipelines import canonical as C
-from cdc_pipelines import jsontext as J
-from cdc_pipelines import meta_keys
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
+from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import (
     BAD_EVENT_TIME,
     BAD_SYNC_TIME,
@@ -38,6 +36,8 @@ from cdc_pipelines.formats.base import (
     overlay,
     timezone_option,
 )
+from cdc_pipelines.model import canonical as C
+from cdc_pipelines.model import meta_keys
 
 OPS = {
     "ins": "INSERT",

@@ -11,10 +11,10 @@ import json
 
 from pyspark.sql import SparkSession
 
-from cdc_pipelines import storage
 from cdc_pipelines.lake.io import is_table, table_version
 from cdc_pipelines.lake.partition_paths import unescape_value
 from cdc_pipelines.lake.run_counts import COUNTS_DIR, write_counts
+from cdc_pipelines.runtime import storage
 
 TABLES = ("changes", "rejects")
 PARTITIONED_BY = "PARTITIONED BY (dt STRING, source_topic STRING)"

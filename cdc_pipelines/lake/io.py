@@ -20,8 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines import storage
-from cdc_pipelines.canonical import PARTITION_COLUMNS
+from cdc_pipelines.model.canonical import PARTITION_COLUMNS
+from cdc_pipelines.runtime import storage
 
 DELTA = "delta"
 _COMMIT_FILE = re.compile(r"[0-9]{20}\.json")
@@ -183,14 +183,14 @@ def read_table(spark: SparkSession, path: str | Path, schema: T.StructType, vers
 
 def read_canonical(spark: SparkSession, path: str | Path, version: int | None = None) -> DataFrame:
     """The canonical change table at `path`, with its declared schema."""
-    from cdc_pipelines.schema import CANONICAL_SCHEMA
+    from cdc_pipelines.model.schema import CANONICAL_SCHEMA
 
     return read_table(spark, path, CANONICAL_SCHEMA, version)
 
 
 def read_rejects(spark: SparkSession, path: str | Path, version: int | None = None) -> DataFrame:
     """The rejects table at `path`, with its declared schema."""
-    from cdc_pipelines.schema import REJECTS_SCHEMA
+    from cdc_pipelines.model.schema import REJECTS_SCHEMA
 
     return read_table(spark, path, REJECTS_SCHEMA, version)
 

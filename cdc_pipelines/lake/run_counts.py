@@ -14,9 +14,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.canonical import MESSAGE_COUNTS
 from cdc_pipelines.lake.io import Commit, read_table, replace_partitions
-from cdc_pipelines.storage import join
+from cdc_pipelines.model.canonical import MESSAGE_COUNTS
+from cdc_pipelines.runtime.storage import join
 
 COUNTS_DIR = "counts"
 COUNTS_SCHEMA = T.StructType(

@@ -6,13 +6,12 @@ No Dagster here: the CLI and the asset checks both call these functions.
 from cdc_pipelines.quality.conservation import conservation_check
 from cdc_pipelines.quality.images import image_presence_check
 from cdc_pipelines.quality.keys import pk_consistency_check
+from cdc_pipelines.quality.partition import Partition, Thresholds
 from cdc_pipelines.quality.report import write_quality_report
 from cdc_pipelines.quality.result import RuleResult
 from cdc_pipelines.quality.runner import (
     RULES,
     MissingPartitionError,
-    Partition,
-    Thresholds,
     check_partition,
     check_partition_rules,
     load_partition,

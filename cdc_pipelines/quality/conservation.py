@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdc_pipelines import meta_keys
+from cdc_pipelines.model import meta_keys
+from cdc_pipelines.quality.partition import Partition, Thresholds
 from cdc_pipelines.quality.rejects import RejectSummary
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult
 
@@ -120,4 +121,37 @@ def conservation_check(
         },
         groups=groups,
         examples=examples[:MAX_EXAMPLES],
+    )
+
+
+def conservation_result(
+    partition: Partition,
+    found: dict[str, dict[str, int]],
+    rejects: RejectSummary,
+    thresholds: Thresholds = Thresholds(),
+) -> RuleResult:
+    """Recorded messages read (and filtered) vs decoded + rejected as `found` in the lake, overall and by
+    topic; the redelivered messages the lake marks, by topic."""
+    per_topic = {}
+    for topic in sorted(set(found) | set(partition.recorded)):
+        lake = found.get(topic, {"decoded": 0, "rejected": 0, "duplicates": 0})
+        recorded = partition.recorded.get(topic, {})
+        per_topic[topic] = {
+            "read": recorded.get("read"),
+            "decoded": lake["decoded"],
+            "rejected": lake["rejected"],
+            "filtered": recorded.get("filtered", 0),
+            "duplicates": lake["duplicates"],
+        }
+    # a topic without recorded counts makes the partition's read unknown
+    known = bool(per_topic) and all(c["read"] is not None for c in per_topic.values())
+    return conservation_check(
+        sum(c["read"] for c in per_topic.values()) if known else None,
+        sum(c["decoded"] for c in per_topic.values()),
+        sum(c["rejected"] for c in per_topic.values()),
+        rejects,
+        max_reject_rate=thresholds.max_reject_rate,
+        per_topic=per_topic,
+        filtered=sum(c["filtered"] for c in per_topic.values()),
+        duplicates=sum(c["duplicates"] for c in per_topic.values()),
     )

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from cdc_pipelines import storage
 from cdc_pipelines.quality.activity import Activity
 from cdc_pipelines.quality.day_figures import (
     FIGURES_FILE,
@@ -23,8 +22,9 @@ from cdc_pipelines.quality.day_figures import (
     figures_key,
     read_figures,
 )
+from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.quality.report import report_day, write_quality_report
-from cdc_pipelines.quality.runner import Thresholds
+from cdc_pipelines.runtime import storage
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.run import snapshots_root
 

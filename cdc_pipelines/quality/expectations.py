@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from cdc_pipelines.quality.gx_static import localize
 from cdc_pipelines.quality.images import RULE as IMAGE_RULE
 from cdc_pipelines.quality.keys import RULE as PK_RULE
-from cdc_pipelines.quality.runner import Partition, Thresholds
+from cdc_pipelines.quality.partition import Partition, Thresholds
 from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.quality.timestamps import RULE as TIMESTAMP_RULE
 

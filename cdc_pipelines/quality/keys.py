@@ -11,8 +11,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines import meta_keys
-from cdc_pipelines.canonical import ROW_OPS
+from cdc_pipelines.model import meta_keys
+from cdc_pipelines.model.canonical import ROW_OPS
 from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
 from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
 from cdc_pipelines.quality.split_updates import CHECK as SPLIT_CHECK

@@ -3,22 +3,19 @@ the CLI and the assets."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines.extracts.files import InputError
+from cdc_pipelines.extract.files import InputError
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.run_counts import read_counts
-from cdc_pipelines.quality.conservation import conservation_check
-from cdc_pipelines.quality.rejects import RejectSummary
+from cdc_pipelines.quality.partition import Partition, Thresholds
 from cdc_pipelines.quality.result import RuleResult
 from cdc_pipelines.quality.scan import DayScan
-from cdc_pipelines.storage import join
+from cdc_pipelines.runtime.storage import join
 
 CHANGES_DIR = "changes"
 REJECTS_DIR = "rejects"
@@ -27,27 +24,6 @@ RULES = ("image_presence_check", "timestamp_precision_check", "pk_consistency_ch
 
 class MissingPartitionError(InputError):
     """The partition was never decoded: no changes, no rejects, no recorded counts."""
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """What counts as passing; `now` (UTC) pins the future-time check for reproducible runs."""
-
-    max_failure_ratio: float = 0.0
-    max_reject_rate: float = 0.05
-    future_tolerance: dt.timedelta = dt.timedelta(minutes=5)
-    sync_tolerance: dt.timedelta = dt.timedelta(minutes=5)
-    now: dt.datetime | None = None
-
-
-@dataclass
-class Partition:
-    """One dt of the lake: its events, its rejects and the counts its decode run recorded (if any)."""
-
-    dt: str
-    changes: DataFrame
-    rejects: DataFrame
-    recorded: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) -> Partition:
@@ -62,39 +38,6 @@ def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) ->
     if not recorded and changes.isEmpty() and rejects.isEmpty():
         raise MissingPartitionError(f"no changes or rejects for dt={dt_value} under {lake_root}")
     return Partition(dt=dt_value, changes=changes, rejects=rejects, recorded=recorded)
-
-
-def conservation_result(
-    partition: Partition,
-    found: dict[str, dict[str, int]],
-    rejects: RejectSummary,
-    thresholds: Thresholds = Thresholds(),
-) -> RuleResult:
-    """Recorded messages read (and filtered) vs decoded + rejected as `found` in the lake, overall and by
-    topic; the redelivered messages the lake marks, by topic."""
-    per_topic = {}
-    for topic in sorted(set(found) | set(partition.recorded)):
-        lake = found.get(topic, {"decoded": 0, "rejected": 0, "duplicates": 0})
-        recorded = partition.recorded.get(topic, {})
-        per_topic[topic] = {
-            "read": recorded.get("read"),
-            "decoded": lake["decoded"],
-            "rejected": lake["rejected"],
-            "filtered": recorded.get("filtered", 0),
-            "duplicates": lake["duplicates"],
-        }
-    # a topic without recorded counts makes the partition's read unknown
-    known = bool(per_topic) and all(c["read"] is not None for c in per_topic.values())
-    return conservation_check(
-        sum(c["read"] for c in per_topic.values()) if known else None,
-        sum(c["decoded"] for c in per_topic.values()),
-        sum(c["rejected"] for c in per_topic.values()),
-        rejects,
-        max_reject_rate=thresholds.max_reject_rate,
-        per_topic=per_topic,
-        filtered=sum(c["filtered"] for c in per_topic.values()),
-        duplicates=sum(c["duplicates"] for c in per_topic.values()),
-    )
 
 
 def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -> RuleResult:

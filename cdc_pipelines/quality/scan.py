@@ -19,13 +19,13 @@ from pyspark.sql import DataFrame
 from cdc_pipelines.quality import activity, conservation, images, keys, timestamps
 from cdc_pipelines.quality.images import image_rule
 from cdc_pipelines.quality.keys import pk_rule
+from cdc_pipelines.quality.partition import Partition, Thresholds
 from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
 from cdc_pipelines.quality.result import EventRule, RuleResult, aggregate_rules, key_columns, rule_columns
 from cdc_pipelines.quality.timestamps import timestamp_rule
 
 if TYPE_CHECKING:
     from cdc_pipelines.quality.activity import Activity
-    from cdc_pipelines.quality.runner import Partition, Thresholds
 
 
 def event_rules(thresholds: Thresholds, names: Sequence[str]) -> list[EventRule]:
@@ -83,14 +83,14 @@ class DayScan:
 
     def results(self) -> list[RuleResult]:
         """The rules' results in the order asked for."""
-        from cdc_pipelines.quality.runner import conservation_result
-
         out = aggregate_rules(self.events, self.rules)
         if keys.RULE in out:
             out[keys.RULE] = keys.finish(out[keys.RULE], self.rejects)
         if conservation.RULE in self.names:
             found = conservation.counts_from(self.events, self.rejects)
-            out[conservation.RULE] = conservation_result(self.partition, found, self.rejects, self.thresholds)
+            out[conservation.RULE] = conservation.conservation_result(
+                self.partition, found, self.rejects, self.thresholds
+            )
         return [out[n] for n in self.names]
 
     def volume(self) -> list:

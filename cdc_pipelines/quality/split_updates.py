@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from cdc_pipelines import meta_keys
+from cdc_pipelines.model import meta_keys
 from cdc_pipelines.quality.rejects import RejectSummary
 from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, SubCheck
 

@@ -12,9 +12,9 @@ import datetime as dt
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdc_pipelines.canonical import TOMBSTONE
+from cdc_pipelines.model.canonical import TOMBSTONE
+from cdc_pipelines.model.schema import lit_map
 from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
-from cdc_pipelines.schema import lit_map
 
 RULE = "timestamp_precision_check"
 PROMISED_UNIT = {

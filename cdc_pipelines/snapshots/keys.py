@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdc_pipelines.meta_keys import KAFKA_KEY
+from cdc_pipelines.model.meta_keys import KAFKA_KEY
 from cdc_pipelines.snapshots.schema import TABLE
 
 

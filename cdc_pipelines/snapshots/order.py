@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from cdc_pipelines import meta_keys
+from cdc_pipelines.model import meta_keys
 
 
 def row_index() -> Column:

@@ -7,9 +7,9 @@ from pathlib import Path
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
+from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots.schema import ANOMALY_SCHEMA, TABLE
 from cdc_pipelines.snapshots.store import ANOMALIES, read_day, read_summary
-from cdc_pipelines.storage import join
 
 
 def snapshot_report(spark: SparkSession, root: str | Path, day: str, per_kind: int = 5) -> dict | None:

@@ -21,9 +21,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines.decode.runner import CHANGES_DIR
 from cdc_pipelines.lake import io
-from cdc_pipelines.meta_keys import DUPLICATE_OF
-from cdc_pipelines.pipeline import CHANGES_DIR
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF
+from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.snapshots.apply import APPLIED_OPS, Applied, apply_day
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
@@ -49,7 +50,6 @@ from cdc_pipelines.snapshots.tables import (
 )
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before
-from cdc_pipelines.storage import is_uri, join, qualified
 
 # Spark jobs the day's writes run side by side: a MERGE of a small day is mostly the driver's work (its
 # plans, Delta's log, the commit), so the tables' MERGEs and the day's datasets overlap even on 2 cores

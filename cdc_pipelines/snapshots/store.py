@@ -20,9 +20,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines import storage
 from cdc_pipelines.lake.io import is_table
 from cdc_pipelines.lake.partition_paths import escape_value
+from cdc_pipelines.runtime import storage
 
 SNAPSHOTS_DIR = "snapshots"
 VERSIONS, ANOMALIES, DDL, APPLIED, RUNS = "_versions", "_anomalies", "_ddl", "_applied", "_runs"

@@ -17,10 +17,10 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from cdc_pipelines.lake import io
+from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots.schema import TABLE, VERSIONS_SCHEMA
 from cdc_pipelines.snapshots.store import VERSIONS
 from cdc_pipelines.snapshots.tables import restore
-from cdc_pipelines.storage import join
 
 
 @dataclass(frozen=True)

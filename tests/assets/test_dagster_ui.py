@@ -24,7 +24,7 @@ import pytest
 
 from assets.graph import build_assets, build_resources
 from assets.keys import CANONICAL, raw_key
-from cdc_pipelines.catalog import load_catalog
+from cdc_pipelines.extract.catalog import load_catalog
 from tests.conftest import resource
 from tests.quality.png import colours, read_png
 

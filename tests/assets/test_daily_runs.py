@@ -9,9 +9,9 @@ from pyspark.sql import functions as F
 
 from assets.graph import build_assets, build_resources
 from assets.keys import CANONICAL, REPORT, SNAPSHOTS, raw_key, target_key
-from cdc_pipelines.catalog import load_catalog
-from cdc_pipelines.daily import target_path
-from cdc_pipelines.demo import wrap_kcat
+from cdc_pipelines.decode.days import target_path
+from cdc_pipelines.demo.extracts import wrap_kcat
+from cdc_pipelines.extract.catalog import load_catalog
 from cdc_pipelines.lake.io import read_canonical, read_rejects
 from tests.conftest import resource
 

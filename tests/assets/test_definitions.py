@@ -11,8 +11,8 @@ import yaml
 from assets.graph import DAILY_JOB
 from assets.keys import CANONICAL, REPORT, SNAPSHOTS, raw_key, target_key
 from assets.partitions import start_date
-from cdc_pipelines.catalog import load_catalog
-from cdc_pipelines.demo_catalog import demo_topics
+from cdc_pipelines.demo.catalog import demo_topics
+from cdc_pipelines.extract.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 

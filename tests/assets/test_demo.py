@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assets.demo import run_demo
-from cdc_pipelines.demo_catalog import KCAT_TOPIC, TARGETS
+from cdc_pipelines.demo.catalog import KCAT_TOPIC, TARGETS
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.lake.io import read_canonical
 

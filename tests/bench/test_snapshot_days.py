@@ -1,7 +1,7 @@
 """The snapshot benchmark's input: every message decodes, day 2 updates distinct existing keys."""
 
 from cdc_pipelines.bench.snapshot_days import render, write_inserts, write_updates
-from cdc_pipelines.extracts.local import decode_paths
+from cdc_pipelines.decode.local import decode_paths
 
 
 def test_the_generated_days_decode_to_inserts_then_updates_of_distinct_keys(tmp_path):

@@ -14,8 +14,8 @@ import fastavro
 import pytest
 from pyspark.sql import functions as F
 
-from cdc_pipelines.cli import main
-from cdc_pipelines.demo import canonical_events, write_extract
+from cdc_pipelines.cli.commands import main
+from cdc_pipelines.demo.extracts import canonical_events, write_extract
 from cdc_pipelines.snapshots.store import ANOMALIES, CURRENT, HISTORY, table_roots
 from tests.cluster.standalone import standalone_cluster
 
@@ -42,7 +42,7 @@ def _run_on(master: str, args: list[str], log: Path) -> dict:
 
 
 PROBE = """
-from cdc_pipelines.spark import spark_session
+from cdc_pipelines.runtime.session import spark_session
 context = spark_session().sparkContext
 print(context.parallelize([0], 1).map(lambda _: __import__("cdc_pipelines").__file__).first())
 """

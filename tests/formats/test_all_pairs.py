@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from cdc_pipelines.extracts.local import decode_paths
+from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.formats import FORMAT_IDS, get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from cdc_pipelines.samples import sample_folder

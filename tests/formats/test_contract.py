@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cdc_pipelines.cli import main
+from cdc_pipelines.cli.commands import main
+from cdc_pipelines.decode.messages import EMPTY_EVENT
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, get_codec
 from cdc_pipelines.formats.base import Option, RawEvent
-from cdc_pipelines.messages import EMPTY_EVENT
 
 README = Path(__file__).parents[2] / "README.md"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastavro.write import Writer
 
-from cdc_pipelines.extracts.local import encode_local
+from cdc_pipelines.decode.local import encode_local
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.dts_avro_records import container_schema, read_record, record_to_fields
 from cdc_pipelines.formats.encoding import OlderSchemaMessage, Unsupported

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from cdc_pipelines.extracts.local import decode_paths
+from cdc_pipelines.decode.local import decode_paths
 from tests.conftest import resource
 from tests.formats.changelog import FLINK_PRODUCTS
 

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from cdc_pipelines.extracts.local import encode_local
+from cdc_pipelines.decode.local import encode_local
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from tests.conftest import CARRIED_EVERYWHERE, SAME_FORMAT_FIELDS, carried, parse, resource

@@ -14,11 +14,11 @@ import pytest
 from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
-from cdc_pipelines.cli import main
+from cdc_pipelines.cli.commands import main
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.convert import convert_lake
 from cdc_pipelines.lake.run_counts import read_counts
-from cdc_pipelines.schema import CANONICAL_SCHEMA
+from cdc_pipelines.model.schema import CANONICAL_SCHEMA
 
 SEEDS = Path(__file__).parent.parent.parent / "cdc_pipelines" / "samples"
 

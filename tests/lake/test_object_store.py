@@ -22,8 +22,8 @@ import pytest
 from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import functions as F
 
-from cdc_pipelines.cli import main
-from cdc_pipelines.demo import canonical_events, write_extract
+from cdc_pipelines.cli.commands import main
+from cdc_pipelines.demo.extracts import canonical_events, write_extract
 from cdc_pipelines.lake import io
 
 ROOT = Path(__file__).resolve().parents[2]

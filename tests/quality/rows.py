@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 
+from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.quality import Partition
-from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 
 DT = "2024-01-01"
 NOW = dt.datetime(2024, 1, 2, tzinfo=dt.UTC)
@@ -67,7 +67,7 @@ def frame(spark, rows: list[dict]):
 
 def partition(spark, rows: list[dict], recorded: dict | None = None, rejects: list[dict] | None = None) -> Partition:
     """A Partition of `rows`; by default the run recorded exactly one message per event, no rejects."""
-    from cdc_pipelines.schema import REJECTS_COLUMNS, REJECTS_SCHEMA
+    from cdc_pipelines.model.schema import REJECTS_COLUMNS, REJECTS_SCHEMA
 
     reject_rows = [tuple(r[c] for c in REJECTS_COLUMNS) for r in rejects or []]
     if recorded is None:

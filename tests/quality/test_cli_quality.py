@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cdc_pipelines.cli import main
+from cdc_pipelines.cli.commands import main
 from cdc_pipelines.lake.run_counts import write_counts
 from tests.conftest import resource
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.lake.run_counts import read_counts, write_counts
-from cdc_pipelines.pipeline import decode_files, write_decoded
 from cdc_pipelines.quality.daily_report import write_day_figures, write_day_report
 from cdc_pipelines.quality.day_figures import FIGURES_FILE
-from cdc_pipelines.quality.runner import Thresholds
+from cdc_pipelines.quality.partition import Thresholds
 from tests.conftest import resource
 
 DAY = "2024-03-01"

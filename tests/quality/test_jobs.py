@@ -8,8 +8,8 @@ an aggregation costs 2-5 jobs; the Delta reads of the counts and the partition t
 
 from __future__ import annotations
 
+from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.lake.run_counts import write_counts
-from cdc_pipelines.pipeline import decode_files, write_decoded
 from cdc_pipelines.quality import RULES, check_partition
 from cdc_pipelines.quality.daily_report import write_day_figures, write_day_report
 from tests.conftest import resource

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.lake.run_counts import write_counts
-from cdc_pipelines.pipeline import decode_files, write_decoded
 from cdc_pipelines.quality import Thresholds, load_partition, pk_consistency_check, run_all
 from cdc_pipelines.samples import sample_folder
 from tests.quality.rows import NOW

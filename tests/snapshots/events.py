@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from cdc_pipelines.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
+from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 
 T0 = dt.datetime(2024, 1, 1)
 TYPES = {"id": "INT", "name": "STRING", "amount": "DECIMAL", "flag": "BOOLEAN", "extra": "INT"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cdc_pipelines.demo import TABLES
+from cdc_pipelines.demo.extracts import TABLES
 
 
 def key(table: tuple, image: dict) -> tuple:

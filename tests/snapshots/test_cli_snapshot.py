@@ -5,7 +5,7 @@ import json
 
 import pyarrow.parquet as pq
 
-from cdc_pipelines.cli import main
+from cdc_pipelines.cli.commands import main
 from cdc_pipelines.lake.io import write_partitions
 from tests.snapshots.events import changes_df, delete, insert
 

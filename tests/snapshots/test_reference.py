@@ -13,8 +13,8 @@ the Delta tables themselves (current and history) against the same reference.
 import datetime as dt
 import json
 
-from cdc_pipelines.demo import TABLES, canonical_events, write_extract
-from cdc_pipelines.extracts.local import decode_paths
+from cdc_pipelines.decode.local import decode_paths
+from cdc_pipelines.demo.extracts import TABLES, canonical_events, write_extract
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.snapshots import apply_day
 from tests.formats.carry import same_value

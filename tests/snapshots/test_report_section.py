@@ -1,6 +1,6 @@
 """The quality report's snapshot section: rows per table, tables not applied, anomaly examples, escaped."""
 
-from cdc_pipelines.cli import main
+from cdc_pipelines.cli.commands import main
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.snapshots import snapshot_days
 from tests.snapshots.events import changes_df, delete, insert

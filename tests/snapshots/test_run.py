@@ -8,11 +8,11 @@ import json
 from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.io import write_partitions
+from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.as_of import print_as_of
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.store import ANOMALIES, DDL, read_summary, table_root
-from cdc_pipelines.storage import join
 from tests.snapshots import delta_rs
 from tests.snapshots.events import change, changes_df, delete, insert, update
 

@@ -1,0 +1,1 @@
+"""The `cdc-pipelines` command line: one registry of commands."""

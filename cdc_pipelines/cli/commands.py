@@ -1,0 +1,400 @@
+"""The `cdc-pipelines` command."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from cdc_pipelines.bench.command import add_parser as add_bench_parser
+from cdc_pipelines.decode.table_filter import TableFilter
+from cdc_pipelines.extract.files import InputError
+from cdc_pipelines.extract.messages import ENVELOPES
+from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
+from cdc_pipelines.model.canonical import MESSAGE_COUNTS
+from cdc_pipelines.runtime.progress import spark_progress
+from cdc_pipelines.runtime.storage import absolute
+
+
+def _options(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise OptionError(f"--option takes KEY=VALUE, got {pair!r}")
+        out[key] = value
+    return out
+
+
+def _date(text: str) -> str:
+    try:
+        return dt.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a YYYY-MM-DD date: {text!r}") from None
+
+
+def path_argument(text: str) -> str:
+    """Local paths are made absolute where they are parsed (Spark's JVM and GX resolve relative ones
+    elsewhere); URIs (`s3a://`, `oss://`, `hdfs://`, `file:`) stay as given."""
+    return absolute(text)
+
+
+def _spark(args: argparse.Namespace):
+    """The process's session, with the command's `--conf` settings (after CDC_SPARK_CONF)."""
+    from cdc_pipelines.runtime.session import parse_conf, spark_session
+
+    try:
+        conf = parse_conf(args.conf)
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    return spark_session(conf=conf)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return int(text)
+
+
+LIMIT_HELP = "reject messages longer than N characters unparsed (default: env CDC_MAX_MESSAGE_CHARS or 16 Mi)"
+
+
+CONF_HELP = "a Spark or Hadoop setting, as spark-submit takes it (repeatable), e.g. spark.hadoop.fs.s3a.endpoint=URL"
+ENVELOPE_HELP = "each line wraps the message: kcat (kcat -J output: payload, key, topic, partition, offset)"
+
+
+class _Sub:
+    """`add_parser` with `--conf` on every command, as spark-submit has it."""
+
+    def __init__(self, sub: argparse._SubParsersAction):
+        self.sub = sub
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        parser = self.sub.add_parser(name, **kwargs)
+        parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help=CONF_HELP)
+        return parser
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command a program built on the library adds to these (`assets.cli` adds `demo`, which runs the
+    Dagster job: the library knows nothing of Dagster's wiring). `arguments` declares its arguments,
+    `run` does it and prints its result."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], None]
+
+
+def _format_lines(with_options: bool) -> list[str]:
+    """Every format id, each followed by its options (indented) when asked."""
+    if not with_options:
+        return list(FORMAT_IDS)
+    lines = []
+    for format_id in FORMAT_IDS:
+        lines.append(format_id)
+        for option in get_codec(format_id).options:
+            choices = f" ({'|'.join(option.choices)})" if option.choices else ""
+            lines.append(f"  {option.name}={option.default}{choices}  {option.description}")
+    return lines
+
+
+def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
+    sub = _Sub(parser.add_subparsers(dest="command", required=True))
+    for command in extra:
+        command.arguments(sub.add_parser(command.name, help=command.help))
+    formats = sub.add_parser("formats", help="print every supported format id, one per line")
+    formats.add_argument(
+        "--options", action="store_true", help="under each id, its options: name=default, choices, meaning"
+    )
+    dec = sub.add_parser("decode", help="decode raw messages into the canonical change table")
+    dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
+    dec.add_argument(
+        "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
+    )
+    dec.add_argument("--topic", default="default", help="source topic name (partition value)")
+    dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
+    dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
+    dec.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
+    dec.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
+    _table_arguments(dec)
+    dec.add_argument(
+        "inputs", type=path_argument, nargs="+", help="files or folders of messages, one per line (.gz too)"
+    )
+    conv = sub.add_parser("convert", help="decode messages of one format and re-encode them in another")
+    conv.add_argument("--from", dest="source", required=True, help="source format id, or auto")
+    conv.add_argument("--to", dest="target", required=True, help="target format id")
+    conv.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
+    conv.add_argument("--topic", default="default", help="source topic name (partition value)")
+    conv.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
+    conv.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
+    conv.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
+    conv.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
+    conv.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
+    _table_arguments(conv)
+    conv.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
+    enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
+    enc.add_argument("--to", dest="target", required=True, help="target format id")
+    enc.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
+    enc.add_argument("--dt", type=_date, help="only this partition")
+    enc.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
+    enc.add_argument("canonical", type=path_argument, help="a canonical table folder (the changes/ written by decode)")
+    det = sub.add_parser("detect", help="print the format id the first messages of INPUT match")
+    det.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
+    smp = sub.add_parser("sample", help="decode the built-in sample messages of every format into OUT")
+    smp.add_argument(
+        "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
+    )
+    smp.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
+    qua = sub.add_parser("quality", help="run the data-quality rules on one partition and write a report")
+    qua.add_argument("--canonical", type=path_argument, required=True, help="lake folder holding changes/ and rejects/")
+    qua.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
+    qua.add_argument("--out", type=path_argument, help="report folder (default: CANONICAL/reports)")
+    qua.add_argument(
+        "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
+    )
+    snap = sub.add_parser("snapshot", help="MERGE one day of changes into the table snapshots (or read a day's state)")
+    snap.add_argument("--canonical", required=True, help="lake folder holding changes/")
+    day = snap.add_mutually_exclusive_group(required=True)
+    day.add_argument("--dt", type=_date, help="apply this partition date YYYY-MM-DD")
+    day.add_argument("--as-of", type=_date, help="print every table's state at the end of this day (JSON lines)")
+    snap.add_argument("--export", help="with --as-of: write each table's state as Parquet under this folder instead")
+    snap.add_argument("--out", help="snapshots folder (default: CANONICAL/snapshots)")
+    snap.add_argument("--topic", action="append", help="only these source topics (default: all)")
+    snap.add_argument(
+        "--keys", action="append", type=_keys, default=[], metavar="DB.TABLE=COL1,COL2",
+        help="key columns of a table whose format names none (repeatable)",
+    )  # fmt: skip
+    snap.add_argument(
+        "--keys-from-kafka", action="store_true",
+        help="events still without key columns take them from the Kafka message key (kcat envelopes: cdc.kafka.key)",
+    )  # fmt: skip
+    lake = sub.add_parser("convert-lake", help="convert a lake of plain Parquet (earlier versions) to Delta in place")
+    lake.add_argument("lake", type=path_argument, help="lake folder holding changes/, rejects/ and counts/")
+    add_bench_parser(sub)
+    return parser
+
+
+def _sample(args: argparse.Namespace) -> dict[str, int]:
+    from cdc_pipelines.decode.runner import decode_files, write_decoded
+    from cdc_pipelines.samples import sample_folder
+
+    spark = _spark(args)
+    total = dict.fromkeys(MESSAGE_COUNTS, 0)
+    for format_id in FORMAT_IDS:
+        folder = sample_folder(format_id)
+        if folder is None:
+            continue
+        counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
+        print(json.dumps({"format": format_id, **counts}))
+        total = {k: total[k] + counts[k] for k in total}
+    print(f"canonical table: {args.out}/changes  rejects: {args.out}/rejects", file=sys.stderr)
+    return total
+
+
+def _table_arguments(parser: argparse.ArgumentParser) -> None:
+    for flag, what in (("--include", "keep only the tables matching"), ("--exclude", "leave out the tables matching")):
+        parser.add_argument(flag, action="append", metavar="GLOB", help=f"{what} GLOB on db.table (repeatable)")
+
+
+def _tables(args: argparse.Namespace) -> TableFilter | None:
+    return TableFilter.of(args.include, args.exclude)
+
+
+def _decode(args: argparse.Namespace) -> dict[str, int]:
+    from cdc_pipelines.decode.runner import decode_files, write_decoded
+    from cdc_pipelines.lake.run_counts import write_counts
+
+    if args.format != "auto":
+        get_codec(args.format).resolve_options(_options(args.option))
+    _check_inputs(args)
+    if args.format == "auto":
+        args.format = _detected(args.inputs)
+    codec = get_codec(args.format)
+    options = codec.resolve_options(_options(args.option))
+    spark = _spark(args)
+    with spark_progress(spark, "decode"):
+        decoded = decode_files(
+            spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope,
+            tables=_tables(args),
+        )  # fmt: skip
+        counts = write_decoded(decoded, args.out)
+    write_counts(spark, args.out, args.dt, {args.topic: counts})
+    return counts
+
+
+class DetectError(ValueError):
+    """The first messages of an input match no format, or several."""
+
+
+def _check_inputs(args: argparse.Namespace) -> None:
+    """Fail before the work starts when an input is missing; inputs on a filesystem only Hadoop reaches
+    are listed through the command's session (built first, with its `--conf`)."""
+    from cdc_pipelines.extract.files import list_input_files
+    from cdc_pipelines.runtime.storage import local_path
+
+    if any(local_path(i) is None for i in args.inputs):
+        _spark(args)
+    list_input_files(args.inputs)
+
+
+def _detected(inputs: list[str]) -> str:
+    from cdc_pipelines.extract.detect import detect_format
+
+    found = detect_format(inputs)
+    if found is None:
+        raise DetectError("cannot tell the format of " + ", ".join(inputs) + "; pass --format")
+    return found
+
+
+def _convert(args: argparse.Namespace) -> dict[str, int]:
+    from cdc_pipelines.decode.runner import count_extract, decode_files, persisted
+    from cdc_pipelines.encode.runner import encode_events, write_encoded
+
+    target_options = get_codec(args.target).resolve_options(_options(args.target_option))
+    if args.source != "auto":
+        get_codec(args.source).resolve_options(_options(args.option))
+    _check_inputs(args)
+    source = _detected(args.inputs) if args.source == "auto" else args.source
+    spark = _spark(args)
+    with spark_progress(spark, "convert"):
+        decoded = decode_files(
+            spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option),
+            envelope=args.envelope, tables=_tables(args),
+        )  # fmt: skip
+        with persisted(decoded.combined):
+            counts = count_extract(decoded)
+            encoded = encode_events(decoded.events, args.target, target_options)
+            written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
+    return counts | {"written": written["written"], "skipped": written["skipped"]}
+
+
+def _encode(args: argparse.Namespace) -> dict[str, int]:
+    from pyspark.sql import functions as F
+
+    from cdc_pipelines.encode.runner import encode_events, write_encoded
+    from cdc_pipelines.lake.io import is_table, read_canonical
+
+    options = get_codec(args.target).resolve_options(_options(args.target_option))
+    spark = _spark(args)
+    if not is_table(spark, args.canonical):
+        raise InputError(f"no canonical Delta table at {args.canonical}")
+    events = read_canonical(spark, args.canonical)
+    if args.dt:
+        events = events.where(F.col("dt") == args.dt)
+    with spark_progress(spark, "encode"):
+        written = write_encoded(encode_events(events, args.target, options), f"{args.out}/{args.target}", args.target)
+    return {
+        "events": written["encoded"] + written["skipped"],
+        "written": written["written"],
+        "skipped": written["skipped"],
+    }
+
+
+def _quality(args: argparse.Namespace) -> dict[str, bool]:
+    """Rules -> passed; failing rules still exit 0 (the report says why), missing inputs exit 2."""
+    from cdc_pipelines.quality.daily_report import write_day_report
+
+    report = write_day_report(_spark(args), args.canonical, args.dt, args.out, great_expectations=not args.no_gx)
+    print(f"quality report: {report.html}", file=sys.stderr)
+    return report.rules
+
+
+def _keys(text: str) -> tuple[str, list[str]]:
+    table, _, columns = text.rpartition("=")
+    names = [c.strip() for c in columns.split(",") if c.strip()]
+    if not table or not names:
+        raise argparse.ArgumentTypeError(f"expected DB.TABLE=COL1,COL2, got {text!r}")
+    return table, names
+
+
+def _snapshot_as_of(args: argparse.Namespace) -> dict:
+    """Each table's state at the end of `--as-of`: rows as JSON lines on stdout, or Parquet under `--export`."""
+    from cdc_pipelines.snapshots.as_of import export_as_of, print_as_of
+
+    spark = _spark(args)
+    if args.export:
+        return export_as_of(spark, args.canonical, args.as_of, args.export, out=args.out)
+    return print_as_of(spark, args.canonical, args.as_of, sys.stdout, out=args.out)
+
+
+def _snapshot(args: argparse.Namespace) -> dict:
+    """The day's figures; every later day already applied is re-applied after it (named on stderr)."""
+    if args.as_of:
+        return _snapshot_as_of(args)
+    from pyspark.sql import functions as F
+
+    from cdc_pipelines.decode.runner import CHANGES_DIR
+    from cdc_pipelines.lake.io import read_canonical
+    from cdc_pipelines.runtime.storage import join
+    from cdc_pipelines.snapshots import snapshot_days
+
+    spark = _spark(args)
+    if read_canonical(spark, join(args.canonical, CHANGES_DIR)).where(F.col("dt") == args.dt).isEmpty():
+        raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
+    with spark_progress(spark, "snapshot"):
+        days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic, keys=dict(args.keys),
+                             kafka_keys=args.keys_from_kafka)  # fmt: skip
+    if len(days) > 1:
+        print(f"re-applied the later days {sorted(days)[1:]} on top of {args.dt}", file=sys.stderr)
+    day = days[args.dt]
+    print(f"snapshots: {day['path']}", file=sys.stderr)
+    return {
+        "tables": day["tables"],
+        "rows": day["rows"],
+        "applied": day["applied"],
+        "anomalies": day["anomalies"],
+        "skipped_tables": [s["table"] for s in day["skipped_tables"]],
+        "per_table": {
+            name: {k: t.get(k) for k in ("rows", "current", "history", "current_version", "history_version")}
+            for name, t in day["per_table"].items()
+        },
+    }
+
+
+def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
+    """Run one command; `extra` are the commands of the program built on the library (see `Command`)."""
+    args = _parser(extra).parse_args(argv)
+    added = {command.name: command for command in extra}
+    if getattr(args, "max_message_chars", None):
+        # the decoders read the limit from the environment, as the Dagster job does
+        os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
+    try:
+        if args.command in added:
+            added[args.command].run(args)
+        elif args.command == "formats":
+            print("\n".join(_format_lines(args.options)))
+        elif args.command == "decode":
+            print(json.dumps(_decode(args)))
+        elif args.command == "convert":
+            print(json.dumps(_convert(args)))
+        elif args.command == "encode":
+            print(json.dumps(_encode(args)))
+        elif args.command == "detect":
+            _check_inputs(args)
+            print(_detected(args.inputs))
+        elif args.command == "sample":
+            print(json.dumps(_sample(args)))
+        elif args.command == "quality":
+            print(json.dumps(_quality(args)))
+        elif args.command == "snapshot":
+            print(json.dumps(_snapshot(args)))
+        elif args.command == "convert-lake":
+            from cdc_pipelines.lake.convert import convert_lake
+
+            print(json.dumps(convert_lake(_spark(args), args.lake)))
+        elif args.command == "bench":
+            from cdc_pipelines.bench.command import run as run_bench
+
+            print(json.dumps(run_bench(args)))
+    except (UnknownFormatError, OptionError, InputError, DetectError) as exc:
+        print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+

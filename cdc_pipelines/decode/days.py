@@ -1,0 +1,102 @@
+"""Several days of every catalog topic at once: what a daily run and a backfill of a range call.
+
+Each topic's `dt=` folders of the range are read and decoded together (one decode per topic,
+not one per day), every row's `dt` taken from the folder of its file; the dynamic partition
+overwrite then replaces exactly the days written. Counts come back per day, so each day's
+conservation is checked on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdc_pipelines.decode.runner import CHANGES_DIR, decode_files, write_decoded_by_day
+from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
+from cdc_pipelines.extract.catalog import Topic
+from cdc_pipelines.lake import io
+from cdc_pipelines.model.canonical import MESSAGE_COUNTS
+from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.storage import join
+
+TARGETS_DIR = "targets"
+_DT_FOLDER = re.compile(r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/")
+
+
+def dt_of_file(source_file: Column | str = "source_file") -> Column:
+    """The `YYYY-MM-DD` of the innermost `dt=` folder of a file path."""
+    return F.regexp_extract(F.col(source_file) if isinstance(source_file, str) else source_file,
+                            r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/", 1)  # fmt: skip
+
+
+def dt_of_path(path: str) -> str:
+    """`dt_of_file` of one path, in Python."""
+    match = _DT_FOLDER.match(path)
+    return match.group(1) if match else ""
+
+
+def extract_stats(spark: SparkSession, folder: str | Path) -> dict[str, int]:
+    """Files and bytes of one raw partition folder (0 and 0 when the folder is missing or empty)."""
+    files = storage.file_sizes(spark, folder) if storage.is_dir(spark, folder) else {}
+    return {"files": len(files), "bytes": sum(files.values())}
+
+
+def decode_days(
+    spark: SparkSession,
+    topics: Iterable[Topic],
+    raw_partition: Callable[[str, str], Path],
+    out: str | Path,
+    dts: Sequence[str],
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Decode the days `dts` of every topic into `out`; counts as {dt: {topic: counts}}.
+
+    A topic with no files on a day gets zero counts for it: quiet topics are normal.
+    """
+    topics = list(topics)
+    results = {dt: {t.name: dict.fromkeys(MESSAGE_COUNTS, 0) for t in topics} for dt in dts}
+    for topic in topics:
+        folders = [raw_partition(topic.name, dt) for dt in dts]
+        present = [f for f in folders if extract_stats(spark, f)["files"]]
+        if not present:
+            continue
+        decoded = decode_files(
+            spark, topic.format, present, topic=topic.name, dt=dt_of_file(), options=topic.options,
+            envelope=topic.envelope, tables=topic.tables,
+        )  # fmt: skip
+        for dt, counts in write_decoded_by_day(decoded, out, dt_of_path).items():
+            results[dt][topic.name] = counts
+    return results
+
+
+def canonical_days(spark: SparkSession, lake_root: str | Path, dts: Sequence[str], topics: Sequence[str]) -> DataFrame:
+    """The canonical events of `topics` on the days `dts`."""
+    events = io.read_canonical(spark, join(lake_root, CHANGES_DIR))
+    return events.where(F.col("dt").isin(list(dts)) & F.col("source_topic").isin(list(topics)))
+
+
+def encode_days(
+    spark: SparkSession, lake_root: str | Path, target: str, topics: Sequence[str], dts: Sequence[str]
+) -> dict[str, dict[str, int]]:
+    """Re-encode the days `dts` of `topics` into `lake_root/targets/<target>/`; counts per day.
+
+    events = written events + skipped events; `written` counts messages (a DTS Avro event can be two).
+    """
+    zero = {"events": 0, "written": 0, "skipped": 0}
+    results = {dt: dict(zero) for dt in dts}
+    if not topics or not io.is_table(spark, join(lake_root, CHANGES_DIR)):
+        return results
+    encoded = encode_events(canonical_days(spark, lake_root, dts, topics), target)
+    for dt, counts in write_encoded_by_day(encoded, target_path(lake_root, target), target).items():
+        results[dt] = {
+            "events": counts["encoded"] + counts["skipped"],
+            **{k: counts[k] for k in ("written", "skipped")},
+        }
+    return results
+
+
+def target_path(lake_root: str | Path, target: str) -> str:
+    return join(lake_root, TARGETS_DIR, target)

@@ -1,0 +1,1 @@
+"""Canonical events -> messages of a target format, on Spark (JSON lines, `.avro` containers)."""

@@ -1,0 +1,113 @@
+"""The topic catalog: which topics exist, their format, options and target formats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from cdc_pipelines.decode.table_filter import TableFilter, TableFilterError
+from cdc_pipelines.extract.messages import check_envelope
+from cdc_pipelines.formats import get_codec
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    format: str
+    options: dict[str, str] = field(default_factory=dict)
+    targets: tuple[str, ...] = ()
+    envelope: str | None = None
+    snapshot: bool = False  # its tables feed `table_snapshots`: opt-in, as one table must come from one topic
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # {"db.table": key columns} where none are named
+    keys_from: str | None = None  # "kafka": key columns still unnamed come from the Kafka message key (kcat envelope)
+    tables: TableFilter | None = None  # which of the topic's tables to keep (None: all)
+
+
+KEYS_FROM_KAFKA = "kafka"
+
+
+class CatalogError(ValueError):
+    """A catalog entry that names an unknown format or option, or lacks a field."""
+
+
+def load_catalog(path: str | Path) -> list[Topic]:
+    """Read and validate a catalog YAML
+    (`topics: [{name, format, options, targets, envelope, snapshot, keys, keys_from, tables: {include, exclude}}]`)."""
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    topics = []
+    for i, entry in enumerate(data.get("topics") or []):
+        if not isinstance(entry, dict) or "name" not in entry or "format" not in entry:
+            raise CatalogError(f"topic #{i + 1} in {path} needs a name and a format")
+        options = {str(k): str(v) for k, v in (entry.get("options") or {}).items()}
+        try:
+            get_codec(entry["format"]).resolve_options(options)
+            for target in entry.get("targets") or []:
+                if get_codec(target).encode is None:
+                    raise ValueError(f"target {target} has no encoder")
+            check_envelope(entry.get("envelope"))
+            if entry.get("envelope") and get_codec(entry["format"]).messages == "avro":
+                raise ValueError(f"format {entry['format']} reads its own files and takes no envelope")
+        except (KeyError, ValueError) as exc:
+            raise CatalogError(f"topic {entry['name']!r} in {path}: {exc}") from None
+        targets = tuple(entry.get("targets") or ())
+        if not isinstance(entry.get("snapshot", False), bool):
+            raise CatalogError(f"topic {entry['name']!r} in {path}: snapshot must be true or false")
+        snapshot = entry.get("snapshot", False)
+        keys = _keys(entry, path)
+        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot,
+                            keys, _keys_from(entry, path), _tables(entry, path)))  # fmt: skip
+    return topics
+
+
+def _tables(entry: dict, path: str | Path) -> TableFilter | None:
+    """`tables: {include: [glob, ...], exclude: [glob, ...]}`: the topic's tables to keep (see `table_filter`)."""
+    tables = entry.get("tables") or {}
+    where = f"topic {entry['name']!r} in {path}"
+    if not isinstance(tables, dict) or set(tables) - {"include", "exclude"}:
+        raise CatalogError(f"{where}: tables takes include and exclude, lists of globs on db.table")
+    try:
+        return TableFilter.of(tables.get("include"), tables.get("exclude"))
+    except TableFilterError as exc:
+        raise CatalogError(f"{where}: {exc}") from None
+
+
+def _keys(entry: dict, path: str | Path) -> dict[str, tuple[str, ...]]:
+    """`keys: {db.table: [col, ...]}`: the key columns snapshots use for tables whose format names none."""
+    keys = entry.get("keys") or {}
+    valid = isinstance(keys, dict) and all(
+        isinstance(cols, list) and cols and all(isinstance(c, str) and c for c in cols) for cols in keys.values()
+    )
+    if not valid:
+        raise CatalogError(f"topic {entry['name']!r} in {path}: keys must map db.table to a list of column names")
+    return {str(table): tuple(cols) for table, cols in keys.items()}
+
+
+def _keys_from(entry: dict, path: str | Path) -> str | None:
+    """`keys_from: kafka`: only a kcat envelope keeps the Kafka message key (`meta['cdc.kafka.key']`)."""
+    keys_from = entry.get("keys_from")
+    if keys_from is None:
+        return None
+    if keys_from != KEYS_FROM_KAFKA:
+        raise CatalogError(f"topic {entry['name']!r} in {path}: keys_from must be {KEYS_FROM_KAFKA}, not {keys_from!r}")
+    if entry.get("envelope") != "kcat":
+        raise CatalogError(f"topic {entry['name']!r} in {path}: keys_from: kafka needs envelope: kcat (the Kafka key)")
+    return keys_from
+
+
+def kafka_key_topics(topics: list[Topic]) -> list[str]:
+    """The `snapshot: true` topics whose tables may take their key from the Kafka message key."""
+    return [t.name for t in topics if t.snapshot and t.keys_from == KEYS_FROM_KAFKA]
+
+
+def snapshot_keys(topics: list[Topic]) -> dict[str, list[str]]:
+    """The `keys` of the `snapshot: true` topics, merged (one table comes from one topic)."""
+    merged: dict[str, list[str]] = {}
+    for topic in topics:
+        if topic.snapshot:
+            for table, cols in topic.keys.items():
+                if merged.get(table, list(cols)) != list(cols):
+                    raise CatalogError(f"table {table} has different keys in two snapshot topics")
+                merged[table] = list(cols)
+    return merged

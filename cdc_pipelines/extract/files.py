@@ -1,0 +1,60 @@
+"""The files an input names: files as given, folders walked (hidden and `_` files skipped)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from cdc_pipelines.runtime import storage
+
+
+class InputError(ValueError):
+    """Inputs that do not exist or hold no files."""
+
+
+def list_input_files(inputs: Iterable[str | Path]) -> list[str]:
+    """Files named by `inputs`, folders walked recursively, hidden and `_`-prefixed files skipped.
+
+    Local paths (and `file:` URIs) are walked here; other URIs (`s3a://`, `oss://`, `hdfs://`) are
+    listed by Hadoop's FileSystem in the process's Spark session.
+    """
+    files: list[str] = []
+    for item in inputs:
+        local = storage.local_path(item)
+        if local is None:
+            files.extend(_hadoop_files(str(item)))
+            continue
+        path = Path(local)
+        if path.is_file():
+            files.append(str(path.resolve()))
+        elif path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
+            )
+            files.extend(str(p.resolve()) for p in found)
+        else:
+            raise InputError(f"input does not exist: {item}")
+    if not files:
+        raise InputError("no input files found in: " + ", ".join(map(str, inputs)))
+    return files
+
+
+def _hadoop_files(uri: str) -> list[str]:
+    spark = storage.active_spark()
+    if not storage.exists(spark, uri):
+        raise InputError(f"input does not exist: {uri}")
+    if not storage.is_dir(spark, uri):
+        return [storage.qualified(spark, uri)]
+    return storage.list_files(spark, uri)
+
+
+def list_input_files_or_empty(inputs: Iterable[str | Path]) -> list[str]:
+    """Like `list_input_files`, but an existing folder without files gives an empty list."""
+    try:
+        return list_input_files(inputs)
+    except InputError:
+        if all(storage.local_path(i) is None or Path(storage.local_path(i)).is_dir() for i in inputs):
+            return []
+        raise

@@ -1,0 +1,1 @@
+"""The canonical change: its fields, ops, logical types, `cdc.*` meta keys, values and schemas."""

@@ -1,0 +1,1 @@
+"""What every stage runs on: the SparkSession, paths on any Hadoop storage, Python-worker settings, progress."""

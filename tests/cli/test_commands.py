@@ -1,0 +1,128 @@
+"""The `cdc-pipelines` command: formats, decode, summary line and errors."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cdc_pipelines
+from cdc_pipelines.cli.commands import main
+from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.lake.io import read_canonical, read_rejects
+from cdc_pipelines.lake.run_counts import read_counts
+from tests.conftest import resource
+from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
+
+
+def test_formats_lists_every_id():
+    out = subprocess.run(
+        [sys.executable, "-m", "cdc_pipelines.cli", "formats"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == list(FORMAT_IDS)
+    assert {"oms-default", "oms-canal", "oms-debezium-smt"} <= set(FORMAT_IDS)
+
+
+def test_decode_writes_partitioned_parquet_and_summary(spark, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n")
+    code = main(
+        [
+            "decode",
+            "--format",
+            "oms-canal",
+            "--out",
+            str(tmp_path / "out"),
+            "--topic",
+            "orders",
+            "--dt",
+            "2024-03-01",
+            str(resource("oms-canal", "seed.jsonl")),
+            str(bad),
+        ]
+    )
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary == {"read": 5, "decoded": 4, "rejected": 1, "filtered": 0, "events": 4}
+    assert read_counts(spark, tmp_path / "out", "2024-03-01") == {"orders": summary}
+    part = tmp_path / "out" / "changes" / "dt=2024-03-01" / "source_topic=orders"
+    assert any(p.suffix == ".parquet" for p in part.iterdir())
+    changes = read_canonical(spark, tmp_path / "out" / "changes")
+    insert = changes.where("op = 'INSERT'").first()
+    assert insert.after["col4"] == DOUBLE_MIN_EXPANSION and insert.after["col13"] == "10223372036854775806"
+    assert (insert.dt, insert.source_topic) == ("2024-03-01", "orders")
+    rejects = read_rejects(spark, tmp_path / "out" / "rejects").collect()
+    assert [(r.raw, r.reason, r.source_line) for r in rejects] == [("garbage", "not a valid JSON object", 1)]
+
+
+def test_rerun_replaces_the_partition(spark, tmp_path, capsys):
+    args = [
+        "decode",
+        "--format",
+        "oms-default",
+        "--out",
+        str(tmp_path),
+        "--dt",
+        "2024-03-02",
+        str(resource("oms-default", "seed.jsonl")),
+    ]
+    assert main(args) == 0 and main(args) == 0
+    assert read_canonical(spark, tmp_path / "changes").count() == 4
+
+
+def test_unknown_format_and_missing_input_fail_clearly(tmp_path, capsys):
+    assert main(["decode", "--format", "nope", "--out", str(tmp_path), str(tmp_path)]) == 2
+    assert "unknown format id 'nope'" in capsys.readouterr().err
+    assert main(["decode", "--format", "oms-canal", "--out", str(tmp_path), str(tmp_path / "missing.jsonl")]) == 2
+    assert "input does not exist" in capsys.readouterr().err
+    assert (
+        main(["decode", "--format", "oms-canal", "--option", "colour=red", "--out", str(tmp_path), str(tmp_path)]) == 2
+    )
+    assert "has no option colour" in capsys.readouterr().err
+
+
+def test_decode_takes_the_message_size_limit(spark, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CDC_MAX_MESSAGE_CHARS", str(16 * 1024 * 1024))  # restored after the test
+    seed = resource("oms-canal", "seed.jsonl")
+    longest = max(len(line) for line in seed.read_text().splitlines())
+    out = tmp_path / "out"
+    args = ["decode", "--format", "oms-canal", "--out", str(out), "--dt", "2024-03-01", str(seed)]
+    assert main([*args[:1], "--max-message-chars", str(longest - 1), *args[1:]]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["rejected"] >= 1 and summary["read"] == summary["decoded"] + summary["rejected"]
+    reasons = {r.reason for r in read_rejects(spark, out / "rejects").collect()}
+    assert f"message of {longest} characters is over the limit of {longest - 1}" in reasons
+    with pytest.raises(SystemExit):
+        main([*args[:1], "--max-message-chars", "0", *args[1:]])
+    assert "not a positive whole number" in capsys.readouterr().err
+
+
+def test_the_library_never_imports_assets():
+    """No import of `assets` or `resources` anywhere in `cdc_pipelines`, inside functions too (the
+    `demo` command is added by `assets.cli`, the program's entry point)."""
+    package = Path(cdc_pipelines.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [(path.name, n) for n in names if n.split(".")[0] in ("assets", "resources")]
+    assert found == []
+
+
+def test_the_program_adds_demo_to_the_librarys_commands(capsys):
+    from assets.cli import main as program
+
+    with pytest.raises(SystemExit):
+        program(["demo", "--help"])
+    assert "--per-day" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["demo"])  # the library alone has no demo
+    assert "invalid choice: 'demo'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        program(["bench-daily", "--help"])
+    assert "--messages" in capsys.readouterr().out

@@ -1,0 +1,56 @@
+"""Map columns to and from dicts through their flat buffers: the same dicts `to_pylist` gives."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
+
+TEXT_MAP = pa.map_(pa.string(), pa.string())
+ROWS = [
+    {"a": "x", "b": "y"},
+    {"a": "x", "b": "y"},
+    {"a": "x", "b": None},
+    {"a": "x", "b": None},
+    None,
+    {},
+    {"": ""},
+    {"b": "y", "a": "x"},
+    {"ab": "x"},
+    {"a": "bx"},
+]
+
+
+def _as_dicts(column: pa.MapArray) -> list[dict | None]:
+    return [None if row is None else dict(row) for row in column.to_pylist()]
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_map_dicts_equal_pyarrows_own_conversion(shared):
+    column = pa.array([None if r is None else list(r.items()) for r in ROWS], TEXT_MAP)
+    dicts = map_dicts(column, shared=shared)
+    assert dicts == _as_dicts(column) == ROWS
+    assert [list(d) for d in dicts if d] == [list(r) for r in ROWS if r]  # key order kept
+
+
+def test_shared_rows_with_the_same_entries_get_one_dict():
+    column = pa.array([None if r is None else list(r.items()) for r in ROWS], TEXT_MAP)
+    dicts = map_dicts(column, shared=True)
+    assert dicts[0] is dicts[1]
+    assert dicts[2] is not dicts[3]  # a null item: not shared, built per row
+    assert dicts[0] is not dicts[7]  # same entries in another order are another map
+    assert dicts[5] == {} and dicts[6] == {"": ""}
+
+
+def test_a_nul_inside_a_key_turns_sharing_off_rather_than_confuse_maps():
+    rows = [{"a\x00b": "c"}, {"a": "b\x00c"}, {"a\x00b": "c"}]
+    column = pa.array([list(r.items()) for r in rows], TEXT_MAP)
+    dicts = map_dicts(column, shared=True)
+    assert dicts == rows and dicts[0] is not dicts[2]
+
+
+def test_map_array_round_trips_shared_and_distinct_dicts():
+    types = {"id": "INT", "name": "STRING"}
+    rows = [types, types, {"id": "1"}, None, types, types, types, types, types]
+    assert map_dicts(map_array(rows)) == rows
