@@ -330,8 +330,8 @@ def _snapshot(args: argparse.Namespace) -> dict:
         return _snapshot_as_of(args)
     from pyspark.sql import functions as F
 
-    from cdc_pipelines.decode.runner import CHANGES_DIR
     from cdc_pipelines.lake.io import read_canonical
+    from cdc_pipelines.lake.layout import CHANGES_DIR
     from cdc_pipelines.runtime.storage import join
     from cdc_pipelines.snapshots import snapshot_days
 

@@ -33,14 +33,13 @@ from cdc_pipelines.extract.messages import check_envelope
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
 from cdc_pipelines.lake import io
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
 from cdc_pipelines.runtime.storage import join
 
-CHANGES_DIR = "changes"
-REJECTS_DIR = "rejects"
 # Delta keeps min/max statistics (for skipping files in queries) of these columns only: by default it
 # takes the first 32, and computing them for the long ids and paths cost 40% of writing the changes
 STATS_COLUMNS = {CHANGES_DIR: "op,db,table_name,event_time,sync_time,source_line", REJECTS_DIR: "source_line"}

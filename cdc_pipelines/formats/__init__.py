@@ -1,4 +1,5 @@
-"""The codec registry: format id -> codec. The ids are fixed by DESIGN.md.
+"""The codec registry: format id -> codec. The ids are fixed (README's format table): the CLI, the
+catalog and the tests use exactly these.
 
 Codec modules are imported when first asked for, so a run pays only for the formats it reads.
 """

@@ -126,7 +126,6 @@ class Codec:
     options: tuple[Option, ...] = ()
     binary: str = "base64"
     update_has_before: bool = True
-    multi_row: bool = False
     split_update: bool = False
     messages: str = "json"
     binary_messages: bool = False

@@ -402,7 +402,6 @@ OMS_CANAL = Codec(
     decode_canal,
     _encode(dts=False),
     options=OPTIONS,
-    multi_row=True,
     delivery_fields=REPLAYED,
     description="Canal JSON (OMS)",
 )
@@ -411,7 +410,6 @@ DTS_CANAL = Codec(
     decode_canal,
     _encode(dts=True),
     options=OPTIONS,
-    multi_row=True,
     delivery_fields=REPLAYED,
     description="Canal JSON (DTS)",
 )

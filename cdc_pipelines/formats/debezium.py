@@ -55,7 +55,6 @@ SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
 # the envelope fields read as objects (`before`/`after` images, `source`, `transaction`): at the top
 # (DebeziumFlatten) or under `payload` (Debezium); any other JSON value there makes the message no
 # Debezium message, as any other value in the places the Connect `schema` has objects or arrays
-OBJECT_FIELDS = ("source", "before", "after", "transaction")
 IMAGE_FIELDS = ("after", "before")
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
@@ -63,7 +62,7 @@ _MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit
 
 
 def parse_column_types(spec: str) -> dict[str, str]:
-    """`c22:DATE,c23:TIME` -> {"c22": "DATE", "c23": "TIME"} (logical types of DESIGN.md)."""
+    """`c22:DATE,c23:TIME` -> {"c22": "DATE", "c23": "TIME"} (the logical types of `model.canonical`)."""
     out: dict[str, str] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         name, sep, logical = item.rpartition(":")
