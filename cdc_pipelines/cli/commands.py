@@ -254,7 +254,7 @@ def _detected(inputs: list[str]) -> str:
 
 
 def _convert(args: argparse.Namespace) -> dict[str, int]:
-    from cdc_pipelines.decode.runner import count_extract, decode_files, persisted
+    from cdc_pipelines.decode.runner import CountedPass, decode_files
     from cdc_pipelines.encode.runner import encode_events, write_encoded
 
     target_options = get_codec(args.target).resolve_options(_options(args.target_option))
@@ -268,10 +268,10 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
             spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option),
             envelope=args.envelope, tables=_tables(args),
         )  # fmt: skip
-        with persisted(decoded.combined):
-            counts = count_extract(decoded)
-            encoded = encode_events(decoded.events, args.target, target_options)
-            written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
+        passed = CountedPass(decoded)  # counted while the encode reads the events: one decode
+        encoded = encode_events(passed.events, args.target, target_options)
+        written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
+        counts = {k: sum(c[k] for c in passed.counts().values()) for k in MESSAGE_COUNTS}
     return counts | {"written": written["written"], "skipped": written["skipped"]}
 
 

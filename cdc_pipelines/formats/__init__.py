@@ -6,6 +6,8 @@ Codec modules are imported when first asked for, so a run pays only for the form
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import import_module
 
 from cdc_pipelines.formats.base import Codec, OptionError, Reject
@@ -44,4 +46,24 @@ def get_codec(format_id: str) -> Codec:
     return getattr(import_module(f"cdc_pipelines.formats.{module}"), name)
 
 
-__all__ = ["FORMAT_IDS", "Codec", "OptionError", "Reject", "UnknownFormatError", "get_codec"]
+@dataclass(frozen=True)
+class ResolvedCodec:
+    """A codec with its options checked and defaulted, once: what a run passes around instead of an id."""
+
+    codec: Codec
+    options: Mapping[str, str]
+
+    @property
+    def format_id(self) -> str:
+        return self.codec.format_id
+
+
+def resolve_codec(format_id: str, options: Mapping[str, str] | None = None) -> ResolvedCodec:
+    """The codec of `format_id` with `options` checked (OptionError, UnknownFormatError)."""
+    codec = get_codec(format_id)
+    return ResolvedCodec(codec, codec.resolve_options(dict(options or {})))
+
+
+__all__ = [
+    "FORMAT_IDS", "Codec", "OptionError", "Reject", "ResolvedCodec", "UnknownFormatError", "get_codec", "resolve_codec",
+]  # fmt: skip
