@@ -175,6 +175,8 @@ def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
         "--keys-from-kafka", action="store_true",
         help="events still without key columns take them from the Kafka message key (kcat envelopes: cdc.kafka.key)",
     )  # fmt: skip
+    arc = sub.add_parser("jvm-archive", help="write the class-data archive that takes seconds off every Spark start")
+    arc.add_argument("--force", action="store_true", help="write it again even where one exists")
     lake = sub.add_parser("convert-lake", help="convert a lake of plain Parquet (earlier versions) to Delta in place")
     lake.add_argument("lake", type=path_argument, help="lake folder holding changes/, rejects/ and counts/")
     add_bench_parser(sub)
@@ -385,6 +387,10 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
             print(json.dumps(_quality(args)))
         elif args.command == "snapshot":
             print(json.dumps(_snapshot(args)))
+        elif args.command == "jvm-archive":
+            from cdc_pipelines.runtime.session import parse_conf, write_class_archive
+
+            print(write_class_archive(parse_conf(args.conf), force=args.force))
         elif args.command == "convert-lake":
             from cdc_pipelines.lake.convert import convert_lake
 
