@@ -288,8 +288,8 @@ def decoded_extract(
     """The events and rejects of `decoded` (DECODED_SCHEMA rows of one extract) with their partition
     columns and `filtered` (left out by `tables`); `read` is the messages each file holds.
 
-    Without `results` (rows that did not come from `decode_lines`, as the benchmark's replay), the write
-    looks for no redeliveries."""
+    The extract has no `results` until its caller sets them (`decode_lines` does): without, the write
+    looks for no redeliveries and decodes again for its rejects."""
     combined = decoded.select(
         "*", F.lit(format_id).alias("source_format"), F.lit(topic).alias("source_topic"), F.lit(dt).alias("dt"),
         filtered_out(tables).alias("filtered"),
