@@ -31,6 +31,27 @@ _WHERE = {
     "aws-dms-json": ("aws_dms", "AWS_DMS_JSON"),
 }
 FORMAT_IDS = tuple(_WHERE)
+# the order format detection tries the codecs' `recognise` in, first match wins: a format's test may
+# also match the messages of a more specific format (DataWorks 2.0's those of DataWorks Kafka JSON, canal's
+# Maxwell's, Debezium SMT's `__deleted` any row's), which must therefore be tried before it
+DETECTION_ORDER = (
+    "dts-avro",
+    "oms-default",
+    "oms-default-extend",
+    "datahub-tuple",
+    "dataworks-json",
+    "oms-dataworks",
+    "oms-debezium",
+    "aws-dms-json",
+    "ogg-json",
+    "maxwell-json",
+    "oms-canal",
+    "dts-canal",
+    "oms-shareplex",
+    "dts-shareplex",
+    "oms-debezium-flatten",
+    "oms-debezium-smt",
+)
 
 
 class UnknownFormatError(KeyError):
@@ -65,5 +86,6 @@ def resolve_codec(format_id: str, options: Mapping[str, str] | None = None) -> R
 
 
 __all__ = [
-    "FORMAT_IDS", "Codec", "OptionError", "Reject", "ResolvedCodec", "UnknownFormatError", "get_codec", "resolve_codec",
+    "DETECTION_ORDER", "FORMAT_IDS", "Codec", "OptionError", "Reject", "ResolvedCodec", "UnknownFormatError",
+    "get_codec", "resolve_codec",
 ]  # fmt: skip
