@@ -40,8 +40,10 @@ DEFAULT_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     "spark.hadoop.fs.oss.impl": "org.apache.hadoop.fs.aliyun.oss.AliyunOSSFileSystem",
-    # Delta rebuilds a table's state from its log in this many tasks (default 50: slow on small tables)
-    "spark.databricks.delta.snapshotPartitions": "4",
+    # Delta rebuilds a table's state from its log in this many tasks (default 50). The lake's logs are small
+    # (a checkpoint every 10 commits): one task, not four, took a 10-row partition replacement from 4.3 to
+    # 2.4 s (medians of 20, one warm session, 2 cores; BENCHMARKS.md "Fixed cost")
+    "spark.databricks.delta.snapshotPartitions": "1",
 }
 # Delta's kernel, hadoop-aws and hadoop-aliyun depend on jars the pyspark wheel already ships (in
 # other versions: jackson 2.13 beside Spark's own, parquet 1.16 beside 1.17, Hadoop's client 3.4 beside
