@@ -83,12 +83,14 @@ def hadoop_version() -> str:
 
 def jar_packages() -> list[str]:
     """The Maven coordinates Spark resolves at start (cached by Ivy in ~/.ivy2): Delta for this Spark's
-    major.minor, as `delta.configure_spark_with_delta_pip` names it, and Hadoop's S3A and OSS clients."""
+    major.minor, as `delta.configure_spark_with_delta_pip` names it, Spark's Kafka source for this Spark (the
+    `kafka` raw source; it brings `kafka-clients`), and Hadoop's S3A and OSS clients."""
     spark_minor = ".".join(pyspark.__version__.split(".")[:2])
     delta = importlib.metadata.version("delta_spark")
     hadoop = hadoop_version()
     return [
         f"io.delta:delta-spark_{spark_minor}_2.13:{delta}",
+        f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}",
         f"org.apache.hadoop:hadoop-aws:{hadoop}",
         f"org.apache.hadoop:hadoop-aliyun:{hadoop}",
     ]
