@@ -8,6 +8,7 @@ since; the quality report compares each day's end with the next day's start.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.extract.kafka_offsets import PartitionOffsets
+from cdc_pipelines.extract.kafka_offsets import OffsetGap, PartitionOffsets, find_gaps
 from cdc_pipelines.lake.io import Commit, read_table, replace_partitions
 from cdc_pipelines.runtime.storage import join
 
@@ -38,16 +39,16 @@ def offsets_path(lake_root: str | Path) -> str:
 
 
 def write_offsets(
-    spark: SparkSession, lake_root: str | Path, dt: str, source_topic: str, kafka_topic: str,
+    spark: SparkSession, lake_root: str | Path, day: str, source_topic: str, kafka_topic: str,
     partitions: Iterable[PartitionOffsets],
 ) -> Commit:  # fmt: skip
-    """Replace the recorded offsets of (`dt`, `source_topic`) with `partitions` (one commit)."""
+    """Replace the recorded offsets of (`day`, `source_topic`) with `partitions` (one commit)."""
     rows = [
-        (kafka_topic, p.partition, *(getattr(p, name) for name in _OFFSET_FIELDS), dt, source_topic)
+        (kafka_topic, p.partition, *(getattr(p, name) for name in _OFFSET_FIELDS), day, source_topic)
         for p in partitions
     ]
     frame = spark.createDataFrame(rows, OFFSETS_SCHEMA)
-    replace = [{"dt": dt, "source_topic": source_topic}]
+    replace = [{"dt": day, "source_topic": source_topic}]
     return replace_partitions(frame, offsets_path(lake_root), replace, schema=OFFSETS_SCHEMA, register_as=OFFSETS_DIR)
 
 
@@ -56,12 +57,12 @@ def _partition_offsets(row) -> PartitionOffsets:
 
 
 def read_offsets(
-    spark: SparkSession, lake_root: str | Path, dt: str, source_topic: str
+    spark: SparkSession, lake_root: str | Path, day: str, source_topic: str
 ) -> tuple[str | None, dict[int, PartitionOffsets]]:
-    """(Kafka topic, offsets by partition) recorded for (`dt`, `source_topic`); (None, {}) when the day
+    """(Kafka topic, offsets by partition) recorded for (`day`, `source_topic`); (None, {}) when the day
     was never read."""
     table = read_table(spark, offsets_path(lake_root), OFFSETS_SCHEMA)
-    rows = table.where((F.col("dt") == dt) & (F.col("source_topic") == source_topic)).collect()
+    rows = table.where((F.col("dt") == day) & (F.col("source_topic") == source_topic)).collect()
     if not rows:
         return None, {}
     return rows[0]["kafka_topic"], {r["partition"]: _partition_offsets(r) for r in rows}
@@ -76,3 +77,10 @@ def read_days_offsets(
     for row in table.where(F.col("dt").isin(list(dts))).collect():
         out.setdefault((row["source_topic"], row["dt"]), []).append(_partition_offsets(row))
     return out
+
+
+def day_gaps(spark: SparkSession, lake_root: str | Path, day: str) -> list[OffsetGap]:
+    """Gaps and overlaps between `day`'s recorded offsets and those of the day before and after it."""
+    date = dt.date.fromisoformat(day)
+    days = [(date + dt.timedelta(days=d)).isoformat() for d in (-1, 0, 1)]
+    return find_gaps(read_days_offsets(spark, lake_root, days))
