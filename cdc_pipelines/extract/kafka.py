@@ -128,7 +128,9 @@ def kcat_line(codec: Codec) -> Column:
     tstype = F.when(F.col("timestampType") == 0, "create").when(F.col("timestampType") == 1, "logappend")
     headers = F.flatten(F.transform("headers", lambda h: F.array(h["key"], h["value"].cast("string"))))
     if codec.binary_messages:
-        payload = F.when(F.col("value").isNotNull(), F.to_json(F.struct(F.base64("value").alias("value_b64"))))
+        # Spark's base64 breaks its text into MIME lines (CRLF every 76 characters): the codec takes none
+        b64 = F.regexp_replace(F.base64("value"), "[\\r\\n]", "")
+        payload = F.when(F.col("value").isNotNull(), F.to_json(F.struct(b64.alias("value_b64"))))
     else:
         payload = F.col("value").cast("string")
     envelope = F.struct(

@@ -96,7 +96,7 @@ def start_broker(folder: Path) -> Broker:
             "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
             "transaction.state.log.min.isr=1", "group.initial.rebalance.delay.ms=0",
             "auto.create.topics.enable=false", "log.message.timestamp.before.max.ms=9223372036854775807",
-            "log.message.timestamp.after.max.ms=9223372036854775807",
+            "log.message.timestamp.after.max.ms=9223372036854775807", "log.retention.ms=-1",
         ]) + "\n"
     )  # fmt: skip
     cluster = uuid.uuid4().hex[:22]

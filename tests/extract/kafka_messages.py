@@ -79,7 +79,7 @@ def topic_records(format_id: str, day0_ms: int, days: int = 3, partitions: int =
         for i, hour in enumerate(hours):
             partition = (n + i) % partitions
             ts = day_ms(day0_ms, day, hour)
-            headers = (("trace", f"t-{n}".encode()), ("empty", None)) if n % 4 == 0 else ()
+            headers = (("trace", f"t-{n}".encode()), ("empty", b"")) if n % 4 == 0 else ()
             if format_id == "oms-canal":
                 out.append(Record(partition, ts, canal(n, ts), None if n % 5 else f"k{n}".encode(), headers))
             elif format_id == "dts-avro":
