@@ -123,50 +123,53 @@ def _source(topics: Topics, name: str, **settings):
     return kafka_source(topics.bootstrap, name, {"timeout_ms": "10000", **settings})
 
 
+def _day_offsets(offsets) -> dict[int, tuple[int, int, int]]:
+    return {o.partition: (o.first, o.last, o.messages) for o in offsets if o.messages}
+
+
 @pytest.mark.parametrize("name", list(TOPICS))
 def test_each_day_decodes_as_its_kcat_extract(spark, topics, tmp_path, name):
     format_id = TOPICS[name]
-    lake = tmp_path / "lake"
     for n in range(3):
-        decoded = decode_kafka_day(spark, _source(topics, name), format_id, topic=name, dt=day(n), lake_root=lake)
-        counts = write_kafka_day(spark, decoded, lake)
+        kafka = decode_kafka_day(spark, _source(topics, name), format_id, topic=name, dt=day(n))
         extract = decode_files(spark, format_id, [topics.kcat_file(name, format_id, n, tmp_path)], topic=name,
                                dt=day(n), envelope="kcat")  # fmt: skip
-        written = read_canonical(spark, lake / "changes").where(f"dt = '{day(n)}'").drop("dt", "source_topic")
-        from_kcat = extract.events.drop("dt", "source_topic")
-        kafka_rows, kcat_rows = _rows(written), _rows(from_kcat)
-        assert kafka_rows == kcat_rows
-        assert len(kafka_rows) == counts["events"] > 0
-        assert counts["rejected"] == 0 and extract.rejects.isEmpty()
-        assert counts["read"] == sum(c for _, _, c in topics.expected_offsets(name, n).values())
-        kafka_topic, recorded = read_offsets(spark, lake, day(n), name)
-        assert kafka_topic == name
-        assert {p: (o.first, o.last, o.messages) for p, o in recorded.items() if o.messages} == (
-            topics.expected_offsets(name, n)
-        )
-    metas = [json.loads(r) for r in kafka_rows]
-    assert all(m["meta"]["cdc.kafka.topic"] == name and "cdc.kafka.offset" in m["meta"] for m in metas)
+        kafka_rows, kcat_rows = _rows(kafka.decoded.events), _rows(extract.events)
+        assert kafka_rows == kcat_rows and kafka_rows
+        assert kafka.decoded.rejects.isEmpty() and extract.rejects.isEmpty()
+        assert _day_offsets(kafka.day.offsets) == topics.expected_offsets(name, n)
+        assert sum(kafka.decoded.read.values()) == sum(c for _, _, c in topics.expected_offsets(name, n).values())
+        assert not kafka.rerun
+    metas = [json.loads(r)["meta"] for r in kafka_rows]
+    assert all(m["cdc.kafka.topic"] == name and "cdc.kafka.offset" in m and "cdc.kafka.ts" in m for m in metas)
     if name == "customers":  # Debezium's deletes are followed by tombstones, with the Kafka key
-        tombstones = [m for m in metas if m["raw_op"] == "TOMBSTONE"]
-        assert tombstones and all(m["meta"]["cdc.kafka.key"].startswith('{"id"') for m in tombstones)
+        tombstones = [json.loads(r) for r in kafka_rows if json.loads(r)["raw_op"] == "TOMBSTONE"]
+        assert tombstones and all(t["meta"]["cdc.kafka.key"].startswith('{"id"') for t in tombstones)
     if name == "orders":  # headers reach the meta as kcat's list
-        assert any(m["meta"].get("cdc.kafka.headers", "").startswith('["trace","t-') for m in metas)
-    days = read_days_offsets(spark, lake, [day(n) for n in range(3)])
-    assert find_gaps(days) == []  # each day starts where the one before ended
+        assert any(m.get("cdc.kafka.headers", "").startswith('["trace","t-') for m in metas)
 
 
-def test_rerun_reads_the_recorded_offsets(spark, topics, tmp_path):
+def test_offsets_table_and_a_rerun_after_more_messages(spark, topics, tmp_path):
     name, lake = "orders", tmp_path / "lake"
-    first = decode_kafka_day(spark, _source(topics, name), "oms-canal", topic=name, dt=day(1), lake_root=lake)
-    write_kafka_day(spark, first, lake)
-    before = _rows(read_canonical(spark, lake / "changes"))
-    offsets_before = read_offsets(spark, lake, day(1), name)
-    # a late message of day 1 arrives after day 2's: a new read by timestamps would hold it, a rerun must not
+    for n in range(3):
+        decoded = decode_kafka_day(spark, _source(topics, name), "oms-canal", topic=name, dt=day(n), lake_root=lake)
+        counts = write_kafka_day(spark, decoded, lake)
+        assert counts["read"] == counts["decoded"] == counts["events"] > 0
+        kafka_topic, recorded = read_offsets(spark, lake, day(n), name)
+        assert kafka_topic == name and _day_offsets(recorded.values()) == topics.expected_offsets(name, n)
+    # each day starts where the one before it ended
+    assert find_gaps(read_days_offsets(spark, lake, [day(n) for n in range(3)])) == []
+    written = read_canonical(spark, lake / "changes").where(f"dt = '{day(1)}'")
+    kcat = decode_files(spark, "oms-canal", [topics.kcat_file(name, "oms-canal", 1, tmp_path)], topic=name, dt=day(1),
+                        envelope="kcat")  # fmt: skip
+    assert _rows(written.drop("dt", "source_topic")) == _rows(kcat.events.drop("dt", "source_topic"))
+    before, offsets_before = _rows(read_canonical(spark, lake / "changes")), read_offsets(spark, lake, day(1), name)
+    # a late message of day 1 arrives after day 2's: a new read by timestamps holds it, a rerun must not
     late = day_ms(DAY0_MS, 1, 23.5)
     topics.send(name, [Record(0, late, topic_records("oms-canal", DAY0_MS, days=1, first=500)[0].value)])
     fresh = decode_kafka_day(spark, _source(topics, name, late_seconds=str(3 * 86400), allow_incomplete="true"),
                              "oms-canal", topic=name, dt=day(1))  # fmt: skip
-    assert sum(fresh.decoded.read.values()) == sum(first.decoded.read.values()) + 1
+    assert sum(fresh.decoded.read.values()) == sum(kcat.read.values()) + 1
     rerun = decode_kafka_day(spark, _source(topics, name), "oms-canal", topic=name, dt=day(1), lake_root=lake)
     assert rerun.rerun
     write_kafka_day(spark, rerun, lake)
@@ -174,41 +177,29 @@ def test_rerun_reads_the_recorded_offsets(spark, topics, tmp_path):
     assert read_offsets(spark, lake, day(1), name) == offsets_before
 
 
-def test_incomplete_day_is_refused_and_nothing_written(spark, topics, tmp_path):
+def test_incomplete_day_refused_and_one_read_on_purpose_leaves_a_gap_conservation_reports(spark, topics, tmp_path):
+    from cdc_pipelines.quality.runner import check_conservation, load_partition
+
     name, lake = "customers", tmp_path / "lake"
     with pytest.raises(KafkaSourceError) as refused:
         decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(3), lake_root=lake)
-    message = str(refused.value)
-    assert f"day {day(3)} of topic {name} is not complete: partition 0 is at 00:30" in message
+    assert f"day {day(3)} of topic {name} is not complete: partition 0 is at 00:30" in str(refused.value)
     code = main(["decode", "--format", "oms-debezium", "--kafka", topics.bootstrap, "--topic", name, "--dt", day(3),
                  "--out", str(lake)])  # fmt: skip
     assert code == 2
-    assert not os.path.exists(lake / "changes") and not os.path.exists(lake / "kafka_offsets")
-    # on purpose: the day so far
-    decoded = decode_kafka_day(spark, _source(topics, name, allow_incomplete="true"), "oms-debezium", topic=name,
-                               dt=day(3), lake_root=lake)  # fmt: skip
-    assert write_kafka_day(spark, decoded, lake)["read"] == 3
-
-
-def test_gap_between_days_fails_conservation(spark, topics, tmp_path):
-    from cdc_pipelines.quality.runner import check_conservation, load_partition
-
-    name, lake = "gaps", tmp_path / "lake"
-    topics.create(name, partitions=2)
-    value = debezium(1, DAY0_MS, "c")[1]
-    topics.send(name, [Record(p, day_ms(DAY0_MS, 0, 1 + p), value) for p in range(2)])
-    source = _source(topics, name, allow_incomplete="true")
-    write_kafka_day(spark, decode_kafka_day(spark, source, "oms-debezium", topic=name, dt=day(0), lake_root=lake),
-                    lake)  # fmt: skip
-    # day 0 is read before it is complete; then more of day 0 arrives, and day 1 is read by timestamps
-    topics.send(name, [Record(0, day_ms(DAY0_MS, 0, 20), value)])
-    topics.send(name, [Record(p, day_ms(DAY0_MS, 1, 2), value) for p in range(2)])
-    topics.send(name, [Record(p, day_ms(DAY0_MS, 2, 2), value) for p in range(2)])
-    write_kafka_day(spark, decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(1),
+    assert not os.path.exists(lake)  # nothing written, not even an empty table
+    # read on purpose before it is complete (through the CLI); then more of day 3 arrives, and day 4
+    code = main(["decode", "--format", "oms-debezium", "--kafka", topics.bootstrap, "--topic", name, "--dt", day(3),
+                 "--out", str(lake), "--allow-incomplete"])  # fmt: skip
+    assert code == 0
+    value = debezium(900, DAY0_MS, "c")[1]
+    topics.send(name, [Record(0, day_ms(DAY0_MS, 3, 20), value)])
+    topics.send(name, [Record(p, day_ms(DAY0_MS, d, 2), value) for d in (4, 5) for p in range(3)])
+    write_kafka_day(spark, decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(4),
                                             lake_root=lake), lake)  # fmt: skip
-    gaps = find_gaps(read_days_offsets(spark, lake, [day(0), day(1)]))
+    gaps = find_gaps(read_days_offsets(spark, lake, [day(3), day(4)]))
     assert [(g.partition, g.kind, g.messages) for g in gaps] == [(0, "gap", 1)]
-    result = check_conservation(load_partition(spark, str(lake), day(1)))
+    result = check_conservation(load_partition(spark, str(lake), day(4)))
     assert not result.passed
     assert result.checks["kafka_offsets"] == {"checked": 1, "failed": 1}
     assert f"gap in topic {name} partition 0" in result.info["kafka_offset_gaps"][0]
