@@ -151,14 +151,14 @@ def test_each_day_decodes_as_its_kcat_extract(spark, topics, tmp_path, name):
 
 def test_offsets_table_and_a_rerun_after_more_messages(spark, topics, tmp_path):
     name, lake = "orders", tmp_path / "lake"
-    for n in range(3):
+    for n in range(2):
         decoded = decode_kafka_day(spark, _source(topics, name), "oms-canal", topic=name, dt=day(n), lake_root=lake)
         counts = write_kafka_day(spark, decoded, lake)
         assert counts["read"] == counts["decoded"] == counts["events"] > 0
         kafka_topic, recorded = read_offsets(spark, lake, day(n), name)
         assert kafka_topic == name and _day_offsets(recorded.values()) == topics.expected_offsets(name, n)
     # each day starts where the one before it ended
-    assert find_gaps(read_days_offsets(spark, lake, [day(n) for n in range(3)])) == []
+    assert find_gaps(read_days_offsets(spark, lake, [day(0), day(1)])) == []
     written = read_canonical(spark, lake / "changes").where(f"dt = '{day(1)}'")
     kcat = decode_files(spark, "oms-canal", [topics.kcat_file(name, "oms-canal", 1, tmp_path)], topic=name, dt=day(1),
                         envelope="kcat")  # fmt: skip
