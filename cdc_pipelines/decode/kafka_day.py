@@ -72,3 +72,34 @@ def write_kafka_day(spark: SparkSession, decoded: KafkaDecoded, lake_root: str |
     write_counts(spark, lake_root, dt, {topic: counts})
     write_offsets(spark, lake_root, dt, topic, decoded.day.kafka_topic, decoded.day.offsets)
     return counts
+
+
+def pin_kafka_day(
+    spark: SparkSession, source: KafkaSource, format_id: str, *, topic: str, dt: str, lake_root: str | Path
+) -> list[PartitionOffsets]:
+    """Record the offsets of day `dt` (the recorded ones again on a rerun) without decoding: what the Dagster
+    raw asset of a Kafka topic does, so the decode after it reads exactly these offsets. Raises
+    `KafkaSourceError` (nothing recorded) when the broker cannot give the day."""
+    decoded = decode_kafka_day(spark, source, format_id, topic=topic, dt=dt, lake_root=lake_root)
+    write_offsets(spark, lake_root, dt, topic, decoded.day.kafka_topic, decoded.day.offsets)
+    return decoded.day.offsets
+
+
+def decode_kafka_days(
+    spark: SparkSession,
+    source: KafkaSource,
+    format_id: str,
+    *,
+    topic: str,
+    dts: list[str],
+    lake_root: str | Path,
+    options: dict[str, str] | None = None,
+    tables: TableFilter | None = None,
+) -> dict[str, dict[str, int]]:
+    """Decode the days `dts` of a Kafka topic into the lake, one day at a time; counts per day.
+
+    Every day is planned (offsets looked up, completeness checked) before any is written, so a day that
+    cannot be read stops the run with nothing committed."""
+    planned = [decode_kafka_day(spark, source, format_id, topic=topic, dt=dt, lake_root=lake_root, options=options,
+                                tables=tables) for dt in dts]  # fmt: skip
+    return {dt: write_kafka_day(spark, decoded, lake_root) for dt, decoded in zip(dts, planned, strict=True)}

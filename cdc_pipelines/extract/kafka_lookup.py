@@ -75,7 +75,11 @@ def _consumer(spark: SparkSession, source: KafkaSource) -> Iterator[object]:
 
 
 def _error(source: KafkaSource, what: str, exc: Exception) -> KafkaSourceError:
-    cause = scrub(_cause(exc), source.options)
+    try:
+        settings = source.consumer_settings()  # secrets as the client saw them (`${NAME}` expanded)
+    except KafkaSourceError:
+        settings = dict(source.options)
+    cause = scrub(_cause(exc), settings)
     return KafkaSourceError(f"kafka topic {source.topic} at {source.bootstrap_servers}: {what}: {cause}")
 
 

@@ -8,6 +8,7 @@ log, the quality report or Dagster's metadata: `redacted` is the only form any o
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,8 +41,9 @@ class KafkaSource:
     timeout_ms: int = 30000
 
     def consumer_settings(self) -> dict[str, str]:
-        """The settings of a consumer of this source (the lookups' own, and Spark's without `kafka.`)."""
-        return {**self.options, "bootstrap.servers": self.bootstrap_servers}
+        """The settings of a consumer of this source (the lookups' own, and Spark's without `kafka.`), each
+        `${NAME}` in a value replaced by the environment variable NAME (read now, never stored)."""
+        return {**{k: _expand(v) for k, v in self.options.items()}, "bootstrap.servers": self.bootstrap_servers}
 
     def spark_options(self) -> dict[str, str]:
         """The options of Spark's Kafka source for this source (offsets are added by the reader)."""
@@ -51,6 +53,19 @@ class KafkaSource:
         """The source as a log line may show it: broker, topic and redacted settings."""
         settings = ", ".join(f"{k}={v}" for k, v in sorted(redacted(self.options).items()))
         return f"kafka topic {self.topic} at {self.bootstrap_servers}" + (f" ({settings})" if settings else "")
+
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _expand(value: str) -> str:
+    def lookup(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise KafkaSourceError(f"the Kafka settings name the environment variable {name}, which is not set")
+        return os.environ[name]
+
+    return _ENV_REFERENCE.sub(lookup, value)
 
 
 def is_secret(key: str) -> bool:
