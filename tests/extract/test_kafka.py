@@ -219,3 +219,36 @@ def test_unreachable_broker_and_missing_topic_exit_2_with_nothing_committed(spar
     assert "kafka topic no-such-topic" in capsys.readouterr().err
     assert not os.path.exists(lake)
     assert table_version(spark, str(lake / "changes")) is None
+
+
+def test_dagster_raw_asset_records_the_offsets_and_canonical_decodes_them(spark, topics, tmp_path, monkeypatch):
+    import dagster as dg
+
+    from assets.graph import build_assets, build_resources
+    from assets.keys import CANONICAL, raw_key
+    from cdc_pipelines.extract.catalog import load_catalog
+
+    secret = "dagster-Pa55"
+    monkeypatch.setenv("TEST_KAFKA_JAAS", f'org.apache.kafka.common.security.plain.PlainLoginModule required '
+                                          f'username="u" password="{secret}";')  # fmt: skip
+    (tmp_path / "catalog.yaml").write_text(
+        "topics:\n  - name: items\n    format: dts-avro\n"
+        f"    kafka: {{bootstrap_servers: '{topics.bootstrap}', options: {{sasl.jaas.config: '${{TEST_KAFKA_JAAS}}',"
+        " timeout_ms: '10000'}}\n"
+    )
+    resources = build_resources(tmp_path / "catalog.yaml", tmp_path / "raw", tmp_path / "lake", data_docs=False)
+    graph = build_assets(load_catalog(tmp_path / "catalog.yaml"))
+    wanted = (raw_key("items"), CANONICAL)
+    assets = [a for a in graph if not isinstance(a, dg.AssetChecksDefinition) and a.key in wanted]
+    result = dg.materialize(assets, resources=resources, partition_key=day(0))
+    assert result.success
+    events = result.get_asset_materialization_events()
+    by_key = {e.materialization.asset_key: e.materialization.metadata for e in events}
+    raw = by_key[raw_key("items")]
+    partitions = raw["partitions"].value
+    assert {int(p): (v["first"], v["last"], v["messages"]) for p, v in partitions.items() if v["messages"]} == (
+        topics.expected_offsets("items", 0)
+    )
+    assert raw["messages"].value == by_key[CANONICAL]["read"].value == 6
+    assert secret not in json.dumps({str(k): str(v) for m in by_key.values() for k, v in m.items()})
+    assert read_offsets(spark, tmp_path / "lake", day(0), "items")[0] == "items"
