@@ -75,6 +75,15 @@ def plan_ranges(
             why = incomplete_message(source.topic, bounds, newest_timestamps(spark, source, behind))
             raise KafkaSourceError(why or f"day {bounds.day} of topic {source.topic} is not complete")
         planned = [_by_timestamps(s, bounds) for s in states]
+        for state, plan in zip(states, planned, strict=True):
+            # the first message kept is the day's first at or past its start: those before it were deleted,
+            # and some may have been of this day (retention deletes whole segments, so mid-day is likely)
+            trimmed = state.log_start > 0 and plan.start_offset == state.log_start < plan.scan_end
+            if trimmed and not source.allow_incomplete:
+                raise KafkaSourceError(
+                    f"kafka topic {source.topic}: retention may have deleted offsets of day {bounds.day}: partition "
+                    f"{state.partition} keeps offsets from {state.log_start}, the first it holds of the day"
+                )
     by_partition = {s.partition: s for s in states}
     for plan in planned:
         state = by_partition.get(plan.partition)

@@ -35,6 +35,9 @@ DEFAULT_CONF = {
     # was cached (1M canal messages failed the 2 GB heap in one run of two). Reset after each object.
     "spark.serializer.objectStreamReset": "1",
     "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+    # a data source option whose name matches is shown redacted in plans and logs (Spark's default: url only):
+    # the Kafka source's kafka.sasl.jaas.config and *.password settings
+    "spark.sql.redaction.options.regex": "(?i)url|jaas|password|secret|token|credential",
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     "spark.hadoop.fs.oss.impl": "org.apache.hadoop.fs.aliyun.oss.AliyunOSSFileSystem",

@@ -252,3 +252,22 @@ def test_dagster_raw_asset_records_the_offsets_and_canonical_decodes_them(spark,
     assert raw["messages"].value == by_key[CANONICAL]["read"].value == 6
     assert secret not in json.dumps({str(k): str(v) for m in by_key.values() for k, v in m.items()})
     assert read_offsets(spark, tmp_path / "lake", day(0), "items")[0] == "items"
+
+
+def test_offsets_deleted_by_retention_fail_the_day(spark, topics, tmp_path):
+    from kafka.structs import TopicPartition
+
+    from cdc_pipelines.decode.kafka_day import pin_kafka_day
+
+    name, lake = "trimmed", tmp_path / "lake"
+    topics.create(name, partitions=1)
+    value = debezium(7, DAY0_MS, "c")[1]
+    topics.send(name, [Record(0, day_ms(DAY0_MS, 0, h), value) for h in (1, 2, 3)] + [Record(0, day_ms(DAY0_MS, 1, 1),
+                                                                                                  value)])  # fmt: skip
+    pinned = pin_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0), lake_root=lake)
+    assert [(o.first, o.last, o.messages) for o in pinned] == [(0, 2, 3)]
+    topics.admin.delete_records({TopicPartition(name, 0): 1})
+    with pytest.raises(KafkaSourceError, match=f"kafka topic {name}: retention deleted offsets of day {day(0)}"):
+        decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0), lake_root=lake)
+    with pytest.raises(KafkaSourceError, match=f"retention may have deleted offsets of day {day(0)}"):
+        decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0))
