@@ -28,6 +28,9 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 </project>
 """
 START_TIMEOUT_S = 45
+READER_PASSWORD = "reader-Secret-1"
+_BROKER_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+                f'password="admin-secret" user_admin="admin-secret" user_reader="{READER_PASSWORD}";')  # fmt: skip
 
 
 def kafka_jars(version: str = KAFKA_VERSION) -> Path:
@@ -64,6 +67,7 @@ class Broker:
     bootstrap: str
     process: subprocess.Popen
     folder: Path
+    sasl_bootstrap: str = ""  # a SASL_PLAINTEXT listener (PLAIN): user `reader`, password READER_PASSWORD
 
     def stop(self) -> None:
         """Stop the broker by its pid (SIGTERM, then SIGKILL after 15 s)."""
@@ -81,17 +85,20 @@ def _java(jars: Path, *args: str, heap: str = "256m") -> list[str]:
 
 
 def start_broker(folder: Path) -> Broker:
-    """Format a KRaft log folder under `folder` and start a broker+controller on two free ports."""
+    """Format a KRaft log folder under `folder` and start a broker+controller on free ports: a PLAINTEXT
+    listener, a SASL_PLAINTEXT one (PLAIN logins) and the controller's."""
     jars = kafka_jars()
-    port, controller = free_port(), free_port()
+    port, controller, sasl = free_port(), free_port(), free_port()
     data = folder / "data"
     config = folder / "server.properties"
     config.write_text(
         "\n".join([
             "process.roles=broker,controller", "node.id=1", f"controller.quorum.voters=1@127.0.0.1:{controller}",
-            f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
-            f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}", "controller.listener.names=CONTROLLER",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            f"listeners=PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl},CONTROLLER://127.0.0.1:{controller}",
+            f"advertised.listeners=PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl}",
+            "controller.listener.names=CONTROLLER",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "sasl.enabled.mechanisms=PLAIN", f"listener.name.sasl_plaintext.plain.sasl.jaas.config={_BROKER_JAAS}",
             "inter.broker.listener.name=PLAINTEXT", f"log.dirs={data}", "num.partitions=1",
             "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
             "transaction.state.log.min.isr=1", "group.initial.rebalance.delay.ms=0",
@@ -104,7 +111,7 @@ def start_broker(folder: Path) -> Broker:
                    check=True, capture_output=True, timeout=60)  # fmt: skip
     log = open(folder / "broker.log", "wb")  # noqa: SIM115 - the broker's output for its whole life
     process = subprocess.Popen(_java(jars, "kafka.Kafka", str(config), heap="512m"), stdout=log, stderr=log)
-    broker = Broker(f"127.0.0.1:{port}", process, folder)
+    broker = Broker(f"127.0.0.1:{port}", process, folder, f"127.0.0.1:{sasl}")
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:

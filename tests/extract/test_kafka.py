@@ -25,7 +25,7 @@ from cdc_pipelines.extract.kafka_offsets import find_gaps
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, kafka_source
 from cdc_pipelines.lake.io import read_canonical, table_version
 from cdc_pipelines.lake.kafka_offsets import read_days_offsets, read_offsets
-from tests.extract.kafka_broker import free_port, start_broker
+from tests.extract.kafka_broker import READER_PASSWORD, free_port, start_broker
 from tests.extract.kafka_messages import DAY_MS, Record, day_ms, debezium, topic_records
 
 pytestmark = pytest.mark.system
@@ -271,3 +271,24 @@ def test_offsets_deleted_by_retention_fail_the_day(spark, topics, tmp_path):
         decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0), lake_root=lake)
     with pytest.raises(KafkaSourceError, match=f"retention may have deleted offsets of day {day(0)}"):
         decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0))
+
+
+def test_sasl_settings_reach_the_source_and_a_failed_login_exits_2(spark, broker, topics, tmp_path, capsys):
+    def jaas(password: str) -> str:
+        login = "org.apache.kafka.common.security.plain.PlainLoginModule"
+        return f'{login} required username="reader" password="{password}";'
+
+    args = ["decode", "--format", "oms-canal", "--topic", "orders", "--dt", day(0), "--kafka", broker.sasl_bootstrap,
+            "--conf", "kafka.security.protocol=SASL_PLAINTEXT", "--conf", "kafka.sasl.mechanism=PLAIN",
+            "--conf", "kafka.timeout_ms=10000"]  # fmt: skip
+    wrong = "wrong-Pa55word"
+    assert main([*args, "--out", str(tmp_path / "refused"), "--conf", f"kafka.sasl.jaas.config={jaas(wrong)}"]) == 2
+    err = capsys.readouterr().err
+    assert "kafka topic orders" in err and "authentication failed" in err and wrong not in err
+    assert not os.path.exists(tmp_path / "refused")
+    lake = tmp_path / "lake"
+    assert main([*args, "--out", str(lake), "--conf", f"kafka.sasl.jaas.config={jaas(READER_PASSWORD)}"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out.splitlines()[-1])["read"] == sum(c for *_, c in topics.expected_offsets("orders", 0).values())
+    assert READER_PASSWORD not in out + err and "*****" in err
+    assert read_offsets(spark, lake, day(0), "orders")[0] == "orders"
