@@ -286,9 +286,12 @@ def test_sasl_settings_reach_the_source_and_a_failed_login_exits_2(spark, broker
     err = capsys.readouterr().err
     assert "kafka topic orders" in err and "authentication failed" in err and wrong not in err
     assert not os.path.exists(tmp_path / "refused")
-    lake = tmp_path / "lake"
-    assert main([*args, "--out", str(lake), "--conf", f"kafka.sasl.jaas.config={jaas(READER_PASSWORD)}"]) == 0
+    # the right password, through `convert` (read by timestamps, re-encoded, no lake)
+    convert = ["convert", "--from", "oms-canal", "--to", "oms-default", *args[3:]]
+    login = f"kafka.sasl.jaas.config={jaas(READER_PASSWORD)}"
+    assert main([*convert, "--out", str(tmp_path / "out"), "--conf", login]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out.splitlines()[-1])["read"] == sum(c for *_, c in topics.expected_offsets("orders", 0).values())
+    counts = json.loads(out.splitlines()[-1])
+    assert counts["read"] == counts["written"] == sum(c for *_, c in topics.expected_offsets("orders", 0).values())
     assert READER_PASSWORD not in out + err and "*****" in err
-    assert read_offsets(spark, lake, day(0), "orders")[0] == "orders"
+    assert len(spark.read.text(str(tmp_path / "out" / "oms-default")).collect()) == counts["written"]

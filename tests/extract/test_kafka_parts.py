@@ -125,3 +125,33 @@ def test_kcat_headers_reach_the_meta_as_their_list():
     assert payload == b"x"
     assert meta["cdc.kafka.headers"] == '["a","1","b",null]'
     assert "cdc.kafka.key" not in meta
+
+
+def test_catalog_kafka_topics(tmp_path, monkeypatch):
+    from cdc_pipelines.extract.catalog import CatalogError, load_catalog
+
+    catalog = tmp_path / "catalog.yaml"
+    catalog.write_text(
+        "topics:\n"
+        "  - {name: customers, format: oms-debezium, keys_from: kafka, snapshot: true,\n"
+        "     kafka: {bootstrap_servers: 'b1:9092,b2:9092', topic: dbz.customers,\n"
+        "             options: {security.protocol: SASL_SSL, sasl.jaas.config: '${TEST_JAAS}', late_seconds: 60}}}\n"
+        "  - {name: items, format: dts-avro, kafka: {bootstrap_servers: 'b:9092'}}\n"
+    )
+    customers, items = load_catalog(catalog)
+    assert customers.envelope == "kcat" and customers.keys_from == "kafka"
+    assert (customers.kafka.bootstrap_servers, customers.kafka.topic, customers.kafka.late_seconds) == (
+        "b1:9092,b2:9092", "dbz.customers", 60)  # fmt: skip
+    assert items.kafka.topic == "items" and items.envelope == "kcat"  # a binary format read from Kafka
+    monkeypatch.setenv("TEST_JAAS", "jaas-with-Secret")
+    assert customers.kafka.consumer_settings()["sasl.jaas.config"] == "jaas-with-Secret"
+    assert "jaas-with-Secret" not in customers.kafka.describe() and "${TEST_JAAS}" not in customers.kafka.describe()
+    monkeypatch.delenv("TEST_JAAS")
+    with pytest.raises(KafkaSourceError, match="TEST_JAAS"):
+        customers.kafka.consumer_settings()
+    bad_entries = ("kafka: {topic: t}", "kafka: {bootstrap_servers: b, port: 1}",
+                   "kafka: {bootstrap_servers: b, options: 1}")  # fmt: skip
+    for bad in bad_entries:
+        catalog.write_text(f"topics:\n  - {{name: t, format: oms-canal, {bad}}}\n")
+        with pytest.raises(CatalogError):
+            load_catalog(catalog)
