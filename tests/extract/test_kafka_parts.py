@@ -155,3 +155,16 @@ def test_catalog_kafka_topics(tmp_path, monkeypatch):
         catalog.write_text(f"topics:\n  - {{name: t, format: oms-canal, {bad}}}\n")
         with pytest.raises(CatalogError):
             load_catalog(catalog)
+
+
+def test_client_errors_are_named_by_what_failed():
+    from cdc_pipelines.extract.kafka_lookup import _what_failed
+
+    assert _what_failed("SaslAuthenticationException: Authentication failed: Invalid username or password") == (
+        "authentication failed"
+    )
+    assert _what_failed("TopicAuthorizationException: Not authorized to access topics: [orders]") == "not authorized"
+    assert _what_failed("TimeoutException: Timeout expired while fetching topic metadata") == (
+        "broker unreachable (timed out)"
+    )
+    assert _what_failed("KafkaException: something else") == "lookup failed"
