@@ -8,10 +8,10 @@ from dagster_pyspark import LazyPySparkResource
 from assets.keys import CANONICAL, raw_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.decode.days import decode_days
-from cdc_pipelines.decode.runner import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.lake.io import table_version
-from cdc_pipelines.lake.run_counts import COUNTS_DIR, write_counts
+from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
+from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime.storage import join
 from resources import LakeStorageResource, TopicCatalogResource

@@ -14,11 +14,10 @@ import yaml
 
 from assets.graph import DAILY_JOB, build_definitions
 from assets.keys import CANONICAL, REPORT, SNAPSHOTS
-from cdc_pipelines.decode.days import TARGETS_DIR
 from cdc_pipelines.demo.catalog import KCAT_SOURCE, KCAT_TOPIC, demo_topics
 from cdc_pipelines.demo.extracts import generate, wrap_kcat
+from cdc_pipelines.lake.layout import SNAPSHOTS_DIR, TARGETS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
-from cdc_pipelines.snapshots.store import SNAPSHOTS_DIR
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 

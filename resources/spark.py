@@ -28,5 +28,4 @@ class ProjectSparkResource(LazyPySparkResource):
 
 def spark_resource(**overrides: str) -> LazyPySparkResource:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    conf = {"spark.master": os.environ.get("CDC_SPARK_MASTER", "local[*]"), "spark.app.name": "cdc_pipelines"}
-    return ProjectSparkResource(spark_config={**conf, **session_conf(overrides)})
+    return ProjectSparkResource(spark_config={"spark.app.name": "cdc_pipelines", **session_conf(overrides)})

@@ -7,7 +7,7 @@
 - the fastavro floor of DTS Avro decode: base64 + `schemaless_reader` alone, one process per core;
 - the Spark floor of encode: the canonical Parquet + `to_json` of every row + a text write;
 - DuckDB: `read_json` -> Parquet, and for encode Parquet -> JSON lines, the embedded engine a user
-  might pick instead (lossy on numbers, see DESIGN.md, and without any CDC semantics);
+  might pick instead (lossy on numbers, see README's 'How values stay exact', and without any CDC semantics);
 - `cat FILE > /dev/null`: how fast the bytes can be read at all.
 """
 
@@ -23,6 +23,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from cdc_pipelines.lake.layout import CHANGES_DIR
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS
 
 _TEXT_MAP = "map<string,string>"
@@ -114,7 +115,7 @@ def warm_up(spark: SparkSession, source: Path, format_id: str, scratch: Path) ->
     with open(source, "rb") as lines, open(head, "wb") as out:
         out.writelines(islice(lines, 20000))
     write_decoded(decode_files(spark, format_id, [head], topic="warm", dt="2024-01-01"), scratch / "lake")
-    events = read_canonical(spark, scratch / "lake" / "changes")
+    events = read_canonical(spark, scratch / "lake" / CHANGES_DIR)
     write_encoded(encode_events(events, format_id), scratch / "encoded", format_id)
 
 

@@ -2,7 +2,8 @@
 
 Each runs exactly what `decode_files` + `write_decoded` (or `encode_events` + `write_encoded`) run:
 the line read and count, the Arrow round trip of every batch through a Python worker, the
-conservation counts, the partitioned atomic writes of the same columns. Only the codec is replaced:
+conservation counts, the rejects reported beside the rows, the partitioned atomic writes of the same
+columns (with no delivery hash: hashing is the codec's work). Only the codec is replaced:
 the Python function replays rows decoded (or messages encoded) once beforehand from the head of the
 same input, one output row per input row, so the rows written are real ones and the counts add up.
 What our decode or encode takes beyond its replay is the cost of the Python codecs; what the replay
@@ -18,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from cdc_pipelines.decode.local import spark_uri
+from cdc_pipelines.decode.pass_results import PassResults, TaskReports
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import DECODED_SCHEMA, decoded_extract, rows_to_batch, write_decoded
 from cdc_pipelines.encode.runner import ENCODED_SCHEMA, LINEAGE, EncodedTable, encode_events, write_encoded
@@ -49,19 +52,34 @@ def _cycled(block: pa.RecordBatch, rows: int) -> pa.RecordBatch:
 
 
 def _distinct(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """`batch` with a source `position` of its own on every row: decoded rows alike would be redelivered
-    messages to the decode (`cdc_pipelines.decode.redeliveries`), which the real input's messages are not. The
-    position identifies a delivery in every format; `seq` did not in canal's (its batch id is a field
-    a replay sets anew), so canal's floor ran the redelivery marking over every replayed row."""
-    position = pa.array(np.random.default_rng().integers(0, 2**62, batch.num_rows)).cast(pa.string())
-    return batch.set_column(batch.schema.get_field_index("position"), "position", position)
+    """`batch` with a source `position` and line of its own on every row: decoded rows alike would be
+    redelivered messages to the decode (`cdc_pipelines.decode.redeliveries`), which the real input's messages
+    are not, and a reject is one message's (`decode.pass_results`). The position identifies a delivery in
+    every format; `seq` did not in canal's (its batch id is a field a replay sets anew)."""
+    rng = np.random.default_rng()
+    position = pa.array(rng.integers(0, 2**62, batch.num_rows)).cast(pa.string())
+    batch = batch.set_column(batch.schema.get_field_index("position"), "position", position)
+    line = pa.array(rng.integers(0, 2**62, batch.num_rows), pa.int64())
+    return batch.set_column(batch.schema.get_field_index("source_line"), "source_line", line)
 
 
-def _replay_rows(blob: bytes):
+_REJECT_COLUMNS = ["source_file", "source_line", "raw", "raw_encoding", "reject_reason"]
+
+
+def _rejects(batch: pa.RecordBatch) -> list[tuple]:
+    """The replayed rejects of `batch`, as the decoding tasks report them (`PassResults`)."""
+    rejected = batch.filter(pc.is_valid(batch.column("reject_reason"))).select(_REJECT_COLUMNS)
+    return list(zip(*(rejected.column(c).to_pylist() for c in _REJECT_COLUMNS), strict=True))
+
+
+def _replay_rows(blob: bytes, results: PassResults):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         block = pa.ipc.open_stream(blob).read_next_batch()
+        reports = TaskReports(results)
         for batch in batches:
-            yield _distinct(_cycled(block, batch.num_rows))
+            replayed = _distinct(_cycled(block, batch.num_rows))
+            reports.add([], _rejects(replayed))
+            yield replayed
 
     return run
 
@@ -79,8 +97,11 @@ def decode_replay(spark: SparkSession, format_id: str, source: Path, out: Path) 
 
     def run() -> dict[str, int]:
         lines = read_extract_lines(spark, list_input_files([source]), codec, None)
-        replayed = lines.frame.mapInArrow(_replay_rows(blob), DECODED_SCHEMA)
-        return write_decoded(decoded_extract(replayed, format_id, topic="bench", dt="2024-01-01", read=lines.read), out)
+        results = PassResults.create(spark.sparkContext)
+        replayed = lines.frame.mapInArrow(_replay_rows(blob, results), DECODED_SCHEMA)
+        decoded = decoded_extract(replayed, format_id, topic="bench", dt="2024-01-01", read=lines.read)
+        decoded.results = results
+        return write_decoded(decoded, out)
 
     return run
 

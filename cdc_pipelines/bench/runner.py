@@ -21,6 +21,7 @@ from cdc_pipelines.bench.memory import PeakMemory
 from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.encode.runner import encode_events, write_encoded
 from cdc_pipelines.lake.io import read_canonical
+from cdc_pipelines.lake.layout import CHANGES_DIR
 
 DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode", "decode_replay")
 ENCODE_STEPS = ("encode", "encode_replay", "encode_floor", "duckdb_encode")
@@ -99,7 +100,7 @@ def bench_format(
     replayed = work / "decode_replay"
     measure("decode_replay", replay.decode_replay(spark, format_id, source, replayed), lambda r: r["read"])
     shutil.rmtree(replayed)
-    changes = lake / "changes"
+    changes = lake / CHANGES_DIR
     target = work / "encoded"
     encode = measure(
         "encode",

@@ -178,6 +178,8 @@ def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
         "--keys-from-kafka", action="store_true",
         help="events still without key columns take them from the Kafka message key (kcat envelopes: cdc.kafka.key)",
     )  # fmt: skip
+    arc = sub.add_parser("jvm-archive", help="write the class-data archive that takes seconds off every Spark start")
+    arc.add_argument("--force", action="store_true", help="write it again even where one exists")
     lake = sub.add_parser("convert-lake", help="convert a lake of plain Parquet (earlier versions) to Delta in place")
     lake.add_argument("lake", type=path_argument, help="lake folder holding changes/, rejects/ and counts/")
     add_bench_parser(sub)
@@ -306,7 +308,7 @@ def _detected(inputs: list[str]) -> str:
 
 
 def _convert(args: argparse.Namespace) -> dict[str, int]:
-    from cdc_pipelines.decode.runner import count_extract, decode_files, persisted
+    from cdc_pipelines.decode.runner import CountedPass, decode_files
     from cdc_pipelines.encode.runner import encode_events, write_encoded
 
     target_options = get_codec(args.target).resolve_options(_options(args.target_option))
@@ -331,10 +333,10 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
                 spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option),
                 envelope=args.envelope, tables=_tables(args),
             )  # fmt: skip
-        with persisted(decoded.combined):
-            counts = count_extract(decoded)
-            encoded = encode_events(decoded.events, args.target, target_options)
-            written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
+        passed = CountedPass(decoded)  # counted while the encode reads the events: one decode
+        encoded = encode_events(passed.events, args.target, target_options)
+        written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
+        counts = {k: sum(c[k] for c in passed.counts().values()) for k in MESSAGE_COUNTS}
     return counts | {"written": written["written"], "skipped": written["skipped"]}
 
 
@@ -393,8 +395,8 @@ def _snapshot(args: argparse.Namespace) -> dict:
         return _snapshot_as_of(args)
     from pyspark.sql import functions as F
 
-    from cdc_pipelines.decode.runner import CHANGES_DIR
     from cdc_pipelines.lake.io import read_canonical
+    from cdc_pipelines.lake.layout import CHANGES_DIR
     from cdc_pipelines.runtime.storage import join
     from cdc_pipelines.snapshots import snapshot_days
 
@@ -448,6 +450,10 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
             print(json.dumps(_quality(args)))
         elif args.command == "snapshot":
             print(json.dumps(_snapshot(args)))
+        elif args.command == "jvm-archive":
+            from cdc_pipelines.runtime.session import parse_conf, write_class_archive
+
+            print(write_class_archive(parse_conf(args.conf), force=args.force))
         elif args.command == "convert-lake":
             from cdc_pipelines.lake.convert import convert_lake
 

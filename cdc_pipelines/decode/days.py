@@ -15,15 +15,15 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines.decode.runner import CHANGES_DIR, decode_files, write_decoded_by_day
+from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
 from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.lake import io
+from cdc_pipelines.lake.layout import CHANGES_DIR, TARGETS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime import storage
 from cdc_pipelines.runtime.storage import join
 
-TARGETS_DIR = "targets"
 _DT_FOLDER = re.compile(r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/")
 
 

@@ -19,7 +19,7 @@ from cdc_pipelines.extract.kafka import KAFKA_ENVELOPE, KafkaDay, read_kafka_day
 from cdc_pipelines.extract.kafka_days import KafkaDayError, day_bounds
 from cdc_pipelines.extract.kafka_offsets import PartitionOffsets
 from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
-from cdc_pipelines.formats import get_codec
+from cdc_pipelines.formats import resolve_codec
 from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
 from cdc_pipelines.lake.run_counts import write_counts
 
@@ -46,7 +46,7 @@ def decode_kafka_day(
 ) -> KafkaDecoded:
     """The day `dt` of `source`, decoded as `topic` (lazy plans): at the offsets `lake_root` recorded for
     it when there are any, else by timestamps in the source's time zone."""
-    codec = get_codec(format_id)
+    codec = resolve_codec(format_id, options)
     try:
         bounds = day_bounds(dt, source.time_zone, source.late_seconds)
     except KafkaDayError as exc:
@@ -58,10 +58,8 @@ def decode_kafka_day(
             raise KafkaSourceError(
                 f"day {dt} of topic {topic} was read from kafka topic {kafka_topic}, not {source.topic}"
             )
-    day = read_kafka_day(spark, source, bounds, codec, recorded)
-    decoded = decode_lines(
-        spark, day.lines, format_id, topic=topic, dt=dt, options=options, envelope=KAFKA_ENVELOPE, tables=tables
-    )
+    day = read_kafka_day(spark, source, bounds, codec.codec, recorded)
+    decoded = decode_lines(day.lines, codec, topic=topic, dt=dt, envelope=KAFKA_ENVELOPE, tables=tables)
     return KafkaDecoded(decoded, day, bool(recorded))
 
 

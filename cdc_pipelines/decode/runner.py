@@ -1,51 +1,53 @@
 """Read -> decode -> write on Spark: the one chain the CLI and the Dagster assets both call.
 
 Spark reads the lines (or DTS Avro containers) and hands them to the Python codecs in Arrow
-batches (`mapInArrow`): each line becomes its events or one reject (`extracts.rows.decoded_rows`).
+batches (`mapInArrow`): each line becomes its events or one reject (`decode.rows.decoded_rows`).
 Spark then does what needs the whole dataset: split-update halves are brought together by key (one
 shuffle of every decoded row, halves sorted first, then `messages.pair_halves` over each key's halves
-in input order), the conservation counts, and the partitioned, atomic writes.
+in input order), and the partitioned, atomic writes. The decode makes one pass over its rows: the
+counts are observed in the write, the delivery hashes and rejects reported beside it (`pass_results`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import Accumulator, StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark import Accumulator
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from cdc_pipelines.decode.delivery import DeliveryIdentity
 from cdc_pipelines.decode.messages import pair_halves
+from cdc_pipelines.decode.pass_results import PassResults, TaskReports
 from cdc_pipelines.decode.redeliveries import find_duplicates, mark_duplicates
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.table_filter import TableFilter
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.extract.lines import ExtractLines, LineNumbering, read_extract_lines
 from cdc_pipelines.extract.messages import check_envelope
-from cdc_pipelines.formats import get_codec
-from cdc_pipelines.formats.base import max_message_chars
+from cdc_pipelines.formats import ResolvedCodec, resolve_codec
+from cdc_pipelines.formats.base import Codec, max_message_chars
 from cdc_pipelines.lake import io
-from cdc_pipelines.model.canonical import MESSAGE_COUNTS
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
+from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
+from cdc_pipelines.model.meta_keys import ROW_INDEX
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
-from cdc_pipelines.runtime.python_workers import no_cycle_collection
+from cdc_pipelines.runtime.progress import message_counter
+from cdc_pipelines.runtime.python_workers import fail_first_attempt, failure_injected, no_cycle_collection
 from cdc_pipelines.runtime.storage import join
 
-CHANGES_DIR = "changes"
-REJECTS_DIR = "rejects"
 # Delta keeps min/max statistics (for skipping files in queries) of these columns only: by default it
 # takes the first 32, and computing them for the long ids and paths cost 40% of writing the changes
 STATS_COLUMNS = {CHANGES_DIR: "op,db,table_name,event_time,sync_time,source_line", REJECTS_DIR: "source_line"}
 _TEXT = T.StringType()
-_TEXT_MAP = T.MapType(_TEXT, _TEXT)
 _EVENT_FIELDS = [f for f in CANONICAL_SCHEMA.fields if f.name not in ("source_format", "source_topic", "dt")]
 # every column nullable: a reject's row leaves the event's columns empty
 DECODED_SCHEMA = T.StructType(
@@ -62,25 +64,43 @@ DECODED_SCHEMA = T.StructType(
 _ARROW_SCHEMA = to_arrow_schema(DECODED_SCHEMA, timezone="UTC")
 
 
+def _flags() -> tuple[Column, Column, Column]:
+    """(decoded, the first row of its message, kept by the table filter) of a combined row."""
+    return F.col("reject_reason").isNull(), F.col("row_index") == 0, ~F.col("filtered")
+
+
 class ConservationError(RuntimeError):
     """Messages read != decoded + rejected + filtered: something was lost or counted twice."""
 
 
 @dataclass
 class DecodedExtract:
-    """Canonical events and rejects of one extract, not yet written (lazy Spark plans).
+    """The decoded rows of one extract (`combined`: events and rejects with their partition columns and
+    `filtered`), not yet written (lazy Spark plans).
 
     `read` is the number of messages each input file holds (counted by Spark before decoding), the
-    left side of the conservation check.
+    left side of the conservation check; `results` what the pass reports beside its rows.
     """
 
-    events: DataFrame
-    rejects: DataFrame
     combined: DataFrame
     format_id: str
     topic: str
     dt: str | None = None
     read: dict[str, int] = field(default_factory=dict)
+    results: PassResults | None = None
+    delivery_fields: tuple[str, ...] = ()
+
+    @property
+    def events(self) -> DataFrame:
+        ok, _, kept = _flags()
+        return self.combined.where(ok & kept).select(*CANONICAL_COLUMNS)
+
+    @property
+    def rejects(self) -> DataFrame:
+        return self.combined.where(F.col("reject_reason").isNotNull()).select(
+            "source_format", "source_topic", "source_file", "source_line", "raw", "raw_encoding",
+            F.col("reject_reason").alias("reason"), "dt",
+        )  # fmt: skip
 
 
 _COLUMNS = itemgetter(*_ARROW_SCHEMA.names)
@@ -108,27 +128,51 @@ def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
+def _reports(rows: list[dict], identity: DeliveryIdentity, paired: bool = False) -> tuple[list[int], list[tuple]]:
+    """The delivery hashes of `rows`' finished events (split-update halves only once `paired`: before,
+    they are hashed as their pair) and their rejects as `PassResults` rows."""
+    hashes, rejects = [], []
+    for row in rows:
+        if row["reject_reason"] is not None:
+            rejects.append(
+                (row["source_file"], row["source_line"], row["raw"], row["raw_encoding"], row["reject_reason"])
+            )
+        elif paired or row["pair_key"] is None:
+            hashes.append(identity.hash(row))
+    return hashes, rejects
+
+
 def _decode_batches(
-    format_id: str,
+    codec: ResolvedCodec,
     topic: str,
-    options: Mapping[str, str],
     envelope: str | None,
     numbering: LineNumbering,
+    results: PassResults | None = None,
     counter: Accumulator | None = None,
 ):
-    """The `mapInArrow` function over extract lines: events and rejects of each batch of lines.
+    """The `mapInArrow` function over extract lines: events and rejects of each batch of lines, their
+    delivery hashes and rejects reported to `results` (when the pass is the one that writes).
 
-    The message size limit is read here, on the driver: a Python worker's environment is its own.
+    The message size limit and the failure to inject are read here, on the driver: a Python worker's
+    environment is its own. The codec travels by its id and options (its functions are the module's).
     """
     limit = max_message_chars()
+    identity = DeliveryIdentity(codec.codec.delivery_fields)
+    fail = failure_injected()
+    format_id, options = codec.format_id, dict(codec.options)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         lines = numbering.lines()
-        for batch in batches:
+        reports = TaskReports(results)
+        for n, batch in enumerate(batches):
             if counter is not None:
                 counter.add(batch.num_rows)
             with no_cycle_collection():
-                decoded = rows_to_batch(list(decoded_rows(format_id, topic, lines(batch), options, envelope, limit)))
+                rows = list(decoded_rows(format_id, topic, lines(batch), options, envelope, limit))
+                reports.add(*_reports(rows, identity))
+                decoded = rows_to_batch(rows)
+            if fail and n == 1:
+                fail_first_attempt()
             yield decoded
 
     return run
@@ -138,12 +182,14 @@ def _half_mask(batch: pa.RecordBatch) -> pa.Array:
     return pc.and_(pc.is_valid(batch.column("pair_key")), pc.is_null(batch.column("reject_reason")))
 
 
-def _pair_batches(update_has_before: bool):
+def _pair_batches(update_has_before: bool, identity: DeliveryIdentity, results: PassResults | None):
     """The `mapInArrow` function over a partition sorted halves first (by key and input order): the
-    halves are paired in Python, every other row passes through as Arrow, never turned into dicts."""
+    halves are paired in Python (and the pairs reported to `results`), every other row passes through
+    as Arrow, never turned into dicts."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         rest: list[pa.RecordBatch] = []
+        reports = TaskReports(results)
 
         def halves() -> Iterator[dict]:
             for batch in batches:
@@ -159,9 +205,11 @@ def _pair_batches(update_has_before: bool):
             for row in pair_halves(halves(), update_has_before):
                 out.append(row)
                 if len(out) >= 4096:
+                    reports.add(*_reports(out, identity, paired=True))
                     yield rows_to_batch(out)
                     out = []
             if out:
+                reports.add(*_reports(out, identity, paired=True))
                 yield rows_to_batch(out)
         yield from rest
         yield from batches
@@ -169,7 +217,7 @@ def _pair_batches(update_has_before: bool):
     return run
 
 
-def pair_split_updates(decoded: DataFrame, update_has_before: bool) -> DataFrame:
+def pair_split_updates(decoded: DataFrame, codec: Codec, results: PassResults | None = None) -> DataFrame:
     """Fold each split update's before half into its after half, wherever the halves sit.
 
     One shuffle of every row, so the codecs run once (a branch for the halves and one for the rest
@@ -179,37 +227,40 @@ def pair_split_updates(decoded: DataFrame, update_has_before: bool) -> DataFrame
     is_half = F.col("pair_key").isNotNull() & F.col("reject_reason").isNull()
     lineage = F.xxhash64("source_file", "source_line", "row_index").cast("string")
     spread = F.when(is_half, F.col("pair_key")).otherwise(lineage)
+    identity = DeliveryIdentity(codec.delivery_fields)
     return (
         decoded.repartition(spread)
         .sortWithinPartitions(is_half.desc(), "pair_key", "source_file", "source_line")
-        .mapInArrow(_pair_batches(update_has_before), DECODED_SCHEMA)
+        .mapInArrow(_pair_batches(codec.update_has_before, identity, results), DECODED_SCHEMA)
     )
 
 
 def decode_lines(
-    spark: SparkSession,
     lines: ExtractLines,
-    format_id: str,
+    codec: ResolvedCodec,
     *,
     topic: str,
     dt: str | Column,
-    options: Mapping[str, str] | None = None,
     envelope: str | None = None,
     tables: TableFilter | None = None,
 ) -> DecodedExtract:
-    """Decode extract lines into canonical events and rejects (lazy plans).
+    """Decode extract lines into canonical events and rejects (lazy plans, run once by `write_decoded`).
 
     `dt` is a date or a column (the date of each row's file); events of tables `tables` leaves out are
     counted as filtered.
     """
-    codec = get_codec(format_id)
-    resolved = codec.resolve_options(dict(options or {}))
+    spark = lines.frame.sparkSession
+    results = PassResults.create(spark.sparkContext)
     decoded = lines.frame.mapInArrow(
-        _decode_batches(format_id, topic, resolved, envelope, lines.numbering), DECODED_SCHEMA
+        _decode_batches(codec, topic, envelope, lines.numbering, results, message_counter()),
+        DECODED_SCHEMA,
     )
-    if codec.split_update:
-        decoded = pair_split_updates(decoded, codec.update_has_before)
-    return decoded_extract(decoded, format_id, topic=topic, dt=dt, read=lines.read, tables=tables)
+    if codec.codec.split_update:
+        decoded = pair_split_updates(decoded, codec.codec, results)
+    extract = decoded_extract(decoded, codec.format_id, topic=topic, dt=dt, read=lines.read, tables=tables)
+    extract.results = results
+    extract.delivery_fields = codec.codec.delivery_fields
+    return extract
 
 
 def filtered_out(tables: TableFilter | None) -> Column:
@@ -235,20 +286,16 @@ def decoded_extract(
     tables: TableFilter | None = None,
 ) -> DecodedExtract:
     """The events and rejects of `decoded` (DECODED_SCHEMA rows of one extract) with their partition
-    columns and `filtered` (left out by `tables`); `read` is the messages each file holds."""
+    columns and `filtered` (left out by `tables`); `read` is the messages each file holds.
+
+    The extract has no `results` until its caller sets them (`decode_lines` does): without, the write
+    looks for no redeliveries and decodes again for its rejects."""
     combined = decoded.select(
         "*", F.lit(format_id).alias("source_format"), F.lit(topic).alias("source_topic"), F.lit(dt).alias("dt"),
         filtered_out(tables).alias("filtered"),
     )  # fmt: skip
-    events = combined.where(F.col("reject_reason").isNull() & ~F.col("filtered")).select(*CANONICAL_COLUMNS)
-    rejects = combined.where(F.col("reject_reason").isNotNull()).select(
-        "source_format", "source_topic", "source_file", "source_line", "raw", "raw_encoding",
-        F.col("reject_reason").alias("reason"), "dt",
-    )  # fmt: skip
     day = dt if isinstance(dt, str) else None
-    return DecodedExtract(
-        events=events, rejects=rejects, combined=combined, topic=topic, dt=day, read=read, format_id=format_id
-    )
+    return DecodedExtract(combined=combined, topic=topic, dt=day, read=read, format_id=format_id)
 
 
 def decode_files(
@@ -264,14 +311,13 @@ def decode_files(
 ) -> DecodedExtract:
     """Decode the files or folders `inputs` (one message per line, compressed or not).
 
-    With an `envelope` (e.g. `kcat`), each line wraps the message; see `extracts.rows`. A damaged
+    With an `envelope` (e.g. `kcat`), each line wraps the message; see `decode.rows`. A damaged
     `.gz` input gives its readable lines plus one reject instead of failing the run.
     """
-    codec = get_codec(format_id)
-    codec.resolve_options(dict(options or {}))
+    codec = resolve_codec(format_id, options)
     check_envelope(envelope)
-    lines = read_extract_lines(spark, list_input_files(inputs), codec, envelope)
-    return decode_lines(spark, lines, format_id, topic=topic, dt=dt, options=options, envelope=envelope, tables=tables)
+    lines = read_extract_lines(spark, list_input_files(inputs), codec.codec, envelope)
+    return decode_lines(lines, codec, topic=topic, dt=dt, envelope=envelope, tables=tables)
 
 
 _DECODED_COUNTS = MESSAGE_COUNTS[1:]  # all but read, which Spark counted before decoding
@@ -279,7 +325,7 @@ _DECODED_COUNTS = MESSAGE_COUNTS[1:]  # all but read, which Spark counted before
 
 def _counts(where: Column, suffix: str = "") -> list[Column]:
     """Aggregates of decoded / rejected / filtered / events over the combined rows `where` holds."""
-    ok, first, kept = F.col("reject_reason").isNull(), F.col("row_index") == 0, ~F.col("filtered")
+    ok, first, kept = _flags()
     return [
         F.coalesce(F.sum(F.when(where & ok & first & kept, F.col("messages"))), F.lit(0)).alias(f"decoded{suffix}"),
         F.count(F.when(where & ~ok & first, 1)).alias(f"rejected{suffix}"),
@@ -288,18 +334,54 @@ def _counts(where: Column, suffix: str = "") -> list[Column]:
     ]
 
 
-def check_conservation(counts: dict[str, int], where: str = "") -> dict[str, int]:
+def check_message_counts(counts: dict[str, int], where: str = "") -> dict[str, int]:
+    """`counts` when every message read is decoded, rejected or filtered; ConservationError otherwise."""
     if counts["read"] != counts["decoded"] + counts["rejected"] + counts["filtered"]:
         raise ConservationError(f"messages read != decoded + rejected + filtered{where}: {counts}")
     return counts
 
 
 def count_extract(decoded: DecodedExtract) -> dict[str, int]:
-    """The counts (MESSAGE_COUNTS) of a decoded extract (a Spark job of its own), checked for
-    conservation. `write_decoded` counts while it writes instead."""
+    """The counts (MESSAGE_COUNTS) of a decoded extract (a Spark job of its own, which decodes), checked
+    for conservation. `write_decoded` counts while it writes instead."""
     row = decoded.combined.agg(*_counts(F.lit(True))).first()
     counts = {"read": sum(decoded.read.values()), **{k: int(row[k]) for k in _DECODED_COUNTS}}
-    return check_conservation(counts)
+    return check_message_counts(counts)
+
+
+class CountedPass:
+    """The events of a decoded extract with its counts observed as they pass (`DataFrame.observe`):
+    whatever action consumes `events` (the lake's write, an encode) decodes once and counts while it does.
+
+    Observed metrics are aggregated in the stage that runs the action, from each task once it succeeds,
+    so a retried task is counted once. `counts()` is exact after that action has run.
+    """
+
+    def __init__(self, decoded: DecodedExtract, day_of_file: Callable[[str], str] | None = None):
+        self.decoded = decoded
+        self.read: dict[str, int] = {} if decoded.dt is None else {decoded.dt: 0}
+        for file, count in decoded.read.items():
+            day = decoded.dt or day_of_file(file)
+            self.read[day] = self.read.get(day, 0) + count
+        self.days = sorted(self.read)
+        self.observation = Observation()
+        by_day = [c for i, day in enumerate(self.days) for c in _counts(F.col("dt") == day, f"_{i}")]
+        ok, _, kept = _flags()
+        reject_rows = F.count(F.when(~ok, 1)).alias("reject_rows")
+        observed = decoded.combined.observe(self.observation, *by_day, reject_rows)
+        self.events = observed.where(ok & kept).select(*CANONICAL_COLUMNS)
+
+    def metrics(self) -> dict[str, int]:
+        return self.observation.get
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Each day's counts, checked for conservation."""
+        metrics = self.metrics()
+        out = {}
+        for i, day in enumerate(self.days):
+            day_counts = {"read": self.read[day], **{k: int(metrics[f"{k}_{i}"]) for k in _DECODED_COUNTS}}
+            out[day] = check_message_counts(day_counts, f" on {day}")
+        return out
 
 
 def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
@@ -316,52 +398,55 @@ def write_decoded_by_day(
     decoded: DecodedExtract, out: str | Path, day_of_file: Callable[[str], str] | None = None
 ) -> dict[str, dict[str, int]]:
     """`write_decoded` of an extract whose rows carry their day (`dt` a column: `day_of_file` names each
-    file's day); counts per day, each day checked for conservation before anything is committed.
+    file's day); counts per day, each checked for conservation.
 
-    The codecs run once: the decoded rows are kept on disk while one job counts them (which decodes)
-    and one looks for redelivered messages (`duplicates`), then the events and the rejects are each
-    replaced in one Delta commit from those rows.
+    One pass: the events are decoded, counted and written in the one job of their Delta commit. Its
+    tasks report their delivery hashes and their rejects on the side (`PassResults`): where no hash
+    repeats, no event is read again; the rejects are committed from what the tasks sent, and decoded
+    again (the rejects alone) only where a task had more than it sends. A conservation failure is raised
+    after the events' commit and before the rejects' (the rerun that fixes the cause replaces both).
     """
-    read: dict[str, int] = {} if decoded.dt is None else {decoded.dt: 0}
-    for file, count in decoded.read.items():
-        day = decoded.dt or day_of_file(file)
-        read[day] = read.get(day, 0) + count
-    days = sorted(read)
+    passed = CountedPass(decoded, day_of_file)
     # each day's partition is replaced even where it gets no rows, so a rerun leaves nothing stale
-    replace = [{"dt": day, "source_topic": decoded.topic} for day in days]
-    combined = decoded.combined
-    with persisted(combined):
-        by_day = [c for i, day in enumerate(days) for c in _counts(F.col("dt") == day, f"_{i}")]
-        metrics = combined.agg(*by_day or [F.count("*")]).first().asDict()
-        counts = {}
-        for i, day in enumerate(days):
-            day_counts = {"read": read[day], **{k: int(metrics[f"{k}_{i}"]) for k in _DECODED_COUNTS}}
-            counts[day] = check_conservation(day_counts, f" on {day}")
-        kept = combined.where(F.col("reject_reason").isNull() & ~F.col("filtered"))
-        kept = kept.select(*CANONICAL_COLUMNS, "row_index")
-        repeats = find_duplicates(kept, get_codec(decoded.format_id).delivery_fields)
-        events = decoded.events if repeats is None else mark_duplicates(decoded.events, repeats)
-        for frame, name, schema in ((events, CHANGES_DIR, CANONICAL_SCHEMA),
-                                    (decoded.rejects, REJECTS_DIR, REJECTS_SCHEMA)):  # fmt: skip
-            properties = {"delta.dataSkippingStatsColumns": STATS_COLUMNS[name]}
-            io.replace_partitions(frame, join(out, name), replace, schema=schema, register_as=name,
-                                  properties=properties)  # fmt: skip
+    replace = [{"dt": day, "source_topic": decoded.topic} for day in passed.days]
+    spark = decoded.combined.sparkSession
+    changes = join(out, CHANGES_DIR)
+    commit = _replace(passed.events, changes, replace, CHANGES_DIR, CANONICAL_SCHEMA)
+    counts = passed.counts()
+    if decoded.results is not None and decoded.results.repeated_hashes():
+        _mark_redeliveries(spark, commit, replace, decoded.delivery_fields)
+    _replace(_rejects(decoded, passed.metrics()["reject_rows"], day_of_file), join(out, REJECTS_DIR), replace,
+             REJECTS_DIR, REJECTS_SCHEMA)  # fmt: skip
     return counts
 
 
-@contextmanager
-def persisted(*frames: DataFrame) -> Iterator[None]:
-    """Keep `frames` on local disk while the block reads them more than once, then drop them.
+def _replace(frame: DataFrame, path: str, replace: list[dict], name: str, schema: T.StructType) -> io.Commit:
+    properties = {"delta.dataSkippingStatsColumns": STATS_COLUMNS[name]}
+    return io.replace_partitions(frame, path, replace, schema=schema, register_as=name, properties=properties)
 
-    On disk, not in memory: a day's decoded rows outgrow the heap, and a block spilled from memory is
-    read back into it whenever the memory store's accounting says it fits, which the heap's other
-    tenants (Arrow batches, Parquet writers) do not enter: 1,000,000 canal messages failed a 700 MB
-    heap so. Read back from the OS's page cache, the disk costs little.
-    """
-    for frame in frames:
-        frame.persist(StorageLevel.DISK_ONLY)
-    try:
-        yield
-    finally:
-        for frame in frames:
-            frame.unpersist()
+
+def _rejects(decoded: DecodedExtract, observed: int, day_of_file: Callable[[str], str] | None) -> DataFrame:
+    """The rejects of the pass: none, those its tasks sent, or (a task sent only part of its own, or
+    the pass sent none: the replay) the extract decoded again for its rejects alone."""
+    spark = decoded.combined.sparkSession
+    rows = [] if observed == 0 else (decoded.results.reject_rows() if decoded.results is not None else None)
+    if rows is not None and len(rows) == observed:
+        fixed = (decoded.format_id, decoded.topic)
+        return spark.createDataFrame(
+            [(*fixed, file, line, raw, encoding, reason, decoded.dt or day_of_file(file))
+             for file, line, raw, encoding, reason in rows],
+            REJECTS_SCHEMA,
+        )  # fmt: skip
+    return decoded.rejects
+
+
+def _mark_redeliveries(spark: SparkSession, commit: io.Commit, replace: list[dict], delivery_fields) -> None:
+    """Where delivery hashes repeated: the committed events compared exactly, and the partitions
+    written again with the repeats marked (a second commit, only on such days)."""
+    written = io.read_canonical(spark, commit.path, commit.version).where(
+        F.expr(io.partition_predicate(replace, PARTITION_COLUMNS))
+    )
+    index = F.coalesce(F.element_at("meta", F.lit(ROW_INDEX)).cast("int"), F.lit(0)).alias("row_index")
+    repeats = find_duplicates(written.select("*", index), delivery_fields)
+    if repeats is not None:
+        io.replace_partitions(mark_duplicates(written, repeats), commit.path, replace, schema=CANONICAL_SCHEMA)

@@ -23,12 +23,12 @@ from cdc_pipelines.encode.avro_containers import write_avro_containers
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import OlderSchemaMessage, Unsupported
 from cdc_pipelines.lake import io
+from cdc_pipelines.lake.layout import SKIPPED_DIR
 from cdc_pipelines.model import meta_keys
 from cdc_pipelines.runtime.arrow_maps import map_dicts
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
 from cdc_pipelines.runtime.storage import join
 
-SKIPPED_DIR = "_skipped"
 SKIPPED_SCHEMA = T.StructType(
     [
         *(T.StructField(name, T.StringType()) for name in ("event_id", "source_file")),

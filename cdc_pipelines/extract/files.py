@@ -50,11 +50,3 @@ def _hadoop_files(uri: str) -> list[str]:
     return storage.list_files(spark, uri)
 
 
-def list_input_files_or_empty(inputs: Iterable[str | Path]) -> list[str]:
-    """Like `list_input_files`, but an existing folder without files gives an empty list."""
-    try:
-        return list_input_files(inputs)
-    except InputError:
-        if all(storage.local_path(i) is None or Path(storage.local_path(i)).is_dir() for i in inputs):
-            return []
-        raise

@@ -1,10 +1,13 @@
-"""The codec registry: format id -> codec. The ids are fixed by DESIGN.md.
+"""The codec registry: format id -> codec. The ids are fixed (README's format table): the CLI, the
+catalog and the tests use exactly these.
 
 Codec modules are imported when first asked for, so a run pays only for the formats it reads.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import import_module
 
 from cdc_pipelines.formats.base import Codec, OptionError, Reject
@@ -28,6 +31,27 @@ _WHERE = {
     "aws-dms-json": ("aws_dms", "AWS_DMS_JSON"),
 }
 FORMAT_IDS = tuple(_WHERE)
+# the order format detection tries the codecs' `recognise` in, first match wins: a format's test may
+# also match the messages of a more specific format (DataWorks 2.0's those of DataWorks Kafka JSON, canal's
+# Maxwell's, Debezium SMT's `__deleted` any row's), which must therefore be tried before it
+DETECTION_ORDER = (
+    "dts-avro",
+    "oms-default",
+    "oms-default-extend",
+    "datahub-tuple",
+    "dataworks-json",
+    "oms-dataworks",
+    "oms-debezium",
+    "aws-dms-json",
+    "ogg-json",
+    "maxwell-json",
+    "oms-canal",
+    "dts-canal",
+    "oms-shareplex",
+    "dts-shareplex",
+    "oms-debezium-flatten",
+    "oms-debezium-smt",
+)
 
 
 class UnknownFormatError(KeyError):
@@ -43,4 +67,25 @@ def get_codec(format_id: str) -> Codec:
     return getattr(import_module(f"cdc_pipelines.formats.{module}"), name)
 
 
-__all__ = ["FORMAT_IDS", "Codec", "OptionError", "Reject", "UnknownFormatError", "get_codec"]
+@dataclass(frozen=True)
+class ResolvedCodec:
+    """A codec with its options checked and defaulted, once: what a run passes around instead of an id."""
+
+    codec: Codec
+    options: Mapping[str, str]
+
+    @property
+    def format_id(self) -> str:
+        return self.codec.format_id
+
+
+def resolve_codec(format_id: str, options: Mapping[str, str] | None = None) -> ResolvedCodec:
+    """The codec of `format_id` with `options` checked (OptionError, UnknownFormatError)."""
+    codec = get_codec(format_id)
+    return ResolvedCodec(codec, codec.resolve_options(dict(options or {})))
+
+
+__all__ = [
+    "DETECTION_ORDER", "FORMAT_IDS", "Codec", "OptionError", "Reject", "ResolvedCodec", "UnknownFormatError",
+    "get_codec", "resolve_codec",
+]  # fmt: skip

@@ -211,6 +211,12 @@ def _image(event: dict, image: dict, prefix: str) -> dict:
     return E.image_json({**event, "meta": {meta_keys.JSON_NUMBERS: J.dumps_exact(sorted(widened))}}, image)
 
 
+def recognise_aws_dms(message: dict) -> bool:
+    """A `metadata` object with `record-type` and `operation`."""
+    metadata = message.get("metadata")
+    return isinstance(metadata, dict) and "record-type" in metadata and "operation" in metadata
+
+
 AWS_DMS_JSON = Codec(
     FORMAT_ID,
     decode_aws_dms,
@@ -218,4 +224,5 @@ AWS_DMS_JSON = Codec(
     options=OPTIONS,
     update_has_before=False,
     description="AWS DMS JSON (Kafka/Kinesis target)",
+    recognise=recognise_aws_dms,
 )

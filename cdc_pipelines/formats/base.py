@@ -126,7 +126,6 @@ class Codec:
     options: tuple[Option, ...] = ()
     binary: str = "base64"
     update_has_before: bool = True
-    multi_row: bool = False
     split_update: bool = False
     messages: str = "json"
     binary_messages: bool = False
@@ -134,6 +133,9 @@ class Codec:
     # fields a replay of the same change sets anew (processing times): not part of what identifies a
     # delivery when repeats are found (`cdc_pipelines.decode.redeliveries`); canonical names or `meta.<key>`
     delivery_fields: tuple[str, ...] = ()
+    # whether one parsed JSON message is of this format (format detection); tried in
+    # `formats.DETECTION_ORDER`, so it may match a more specific format's messages tried before it
+    recognise: Callable[[dict], bool] | None = None
 
     def encode_event(self, event: dict, options: Mapping[str, str]) -> list:
         """The messages of one canonical event; Unsupported for what this format cannot carry.

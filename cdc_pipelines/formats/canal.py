@@ -397,21 +397,38 @@ OPTIONS = (
 # canal-server replaying its binlog after a restart sends a change again with a new `ts` (sync time)
 # and batch `id` (seq); its `es`, images and gtid stay
 REPLAYED = ("sync_time", "seq", "meta.ts", "meta.id")
+
+
+def _is_canal(message: dict) -> bool:
+    return "isDdl" in message or (
+        "database" in message and "table" in message and "type" in message and ("data" in message or "sql" in message)
+    )
+
+
+def recognise_oms_canal(message: dict) -> bool:
+    return _is_canal(message) and "id" not in message and "gtid" not in message
+
+
+def recognise_dts_canal(message: dict) -> bool:
+    """DTS writes a batch `id` or a `gtid` that OMS does not."""
+    return _is_canal(message) and ("id" in message or "gtid" in message)
+
+
 OMS_CANAL = Codec(
     "oms-canal",
     decode_canal,
     _encode(dts=False),
     options=OPTIONS,
-    multi_row=True,
     delivery_fields=REPLAYED,
     description="Canal JSON (OMS)",
+    recognise=recognise_oms_canal,
 )
 DTS_CANAL = Codec(
     "dts-canal",
     decode_canal,
     _encode(dts=True),
     options=OPTIONS,
-    multi_row=True,
     delivery_fields=REPLAYED,
     description="Canal JSON (DTS)",
+    recognise=recognise_dts_canal,
 )

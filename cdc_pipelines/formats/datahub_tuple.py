@@ -146,6 +146,11 @@ def encode_tuple(event: dict, options: Mapping[str, str]) -> list:
     return rows
 
 
+def recognise_tuple(message: dict) -> bool:
+    """A JSON-lines row with DataHub's system columns (a CSV file is told by its header)."""
+    return "_operation_type_" in message or "_sequence_id_" in message
+
+
 DATAHUB_TUPLE = Codec(
     "datahub-tuple",
     decode_tuple,
@@ -155,4 +160,5 @@ DATAHUB_TUPLE = Codec(
     split_update=True,
     messages="tuple",
     description="DataHub TUPLE rows (JSON lines or CSV with header)",
+    recognise=recognise_tuple,
 )

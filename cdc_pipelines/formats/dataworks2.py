@@ -281,4 +281,19 @@ def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
     return [E.dumps(message)]
 
 
-OMS_DATAWORKS = Codec("oms-dataworks", decode_dataworks2, encode_dataworks2, description="DataWorks 2.0 JSON (OMS)")
+def recognise_dataworks2(message: dict) -> bool:
+    """A `payload` object with version 2.0 or a `schema.column`; DataWorks Kafka JSON shares the
+    envelope, so it is tried first."""
+    schema = message.get("schema")
+    return isinstance(message.get("payload"), dict) and (
+        message.get("version") == "2.0" or isinstance(schema, dict) and "column" in schema
+    )
+
+
+OMS_DATAWORKS = Codec(
+    "oms-dataworks",
+    decode_dataworks2,
+    encode_dataworks2,
+    description="DataWorks 2.0 JSON (OMS)",
+    recognise=recognise_dataworks2,
+)

@@ -440,6 +440,22 @@ OPTIONS = (
         choices=("auto", "true", "false"),
     ),
 )
+
+
+def recognise_dataworks_json(message: dict) -> bool:
+    """A `payload` object with marks DataWorks 2.0 does not write: `sequenceId`, a `schema` with
+    `dataColumn`/`primaryKey`, or the heartbeat and split-update ops."""
+    payload = message.get("payload")
+    if not isinstance(payload, dict):
+        return False
+    schema = message.get("schema")
+    return (
+        "sequenceId" in payload
+        or (isinstance(schema, dict) and ("dataColumn" in schema or "primaryKey" in schema))
+        or payload.get("op") in ("MHEARTBEAT", "UPDATE_BEFOR", "UPDATE_AFTER")
+    )
+
+
 DATAWORKS_JSON = Codec(
     "dataworks-json",
     decode_dataworks_json,
@@ -448,4 +464,5 @@ DATAWORKS_JSON = Codec(
     update_has_before=False,
     split_update=True,
     description="DataWorks Kafka JSON / DataHub BLOB payload",
+    recognise=recognise_dataworks_json,
 )

@@ -55,7 +55,6 @@ SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
 # the envelope fields read as objects (`before`/`after` images, `source`, `transaction`): at the top
 # (DebeziumFlatten) or under `payload` (Debezium); any other JSON value there makes the message no
 # Debezium message, as any other value in the places the Connect `schema` has objects or arrays
-OBJECT_FIELDS = ("source", "before", "after", "transaction")
 IMAGE_FIELDS = ("after", "before")
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
@@ -63,7 +62,7 @@ _MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit
 
 
 def parse_column_types(spec: str) -> dict[str, str]:
-    """`c22:DATE,c23:TIME` -> {"c22": "DATE", "c23": "TIME"} (logical types of DESIGN.md)."""
+    """`c22:DATE,c23:TIME` -> {"c22": "DATE", "c23": "TIME"} (the logical types of `model.canonical`)."""
     out: dict[str, str] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         name, sep, logical = item.rpartition(":")
@@ -705,6 +704,25 @@ SMT_OPTIONS = (
 # a connector restarted from its offsets sends a change again with a new envelope time; the source
 # position (file/pos/row, lsn, scn) stays part of what identifies it
 REPLAYED = ("sync_time", "meta.ts_ms", "meta.ts_us", "meta.ts_ns")
+
+
+def recognise_debezium(message: dict) -> bool:
+    """The Connect envelope: an op with an image or source inside `payload`."""
+    payload = message.get("payload")
+    return isinstance(payload, dict) and "op" in payload and any(k in payload for k in ("before", "after", "source"))
+
+
+def recognise_debezium_flatten(message: dict) -> bool:
+    """The envelope's fields at the top level (no `payload` wrapper)."""
+    return "op" in message and ("before" in message or "after" in message) and "source" in message
+
+
+def recognise_debezium_smt(message: dict) -> bool:
+    """Only the row is left after ExtractNewRecordState; its `__deleted` is the one sure mark, so
+    every other format is tried first."""
+    return "__deleted" in message
+
+
 OMS_DEBEZIUM = Codec(
     "oms-debezium",
     decode_debezium,
@@ -714,6 +732,7 @@ OMS_DEBEZIUM = Codec(
     update_has_before=False,
     delivery_fields=REPLAYED,
     description="Debezium JSON (OMS)",
+    recognise=recognise_debezium,
 )
 OMS_DEBEZIUM_FLATTEN = Codec(
     "oms-debezium-flatten",
@@ -724,6 +743,7 @@ OMS_DEBEZIUM_FLATTEN = Codec(
     update_has_before=False,
     delivery_fields=REPLAYED,
     description="DebeziumFlatten JSON (OMS)",
+    recognise=recognise_debezium_flatten,
 )
 OMS_DEBEZIUM_SMT = Codec(
     "oms-debezium-smt",
@@ -734,4 +754,5 @@ OMS_DEBEZIUM_SMT = Codec(
     update_has_before=False,
     delivery_fields=REPLAYED,
     description="DebeziumSmt JSON (OMS)",
+    recognise=recognise_debezium_smt,
 )

@@ -82,6 +82,11 @@ def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]
     return [event]
 
 
+def recognise_dts_avro(message: dict) -> bool:
+    """A JSON line wrapping one Avro record's bytes (a container file is told by its magic bytes)."""
+    return "value_b64" in message
+
+
 DTS_AVRO = Codec(
     "dts-avro",
     decode_dts_avro,
@@ -89,4 +94,5 @@ DTS_AVRO = Codec(
     messages="avro",
     binary_messages=True,
     description="DTS Avro Record (schemaless messages in value_b64 JSON lines, or .avro container files)",
+    recognise=recognise_dts_avro,
 )

@@ -14,7 +14,6 @@ import datetime as dt
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
@@ -23,7 +22,6 @@ import orjson
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
-Encoder = Callable[[dict, Mapping[str, str]], list]
 NUMERIC_TYPES = frozenset({"INT", "DECIMAL", "FLOAT", "DOUBLE"})
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -24,8 +24,6 @@ from cdc_pipelines.formats.base import NOT_JSON_OBJECT, Reject
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
-KINDS = ("number", "text", "bool", "json")
-
 
 @dataclass(frozen=True)
 class MetaField:

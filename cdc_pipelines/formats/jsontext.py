@@ -120,13 +120,3 @@ def text(value: object) -> str | None:
     return dumps_exact(value)
 
 
-def image_text(image: object) -> dict[str, str | None] | None:
-    """`text` of every value of a parsed object (None when it is not an object)."""
-    if not isinstance(image, dict):
-        return None
-    return {k: text(v) for k, v in image.items()}
-
-
-def number_keys(*images: dict | None) -> list[str]:
-    """Sorted names of the keys whose value was a JSON number in any of the images."""
-    return sorted({k for image in images if image for k, v in image.items() if is_number(v)})

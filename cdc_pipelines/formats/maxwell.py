@@ -138,9 +138,16 @@ def encode_maxwell(event: dict, options: Mapping[str, str]) -> list:
     return [E.dumps({k: v for k, v in message.items() if v is not None})]
 
 
+def recognise_maxwell(message: dict) -> bool:
+    """Maxwell writes canal's fields but lower-case types (`insert`, `table-alter`) and no `isDdl`."""
+    kind = message.get("type")
+    return "isDdl" not in message and "database" in message and isinstance(kind, str) and kind in OPS
+
+
 MAXWELL_JSON = Codec(
     FORMAT_ID,
     decode_maxwell,
     encode_maxwell,
     description="Maxwell JSON",
+    recognise=recognise_maxwell,
 )

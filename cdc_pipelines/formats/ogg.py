@@ -108,6 +108,15 @@ def encode_ogg(event: dict, options: Mapping[str, str]) -> list:
     return [E.dumps({k: v for k, v in message.items() if v is not None or k in ("before", "after")})]
 
 
+def recognise_ogg(message: dict) -> bool:
+    """`op_type` and `table` with an image; a truncate (`T`) carries none."""
+    return (
+        "op_type" in message
+        and "table" in message
+        and ("before" in message or "after" in message or message.get("op_type") == "T")
+    )
+
+
 OGG_JSON = Codec(
     FORMAT_ID,
     decode_ogg,
@@ -117,4 +126,5 @@ OGG_JSON = Codec(
     # a replayed trail record is formatted again (`current_ts`); its `pos` and `op_ts` stay
     delivery_fields=("sync_time", "meta.current_ts"),
     description="Oracle GoldenGate JSON",
+    recognise=recognise_ogg,
 )

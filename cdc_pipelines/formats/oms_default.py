@@ -181,10 +181,34 @@ def _encode(extended: bool):
     return encode
 
 
-OMS_DEFAULT = Codec("oms-default", decode_oms_default, _encode(False), description="OMS Default JSON")
+def _light_typed(message: dict) -> bool | None:
+    """None unless `message` has the OMS Default envelope; else whether an image carries `__light_type`,
+    the one thing that tells the extended variant from the plain one."""
+    if "recordType" not in message or not any(k in message for k in ("allMetaData", "postStruct", "prevStruct")):
+        return None
+    images = (message.get("postStruct"), message.get("prevStruct"))
+    return any(isinstance(i, dict) and "__light_type" in i for i in images)
+
+
+def recognise_oms_default(message: dict) -> bool:
+    return _light_typed(message) is False
+
+
+def recognise_oms_default_extend(message: dict) -> bool:
+    return _light_typed(message) is True
+
+
+OMS_DEFAULT = Codec(
+    "oms-default",
+    decode_oms_default,
+    _encode(False),
+    description="OMS Default JSON",
+    recognise=recognise_oms_default,
+)
 OMS_DEFAULT_EXTEND = Codec(
     "oms-default-extend",
     decode_oms_default_extend,
     _encode(True),
     description="OMS DefaultExtendColumnType JSON (__light_type)",
+    recognise=recognise_oms_default_extend,
 )

@@ -244,6 +244,27 @@ def _encode(dts: bool):
     return encode
 
 
+# the long op names that mark a message without `userid` as DTS's (detection only)
+DTS_DETECTED_OPS = ("INSERT", "UPDATE", "DELETE", "TRUNCATE", "DROP COLUMN", "UPDATE BEFORE")
+
+
+def _dts_meta(message: dict) -> bool | None:
+    """None unless `message` has a `meta` object with an `op`; else whether it is DTS's (`userid` or a
+    long op name)."""
+    meta = message.get("meta")
+    if not isinstance(meta, dict) or "op" not in meta:
+        return None
+    return "userid" in meta or meta["op"] in DTS_DETECTED_OPS
+
+
+def recognise_oms_shareplex(message: dict) -> bool:
+    return _dts_meta(message) is False
+
+
+def recognise_dts_shareplex(message: dict) -> bool:
+    return _dts_meta(message) is True
+
+
 OMS_SHAREPLEX = Codec(
     "oms-shareplex",
     decode_shareplex,
@@ -251,6 +272,7 @@ OMS_SHAREPLEX = Codec(
     options=OPTIONS,
     split_update=True,
     description="SharePlex JSON (OMS)",
+    recognise=recognise_oms_shareplex,
 )
 DTS_SHAREPLEX = Codec(
     "dts-shareplex",
@@ -259,4 +281,5 @@ DTS_SHAREPLEX = Codec(
     options=OPTIONS,
     split_update=True,
     description="SharePlex JSON (DTS)",
+    recognise=recognise_dts_shareplex,
 )

@@ -12,11 +12,11 @@ import json
 from pyspark.sql import SparkSession
 
 from cdc_pipelines.lake.io import is_table, table_version
+from cdc_pipelines.lake.layout import COUNTS_DIR, DECODED_TABLES
 from cdc_pipelines.lake.partition_paths import unescape_value
-from cdc_pipelines.lake.run_counts import COUNTS_DIR, write_counts
+from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.runtime import storage
 
-TABLES = ("changes", "rejects")
 PARTITIONED_BY = "PARTITIONED BY (dt STRING, source_topic STRING)"
 OLD_COUNTS_FILE = "counts.json"
 
@@ -47,5 +47,5 @@ def convert_counts(spark: SparkSession, lake: str) -> int:
 
 def convert_lake(spark: SparkSession, lake: str) -> dict:
     """Convert `changes/`, `rejects/` and `counts/` under `lake`; each table's Delta version."""
-    versions = {name: convert_table(spark, storage.join(lake, name)) for name in TABLES}
+    versions = {name: convert_table(spark, storage.join(lake, name)) for name in DECODED_TABLES}
     return {**versions, "counts_files": convert_counts(spark, lake)}

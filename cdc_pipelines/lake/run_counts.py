@@ -15,10 +15,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_pipelines.lake.io import Commit, read_table, replace_partitions
+from cdc_pipelines.lake.layout import COUNTS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime.storage import join
 
-COUNTS_DIR = "counts"
 COUNTS_SCHEMA = T.StructType(
     [T.StructField(name, T.LongType(), False) for name in MESSAGE_COUNTS]
     + [T.StructField("dt", T.StringType(), False), T.StructField("source_topic", T.StringType(), False)]

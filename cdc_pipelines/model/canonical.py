@@ -24,7 +24,6 @@ LOGICAL_TYPES = (
     "BOOLEAN", "INT", "DECIMAL", "FLOAT", "DOUBLE", "STRING", "BYTES", "DATE", "TIME", "DATETIME", "TIMESTAMP",
     "ZONED_DATETIME", "INTERVAL", "JSON", "UNKNOWN",
 )  # fmt: skip
-TIME_UNITS = ("s", "ms", "us", "ns")
 PARTITION_COLUMNS = ("dt", "source_topic")
 # what a decode run counts: messages read = decoded + rejected + filtered (left out by a table filter);
 # events are the canonical rows the decoded messages gave

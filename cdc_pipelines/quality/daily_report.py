@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from cdc_pipelines.lake.layout import REPORTS_DIR
 from cdc_pipelines.quality.activity import Activity
 from cdc_pipelines.quality.day_figures import (
     FIGURES_FILE,
@@ -27,8 +28,6 @@ from cdc_pipelines.quality.report import report_day, write_quality_report
 from cdc_pipelines.runtime import storage
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.run import snapshots_root
-
-REPORTS_DIR = "reports"
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,11 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from cdc_pipelines.lake import io
-from cdc_pipelines.lake.run_counts import COUNTS_DIR
+from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
 from cdc_pipelines.quality.activity import Activity
 from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.quality.result import RuleResult
-from cdc_pipelines.quality.runner import CHANGES_DIR, REJECTS_DIR, RULES, load_partition
+from cdc_pipelines.quality.runner import RULES, load_partition
 from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.runtime import storage
 

@@ -12,14 +12,13 @@ from pyspark.sql import functions as F
 from cdc_pipelines.extract.files import InputError
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.kafka_offsets import day_gaps
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.quality.partition import Partition, Thresholds
 from cdc_pipelines.quality.result import RuleResult
 from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.runtime.storage import join
 
-CHANGES_DIR = "changes"
-REJECTS_DIR = "rejects"
 RULES = ("image_presence_check", "timestamp_precision_check", "pk_consistency_check", "conservation_check")
 
 

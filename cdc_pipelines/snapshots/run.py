@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.decode.runner import CHANGES_DIR
 from cdc_pipelines.lake import io
+from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.snapshots.apply import APPLIED_OPS, Applied, apply_day
@@ -33,7 +33,6 @@ from cdc_pipelines.snapshots.store import (
     CURRENT,
     DDL,
     HISTORY,
-    SNAPSHOTS_DIR,
     applied_days,
     read_day,
     read_summary,

@@ -24,7 +24,6 @@ from cdc_pipelines.lake.io import is_table
 from cdc_pipelines.lake.partition_paths import escape_value
 from cdc_pipelines.runtime import storage
 
-SNAPSHOTS_DIR = "snapshots"
 VERSIONS, ANOMALIES, DDL, APPLIED, RUNS = "_versions", "_anomalies", "_ddl", "_applied", "_runs"
 CURRENT, HISTORY = "current", "history"
 SUMMARY = "summary.json"

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from cdc_pipelines.decode.runner import CHANGES_DIR, REJECTS_DIR, decode_files, write_decoded
+from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.encode.runner import encode_events, write_encoded
 from cdc_pipelines.lake import io
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 
 ROOT = Path(__file__).parent.parent
 
