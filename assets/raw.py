@@ -8,7 +8,7 @@ from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.decode.days import extract_stats
 from cdc_pipelines.decode.kafka_day import pin_kafka_day
 from cdc_pipelines.extract.catalog import Topic
-from cdc_pipelines.extract.kafka_offsets import summarize
+from cdc_pipelines.model.kafka_offsets import summarize
 from resources import LakeStorageResource
 from resources.spark import ProjectSparkResource
 

@@ -17,11 +17,11 @@ from cdc_pipelines.decode.runner import DecodedExtract, decode_lines, write_deco
 from cdc_pipelines.decode.table_filter import TableFilter
 from cdc_pipelines.extract.kafka import KAFKA_ENVELOPE, KafkaDay, read_kafka_day
 from cdc_pipelines.extract.kafka_days import KafkaDayError, day_bounds
-from cdc_pipelines.extract.kafka_offsets import PartitionOffsets
 from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
 from cdc_pipelines.formats import resolve_codec
 from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
 from cdc_pipelines.lake.run_counts import write_counts
+from cdc_pipelines.model.kafka_offsets import PartitionOffsets
 
 
 @dataclass

@@ -21,10 +21,10 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.extract.kafka_days import DayBounds, incomplete_message
 from cdc_pipelines.extract.kafka_lookup import PartitionState, newest_timestamps, partition_states
-from cdc_pipelines.extract.kafka_offsets import PartitionOffsets
 from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
 from cdc_pipelines.extract.lines import LINE_SCHEMA, MESSAGE, ExtractLines
 from cdc_pipelines.formats.base import Codec
+from cdc_pipelines.model.kafka_offsets import PartitionOffsets
 
 KAFKA_ENVELOPE = "kcat"
 

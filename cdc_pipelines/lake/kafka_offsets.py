@@ -1,7 +1,7 @@
 """The offsets each day read from Kafka: a Delta table beside `changes`, `rejects` and `counts`.
 
 One row per (day, topic, partition): the Kafka topic, the day's bounds in offsets and epoch ms, the
-first and last offset kept and their number (see `extract.kafka_offsets`). A rerun of a day reads the
+first and last offset kept and their number (see `model.kafka_offsets`). A rerun of a day reads the
 offsets recorded here, not Kafka's time index again, so it gets the same messages however many arrived
 since; the quality report compares each day's end with the next day's start.
 """
@@ -16,11 +16,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.extract.kafka_offsets import OffsetGap, PartitionOffsets, find_gaps
 from cdc_pipelines.lake.io import Commit, read_table, replace_partitions
+from cdc_pipelines.lake.layout import KAFKA_OFFSETS_DIR
+from cdc_pipelines.model.kafka_offsets import OffsetGap, PartitionOffsets, find_gaps
 from cdc_pipelines.runtime.storage import join
 
-OFFSETS_DIR = "kafka_offsets"
+OFFSETS_DIR = KAFKA_OFFSETS_DIR
 _LONG = T.LongType()
 _OFFSET_FIELDS = ("start_offset", "end_offset", "scan_end", "first", "last", "messages", "start_ms", "end_ms")
 OFFSETS_SCHEMA = T.StructType(

@@ -161,7 +161,7 @@ def conservation_result(
 
 def with_offset_gaps(result: RuleResult, gaps: list) -> RuleResult:
     """`result` with the Kafka offsets check: every gap or overlap between a day read from Kafka and the
-    day beside it (`extract.kafka_offsets.OffsetGap`) fails the rule and is listed, never silent. A
+    day beside it (`model.kafka_offsets.OffsetGap`) fails the rule and is listed, never silent. A
     lake with no Kafka days has no such check."""
     if not gaps:
         return result

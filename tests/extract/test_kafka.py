@@ -21,10 +21,10 @@ from kafka.admin import NewTopic
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.decode.kafka_day import decode_kafka_day, write_kafka_day
 from cdc_pipelines.decode.runner import decode_files
-from cdc_pipelines.extract.kafka_offsets import find_gaps
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, kafka_source
 from cdc_pipelines.lake.io import read_canonical, table_version
 from cdc_pipelines.lake.kafka_offsets import read_days_offsets, read_offsets
+from cdc_pipelines.model.kafka_offsets import find_gaps
 from tests.extract.kafka_broker import READER_PASSWORD, free_port, start_broker
 from tests.extract.kafka_messages import DAY_MS, Record, day_ms, debezium, topic_records
 

@@ -8,7 +8,6 @@ import datetime as dt
 import pytest
 
 from cdc_pipelines.extract.kafka_days import KafkaDayError, day_bounds, incomplete_message
-from cdc_pipelines.extract.kafka_offsets import PartitionOffsets, find_gaps, summarize
 from cdc_pipelines.extract.kafka_source import (
     KafkaSource,
     KafkaSourceError,
@@ -18,6 +17,7 @@ from cdc_pipelines.extract.kafka_source import (
     split_kafka_conf,
 )
 from cdc_pipelines.extract.messages import unwrap_kcat
+from cdc_pipelines.model.kafka_offsets import PartitionOffsets, find_gaps, summarize
 
 
 def _ms(text: str) -> int:
