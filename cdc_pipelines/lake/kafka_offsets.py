@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.lake.io import Commit, read_table, replace_partitions
+from cdc_pipelines.lake.io import Commit, is_table, read_table, replace_partitions
 from cdc_pipelines.lake.layout import KAFKA_OFFSETS_DIR
 from cdc_pipelines.model.kafka_offsets import OffsetGap, PartitionOffsets, find_gaps
 from cdc_pipelines.runtime.storage import join
@@ -72,7 +72,10 @@ def read_offsets(
 def read_days_offsets(
     spark: SparkSession, lake_root: str | Path, dts: Iterable[str]
 ) -> dict[tuple[str, str], list[PartitionOffsets]]:
-    """The recorded offsets of the days `dts`, by (source topic, day)."""
+    """The recorded offsets of the days `dts`, by (source topic, day); no Spark job where no day of any
+    topic was ever read from Kafka (the quality run of a lake of files counts its jobs)."""
+    if not is_table(spark, offsets_path(lake_root)):
+        return {}
     table = read_table(spark, offsets_path(lake_root), OFFSETS_SCHEMA)
     out: dict[tuple[str, str], list[PartitionOffsets]] = {}
     for row in table.where(F.col("dt").isin(list(dts))).collect():
