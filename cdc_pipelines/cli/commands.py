@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from cdc_pipelines.bench.command import add_parser as add_bench_parser
 from cdc_pipelines.decode.table_filter import TableFilter
 from cdc_pipelines.extract.files import InputError
+from cdc_pipelines.extract.kafka_source import KafkaSourceError, split_kafka_conf
 from cdc_pipelines.extract.messages import ENVELOPES
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
@@ -51,7 +52,7 @@ def _spark(args: argparse.Namespace):
         conf = parse_conf(args.conf)
     except ValueError as error:
         raise OptionError(str(error)) from None
-    return spark_session(conf=conf)
+    return spark_session(conf=split_kafka_conf(conf)[1])  # Kafka's settings (secrets) stay out of Spark's conf
 
 
 def _positive(text: str) -> int:
@@ -124,8 +125,9 @@ def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
     dec.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
     dec.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
     _table_arguments(dec)
+    _kafka_arguments(dec)
     dec.add_argument(
-        "inputs", type=path_argument, nargs="+", help="files or folders of messages, one per line (.gz too)"
+        "inputs", type=path_argument, nargs="*", help="files or folders of messages, one per line (.gz too)"
     )
     conv = sub.add_parser("convert", help="decode messages of one format and re-encode them in another")
     conv.add_argument("--from", dest="source", required=True, help="source format id, or auto")
@@ -138,7 +140,8 @@ def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
     conv.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
     conv.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
     _table_arguments(conv)
-    conv.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
+    _kafka_arguments(conv)
+    conv.add_argument("inputs", type=path_argument, nargs="*", help="files or folders of messages")
     enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
     enc.add_argument("--to", dest="target", required=True, help="target format id")
     enc.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
@@ -205,6 +208,38 @@ def _table_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, action="append", metavar="GLOB", help=f"{what} GLOB on db.table (repeatable)")
 
 
+def _kafka_arguments(parser: argparse.ArgumentParser) -> None:
+    """Read the day `--dt` from a Kafka topic instead of files (settings: `--conf kafka.KEY=VALUE`)."""
+    parser.add_argument("--kafka", metavar="BOOTSTRAP", help="read the day from Kafka: bootstrap servers host:port,...")
+    parser.add_argument("--kafka-topic", metavar="T", help="the Kafka topic (default: --topic)")
+    parser.add_argument("--time-zone", default="UTC", help="the zone whose midnights bound the day (default UTC)")
+    parser.add_argument("--late-seconds", type=int, default=0, metavar="S",
+                        help="read on until S seconds past the day's end for its late messages (default 0)")
+    parser.add_argument("--allow-incomplete", action="store_true",
+                        help="read the day even where a partition has no message past its end yet")  # fmt: skip
+
+
+def _kafka(args: argparse.Namespace):
+    """The Kafka source of a command's `--kafka` arguments (None without them); inputs and --kafka exclude
+    each other."""
+    if not getattr(args, "kafka", None):
+        if not args.inputs:
+            raise InputError("give files or folders of messages, or --kafka BOOTSTRAP")
+        return None
+    if args.inputs:
+        raise InputError("give files or --kafka, not both")
+    from cdc_pipelines.extract.kafka_source import kafka_source
+    from cdc_pipelines.runtime.session import parse_conf
+
+    try:
+        settings = split_kafka_conf(parse_conf(args.conf))[0]
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    reader = {"time_zone": args.time_zone, "late_seconds": str(args.late_seconds),
+              "allow_incomplete": str(args.allow_incomplete)}  # fmt: skip
+    return kafka_source(args.kafka, args.kafka_topic or args.topic, {**settings, **reader})
+
+
 def _tables(args: argparse.Namespace) -> TableFilter | None:
     return TableFilter.of(args.include, args.exclude)
 
@@ -215,6 +250,9 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
 
     if args.format != "auto":
         get_codec(args.format).resolve_options(_options(args.option))
+    source = _kafka(args)
+    if source is not None:
+        return _decode_kafka(args, source)
     _check_inputs(args)
     if args.format == "auto":
         args.format = _detected(args.inputs)
@@ -229,6 +267,20 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
         counts = write_decoded(decoded, args.out)
     write_counts(spark, args.out, args.dt, {args.topic: counts})
     return counts
+
+
+def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
+    """`decode --kafka`: the day `--dt` of the topic into `--out`, at the offsets recorded there if any."""
+    from cdc_pipelines.decode.kafka_day import decode_kafka_day, write_kafka_day
+
+    if args.format == "auto":
+        raise DetectError("--kafka needs --format (the format is not detected from a topic)")
+    spark = _spark(args)
+    print(f"reading day {args.dt} of {source.describe()}", file=sys.stderr)
+    with spark_progress(spark, "decode"):
+        decoded = decode_kafka_day(spark, source, args.format, topic=args.topic, dt=args.dt, lake_root=args.out,
+                                   options=_options(args.option), tables=_tables(args))  # fmt: skip
+        return write_kafka_day(spark, decoded, args.out)
 
 
 class DetectError(ValueError):
@@ -262,14 +314,25 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     target_options = get_codec(args.target).resolve_options(_options(args.target_option))
     if args.source != "auto":
         get_codec(args.source).resolve_options(_options(args.option))
-    _check_inputs(args)
+    kafka = _kafka(args)
+    if kafka is not None and args.source == "auto":
+        raise DetectError("--kafka needs --from (the format is not detected from a topic)")
+    if kafka is None:
+        _check_inputs(args)
     source = _detected(args.inputs) if args.source == "auto" else args.source
     spark = _spark(args)
     with spark_progress(spark, "convert"):
-        decoded = decode_files(
-            spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option),
-            envelope=args.envelope, tables=_tables(args),
-        )  # fmt: skip
+        if kafka is not None:
+            from cdc_pipelines.decode.kafka_day import decode_kafka_day
+
+            print(f"reading day {args.dt} of {kafka.describe()}", file=sys.stderr)
+            decoded = decode_kafka_day(spark, kafka, source, topic=args.topic, dt=args.dt,
+                                       options=_options(args.option), tables=_tables(args)).decoded  # fmt: skip
+        else:
+            decoded = decode_files(
+                spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option),
+                envelope=args.envelope, tables=_tables(args),
+            )  # fmt: skip
         passed = CountedPass(decoded)  # counted while the encode reads the events: one decode
         encoded = encode_events(passed.events, args.target, target_options)
         written = write_encoded(encoded, f"{args.out}/{args.target}", args.target)
@@ -399,7 +462,7 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
             from cdc_pipelines.bench.command import run as run_bench
 
             print(json.dumps(run_bench(args)))
-    except (UnknownFormatError, OptionError, InputError, DetectError) as exc:
+    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError) as exc:
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2
     return 0

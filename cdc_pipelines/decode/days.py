@@ -59,6 +59,14 @@ def decode_days(
     topics = list(topics)
     results = {dt: {t.name: dict.fromkeys(MESSAGE_COUNTS, 0) for t in topics} for dt in dts}
     for topic in topics:
+        if topic.kafka is not None:  # read from Kafka at the offsets its raw asset recorded (decode.kafka_day)
+            from cdc_pipelines.decode.kafka_day import decode_kafka_days
+
+            by_day = decode_kafka_days(spark, topic.kafka, topic.format, topic=topic.name, dts=list(dts),
+                                       lake_root=out, options=topic.options, tables=topic.tables)  # fmt: skip
+            for dt, counts in by_day.items():
+                results[dt][topic.name] = counts
+            continue
         folders = [raw_partition(topic.name, dt) for dt in dts]
         present = [f for f in folders if extract_stats(spark, f)["files"]]
         if not present:

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from cdc_pipelines.decode.table_filter import TableFilter, TableFilterError
+from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError, kafka_source
 from cdc_pipelines.extract.messages import check_envelope
 from cdc_pipelines.formats import get_codec
 
@@ -23,6 +24,7 @@ class Topic:
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # {"db.table": key columns} where none are named
     keys_from: str | None = None  # "kafka": key columns still unnamed come from the Kafka message key (kcat envelope)
     tables: TableFilter | None = None  # which of the topic's tables to keep (None: all)
+    kafka: KafkaSource | None = None  # read from this Kafka topic, not from extract folders (kcat envelopes)
 
 
 KEYS_FROM_KAFKA = "kafka"
@@ -33,8 +35,8 @@ class CatalogError(ValueError):
 
 
 def load_catalog(path: str | Path) -> list[Topic]:
-    """Read and validate a catalog YAML
-    (`topics: [{name, format, options, targets, envelope, snapshot, keys, keys_from, tables: {include, exclude}}]`)."""
+    """Read and validate a catalog YAML (`topics: [{name, format, options, targets, envelope, snapshot, keys,
+    keys_from, tables: {include, exclude}, kafka: {bootstrap_servers, topic, options}}]`)."""
     data = yaml.safe_load(Path(path).read_text()) or {}
     topics = []
     for i, entry in enumerate(data.get("topics") or []):
@@ -47,7 +49,7 @@ def load_catalog(path: str | Path) -> list[Topic]:
                 if get_codec(target).encode is None:
                     raise ValueError(f"target {target} has no encoder")
             check_envelope(entry.get("envelope"))
-            if entry.get("envelope") and get_codec(entry["format"]).messages == "avro":
+            if entry.get("envelope") and get_codec(entry["format"]).messages == "avro" and not entry.get("kafka"):
                 raise ValueError(f"format {entry['format']} reads its own files and takes no envelope")
         except (KeyError, ValueError) as exc:
             raise CatalogError(f"topic {entry['name']!r} in {path}: {exc}") from None
@@ -56,8 +58,10 @@ def load_catalog(path: str | Path) -> list[Topic]:
             raise CatalogError(f"topic {entry['name']!r} in {path}: snapshot must be true or false")
         snapshot = entry.get("snapshot", False)
         keys = _keys(entry, path)
-        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, entry.get("envelope"), snapshot,
-                            keys, _keys_from(entry, path), _tables(entry, path)))  # fmt: skip
+        kafka = _kafka(entry, path)
+        envelope = "kcat" if kafka is not None else entry.get("envelope")  # a Kafka record is read as kcat shows it
+        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, envelope, snapshot,
+                            keys, _keys_from(entry, path), _tables(entry, path), kafka))  # fmt: skip
     return topics
 
 
@@ -91,9 +95,33 @@ def _keys_from(entry: dict, path: str | Path) -> str | None:
         return None
     if keys_from != KEYS_FROM_KAFKA:
         raise CatalogError(f"topic {entry['name']!r} in {path}: keys_from must be {KEYS_FROM_KAFKA}, not {keys_from!r}")
-    if entry.get("envelope") != "kcat":
+    if entry.get("envelope") != "kcat" and not entry.get("kafka"):
         raise CatalogError(f"topic {entry['name']!r} in {path}: keys_from: kafka needs envelope: kcat (the Kafka key)")
     return keys_from
+
+
+def _kafka(entry: dict, path: str | Path) -> KafkaSource | None:
+    """`kafka: {bootstrap_servers, topic, options}`: the topic's days are read from Kafka (see `extract.kafka`).
+
+    `topic` defaults to the catalog name; `options` are Kafka consumer settings (`security.protocol`, ...)
+    and the reader's `time_zone`, `late_seconds`, `allow_incomplete`, `timeout_ms`; a value `${NAME}` is
+    the environment variable NAME when the day is read, so no secret needs to sit in the catalog."""
+    kafka = entry.get("kafka")
+    if kafka is None:
+        return None
+    where = f"topic {entry['name']!r} in {path}"
+    if not isinstance(kafka, dict) or set(kafka) - {"bootstrap_servers", "topic", "options"}:
+        raise CatalogError(f"{where}: kafka takes bootstrap_servers, topic and options")
+    if entry.get("envelope") not in (None, "kcat"):
+        raise CatalogError(f"{where}: a kafka topic is read as kcat envelopes, not {entry['envelope']!r}")
+    options = kafka.get("options") or {}
+    if not isinstance(options, dict):
+        raise CatalogError(f"{where}: kafka options must map settings to values")
+    try:
+        return kafka_source(str(kafka.get("bootstrap_servers") or ""), str(kafka.get("topic") or entry["name"]),
+                            {str(k): str(v) for k, v in options.items()})  # fmt: skip
+    except KafkaSourceError as exc:
+        raise CatalogError(f"{where}: {exc}") from None
 
 
 def kafka_key_topics(topics: list[Topic]) -> list[str]:

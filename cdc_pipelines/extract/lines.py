@@ -35,7 +35,8 @@ LINE_SCHEMA = T.StructType(
         T.StructField("reason", T.StringType()),
     ]
 )
-LINE, CONTAINER, REJECT = "line", "container", "reject"
+# a MESSAGE row is numbered already: its `block` is its line number (a Kafka record's offset)
+LINE, CONTAINER, REJECT, MESSAGE = "line", "container", "reject", "message"
 
 
 @dataclass
@@ -68,6 +69,8 @@ class LineNumbering:
                     if header is not None and number == 1:
                         continue  # the CSV header is no message
                     yield Line(source, number, value, header=header)
+                elif kind == MESSAGE:
+                    yield Line(file, block, value)
                 elif kind == CONTAINER:
                     from cdc_pipelines.extract.messages import container_lines
 
@@ -109,7 +112,9 @@ def _container_records(path: str) -> int:
 def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, envelope: str | None) -> ExtractLines:
     """The lines of `files` for `codec`, counted per split, ready for `mapInArrow`."""
     containers = [f for f in files if codec.messages == "avro" and f.lower().endswith(".avro")]
-    if codec.messages == "avro" and envelope is not None:
+    if containers and envelope is not None:
+        # kcat lines of a binary format carry a `{"value_b64": ...}` payload (as the Kafka source gives
+        # them, `extract.kafka`); an `.avro` container holds no envelope
         raise EnvelopeError(f"format {codec.format_id} reads its own files and takes no envelope")
     text_files = [f for f in files if f not in containers]
     damage = check_gzip_inputs(text_files)

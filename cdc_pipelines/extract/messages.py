@@ -19,7 +19,9 @@ from cdc_pipelines.formats.base import Reject
 from cdc_pipelines.formats.dts_avro import ContainerRecord
 from cdc_pipelines.model import meta_keys
 
-KCAT_FIELDS = ("topic", "partition", "offset", "tstype", "ts", "key")
+# kcat -J writes a record's headers as one flat list [name, value, name, value, ...] (a null value null);
+# the meta keeps it as that list's compact JSON (`cdc.kafka.headers`)
+KCAT_FIELDS = ("topic", "partition", "offset", "tstype", "ts", "headers", "key")
 ENVELOPES = ("kcat",)
 
 

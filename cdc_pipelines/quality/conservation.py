@@ -8,6 +8,7 @@ usually means the source changed its format.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -145,7 +146,7 @@ def conservation_result(
         }
     # a topic without recorded counts makes the partition's read unknown
     known = bool(per_topic) and all(c["read"] is not None for c in per_topic.values())
-    return conservation_check(
+    result = conservation_check(
         sum(c["read"] for c in per_topic.values()) if known else None,
         sum(c["decoded"] for c in per_topic.values()),
         sum(c["rejected"] for c in per_topic.values()),
@@ -155,3 +156,18 @@ def conservation_result(
         filtered=sum(c["filtered"] for c in per_topic.values()),
         duplicates=sum(c["duplicates"] for c in per_topic.values()),
     )
+    return with_offset_gaps(result, partition.kafka_gaps)
+
+
+def with_offset_gaps(result: RuleResult, gaps: list) -> RuleResult:
+    """`result` with the Kafka offsets check: every gap or overlap between a day read from Kafka and the
+    day beside it (`model.kafka_offsets.OffsetGap`) fails the rule and is listed, never silent. A
+    lake with no Kafka days has no such check."""
+    if not gaps:
+        return result
+    examples = [{"id": f"{g.source_topic}:{g.partition}", "reason": g.reason(), "source_topic": g.source_topic}
+                for g in gaps]  # fmt: skip
+    checks = {**result.checks, "kafka_offsets": {"checked": len(gaps), "failed": len(gaps)}}
+    info = {**result.info, "kafka_offset_gaps": [g.reason() for g in gaps]}
+    return replace(result, passed=False, checks=checks, info=info,
+                   examples=(examples + list(result.examples))[:MAX_EXAMPLES])  # fmt: skip

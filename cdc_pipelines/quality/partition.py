@@ -27,3 +27,5 @@ class Partition:
     changes: DataFrame
     rejects: DataFrame
     recorded: dict[str, dict[str, int]] = field(default_factory=dict)
+    # gaps and overlaps of Kafka offsets between this day and the days beside it (model.kafka_offsets)
+    kafka_gaps: list = field(default_factory=list)

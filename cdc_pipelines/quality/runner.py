@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.extract.files import InputError
 from cdc_pipelines.lake import io
+from cdc_pipelines.lake.kafka_offsets import day_gaps
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.quality.partition import Partition, Thresholds
@@ -36,7 +37,8 @@ def load_partition(spark: SparkSession, lake_root: str | Path, dt_value: str) ->
     rejects = io.read_rejects(spark, join(lake_root, REJECTS_DIR)).where(F.col("dt") == dt_value)
     if not recorded and changes.isEmpty() and rejects.isEmpty():
         raise MissingPartitionError(f"no changes or rejects for dt={dt_value} under {lake_root}")
-    return Partition(dt=dt_value, changes=changes, rejects=rejects, recorded=recorded)
+    gaps = day_gaps(spark, lake_root, dt_value)
+    return Partition(dt=dt_value, changes=changes, rejects=rejects, recorded=recorded, kafka_gaps=gaps)
 
 
 def check_conservation(partition: Partition, *, max_reject_rate: float = 0.05) -> RuleResult:

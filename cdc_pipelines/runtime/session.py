@@ -37,6 +37,9 @@ DEFAULT_CONF = {
     # was cached (1M canal messages failed the 2 GB heap in one run of two). Reset after each object.
     "spark.serializer.objectStreamReset": "1",
     "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+    # a data source option whose name matches is shown redacted in plans and logs (Spark's default: url only):
+    # the Kafka source's kafka.sasl.jaas.config and *.password settings
+    "spark.sql.redaction.options.regex": "(?i)url|jaas|password|secret|token|credential",
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     "spark.hadoop.fs.oss.impl": "org.apache.hadoop.fs.aliyun.oss.AliyunOSSFileSystem",
@@ -89,12 +92,14 @@ def hadoop_version() -> str:
 
 def jar_packages() -> list[str]:
     """The Maven coordinates Spark resolves at start (cached by Ivy in ~/.ivy2): Delta for this Spark's
-    major.minor, as `delta.configure_spark_with_delta_pip` names it, and Hadoop's S3A and OSS clients."""
+    major.minor, as `delta.configure_spark_with_delta_pip` names it, Spark's Kafka source for this Spark (the
+    `kafka` raw source; it brings `kafka-clients`), and Hadoop's S3A and OSS clients."""
     spark_minor = ".".join(pyspark.__version__.split(".")[:2])
     delta = importlib.metadata.version("delta_spark")
     hadoop = hadoop_version()
     return [
         f"io.delta:delta-spark_{spark_minor}_2.13:{delta}",
+        f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}",
         f"org.apache.hadoop:hadoop-aws:{hadoop}",
         f"org.apache.hadoop:hadoop-aliyun:{hadoop}",
     ]
