@@ -304,7 +304,7 @@ def ship_package(session: SparkSession) -> None:
 
 def package_zip() -> Path:
     """`cdc_pipelines` (sources and package data, no bytecode) as a fresh zip in a temporary folder."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # cdc_pipelines/, this module being in cdc_pipelines/runtime/
     folder = tempfile.mkdtemp(prefix="cdc_pipelines-")
     atexit.register(shutil.rmtree, folder, True)  # the driver serves it until the application ends
     target = Path(folder) / "cdc_pipelines.zip"

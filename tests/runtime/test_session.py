@@ -1,0 +1,20 @@
+"""The session's settings and the package it ships to a cluster, without starting Spark."""
+
+import zipfile
+
+from cdc_pipelines.runtime.session import driver_java_options, package_zip, session_conf
+
+
+def test_the_shipped_zip_holds_the_whole_package():
+    names = zipfile.ZipFile(package_zip()).namelist()
+    assert "cdc_pipelines/__init__.py" in names
+    assert {"cdc_pipelines/decode/runner.py", "cdc_pipelines/runtime/session.py"} <= set(names)
+    assert not any("__pycache__" in n for n in names)
+
+
+def test_a_local_driver_starts_with_c1_only_and_a_cluster_keeps_c2():
+    assert "-XX:TieredStopAtLevel=1" in driver_java_options({"spark.master": "local[2]"})
+    assert "-XX:TieredStopAtLevel=1" not in driver_java_options({"spark.master": "spark://127.0.0.1:7077"})
+    quick = session_conf({"spark.master": "local[1]"})["spark.driver.extraJavaOptions"]
+    plain = session_conf({"spark.master": "local[1]", "cdc.jvm.quick_start": "false"})["spark.driver.extraJavaOptions"]
+    assert "TieredStopAtLevel" in quick and "TieredStopAtLevel" not in plain and "cdc.jvm" not in plain
