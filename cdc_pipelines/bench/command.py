@@ -13,8 +13,10 @@ from cdc_pipelines.bench.config import FORMATS, BenchConfig
 QUICK = BenchConfig(messages=5_000, scales=(1,), block_days=2, block_events_per_day=500, stages=False)
 
 
-def add_parser(sub) -> None:
-    bench = sub.add_parser("bench", help="time decode and encode against the Spark floor, DuckDB and cat")
+BENCH_HELP = "time decode and encode against the Spark floor, DuckDB and cat"
+
+
+def add_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--quick", action="store_true", help=f"a smoke run: {QUICK.messages} messages, 1x only")
     bench.add_argument("--scale", type=int, nargs="+", help="input multiples of --messages (default 1 4 16)")
     bench.add_argument("--messages", type=int, help="messages per format at 1x (default 250000)")

@@ -10,7 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from cdc_pipelines.bench.command import add_parser as add_bench_parser
+from cdc_pipelines.bench.command import BENCH_HELP
+from cdc_pipelines.bench.command import add_arguments as add_bench_arguments
 from cdc_pipelines.decode.table_filter import TableFilter
 from cdc_pipelines.extract.files import InputError
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, split_kafka_conf
@@ -82,9 +83,9 @@ class _Sub:
 
 @dataclass(frozen=True)
 class Command:
-    """A command a program built on the library adds to these (`assets.cli` adds `demo`, which runs the
-    Dagster job: the library knows nothing of Dagster's wiring). `arguments` declares its arguments,
-    `run` does it and prints its result."""
+    """A command of `cdc-pipelines`: the library's (`COMMANDS`) and those a program built on it adds
+    (`assets.cli` adds `demo`, which runs the Dagster job: the library knows nothing of Dagster's wiring).
+    `arguments` declares its arguments, `run` does it and prints its result."""
 
     name: str
     help: str
@@ -105,84 +106,107 @@ def _format_lines(with_options: bool) -> list[str]:
     return lines
 
 
-def _parser(extra: Sequence[Command] = ()) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
-    sub = _Sub(parser.add_subparsers(dest="command", required=True))
-    for command in extra:
-        command.arguments(sub.add_parser(command.name, help=command.help))
-    formats = sub.add_parser("formats", help="print every supported format id, one per line")
-    formats.add_argument(
+def _formats_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--options", action="store_true", help="under each id, its options: name=default, choices, meaning"
     )
-    dec = sub.add_parser("decode", help="decode raw messages into the canonical change table")
-    dec.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
-    dec.add_argument(
+
+
+def _decode_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
+    parser.add_argument(
         "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
     )
-    dec.add_argument("--topic", default="default", help="source topic name (partition value)")
-    dec.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
-    dec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
-    dec.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
-    dec.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
-    _table_arguments(dec)
-    _kafka_arguments(dec)
-    dec.add_argument(
+    parser.add_argument("--topic", default="default", help="source topic name (partition value)")
+    parser.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
+    parser.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
+    parser.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
+    _table_arguments(parser)
+    _kafka_arguments(parser)
+    parser.add_argument(
         "inputs", type=path_argument, nargs="*", help="files or folders of messages, one per line (.gz too)"
     )
-    conv = sub.add_parser("convert", help="decode messages of one format and re-encode them in another")
-    conv.add_argument("--from", dest="source", required=True, help="source format id, or auto")
-    conv.add_argument("--to", dest="target", required=True, help="target format id")
-    conv.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
-    conv.add_argument("--topic", default="default", help="source topic name (partition value)")
-    conv.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
-    conv.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
-    conv.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
-    conv.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
-    conv.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
-    _table_arguments(conv)
-    _kafka_arguments(conv)
-    conv.add_argument("inputs", type=path_argument, nargs="*", help="files or folders of messages")
-    enc = sub.add_parser("encode", help="re-encode an existing canonical table in a target format")
-    enc.add_argument("--to", dest="target", required=True, help="target format id")
-    enc.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
-    enc.add_argument("--dt", type=_date, help="only this partition")
-    enc.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
-    enc.add_argument("canonical", type=path_argument, help="a canonical table folder (the changes/ written by decode)")
-    det = sub.add_parser("detect", help="print the format id the first messages of INPUT match")
-    det.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
-    smp = sub.add_parser("sample", help="decode the built-in sample messages of every format into OUT")
-    smp.add_argument(
+
+
+def _convert_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--from", dest="source", required=True, help="source format id, or auto")
+    parser.add_argument("--to", dest="target", required=True, help="target format id")
+    parser.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
+    parser.add_argument("--topic", default="default", help="source topic name (partition value)")
+    parser.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
+    parser.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
+    parser.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
+    parser.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
+    _table_arguments(parser)
+    _kafka_arguments(parser)
+    parser.add_argument("inputs", type=path_argument, nargs="*", help="files or folders of messages")
+
+
+def _encode_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--to", dest="target", required=True, help="target format id")
+    parser.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
+    parser.add_argument("--dt", type=_date, help="only this partition")
+    parser.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
+    parser.add_argument(
+        "canonical", type=path_argument, help="a canonical table folder (the changes/ written by decode)"
+    )
+
+
+def _detect_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
+
+
+def _sample_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
     )
-    smp.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
-    qua = sub.add_parser("quality", help="run the data-quality rules on one partition and write a report")
-    qua.add_argument("--canonical", type=path_argument, required=True, help="lake folder holding changes/ and rejects/")
-    qua.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
-    qua.add_argument("--out", type=path_argument, help="report folder (default: CANONICAL/reports)")
-    qua.add_argument(
+    parser.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
+
+
+def _quality_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--canonical", type=path_argument, required=True, help="lake folder holding changes/ and rejects/"
+    )
+    parser.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
+    parser.add_argument("--out", type=path_argument, help="report folder (default: CANONICAL/reports)")
+    parser.add_argument(
         "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
     )
-    snap = sub.add_parser("snapshot", help="MERGE one day of changes into the table snapshots (or read a day's state)")
-    snap.add_argument("--canonical", required=True, help="lake folder holding changes/")
-    day = snap.add_mutually_exclusive_group(required=True)
+
+
+def _snapshot_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--canonical", required=True, help="lake folder holding changes/")
+    day = parser.add_mutually_exclusive_group(required=True)
     day.add_argument("--dt", type=_date, help="apply this partition date YYYY-MM-DD")
     day.add_argument("--as-of", type=_date, help="print every table's state at the end of this day (JSON lines)")
-    snap.add_argument("--export", help="with --as-of: write each table's state as Parquet under this folder instead")
-    snap.add_argument("--out", help="snapshots folder (default: CANONICAL/snapshots)")
-    snap.add_argument("--topic", action="append", help="only these source topics (default: all)")
-    snap.add_argument(
+    parser.add_argument("--export", help="with --as-of: write each table's state as Parquet under this folder instead")
+    parser.add_argument("--out", help="snapshots folder (default: CANONICAL/snapshots)")
+    parser.add_argument("--topic", action="append", help="only these source topics (default: all)")
+    parser.add_argument(
         "--keys", action="append", type=_keys, default=[], metavar="DB.TABLE=COL1,COL2",
         help="key columns of a table whose format names none (repeatable)",
     )  # fmt: skip
-    snap.add_argument(
+    parser.add_argument(
         "--keys-from-kafka", action="store_true",
         help="events still without key columns take them from the Kafka message key (kcat envelopes: cdc.kafka.key)",
     )  # fmt: skip
-    arc = sub.add_parser("jvm-archive", help="write the class-data archive that takes seconds off every Spark start")
-    arc.add_argument("--force", action="store_true", help="write it again even where one exists")
-    lake = sub.add_parser("convert-lake", help="convert a lake of plain Parquet (earlier versions) to Delta in place")
-    lake.add_argument("lake", type=path_argument, help="lake folder holding changes/, rejects/ and counts/")
-    add_bench_parser(sub)
+
+
+def _jvm_archive_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true", help="write it again even where one exists")
+
+
+def _convert_lake_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("lake", type=path_argument, help="lake folder holding changes/, rejects/ and counts/")
+
+
+def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
+    sub = _Sub(parser.add_subparsers(dest="command", required=True))
+    for command in commands:
+        command.arguments(sub.add_parser(command.name, help=command.help))
     return parser
 
 
@@ -213,8 +237,13 @@ def _kafka_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kafka", metavar="BOOTSTRAP", help="read the day from Kafka: bootstrap servers host:port,...")
     parser.add_argument("--kafka-topic", metavar="T", help="the Kafka topic (default: --topic)")
     parser.add_argument("--time-zone", default="UTC", help="the zone whose midnights bound the day (default UTC)")
-    parser.add_argument("--late-seconds", type=int, default=0, metavar="S",
-                        help="read on until S seconds past the day's end for its late messages (default 0)")
+    parser.add_argument(
+        "--late-seconds",
+        type=int,
+        default=0,
+        metavar="S",
+        help="read on until S seconds past the day's end for its late messages (default 0)",
+    )
     parser.add_argument("--allow-incomplete", action="store_true",
                         help="read the day even where a partition has no message past its end yet")  # fmt: skip
 
@@ -423,47 +452,85 @@ def _snapshot(args: argparse.Namespace) -> dict:
     }
 
 
+def _json(command: Callable[[argparse.Namespace], object]) -> Callable[[argparse.Namespace], None]:
+    """`command`, its result printed as one JSON line (the last line of stdout)."""
+    return lambda args: print(json.dumps(command(args)))
+
+
+def _formats(args: argparse.Namespace) -> None:
+    print("\n".join(_format_lines(args.options)))
+
+
+def _detect(args: argparse.Namespace) -> None:
+    _check_inputs(args)
+    print(_detected(args.inputs))
+
+
+def _jvm_archive(args: argparse.Namespace) -> None:
+    from cdc_pipelines.runtime.session import parse_conf, write_class_archive
+
+    print(write_class_archive(parse_conf(args.conf), force=args.force))
+
+
+def _convert_lake(args: argparse.Namespace) -> dict:
+    from cdc_pipelines.lake.convert import convert_lake
+
+    return convert_lake(_spark(args), args.lake)
+
+
+def _bench(args: argparse.Namespace) -> dict:
+    from cdc_pipelines.bench.command import run as run_bench
+
+    return run_bench(args)
+
+
+# every command of the library, in the order `--help` lists them
+COMMANDS = (
+    Command("formats", "print every supported format id, one per line", _formats_arguments, _formats),
+    Command("decode", "decode raw messages into the canonical change table", _decode_arguments, _json(_decode)),
+    Command(
+        "convert", "decode messages of one format and re-encode them in another", _convert_arguments, _json(_convert)
+    ),
+    Command("encode", "re-encode an existing canonical table in a target format", _encode_arguments, _json(_encode)),
+    Command("detect", "print the format id the first messages of INPUT match", _detect_arguments, _detect),
+    Command(
+        "sample", "decode the built-in sample messages of every format into OUT", _sample_arguments, _json(_sample)
+    ),
+    Command(
+        "quality", "run the data-quality rules on one partition and write a report", _quality_arguments, _json(_quality)
+    ),
+    Command(
+        "snapshot",
+        "MERGE one day of changes into the table snapshots (or read a day's state)",
+        _snapshot_arguments,
+        _json(_snapshot),
+    ),
+    Command(
+        "jvm-archive",
+        "write the class-data archive that takes seconds off every Spark start",
+        _jvm_archive_arguments,
+        _jvm_archive,
+    ),
+    Command(
+        "convert-lake",
+        "convert a lake of plain Parquet (earlier versions) to Delta in place",
+        _convert_lake_arguments,
+        _json(_convert_lake),
+    ),
+    Command("bench", BENCH_HELP, add_bench_arguments, _json(_bench)),
+)
+
+
 def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
-    """Run one command; `extra` are the commands of the program built on the library (see `Command`)."""
-    args = _parser(extra).parse_args(argv)
-    added = {command.name: command for command in extra}
+    """Run one command of COMMANDS or of `extra`, the commands of the program built on the library."""
+    commands = {command.name: command for command in (*extra, *COMMANDS)}
+    args = _parser(list(commands.values())).parse_args(argv)
     if getattr(args, "max_message_chars", None):
         # the decoders read the limit from the environment, as the Dagster job does
         os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
-        if args.command in added:
-            added[args.command].run(args)
-        elif args.command == "formats":
-            print("\n".join(_format_lines(args.options)))
-        elif args.command == "decode":
-            print(json.dumps(_decode(args)))
-        elif args.command == "convert":
-            print(json.dumps(_convert(args)))
-        elif args.command == "encode":
-            print(json.dumps(_encode(args)))
-        elif args.command == "detect":
-            _check_inputs(args)
-            print(_detected(args.inputs))
-        elif args.command == "sample":
-            print(json.dumps(_sample(args)))
-        elif args.command == "quality":
-            print(json.dumps(_quality(args)))
-        elif args.command == "snapshot":
-            print(json.dumps(_snapshot(args)))
-        elif args.command == "jvm-archive":
-            from cdc_pipelines.runtime.session import parse_conf, write_class_archive
-
-            print(write_class_archive(parse_conf(args.conf), force=args.force))
-        elif args.command == "convert-lake":
-            from cdc_pipelines.lake.convert import convert_lake
-
-            print(json.dumps(convert_lake(_spark(args), args.lake)))
-        elif args.command == "bench":
-            from cdc_pipelines.bench.command import run as run_bench
-
-            print(json.dumps(run_bench(args)))
+        commands[args.command].run(args)
     except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError) as exc:
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2
     return 0
-
