@@ -99,8 +99,7 @@ def decode_replay(spark: SparkSession, format_id: str, source: Path, out: Path) 
         lines = read_extract_lines(spark, list_input_files([source]), codec, None)
         results = PassResults.create(spark.sparkContext)
         replayed = lines.frame.mapInArrow(_replay_rows(blob, results), DECODED_SCHEMA)
-        decoded = decoded_extract(replayed, format_id, topic="bench", dt="2024-01-01", read=lines.read)
-        decoded.results = results
+        decoded = decoded_extract(replayed, format_id, topic="bench", dt="2024-01-01", read=lines.read, results=results)
         return write_decoded(decoded, out)
 
     return run

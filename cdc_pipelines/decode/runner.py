@@ -257,10 +257,10 @@ def decode_lines(
     )
     if codec.codec.split_update:
         decoded = pair_split_updates(decoded, codec.codec, results)
-    extract = decoded_extract(decoded, codec.format_id, topic=topic, dt=dt, read=lines.read, tables=tables)
-    extract.results = results
-    extract.delivery_fields = codec.codec.delivery_fields
-    return extract
+    return decoded_extract(
+        decoded, codec.format_id, topic=topic, dt=dt, read=lines.read, tables=tables, results=results,
+        delivery_fields=codec.codec.delivery_fields,
+    )  # fmt: skip
 
 
 def filtered_out(tables: TableFilter | None) -> Column:
@@ -284,18 +284,23 @@ def decoded_extract(
     dt: str | Column,
     read: dict[str, int],
     tables: TableFilter | None = None,
+    results: PassResults | None = None,
+    delivery_fields: tuple[str, ...] = (),
 ) -> DecodedExtract:
     """The events and rejects of `decoded` (DECODED_SCHEMA rows of one extract) with their partition
     columns and `filtered` (left out by `tables`); `read` is the messages each file holds.
 
-    The extract has no `results` until its caller sets them (`decode_lines` does): without, the write
-    looks for no redeliveries and decodes again for its rejects."""
+    `results` are what the pass that made `decoded` reports: without, the write looks for no
+    redeliveries and decodes again for its rejects."""
     combined = decoded.select(
         "*", F.lit(format_id).alias("source_format"), F.lit(topic).alias("source_topic"), F.lit(dt).alias("dt"),
         filtered_out(tables).alias("filtered"),
     )  # fmt: skip
     day = dt if isinstance(dt, str) else None
-    return DecodedExtract(combined=combined, topic=topic, dt=day, read=read, format_id=format_id)
+    return DecodedExtract(
+        combined=combined, topic=topic, dt=day, read=read, format_id=format_id, results=results,
+        delivery_fields=delivery_fields,
+    )  # fmt: skip
 
 
 def decode_files(
