@@ -287,6 +287,12 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
         args.format = _detected(args.inputs)
     codec = get_codec(args.format)
     options = codec.resolve_options(_options(args.option))
+    files = _in_process_files(args)
+    if files is not None:
+        from cdc_pipelines.decode.in_process import decode_in_process
+
+        return decode_in_process(args.format, files, topic=args.topic, dt=args.dt, out=args.out, options=options,
+                                 envelope=args.envelope)  # fmt: skip
     spark = _spark(args)
     with spark_progress(spark, "decode"):
         decoded = decode_files(
@@ -296,6 +302,20 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
         counts = write_decoded(decoded, args.out)
     write_counts(spark, args.out, args.dt, {args.topic: counts})
     return counts
+
+
+def _in_process_files(args: argparse.Namespace) -> list[str] | None:
+    """The files of a small local extract without table filters (`decode.in_process`), else None."""
+    from cdc_pipelines.decode.in_process import in_process_inputs
+    from cdc_pipelines.runtime.session import env_conf, parse_conf
+
+    if _tables(args) is not None:
+        return None
+    try:
+        command_conf = parse_conf(args.conf)
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    return in_process_inputs(args.inputs, args.out, {**env_conf(), **command_conf}, command_conf)
 
 
 def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:

@@ -27,12 +27,23 @@ class DeliveryIdentity:
         self.fields = tuple(f for f in EVENT_FIELDS if f != "meta" and f not in delivery_fields)
         self.skipped_meta = frozenset(f.removeprefix("meta.") for f in delivery_fields if f.startswith("meta."))
 
+    def _meta(self, meta: dict | None) -> dict | None:
+        if not meta:
+            return meta
+        skipped = self.skipped_meta
+        return {k: v for k, v in meta.items() if k == KAFKA_KEY or not (k.startswith(PREFIX) or k in skipped)}
+
+    def exact(self, event: dict) -> tuple:
+        """The delivery identity itself, as `redeliveries.delivery_identity` compares it on Spark: maps
+        by their keys and values in the order they hold them, meta's kept entries sorted."""
+        values = [tuple(v) if isinstance(v, list) else (tuple(v), tuple(v.values())) if isinstance(v, dict) else v
+                  for v in (event[f] for f in self.fields)]  # fmt: skip
+        meta = self._meta(event["meta"])
+        return (*values, tuple(sorted(meta.items())) if meta is not None else None, event["row_index"])
+
     def hash(self, event: dict) -> int:
         """A signed 64-bit hash of the event's delivery identity (the same on every worker and run)."""
-        meta = event["meta"]
-        if meta:
-            skipped = self.skipped_meta
-            meta = {k: v for k, v in meta.items() if k == KAFKA_KEY or not (k.startswith(PREFIX) or k in skipped)}
+        meta = self._meta(event["meta"])
         values = [event[f] for f in self.fields]
         values.append(meta)
         values.append(event["row_index"])

@@ -62,6 +62,29 @@ def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
         yield Line(uri, line, b"", pre_reject=reason)
 
 
+def decoded_paths(
+    format_id: str,
+    paths: Iterable[str | Path],
+    *,
+    topic: str,
+    options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
+) -> tuple[list[dict], int]:
+    """(rows of the decoded table, messages read) of files decoded in process, split updates paired."""
+    codec = get_codec(format_id)
+    resolved = codec.resolve_options(dict(options or {}))
+    lines = [line for p in paths for f in _files(p) for line in file_lines(f, format_id)]
+    rows = list(decoded_rows(format_id, topic, lines, resolved, envelope))
+    halves = sorted(
+        (r for r in rows if r.get("pair_key") is not None and r["reject_reason"] is None),
+        key=lambda r: (r["pair_key"], r["source_file"], r["source_line"]),
+    )
+    rows = [r for r in rows if r.get("pair_key") is None or r["reject_reason"] is not None] + list(
+        pair_halves(halves, codec.update_has_before)
+    )
+    return rows, len(lines)
+
+
 @dataclass
 class LocalDecode:
     """Events and rejects of an in-process decode, with the run's counts."""
@@ -81,17 +104,7 @@ def decode_paths(
     envelope: str | None = None,
 ) -> LocalDecode:
     """Decode files in process: events in input order, rejects by line, counts checked for conservation."""
-    codec = get_codec(format_id)
-    resolved = codec.resolve_options(dict(options or {}))
-    lines = [line for p in paths for f in _files(p) for line in file_lines(f, format_id)]
-    rows = list(decoded_rows(format_id, topic, lines, resolved, envelope))
-    halves = sorted(
-        (r for r in rows if r.get("pair_key") is not None and r["reject_reason"] is None),
-        key=lambda r: (r["pair_key"], r["source_file"], r["source_line"]),
-    )
-    rows = [r for r in rows if r.get("pair_key") is None or r["reject_reason"] is not None] + list(
-        pair_halves(halves, codec.update_has_before)
-    )
+    rows, read = decoded_paths(format_id, paths, topic=topic, options=options, envelope=envelope)
     out = LocalDecode()
     for row in rows:
         if row["reject_reason"] is None:
@@ -111,7 +124,7 @@ def decode_paths(
     out.rejects.sort(key=lambda r: (r["source_file"], r["source_line"]))
     first = [r for r in rows if r["row_index"] == 0]
     out.counts = {
-        "read": len(lines),
+        "read": read,
         "decoded": sum(r["messages"] for r in first if r["reject_reason"] is None),
         "rejected": sum(1 for r in first if r["reject_reason"] is not None),
         "events": len(out.events),

@@ -1,0 +1,130 @@
+"""A small local extract decoded and committed in this process: no JVM for a quiet day.
+
+A Spark session's start and Delta's first jobs cost 15-20 s however few lines a day holds, and most
+days of a whole-database topic are small. So an extract of at most `max_bytes` on local disk, going to a
+local lake, is decoded by the same per-line functions the Spark tasks run (`decode.local`), its
+redeliveries marked by the same identity (`delivery.DeliveryIdentity.exact`, what
+`redeliveries.find_duplicates` compares), its counts checked the same way, and its partitions of
+`changes`, `rejects` and the run counts replaced with delta-rs (`lake.delta_rs`). Kafka, table filters,
+a catalog database, storage other than local disk and larger inputs go through Spark.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from cdc_pipelines.decode.delivery import DeliveryIdentity
+from cdc_pipelines.decode.local import decoded_paths
+from cdc_pipelines.decode.runner import STATS_COLUMNS, check_message_counts
+from cdc_pipelines.extract.files import list_input_files
+from cdc_pipelines.formats import get_codec
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
+from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
+from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
+from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
+from cdc_pipelines.runtime.arrow_maps import map_array
+from cdc_pipelines.runtime.session import MASTER_ENV
+from cdc_pipelines.runtime.storage import local_path
+
+# the setting (`--conf` or CDC_SPARK_CONF) of the largest extract decoded in process; 0 turns it off.
+# 8 MiB is about 18,000 canal messages, 1-2 s of one core: a Spark session costs 15-20 s before its first row
+MAX_BYTES_SETTING = "cdc.decode.in_process_max_bytes"
+DEFAULT_MAX_BYTES = 8 << 20
+
+
+def in_process_inputs(
+    inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
+) -> list[str] | None:
+    """The files of `inputs` when this extract is decoded in process, else None (Spark decodes it).
+
+    In process: every input and the lake on local disk, at most `MAX_BYTES_SETTING` in all (`conf`: the
+    process's settings and the command's), and nothing asks for Spark: no master named (`spark.master`,
+    CDC_SPARK_MASTER: a cluster, or a test of Spark's own behaviour) and no `spark.` setting on the
+    command itself (`command_conf`: the user is tuning the Spark run, or naming a catalog database)."""
+    limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
+    master = "spark.master" in conf or os.environ.get(MASTER_ENV)
+    asks_for_spark = master or any(key.startswith("spark.") for key in command_conf)
+    if limit <= 0 or asks_for_spark or local_path(out) is None:
+        return None
+    if any(local_path(i) is None for i in inputs):
+        return None
+    files = list_input_files(inputs)
+    total = 0
+    for file in files:
+        total += os.path.getsize(local_path(file))
+        if total > limit:
+            return None
+    return files
+
+
+def _row_index(event: dict) -> int:
+    return int((event["meta"] or {}).get(ROW_INDEX, 0))
+
+
+def mark_redeliveries(events: list[dict], delivery_fields: Sequence[str]) -> int:
+    """Mark each event repeating an earlier one (by file, line, row) with `cdc.duplicate_of`, as the
+    Spark decode does; the number marked."""
+    identity = DeliveryIdentity(delivery_fields)
+    first: dict[tuple, str] = {}
+    marked = 0
+    for event in sorted(events, key=lambda e: (e["source_file"], e["source_line"], _row_index(e))):
+        key = identity.exact(event | {"row_index": _row_index(event)})
+        original = first.setdefault(key, event["event_id"])
+        if original != event["event_id"]:
+            event["meta"] = {**(event["meta"] or {}), DUPLICATE_OF: original}
+            marked += 1
+    return marked
+
+
+def _table(rows: list[dict], schema) -> pa.Table:
+    """Rows (dicts with every column of `schema`; times as epoch micros) as an Arrow table of the lake's schema."""
+    target = delta_rs.arrow_schema(schema)
+    columns = []
+    for field in target:
+        values = [row[field.name] for row in rows]
+        columns.append(map_array(values) if pa.types.is_map(field.type) else pa.array(values, field.type))
+    return pa.Table.from_arrays(columns, schema=target)
+
+
+def decode_in_process(
+    format_id: str,
+    files: Sequence[str],
+    *,
+    topic: str,
+    dt: str,
+    out: str | Path,
+    options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
+) -> dict[str, int]:
+    """Decode `files` and replace the `(dt, topic)` partition of the lake's `changes`, `rejects` and
+    run counts (events first, counts last, as the Spark decode commits them); the counts, checked."""
+    codec = get_codec(format_id)
+    rows, read = decoded_paths(format_id, files, topic=topic, options=options, envelope=envelope)
+    fixed = {"source_format": format_id, "source_topic": topic, "dt": dt}
+    events = [row | fixed for row in rows if row["reject_reason"] is None]
+    rejects = [row | fixed | {"reason": row["reject_reason"]} for row in rows if row["reject_reason"] is not None]
+    counts = {
+        "read": read,
+        "decoded": sum(e["messages"] for e in events if e["row_index"] == 0),
+        "rejected": sum(1 for r in rejects if r["row_index"] == 0),
+        "filtered": 0,
+        "events": len(events),
+    }
+    mark_redeliveries(events, codec.delivery_fields)
+    root = local_path(out)
+    replace = [{"dt": dt, "source_topic": topic}]
+    write = delta_rs.replace_partitions
+    write(_table(events, CANONICAL_SCHEMA), os.path.join(root, CHANGES_DIR), replace, CANONICAL_SCHEMA,
+          PARTITION_COLUMNS, {"delta.dataSkippingStatsColumns": STATS_COLUMNS[CHANGES_DIR]})  # fmt: skip
+    check_message_counts(counts)
+    write(_table(rejects, REJECTS_SCHEMA), os.path.join(root, REJECTS_DIR), replace, REJECTS_SCHEMA,
+          PARTITION_COLUMNS, {"delta.dataSkippingStatsColumns": STATS_COLUMNS[REJECTS_DIR]})  # fmt: skip
+    write(_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA), os.path.join(root, COUNTS_DIR),
+          replace, COUNTS_SCHEMA, PARTITION_COLUMNS)  # fmt: skip
+    return {k: counts[k] for k in MESSAGE_COUNTS}

@@ -1,0 +1,55 @@
+"""Partitions of a local lake's Delta tables replaced with delta-rs, for writers that run no Spark.
+
+The lake's tables are Delta tables whatever writes them: delta-rs (the `deltalake` package) commits
+to the same log with the same protocol Spark's writer uses here (reader 1, writer 2), keeps the table's
+properties (the statistics columns), and replaces partitions by predicate in one commit, as Spark's
+`replaceWhere` does. Spark reads what it wrote and writes after it (`tests/lake/test_delta_rs.py`).
+Used for local paths only: the lake's other filesystems are configured through Hadoop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+
+def arrow_schema(schema: T.StructType) -> pa.Schema:
+    """The Arrow schema of a lake table's Spark schema (times as UTC microseconds)."""
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def partition_predicate(replace: Sequence[Mapping[str, str]]) -> str:
+    """The SQL predicate (delta-rs's DataFusion dialect) of the partitions `replace` names."""
+    return " OR ".join(
+        "(" + " AND ".join(f"{name} = {_literal(value)}" for name, value in part.items()) + ")" for part in replace
+    )
+
+
+def replace_partitions(
+    data: pa.Table,
+    path: str,
+    replace: Sequence[Mapping[str, str]],
+    schema: T.StructType,
+    partition_by: Sequence[str],
+    properties: Mapping[str, str] | None = None,
+) -> int:
+    """Replace the partitions `replace` of the Delta table at the local `path` with `data` (whose rows
+    all fall in them) in one commit, creating the table first where there is none; the new version."""
+    from deltalake import DeltaTable, write_deltalake
+
+    target = arrow_schema(schema)
+    if not DeltaTable.is_deltatable(path):
+        # "ignore": a concurrent writer that created it first wins, as Spark's createIfNotExists
+        DeltaTable.create(path, target, mode="ignore", partition_by=list(partition_by),
+                          configuration=dict(properties or {}))  # fmt: skip
+    # "merge": a column a newer release adds joins an older table, as Spark's `mergeSchema` does
+    write_deltalake(path, data.cast(target), mode="overwrite", predicate=partition_predicate(replace),
+                    schema_mode="merge")  # fmt: skip
+    return DeltaTable(path).version()
