@@ -42,10 +42,10 @@ class DeliveryIdentity:
         return (*values, tuple(sorted(meta.items())) if meta is not None else None, event["row_index"])
 
     def hash(self, event: dict) -> int:
-        """A signed 64-bit hash of the event's delivery identity (the same on every worker and run)."""
+        """An unsigned 64-bit hash of the event's delivery identity (the same on every worker and run)."""
         meta = self._meta(event["meta"])
         values = [event[f] for f in self.fields]
         values.append(meta)
         values.append(event["row_index"])
         text = orjson.dumps(values, option=orjson.OPT_SORT_KEYS, default=str)
-        return int.from_bytes(blake2b(text, digest_size=8).digest(), "little", signed=True)
+        return int.from_bytes(blake2b(text, digest_size=8).digest(), "little")

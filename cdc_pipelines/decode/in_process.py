@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
 from cdc_pipelines.decode.local import decoded_paths
-from cdc_pipelines.decode.runner import STATS_COLUMNS, check_message_counts
+from cdc_pipelines.decode.runner import TABLE_PROPERTIES, check_message_counts
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.lake import delta_rs
@@ -121,10 +121,10 @@ def decode_in_process(
     replace = [{"dt": dt, "source_topic": topic}]
     write = delta_rs.replace_partitions
     write(_table(events, CANONICAL_SCHEMA), os.path.join(root, CHANGES_DIR), replace, CANONICAL_SCHEMA,
-          PARTITION_COLUMNS, {"delta.dataSkippingStatsColumns": STATS_COLUMNS[CHANGES_DIR]})  # fmt: skip
+          PARTITION_COLUMNS, TABLE_PROPERTIES[CHANGES_DIR])  # fmt: skip
     check_message_counts(counts)
     write(_table(rejects, REJECTS_SCHEMA), os.path.join(root, REJECTS_DIR), replace, REJECTS_SCHEMA,
-          PARTITION_COLUMNS, {"delta.dataSkippingStatsColumns": STATS_COLUMNS[REJECTS_DIR]})  # fmt: skip
+          PARTITION_COLUMNS, TABLE_PROPERTIES[REJECTS_DIR])  # fmt: skip
     write(_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA), os.path.join(root, COUNTS_DIR),
           replace, COUNTS_SCHEMA, PARTITION_COLUMNS)  # fmt: skip
     return {k: counts[k] for k in MESSAGE_COUNTS}

@@ -2,10 +2,12 @@
 
 Two Spark accumulators the Python tasks add to. Spark merges a task's updates once it succeeds, and a
 failed attempt's never; a stage run again (a lost shuffle) can add a task's twice, so the driver takes
-them as a superset: repeated hashes are only candidates, compared exactly before any event is marked,
-and rejects are deduplicated by their lineage (a message has at most one reject) and used only when
-their number equals the exact count the write observed. Each task sends at most `REJECT_BYTES` of raw
-text; past that the driver decodes the day's rejects in a pass of their own (`decode.runner`).
+them as a superset: each event's hash comes with the first 64 bits of its event id, a pair reported
+twice counts once, and the events whose hash repeats are only candidates, compared exactly before any
+is marked (so the driver reads back only those: `candidates`). Rejects are deduplicated by their
+lineage (a message has at most one reject) and used only when their number equals the exact count the
+write observed. Each task sends at most `REJECT_BYTES` of raw text; past that the driver decodes the
+day's rejects in a pass of their own (`decode.runner`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from pyspark import Accumulator, AccumulatorParam, SparkContext
 # raw text one task sends with its rejects; a task past it sends OVERFLOW instead of the rest
 REJECT_BYTES = 4 << 20
 OVERFLOW = None
+# hex digits of an event id sent with its hash: 64 bits tell the candidates apart where read back (a
+# prefix two events share only adds a candidate: the comparison is exact)
+ID_PREFIX = 16
 
 
 class _ListParam(AccumulatorParam):
@@ -36,8 +41,9 @@ class _ListParam(AccumulatorParam):
 
 @dataclass
 class PassResults:
-    """The accumulators of one decode: `hashes` (numpy int64 arrays) and `rejects` (reject row tuples:
-    source_file, source_line, raw, raw_encoding, reason; `OVERFLOW` where a task sent no more)."""
+    """The accumulators of one decode: `hashes` (numpy uint64 arrays of two rows: delivery hashes, event
+    id prefixes) and `rejects` (reject row tuples: source_file, source_line, raw, raw_encoding, reason;
+    `OVERFLOW` where a task sent no more)."""
 
     hashes: Accumulator
     rejects: Accumulator
@@ -46,13 +52,18 @@ class PassResults:
     def create(cls, context: SparkContext) -> PassResults:
         return cls(context.accumulator([], _ListParam()), context.accumulator([], _ListParam()))
 
-    def repeated_hashes(self) -> bool:
-        """Whether any delivery hash came more than once (then the events are compared exactly)."""
+    def candidates(self) -> list[str]:
+        """The event id prefixes (16 hex digits, `ID_PREFIX` of them) of the events whose delivery hash
+        another event shares: the only ones compared exactly. Empty on a day without repeats."""
         arrays = self.hashes.value
         if not arrays:
-            return False
-        hashes = np.sort(np.concatenate(arrays))
-        return bool(hashes.size > 1 and (hashes[1:] == hashes[:-1]).any())
+            return []
+        pairs = np.unique(np.concatenate(arrays, axis=1), axis=1)  # a task's report added twice counts once
+        hashes, counts = np.unique(pairs[0], return_counts=True)
+        repeated = hashes[counts > 1]
+        if not repeated.size:
+            return []
+        return [f"{prefix:016x}" for prefix in np.unique(pairs[1][np.isin(pairs[0], repeated)]).tolist()]
 
     def reject_rows(self) -> list[tuple] | None:
         """The rejects the tasks sent, one per message; None when a task sent only part of its own."""
@@ -72,11 +83,13 @@ class TaskReports:
         self.budget = REJECT_BYTES
         self.overflowed = False
 
-    def add(self, hashes: list[int], rejects: list[tuple]) -> None:
+    def add(self, hashes: list[int], ids: list[str], rejects: list[tuple]) -> None:
+        """A batch's delivery hashes with the event ids they belong to, and its rejects."""
         if self.results is None:
             return
         if hashes:
-            self.results.hashes.add(np.array(hashes, dtype=np.int64))
+            prefixes = [int(event_id[:ID_PREFIX], 16) for event_id in ids]
+            self.results.hashes.add(np.array([hashes, prefixes], dtype=np.uint64))
         if self.overflowed or not rejects:
             return
         for row in rejects:

@@ -14,15 +14,16 @@ so two changes of the same values at different positions are never taken for one
 no position, what identifies a delivery is the message text as decoded. Two rows of one message
 differ by row index.
 
-Cost on a topic without repeats: one 64-bit hash per event over the rows the decode already keeps,
-and one aggregation of the hashes; rows are compared field by field only where a hash repeats.
+Cost on a topic without repeats: one 64-bit hash per event, computed where the event is built
+(`delivery.DeliveryIdentity`), and a sort of the hashes on the driver. Where hashes repeat, only those
+events are compared field by field, and only the files holding a repeat are written again (a MERGE).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, KAFKA_KEY, PREFIX
@@ -70,14 +71,18 @@ def find_duplicates(rows: DataFrame, delivery_fields: Sequence[str] = ()) -> Dat
     )
 
 
-def mark_duplicates(events: DataFrame, duplicates: DataFrame) -> DataFrame:
-    """`events` with `meta["cdc.duplicate_of"]` set on the repeats `duplicates` names."""
+def mark_duplicates(spark: SparkSession, path: str, duplicates: DataFrame, within: str) -> None:
+    """Set `meta["cdc.duplicate_of"]` on the events of the Delta table at `path` that `duplicates`
+    names, in the partitions the SQL predicate `within` selects: one MERGE of those rows alone."""
+    from delta.tables import DeltaTable
+
     count = duplicates.count()
     repeats = F.broadcast(duplicates) if count <= BROADCAST_ROWS else duplicates
-    marked = F.map_concat(F.coalesce("meta", F.create_map().cast("map<string,string>")),
-                          F.create_map(F.lit(DUPLICATE_OF), F.col("duplicate_of")))  # fmt: skip
-    return (
-        events.join(repeats, "event_id", "left")
-        .withColumn("meta", F.when(F.col("duplicate_of").isNull(), F.col("meta")).otherwise(marked))
-        .select(*events.columns)
-    )
+    marked = F.map_concat(F.coalesce("t.meta", F.create_map().cast("map<string,string>")),
+                          F.create_map(F.lit(DUPLICATE_OF), F.col("d.duplicate_of")))  # fmt: skip
+    (
+        DeltaTable.forPath(spark, path).alias("t")
+        .merge(repeats.alias("d"), f"t.event_id = d.event_id AND ({within})")
+        .whenMatchedUpdate(set={"meta": marked})
+        .execute()
+    )  # fmt: skip

@@ -25,8 +25,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
 from cdc_pipelines.decode.messages import pair_halves
-from cdc_pipelines.decode.pass_results import PassResults, TaskReports
-from cdc_pipelines.decode.redeliveries import find_duplicates, mark_duplicates
+from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports
+from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, find_duplicates, mark_duplicates
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.table_filter import TableFilter
 from cdc_pipelines.extract.files import list_input_files
@@ -47,6 +47,9 @@ from cdc_pipelines.runtime.storage import join
 # Delta keeps min/max statistics (for skipping files in queries) of these columns only: by default it
 # takes the first 32, and computing them for the long ids and paths cost 40% of writing the changes
 STATS_COLUMNS = {CHANGES_DIR: "op,db,table_name,event_time,sync_time,source_line", REJECTS_DIR: "source_line"}
+# the Delta properties `changes` and `rejects` are created with. No deletion vectors: delta-rs's Arrow
+# reader (`DeltaTable.to_pyarrow_table`, what most Python users call) refuses tables that have them
+TABLE_PROPERTIES = {name: {"delta.dataSkippingStatsColumns": columns} for name, columns in STATS_COLUMNS.items()}
 _TEXT = T.StringType()
 _EVENT_FIELDS = [f for f in CANONICAL_SCHEMA.fields if f.name not in ("source_format", "source_topic", "dt")]
 # every column nullable: a reject's row leaves the event's columns empty
@@ -128,10 +131,12 @@ def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-def _reports(rows: list[dict], identity: DeliveryIdentity, paired: bool = False) -> tuple[list[int], list[tuple]]:
+def _reports(
+    rows: list[dict], identity: DeliveryIdentity, paired: bool = False
+) -> tuple[list[int], list[str], list[tuple]]:
     """The delivery hashes of `rows`' finished events (split-update halves only once `paired`: before,
-    they are hashed as their pair) and their rejects as `PassResults` rows."""
-    hashes, rejects = [], []
+    they are hashed as their pair), those events' ids, and the rejects as `PassResults` rows."""
+    hashes, ids, rejects = [], [], []
     for row in rows:
         if row["reject_reason"] is not None:
             rejects.append(
@@ -139,7 +144,8 @@ def _reports(rows: list[dict], identity: DeliveryIdentity, paired: bool = False)
             )
         elif paired or row["pair_key"] is None:
             hashes.append(identity.hash(row))
-    return hashes, rejects
+            ids.append(row["event_id"])
+    return hashes, ids, rejects
 
 
 def _decode_batches(
@@ -418,15 +424,16 @@ def write_decoded_by_day(
     changes = join(out, CHANGES_DIR)
     commit = _replace(passed.events, changes, replace, CHANGES_DIR, CANONICAL_SCHEMA)
     counts = passed.counts()
-    if decoded.results is not None and decoded.results.repeated_hashes():
-        _mark_redeliveries(spark, commit, replace, decoded.delivery_fields)
+    candidates = decoded.results.candidates() if decoded.results is not None else []
+    if candidates:
+        _mark_redeliveries(spark, commit, replace, decoded.delivery_fields, candidates)
     _replace(_rejects(decoded, passed.metrics()["reject_rows"], day_of_file), join(out, REJECTS_DIR), replace,
              REJECTS_DIR, REJECTS_SCHEMA)  # fmt: skip
     return counts
 
 
 def _replace(frame: DataFrame, path: str, replace: list[dict], name: str, schema: T.StructType) -> io.Commit:
-    properties = {"delta.dataSkippingStatsColumns": STATS_COLUMNS[name]}
+    properties = TABLE_PROPERTIES[name]
     return io.replace_partitions(frame, path, replace, schema=schema, register_as=name, properties=properties)
 
 
@@ -445,13 +452,18 @@ def _rejects(decoded: DecodedExtract, observed: int, day_of_file: Callable[[str]
     return decoded.rejects
 
 
-def _mark_redeliveries(spark: SparkSession, commit: io.Commit, replace: list[dict], delivery_fields) -> None:
-    """Where delivery hashes repeated: the committed events compared exactly, and the partitions
-    written again with the repeats marked (a second commit, only on such days)."""
-    written = io.read_canonical(spark, commit.path, commit.version).where(
-        F.expr(io.partition_predicate(replace, PARTITION_COLUMNS))
-    )
+def _mark_redeliveries(
+    spark: SparkSession, commit: io.Commit, replace: list[dict], delivery_fields, candidates: list[str]
+) -> None:
+    """Where delivery hashes repeated: the committed events among `candidates` (event id prefixes)
+    compared exactly, and the repeats marked in place (a MERGE: a second commit, only on such days)."""
+    within = io.partition_predicate(replace, PARTITION_COLUMNS)
+    prefixes = spark.createDataFrame([(c,) for c in candidates], "prefix string")
+    if len(candidates) <= BROADCAST_ROWS:
+        prefixes = F.broadcast(prefixes)
+    written = io.read_canonical(spark, commit.path, commit.version).where(F.expr(within))
+    rows = written.join(prefixes, F.substring("event_id", 1, ID_PREFIX) == F.col("prefix"), "left_semi")
     index = F.coalesce(F.element_at("meta", F.lit(ROW_INDEX)).cast("int"), F.lit(0)).alias("row_index")
-    repeats = find_duplicates(written.select("*", index), delivery_fields)
+    repeats = find_duplicates(rows.select("*", index), delivery_fields)
     if repeats is not None:
-        io.replace_partitions(mark_duplicates(written, repeats), commit.path, replace, schema=CANONICAL_SCHEMA)
+        mark_duplicates(spark, commit.path, repeats, within)

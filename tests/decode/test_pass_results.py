@@ -1,0 +1,48 @@
+"""What a decode pass reports beside its rows: candidates for the exact redelivery comparison."""
+
+from __future__ import annotations
+
+from cdc_pipelines.decode.pass_results import OVERFLOW, REJECT_BYTES, PassResults, TaskReports
+
+
+class _Accumulator:
+    """An accumulator as the driver sees it once the tasks' updates are merged."""
+
+    def __init__(self):
+        self.value = []
+
+    def add(self, item):
+        (self.value.extend if isinstance(item, list) else self.value.append)(item)
+
+
+def _results() -> PassResults:
+    return PassResults(_Accumulator(), _Accumulator())
+
+
+def _id(n: int) -> str:
+    return f"{n:016x}" + "f" * 16
+
+
+def test_only_events_sharing_a_hash_are_candidates():
+    results = _results()
+    TaskReports(results).add([1, 2, 3], [_id(10), _id(20), _id(30)], [])
+    TaskReports(results).add([4, 2], [_id(40), _id(50)], [])
+    assert results.candidates() == [_id(20)[:16], _id(50)[:16]]
+
+
+def test_a_task_reported_twice_is_no_repeat():
+    """A stage run again (a lost shuffle) adds a task's reports a second time: the same event twice."""
+    results = _results()
+    for _ in range(2):
+        TaskReports(results).add([1, 2], [_id(10), _id(20)], [])
+    assert results.candidates() == []
+    assert _results().candidates() == []
+
+
+def test_rejects_past_a_tasks_budget_overflow():
+    results = _results()
+    reports = TaskReports(results)
+    reports.add([], [], [("f", 1, "x" * (REJECT_BYTES // 2), "text", "bad")])
+    assert len(results.reject_rows()) == 1
+    reports.add([], [], [("f", 2, "x" * REJECT_BYTES, "text", "bad")])
+    assert results.reject_rows() is None and OVERFLOW in results.rejects.value
