@@ -225,10 +225,13 @@ def class_archive(conf: Mapping[str, str]) -> Path:
     """Where the driver's class-data archive for this Java, Spark and jars is (or would be) kept.
 
     A JVM maps an archive only where its class path and Java match those of the JVM that wrote it (and
-    runs without it otherwise), so the name holds what they depend on.
+    runs without it otherwise, with a warning), so the name holds what they depend on: the class path
+    names the jars' folder of this pyspark install (another checkout's virtual environment has its own).
     """
     java = os.path.realpath(shutil.which("java") or os.environ.get("JAVA_HOME", "java"))
-    key = "\n".join([java, pyspark.__version__, conf.get("spark.jars", ""), conf.get("spark.jars.packages", "")])
+    spark_home = str(Path(pyspark.__file__).resolve().parent)
+    key = "\n".join([java, pyspark.__version__, spark_home, conf.get("spark.jars", ""),
+                      conf.get("spark.jars.packages", "")])  # fmt: skip
     folder = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "cdc_pipelines") / "jvm"
     return folder / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".jsa")
 
