@@ -33,6 +33,9 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         help="instead: the snapshot benchmark, a day of --updates updates on a canal table of each of ROWS rows",
     )  # fmt: skip
     bench.add_argument("--updates", type=int, default=10_000, help="updates of the snapshot benchmark's day 2")
+    bench.add_argument(
+        "--tables", type=int, default=1, help="the snapshot benchmark's rows spread over this many tables of the topic"
+    )
 
 
 def config_of(args: argparse.Namespace) -> BenchConfig:
@@ -73,7 +76,7 @@ def _snapshots(spark, args: argparse.Namespace, log) -> dict:
     """The snapshot benchmark (`bench.snapshot_days`): `out/snapshots.json` and `out/snapshots.md`."""
     from cdc_pipelines.bench.snapshot_days import render, run_snapshot_bench
 
-    results = run_snapshot_bench(spark, Path(args.out), args.snapshots, args.updates, log=log)
+    results = run_snapshot_bench(spark, Path(args.out), args.snapshots, args.updates, log=log, tables=args.tables)
     Path(args.out, "snapshots.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     Path(args.out, "snapshots.md").write_text(render(results), encoding="utf-8")
     print(render(results), file=sys.stderr)

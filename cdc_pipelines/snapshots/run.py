@@ -46,6 +46,7 @@ from cdc_pipelines.snapshots.tables import (
     merge_current,
     merge_history,
     prepare,
+    source_columns,
 )
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before
@@ -111,20 +112,26 @@ def _match(table: tuple):
     return match
 
 
-def previous_keys(spark: SparkSession, root: str, changes: DataFrame) -> DataFrame:
+def previous_keys(
+    spark: SparkSession, root: str, changes: DataFrame
+) -> tuple[DataFrame, dict[tuple, list[ColumnPlan]]]:
     """The live keys (`_k`) of every table `changes` has row events for, read from the current tables at
-    their latest version, pinned: the day's MERGEs must not change what its plans read."""
+    their latest version, pinned: the day's MERGEs must not change what its plans read. Also the source
+    columns of each table there is, from the same read: which tables exist and what they hold, known
+    without another probe or load of each table's log."""
     tables = [tuple(r) for r in changes.where(F.col("op").isin(*APPLIED_OPS)).select(*TABLE).distinct().collect()]
     keys = spark.createDataFrame([], T.StructType([*(T.StructField(c, T.StringType()) for c in TABLE),
                                                    T.StructField("_k", T.StringType())]))  # fmt: skip
+    held = {}
     for table in tables:
         path = _table_paths(root, table).current
         version = io.table_version(spark, path)
         if version is not None:
             names = [F.lit(v).cast("string").alias(c) for c, v in zip(TABLE, table, strict=True)]
             live = spark.read.format(io.DELTA).option("versionAsOf", version).load(path)
+            held[table] = source_columns(live.schema)
             keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k")))
-    return keys
+    return keys, held
 
 
 def snapshot_day(
@@ -140,7 +147,8 @@ def snapshot_day(
     """MERGE one day into each table it changed; record the versions, the day's anomalies and figures."""
     changes = day_changes(spark, lake_root, day, topics)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
-    result = apply_day(previous_keys(spark, root, changes), changes, keys, kafka_keys)
+    live_keys, held = previous_keys(spark, root, changes)
+    result = apply_day(live_keys, changes, keys, kafka_keys)
     # persisted in the order they are built from one another (a frame persisted later plans its inputs
     # from the frames persisted before it), so the day's events, the live keys it touched and its one
     # window by key are computed once; the two frames of every event on disk only: a first day of
@@ -154,7 +162,8 @@ def snapshot_day(
         invalid = not all(f["valid"] for f in figures)  # else no cell fails its type: not looked for again
         with ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
             side = pool.submit(_write_day_datasets, spark, root, day, changes, result, late, invalid)
-            entries = _merge_tables(spark, root, day, result, figures, _rows_before(root, previous_day), pool)
+            days = _table_days(result, figures, held)
+            entries = _merge_tables(spark, root, day, result, days, _rows_before(root, previous_day), pool)
             applied = side.result()
         record(spark, root, day, entries)
     finally:
@@ -203,6 +212,33 @@ class TableDay:
     truncated: bool
     sets: int  # keys the day leaves set (rows a MERGE of only inserts adds)
     fresh: bool  # none of the day's keys was live before it: nothing in the tables to match
+    held: list[ColumnPlan] | None  # the table's columns at the start of the day; None: no table yet
+
+
+def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[ColumnPlan]]) -> list[TableDay]:
+    """Each table the day changed or truncated, in table order (`figures`: `column_figures`' rows;
+    `held`: the columns of the tables there at the start of the day). What the MERGEs need of the day's frames
+    is one aggregate, collected: a job per figure would be a job per table's day in a small one."""
+    marks = (
+        result.net.select(*TABLE, "pk_columns", (F.col("kind") == "set").alias("_set"), F.lit("net").alias("_from"))
+        .unionByName(result.truncated.select(*TABLE, F.lit("truncated").alias("_from")), allowMissingColumns=True)
+        .unionByName(result.live_before.select(*TABLE, F.lit("live").alias("_from")), allowMissingColumns=True)
+    )
+    rows = marks.groupBy(*TABLE).agg(
+        F.first("pk_columns", ignorenulls=True).alias("pk_columns"),
+        F.count(F.when(F.col("_set"), 1)).alias("sets"),
+        F.bool_or(F.col("_from") == "truncated").alias("truncated"),
+        F.bool_or(F.col("_from") == "live").alias("live"),
+    )
+    plans: dict[tuple, list[ColumnPlan]] = {}
+    for column in figures:
+        plans.setdefault(tuple(column[c] for c in TABLE), []).append(ColumnPlan(column["column"], spark_type(column)))
+    days = []
+    for r in rows.collect():
+        t = tuple(r[c] for c in TABLE)
+        days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"],
+                             fresh=not r["live"], held=held.get(t)))  # fmt: skip
+    return sorted(days, key=lambda d: tuple(x or "" for x in d.table))
 
 
 def _merge_tables(
@@ -210,29 +246,12 @@ def _merge_tables(
     root: str,
     day: str,
     result: Applied,
-    figures: list,
+    days: list[TableDay],
     rows_before: Mapping[tuple, int],
     pool: ThreadPoolExecutor,
 ) -> list[TableVersion]:
-    """Each changed table's columns brought to the day's (`figures`: `column_figures`' rows), then its
-    two MERGEs, the tables side by side in `pool`; the versions they made (in table order)."""
-    set_rows = F.count(F.when(F.col("kind") == "set", 1)).alias("sets")
-    touched = {
-        tuple(r[c] for c in TABLE): (list(r["pk_columns"] or []), r["sets"])
-        for r in result.net.groupBy(*TABLE).agg(F.first("pk_columns", ignorenulls=True).alias("pk_columns"), set_rows)
-        .collect()
-    }  # fmt: skip
-    truncated = {tuple(r[c] for c in TABLE) for r in result.truncated.collect()}
-    live = {tuple(r[c] for c in TABLE) for r in result.live_before.select(*TABLE).distinct().collect()}
-    plans: dict[tuple, list[ColumnPlan]] = {}
-    for column in figures:
-        plans.setdefault(tuple(column[c] for c in TABLE), []).append(
-            ColumnPlan(column["column"], spark_type(column))
-        )
-    days = []
-    for t in sorted(set(touched) | truncated, key=lambda t: tuple(x or "" for x in t)):
-        pk_columns, sets = touched.get(t, ([], 0))
-        days.append(TableDay(t, plans.get(t, []), pk_columns, t in truncated, sets, fresh=t not in live))
+    """Each changed table's two MERGEs, the tables side by side in `pool`; the versions they made (in
+    table order)."""
     merges = [pool.submit(_merge_table, spark, root, day, result, d, rows_before) for d in days]
     return [m.result() for m in merges]
 
@@ -244,8 +263,8 @@ def _merge_table(
     day (`rows_before`) plus what its MERGE added less what it removed."""
     table = table_day.table
     paths = _table_paths(root, table)
-    existed = io.is_table(spark, paths.current)
-    columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, existed)
+    existed = table_day.held is not None
+    columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
     match = _match(table)
     if table_day.fresh:  # only inserts: appended, no join with the tables
         append_current(result.net.where(match), paths.current, columns)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from cdc_pipelines.lake.io import DELTA, table_version
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
@@ -43,9 +44,8 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def source_columns(spark: SparkSession, path: str) -> list[ColumnPlan]:
-    """The source columns of the table at `path` and their types, in table order."""
-    schema = spark.read.format(DELTA).load(path).schema
+def source_columns(schema: T.StructType) -> list[ColumnPlan]:
+    """The source columns of a current table's `schema` and their types, in table order."""
     return [ColumnPlan(f.name, f.dataType.simpleString()) for f in schema.fields if f.name not in CDC_COLUMNS]
 
 
@@ -73,17 +73,17 @@ def _rewrite(spark: SparkSession, path: str, types: dict[str, tuple[str, str]]) 
 
 
 def prepare(
-    spark: SparkSession, paths: TablePaths, day: list[ColumnPlan], pk_columns: list[str], exists: bool
+    spark: SparkSession, paths: TablePaths, day: list[ColumnPlan], pk_columns: list[str], held: list[ColumnPlan] | None
 ) -> list[ColumnPlan]:
-    """Create the two tables (`exists` false) or bring their columns to hold the day's (`day`); the
-    columns after."""
-    if not exists:
+    """Create the two tables (`held` None) or bring their columns (`held`, as the day's read of the
+    current table found them: no second load of its log) to hold the day's (`day`); the columns after."""
+    if held is None:
         rank = {c: i for i, c in enumerate(pk_columns)}
         ordered = sorted(day, key=lambda p: (rank.get(p.name, len(rank)), p.name))
         _create(spark, paths.current, ordered, CURRENT_CDC)
         _create(spark, paths.history, ordered, HISTORY_CDC)
         return ordered
-    columns = {c.name: c.spark_type for c in source_columns(spark, paths.current)}
+    columns = {c.name: c.spark_type for c in held}
     added = [c for c in day if c.name not in columns]
     wider = {c.name: widen(columns[c.name], c.spark_type) for c in day if c.name in columns}
     changed = {name: (columns[name], t) for name, t in wider.items() if t != columns[name]}
