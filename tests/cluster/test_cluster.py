@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from cdc_pipelines.cli.commands import main
 from cdc_pipelines.demo.extracts import canonical_events, write_extract
 from cdc_pipelines.snapshots.store import ANOMALIES, CURRENT, HISTORY, table_roots
 from tests.cluster.standalone import standalone_cluster
+from tests.one_process import run_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = ("2024-01-01", "2024-01-02")
@@ -32,28 +32,19 @@ def _commands(raw: Path, lake: Path) -> list[list[str]]:
     return [*decodes, encode, *snapshots]
 
 
-def _run_on(master: str, args: list[str], log: Path) -> dict:
-    env = os.environ | {"CDC_SPARK_MASTER": master, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-    out = subprocess.run([sys.executable, "-m", "cdc_pipelines.cli", *args], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=600)  # fmt: skip
-    log.write_text(out.stdout + out.stderr)
-    assert out.returncode == 0, f"{args[0]} failed on {master}:\n{out.stderr[-4000:]}"
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
+# where the executors' Python workers import `cdc_pipelines` from
 PROBE = """
 from cdc_pipelines.runtime.session import spark_session
 context = spark_session().sparkContext
-print(context.parallelize([0], 1).map(lambda _: __import__("cdc_pipelines").__file__).first())
+result = context.parallelize([0], 1).map(lambda _: __import__("cdc_pipelines").__file__).first()
 """
 
 
-def _executor_package(master: str) -> str:
-    """Where the executors' Python workers import `cdc_pipelines` from."""
+def _run_on(master: str, commands: list[list[str]], log: Path) -> tuple[list[dict], str]:
+    """The commands on `master`, in one driver process (one JVM start): each command's last line, and where
+    that driver's executors imported `cdc_pipelines` from."""
     env = os.environ | {"CDC_SPARK_MASTER": master, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-4000:]
-    return out.stdout.strip().splitlines()[-1]
+    return run_commands(commands, env, ROOT, log, 600 * (len(commands) + 1), probe=PROBE)
 
 
 def _records(path: Path) -> list[dict]:
@@ -85,8 +76,7 @@ def test_decode_encode_snapshot_on_a_standalone_cluster(spark, tmp_path, capsys)
         assert main(args) == 0
         local_lines.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
     with standalone_cluster(tmp_path / "spark") as master:
-        cluster_lines = [_run_on(master, a, tmp_path / f"cli-{i}.log") for i, a in enumerate(_commands(raw, cluster))]
-        imported = _executor_package(master)
+        cluster_lines, imported = _run_on(master, _commands(raw, cluster), tmp_path / "cli.log")
     # executors ran the driver's code, shipped as a zip, not a package some worker has installed
     assert imported.endswith("cdc_pipelines.zip/cdc_pipelines/__init__.py"), imported
     assert [_without_paths(line) for line in cluster_lines] == [_without_paths(line) for line in local_lines]

@@ -75,16 +75,20 @@ def test_a_rerun_with_fewer_messages_leaves_nothing_stale_and_keeps_other_partit
     assert _delta_rs_counts(out, "rejects", "b", "2024-03-01") == 0
 
 
-def _rows(spark, topic: str, dt: str, n: int, gate: Path | None = None):
-    """`n` canonical rows of one partition; with `gate`, the task waits for that file to exist, so two
-    writes can be held inside their transactions until both have started."""
+def _rows(spark, topic: str, dt: str, n: int, gate: Path | None = None, started: Path | None = None):
+    """`n` canonical rows of one partition; with `gate`, the task (one: the rows in one partition) touches
+    `started`, then waits for `gate` to exist, so two writes can be held inside their transactions until
+    both have started."""
 
     def wait(batches):
+        if started is not None:
+            started.touch()
         while gate is not None and not gate.exists():
             time.sleep(0.05)
         yield from batches
 
-    base = spark.range(n).select(
+    ids = spark.range(n) if gate is None else spark.range(0, n, 1, 1)  # one task per writer: both run at once
+    base = ids.select(
         F.concat(F.lit(f"{topic}-"), F.col("id").cast("string")).alias("event_id"),
         F.lit("oms-default").alias("source_format"), F.lit(topic).alias("source_topic"),
         F.lit("f").alias("source_file"), F.col("id").alias("source_line"), F.lit("INSERT").alias("op"),
@@ -97,11 +101,12 @@ def _rows(spark, topic: str, dt: str, n: int, gate: Path | None = None):
 
 def _write_at_once(spark, path: Path, jobs: list[tuple[str, str, int]], gate: Path) -> list[object]:
     results: list[object] = [None] * len(jobs)
+    started = [gate.with_name(f"{gate.name}.started-{i}") for i in range(len(jobs))]
 
     def run(i: int, topic: str, dt: str, n: int) -> None:
         try:
             spark.sparkContext.setLocalProperty("spark.scheduler.pool", f"p{i}")
-            frame = _rows(spark, topic, dt, n, gate)
+            frame = _rows(spark, topic, dt, n, gate, started[i])
             results[i] = io.replace_partitions(frame, path, [{"dt": dt, "source_topic": topic}])
         except Exception as error:  # noqa: BLE001 - the test looks at which writer failed, and how
             results[i] = error
@@ -109,8 +114,16 @@ def _write_at_once(spark, path: Path, jobs: list[tuple[str, str, int]], gate: Pa
     threads = [threading.Thread(target=run, args=(i, *job)) for i, job in enumerate(jobs)]
     for thread in threads:
         thread.start()
-    time.sleep(4)  # both transactions have read the table and wait in their tasks
-    gate.touch()
+    # a writer's task runs inside its transaction (Delta read the table before the job that runs it):
+    # once every writer's task has started, both transactions have read the table and wait in their tasks
+    deadline = time.monotonic() + 120
+    try:
+        while not all(s.exists() for s in started):
+            if time.monotonic() > deadline or not any(t.is_alive() for t in threads):
+                raise AssertionError(f"the writers' tasks did not all start: {results}")
+            time.sleep(0.05)
+    finally:
+        gate.touch()
     for thread in threads:
         thread.join(120)
     return results

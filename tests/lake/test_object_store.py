@@ -1,6 +1,7 @@
 """decode -> encode, the quality report and two snapshot days on `s3a://` paths, against an S3 server on
-127.0.0.1 (moto's), give what the same commands give on local paths. The commands run as processes,
-their S3 settings given with `--conf`, as a user gives them; delta-rs reads the S3 tables too."""
+127.0.0.1 (moto's), give what the same commands give on local paths. The S3 commands run in a process of
+their own (one for all of them), their S3 settings given with `--conf`, as a user gives them; delta-rs
+reads the S3 tables too."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pyspark.sql import functions as F
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.demo.extracts import canonical_events, write_extract
 from cdc_pipelines.lake import io
+from tests.one_process import run_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 BUCKET = "lake"
@@ -104,13 +106,12 @@ def _without_paths(line: dict) -> dict:
     return line | {"per_table": kept}
 
 
-def _run_s3(args: list[str], endpoint: str, log: Path) -> dict:
+def _run_s3(commands: list[list[str]], endpoint: str, log: Path) -> list[dict]:
+    """The commands against S3, in one process of their own (the S3 settings are fixed at its session's start):
+    each command's last line."""
     env = os.environ | KEYS | {"PYSPARK_PYTHON": sys.executable, "CDC_SPARK_MASTER": "local[2]"}
-    out = subprocess.run([sys.executable, "-m", "cdc_pipelines.cli", *args, *_conf(endpoint)], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=900)  # fmt: skip
-    log.write_text(out.stdout + out.stderr)
-    assert out.returncode == 0, f"{args[0]} failed on S3:\n{out.stderr[-4000:]}"
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    lines, _ = run_commands([[*args, *_conf(endpoint)] for args in commands], env, ROOT, log, 900 * len(commands))
+    return lines
 
 
 def _table_rows(spark, path: str, raw_prefix: str) -> list[str]:
@@ -161,7 +162,7 @@ def test_decode_encode_quality_on_s3_equal_the_local_run(spark, tmp_path, capsys
         local_lines.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
     s3_lake = f"s3a://{BUCKET}/lake"
     s3_commands = _commands(f"s3a://{BUCKET}/raw", s3_lake)
-    s3_lines = [_run_s3(a, s3_endpoint, tmp_path / f"s3-{i}.log") for i, a in enumerate(s3_commands)]
+    s3_lines = _run_s3(s3_commands, s3_endpoint, tmp_path / "s3.log")
     assert [_without_paths(line) for line in s3_lines] == [_without_paths(line) for line in local_lines]
     snapshot_tables = s3_lines[-1]["per_table"]
     assert snapshot_tables and all(t["current"].startswith("s3a://") for t in snapshot_tables.values())

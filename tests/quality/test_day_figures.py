@@ -4,7 +4,10 @@ and scans again once any source table has a newer version."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
+
+import pytest
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.lake.run_counts import read_counts, write_counts
@@ -16,8 +19,11 @@ from tests.conftest import resource
 DAY = "2024-03-01"
 
 
-def _lake(spark, root):
-    lake = root / "lake"
+@pytest.fixture(scope="module")
+def decoded_lake(spark, tmp_path_factory):
+    """Two topics decoded, their counts recorded: built once, never written to by the tests (a test that
+    changes a table works on its own copy: Delta's logs name their files relative to the table)."""
+    lake = tmp_path_factory.mktemp("day_figures") / "lake"
     for fmt, topic in (("dts-avro", "users"), ("oms-canal", "orders")):
         decoded = decode_files(spark, fmt, [resource(fmt, "seed.jsonl")], topic=topic, dt=DAY)
         write_counts(spark, lake, DAY, {topic: write_decoded(decoded, lake)})
@@ -28,8 +34,9 @@ def _summary(report) -> dict:
     return json.loads(report.summary.read_text())
 
 
-def test_a_report_renders_the_kept_figures_until_the_lake_moves_on(spark, tmp_path):
-    lake = _lake(spark, tmp_path)
+def test_a_report_renders_the_kept_figures_until_the_lake_moves_on(spark, tmp_path, decoded_lake):
+    lake = tmp_path / "lake"
+    shutil.copytree(decoded_lake, lake)  # its counts table gets a newer version below
     kept = write_day_figures(spark, lake, DAY, tmp_path / "kept", great_expectations=False)
     assert (tmp_path / "kept" / f"dt={DAY}" / FIGURES_FILE).is_file()
     rendered = write_day_report(spark, lake, DAY, tmp_path / "kept", great_expectations=False)
@@ -47,8 +54,8 @@ def test_a_report_renders_the_kept_figures_until_the_lake_moves_on(spark, tmp_pa
     assert max(read) - min(read) == 5
 
 
-def test_other_thresholds_are_not_served_the_kept_figures(spark, tmp_path):
-    lake = _lake(spark, tmp_path)
+def test_other_thresholds_are_not_served_the_kept_figures(spark, tmp_path, decoded_lake):
+    lake = decoded_lake  # read only: the figures and the report go to tmp_path
     write_day_figures(spark, lake, DAY, tmp_path, great_expectations=False)
     strict = replace(Thresholds(), max_reject_rate=0.0, future_tolerance=Thresholds().future_tolerance * 2)
     report = write_day_report(spark, lake, DAY, tmp_path, thresholds=strict, great_expectations=False)

@@ -51,14 +51,18 @@ DAY2 = [
 CDC = {"_cdc_op": "string", "_cdc_event_time": "timestamp", "_cdc_event_id": "string", "_cdc_key": "string"}
 
 
-def test_two_days_current_history_and_summary(spark, tmp_path):
-    lake = _lake(spark, tmp_path, DAY1 + DAY2)
-    days = snapshot_days(spark, lake, [D1, D2])
+# `fresh` is new on day 2: its first day has nothing to match (see `_check_nothing_to_match`)
+FRESH = insert(9, _row(5, "new"), table="fresh", day=D2)
+
+
+def _check_two_days(spark, lake, days):
+    """Two days applied in one call: current and history typed, types only widen, anomalies kept,
+    versions recorded per day."""
     assert list(days) == [D1, D2]
     assert {k: days[D1][k] for k in ("tables", "rows", "applied", "anomalies")} == {
         "tables": 3, "rows": 4, "applied": 4, "anomalies": 0,
     }  # fmt: skip
-    assert (days[D2]["rows"], days[D2]["anomalies"], days[D2]["previous_dt"]) == (3, 2, D1)
+    assert (days[D2]["rows"], days[D2]["anomalies"], days[D2]["previous_dt"]) == (4, 2, D1)  # t, wide, bad, fresh
 
     t = _table(spark, lake)
     assert dict(t.dtypes) == {
@@ -97,9 +101,39 @@ def _state(spark, lake, tables=("t", "bad", "wide")):
     return out
 
 
-def test_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
-    lake = _lake(spark, tmp_path, DAY1 + DAY2)
-    snapshot_days(spark, lake, [D1, D2])
+def _commit(spark, lake, table, kind, version):
+    """One commit of one of `table`'s Delta tables: its operation and the files it added."""
+    from delta.tables import DeltaTable
+
+    path = join(table_root(lake / "snapshots", "db", None, table), kind)
+    commit = DeltaTable.forPath(spark, path).history().where(F.col("version") == version).first()
+    metrics = commit.operationMetrics
+    return commit.operation, int(metrics.get("numFiles") or metrics["numTargetFilesAdded"])
+
+
+def _check_nothing_to_match(spark, lake, days):
+    """A day with nothing to match is appended in one file; a day that changes live keys is a MERGE.
+    Each day's commit is found by the version the day's summary records for the table."""
+
+    def commits(day, table):
+        entry = days[day]["per_table"][f"db.{table}"]
+        return [_commit(spark, lake, table, kind, entry[f"{kind}_version"]) for kind in ("current", "history")]
+
+    # a first day: nothing to match, the rows appended, all of them in one file (optimized writes)
+    assert commits(D1, "t") == [("WRITE", 1)] * 2
+    # day 2 changes live keys of `t`: a MERGE; `fresh` is new that day: appended
+    assert [op for op, _ in commits(D2, "t")] == ["MERGE"] * 2
+    assert [op for op, _ in commits(D2, "fresh")] == ["WRITE"] * 2
+    assert [r.name for r in _table(spark, lake, "fresh").collect()] == ["new"]
+
+
+def test_two_days_then_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
+    """One lake of two days serves three checks that each used to build it: the two days' tables and
+    summaries, the commits of a day with nothing to match, then reruns and backfills of it."""
+    lake = _lake(spark, tmp_path, DAY1 + DAY2 + [FRESH])
+    days = snapshot_days(spark, lake, [D1, D2])
+    _check_two_days(spark, lake, days)
+    _check_nothing_to_match(spark, lake, days)
     clean = _state(spark, lake)
     again = snapshot_days(spark, lake, [D2])  # a plain rerun of the last day
     assert list(again) == [D2] and again[D2]["anomalies"] == 2 and _state(spark, lake) == clean
@@ -113,7 +147,7 @@ def test_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
     assert days[D1]["per_table"]["db.t"]["anomalies"] == {"late_event": 1}
     assert sorted(r.id for r in _table(spark, lake).collect()) == [1, 9]
     fresh = tmp_path / "fresh"
-    write_partitions(changes_df(spark, [*DAY1, late, *DAY2]), fresh / "lake" / "changes")
+    write_partitions(changes_df(spark, [*DAY1, late, *DAY2, FRESH]), fresh / "lake" / "changes")
     snapshot_days(spark, fresh / "lake", [D1, D2])
     assert _state(spark, lake) == _state(spark, fresh / "lake")
     # day 2 re-decoded without the event of its two anomalies: its rerun empties them, not skips them
@@ -179,24 +213,3 @@ def test_a_snapshot_root_given_as_a_uri(spark, tmp_path):
     stream = io.StringIO()
     assert print_as_of(spark, lake, D1, stream, out=root)["tables"]["db.t"]["rows"] == 2
     assert snapshot_report(spark, root, D2)["rows"] == 1
-
-
-def _last_commit(spark, lake, table, kind):
-    """The latest commit of one of `table`'s Delta tables: its operation and the files it added."""
-    from delta.tables import DeltaTable
-
-    path = join(table_root(lake / "snapshots", "db", None, table), kind)
-    last = DeltaTable.forPath(spark, path).history(1).first()
-    return last.operation, int(last.operationMetrics.get("numFiles") or last.operationMetrics["numTargetFilesAdded"])
-
-
-def test_a_day_with_nothing_to_match_is_appended_in_one_file(spark, tmp_path):
-    lake = _lake(spark, tmp_path, DAY1 + DAY2 + [insert(9, _row(5, "new"), table="fresh", day=D2)])
-    snapshot_days(spark, lake, [D1])
-    # a first day: nothing to match, the rows appended, all of them in one file (optimized writes)
-    assert [_last_commit(spark, lake, "t", kind) for kind in ("current", "history")] == [("WRITE", 1)] * 2
-    snapshot_days(spark, lake, [D2])
-    # day 2 changes live keys of `t`: a MERGE; `fresh` is new that day: appended
-    assert [_last_commit(spark, lake, "t", kind)[0] for kind in ("current", "history")] == ["MERGE"] * 2
-    assert [_last_commit(spark, lake, "fresh", kind)[0] for kind in ("current", "history")] == ["WRITE"] * 2
-    assert [r.name for r in _table(spark, lake, "fresh").collect()] == ["new"]
