@@ -7,7 +7,8 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.runtime.storage import spark_file_uri
 
-NAMES = ("dt=2024-01-01/p.jsonl", "a b/c%d.jsonl", "ü 中/x#y,;@&+$.jsonl", "t'(1)!~.jsonl")  # no glob characters: Spark expands them
+# no glob characters: Spark expands them
+NAMES = ("dt=2024-01-01/p.jsonl", "a b/c%d.jsonl", "ü 中/x#y,;@&+$.jsonl", "t'(1)!~.jsonl")
 
 
 def test_file_uris_are_sparks_own(spark, tmp_path):
