@@ -18,8 +18,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
-from cdc_pipelines.decode.local import decoded_paths
-from cdc_pipelines.decode.runner import TABLE_PROPERTIES, check_message_counts
+from cdc_pipelines.decode.local import decoded_counts, decoded_paths
+from cdc_pipelines.decode.runner import TABLE_PROPERTIES, check_message_counts, rows_to_batch
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.lake import delta_rs
@@ -28,7 +28,6 @@ from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
-from cdc_pipelines.runtime.arrow_maps import map_array
 from cdc_pipelines.runtime.session import MASTER_ENV
 from cdc_pipelines.runtime.storage import local_path
 
@@ -83,13 +82,9 @@ def mark_redeliveries(events: list[dict], delivery_fields: Sequence[str]) -> int
 
 
 def _table(rows: list[dict], schema) -> pa.Table:
-    """Rows (dicts with every column of `schema`; times as epoch micros) as an Arrow table of the lake's schema."""
+    """Rows (every column of `schema`; times as epoch micros) as an Arrow table of the lake's schema."""
     target = delta_rs.arrow_schema(schema)
-    columns = []
-    for field in target:
-        values = [row[field.name] for row in rows]
-        columns.append(map_array(values) if pa.types.is_map(field.type) else pa.array(values, field.type))
-    return pa.Table.from_arrays(columns, schema=target)
+    return pa.Table.from_batches([rows_to_batch(rows, target)], schema=target)
 
 
 def decode_in_process(
@@ -109,13 +104,7 @@ def decode_in_process(
     fixed = {"source_format": format_id, "source_topic": topic, "dt": dt}
     events = [row | fixed for row in rows if row["reject_reason"] is None]
     rejects = [row | fixed | {"reason": row["reject_reason"]} for row in rows if row["reject_reason"] is not None]
-    counts = {
-        "read": read,
-        "decoded": sum(e["messages"] for e in events if e["row_index"] == 0),
-        "rejected": sum(1 for r in rejects if r["row_index"] == 0),
-        "filtered": 0,
-        "events": len(events),
-    }
+    counts = decoded_counts(rows, read) | {"filtered": 0}
     mark_redeliveries(events, codec.delivery_fields)
     root = local_path(out)
     replace = [{"dt": dt, "source_topic": topic}]

@@ -122,14 +122,19 @@ def decode_paths(
         key=lambda e: (e["source_file"], e["source_line"], int((e["meta"] or {}).get(meta_keys.ROW_INDEX, 0)))
     )
     out.rejects.sort(key=lambda r: (r["source_file"], r["source_line"]))
+    out.counts = decoded_counts(rows, read)
+    return out
+
+
+def decoded_counts(rows: list[dict], read: int) -> dict[str, int]:
+    """The run's counts of `decoded_paths`' rows (no table filter here: nothing is filtered)."""
     first = [r for r in rows if r["row_index"] == 0]
-    out.counts = {
+    return {
         "read": read,
         "decoded": sum(r["messages"] for r in first if r["reject_reason"] is None),
         "rejected": sum(1 for r in first if r["reject_reason"] is not None),
-        "events": len(out.events),
+        "events": sum(1 for r in rows if r["reject_reason"] is None),
     }
-    return out
 
 
 def _files(path: str | Path) -> list[str]:

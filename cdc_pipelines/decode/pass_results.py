@@ -63,7 +63,7 @@ class PassResults:
         repeated = hashes[counts > 1]
         if not repeated.size:
             return []
-        return [f"{prefix:016x}" for prefix in np.unique(pairs[1][np.isin(pairs[0], repeated)]).tolist()]
+        return [f"{prefix:0{ID_PREFIX}x}" for prefix in np.unique(pairs[1][np.isin(pairs[0], repeated)]).tolist()]
 
     def reject_rows(self) -> list[tuple] | None:
         """The rejects the tasks sent, one per message; None when a task sent only part of its own."""

@@ -106,17 +106,15 @@ class DecodedExtract:
         )  # fmt: skip
 
 
-_COLUMNS = itemgetter(*_ARROW_SCHEMA.names)
-
-
-def rows_to_batch(rows: list[dict]) -> pa.RecordBatch:
-    """Decoded rows (dicts holding every DECODED_SCHEMA column) -> one Arrow batch, column by column."""
+def rows_to_batch(rows: list[dict], schema: pa.Schema = _ARROW_SCHEMA) -> pa.RecordBatch:
+    """Rows (dicts holding every column of `schema`, DECODED_SCHEMA's by default; times as epoch micros)
+    -> one Arrow batch, column by column."""
     if not rows:
-        return pa.RecordBatch.from_pylist([], schema=_ARROW_SCHEMA)
+        return pa.RecordBatch.from_pylist([], schema=schema)
     columns = []
-    for f, values in zip(_ARROW_SCHEMA, zip(*map(_COLUMNS, rows), strict=True), strict=True):
+    for f, values in zip(schema, zip(*map(itemgetter(*schema.names), rows), strict=True), strict=True):
         columns.append(map_array(values) if pa.types.is_map(f.type) else pa.array(values, f.type))
-    return pa.RecordBatch.from_arrays(columns, schema=_ARROW_SCHEMA)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
