@@ -25,6 +25,7 @@ from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
+from cdc_pipelines.snapshots import small_tables
 from cdc_pipelines.snapshots.apply import APPLIED_OPS, Applied, apply_day
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
@@ -43,6 +44,7 @@ from cdc_pipelines.snapshots.tables import (
     TablePaths,
     append_current,
     append_history,
+    column_order,
     merge_current,
     merge_history,
     prepare,
@@ -259,13 +261,27 @@ def _merge_tables(
 def _merge_table(
     spark: SparkSession, root: str, day: str, result: Applied, table_day: TableDay, rows_before: Mapping[tuple, int]
 ) -> TableVersion:
-    """One table's columns brought to the day's, then its two MERGEs. Its rows are its rows before the
-    day (`rows_before`) plus what its MERGE added less what it removed."""
+    """One table's columns brought to the day's, then its two MERGEs: by delta-rs for a small local table
+    (`small_tables`), else by Spark. Its rows are its rows before the day (`rows_before`) plus what its
+    MERGE added less what it removed."""
     table = table_day.table
     paths = _table_paths(root, table)
     existed = table_day.held is not None
-    columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
     match = _match(table)
+    known = table in rows_before or not existed
+    rows = rows_before.get(table, 0) + table_day.sets if known else None
+    day_columns = table_day.columns + (table_day.held or [])
+    if small_tables.takes(paths, day_columns, rows, existed, small_tables.max_rows(spark)):
+        columns = (prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held) if existed
+                   else column_order(table_day.columns, table_day.pk_columns))  # fmt: skip
+        day_rows = small_tables.day_rows(result.net.where(match), result.opened.where(match),
+                                         result.closed.where(match), columns)  # fmt: skip
+        added = small_tables.write_day(paths, day_rows, columns, existed, table_day.fresh, table_day.truncated)
+        versions = small_tables.version(paths.current), small_tables.version(paths.history)
+        return TableVersion(table, paths.current, paths.history, *versions, rows_before.get(table, 0) + added, day)
+    if existed:
+        small_tables.take_over(spark, paths)
+    columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
     if table_day.fresh:  # only inserts: appended, no join with the tables
         append_current(result.net.where(match), paths.current, columns)
         added = table_day.sets
@@ -273,7 +289,7 @@ def _merge_table(
     else:
         added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)
         merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns)
-    if existed and table not in rows_before:  # changed by a run that did not finish: counted
+    if not known:  # changed by a run that did not finish: counted
         rows = spark.read.format(io.DELTA).load(paths.current).count()
     else:
         rows = rows_before.get(table, 0) + added

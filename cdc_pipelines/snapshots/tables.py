@@ -72,14 +72,19 @@ def _rewrite(spark: SparkSession, path: str, types: dict[str, tuple[str, str]]) 
     frame.write.format(DELTA).mode("overwrite").option("overwriteSchema", "true").save(path)
 
 
+def column_order(day: list[ColumnPlan], pk_columns: list[str]) -> list[ColumnPlan]:
+    """A new table's columns: the key's first, in key order, then the others by name."""
+    rank = {c: i for i, c in enumerate(pk_columns)}
+    return sorted(day, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+
+
 def prepare(
     spark: SparkSession, paths: TablePaths, day: list[ColumnPlan], pk_columns: list[str], held: list[ColumnPlan] | None
 ) -> list[ColumnPlan]:
     """Create the two tables (`held` None) or bring their columns (`held`, as the day's read of the
     current table found them: no second load of its log) to hold the day's (`day`); the columns after."""
     if held is None:
-        rank = {c: i for i, c in enumerate(pk_columns)}
-        ordered = sorted(day, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+        ordered = column_order(day, pk_columns)
         _create(spark, paths.current, ordered, CURRENT_CDC)
         _create(spark, paths.history, ordered, HISTORY_CDC)
         return ordered
@@ -104,12 +109,12 @@ def _assignments(names: list[str]) -> dict[str, str]:
     return {quote(n): f"s.{quote(n)}" for n in names}
 
 
-def _current_rows(net: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
+def current_rows(net: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
     return net.select(*_values(columns), "_cdc_op", "_cdc_event_time", "_cdc_event_id",
                       F.col("_k").alias("_cdc_key"), F.col("kind").alias(KIND))  # fmt: skip
 
 
-def _history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
+def history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
     return opened.select(*_values(columns), "_cdc_op", "_cdc_event_id", "_cdc_start_at", "_cdc_end_at",
                          F.col("_k").alias("_cdc_key"), F.lit("open").alias(KIND))  # fmt: skip
 
@@ -128,7 +133,7 @@ def merge_current(
     merge = (
         DeltaTable.forPath(spark, path)
         .alias("t")
-        .merge(_current_rows(net, columns).alias("s"), "t._cdc_key = s._cdc_key")
+        .merge(current_rows(net, columns).alias("s"), "t._cdc_key = s._cdc_key")
         .whenMatchedDelete(f"s.{KIND} = 'del'")
         .whenMatchedUpdate(f"s.{KIND} = 'set'", values)
         .whenNotMatchedInsert(f"s.{KIND} = 'set'", values)
@@ -142,7 +147,7 @@ def merge_current(
 def append_current(net: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
     """What `merge_current` does when no key of the day is in the table (a first day, keys all new):
     the set rows appended, without the MERGE's join with the table."""
-    _current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND).write.format(DELTA).mode("append").save(path)
+    current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND).write.format(DELTA).mode("append").save(path)
 
 
 def merge_history(
@@ -153,7 +158,7 @@ def merge_history(
 
     cdc = [name for name, _ in HISTORY_CDC]
     closes = closed.select(F.col("_k").alias("_cdc_key"), "_cdc_end_at", F.lit("close").alias(KIND))
-    source = _history_rows(opened, columns).unionByName(closes, allowMissingColumns=True)
+    source = history_rows(opened, columns).unionByName(closes, allowMissingColumns=True)
     on = f"t._cdc_key = s._cdc_key AND t._cdc_end_at IS NULL AND s.{KIND} = 'close'"
     (
         DeltaTable.forPath(spark, path)
@@ -168,7 +173,7 @@ def merge_history(
 def append_history(opened: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
     """What `merge_history` does when no version of the table was open before the day: nothing to close,
     the versions the day opened appended."""
-    _history_rows(opened, columns).drop(KIND).write.format(DELTA).mode("append").save(path)
+    history_rows(opened, columns).drop(KIND).write.format(DELTA).mode("append").save(path)
 
 
 def restore(spark: SparkSession, path: str, version: int) -> None:

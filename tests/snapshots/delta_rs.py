@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
+
+from cdc_pipelines.snapshots.small_tables import MAX_ROWS_SETTING
 
 
 def read(path: str | Path) -> pa.Table:
@@ -48,3 +51,13 @@ def has_deletion_vectors(path: str | Path) -> bool:
             if add and add.get("deletionVector"):
                 return True
     return False
+
+
+@contextmanager
+def small_table_max_rows(spark, rows: int):
+    """Snapshots with delta-rs writing tables of at most `rows` rows (0: Spark writes every table)."""
+    spark.conf.set(MAX_ROWS_SETTING, str(rows))
+    try:
+        yield
+    finally:
+        spark.conf.unset(MAX_ROWS_SETTING)

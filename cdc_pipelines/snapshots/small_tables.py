@@ -1,0 +1,162 @@
+"""A small source table's day written from the driver with delta-rs: the per-table fixed cost of a
+whole-database topic.
+
+A MERGE through Spark's Delta costs about 20 Spark jobs and 1-2 s of driver work however few its rows,
+and a whole-database topic changes hundreds of tables a day, most by a few rows. A table whose rows
+(before the day and the day's) are at most `MAX_ROWS_SETTING`, on local disk, is written here instead:
+Spark types the day's rows with the projections its MERGEs read (`tables.current_rows`,
+`tables.history_rows`: one collect per table), and delta-rs applies them with the same clauses in one
+commit per table (10-30 ms). A folder name with `%` stays Spark's: delta-rs 1.6 decodes it as a URL.
+
+Such a table is created without deletion vectors (delta-rs 1.6 writes no table that has them; the few
+small files a day touches are rewritten) and without column mapping (delta-rs 1.6 marks a new
+column-mapped table without the `columnMapping` feature Spark's reader checks), so a table whose
+column names need mapping stays Spark's. A table that outgrows the limit is Spark's from then on: it
+gets deletion vectors and column mapping (`take_over`) before its first Spark MERGE. Spark reads,
+restores and evolves these tables as its own (`tests/snapshots/test_small_tables.py`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdc_pipelines.runtime.storage import local_path
+from cdc_pipelines.snapshots.schema import CURRENT_CDC, HISTORY_CDC
+from cdc_pipelines.snapshots.tables import (
+    KIND,
+    PROPERTIES,
+    TablePaths,
+    current_rows,
+    history_rows,
+    quote,
+)
+from cdc_pipelines.snapshots.typed import ColumnPlan
+
+# the setting (`--conf`, CDC_SPARK_CONF) of the most rows a table written by delta-rs holds; 0: Spark writes
+# every table. A 100,000-row table's files rewrite in well under a second; past that, deletion vectors pay
+MAX_ROWS_SETTING = "cdc.snapshots.small_table_max_rows"
+DEFAULT_MAX_ROWS = 100_000
+# what Delta accepts as a column name without column mapping
+_PLAIN_NAME = re.compile(r"[^ ,;{}()\n\t=]+")
+_PART = "_cdc_part"
+_SPARK_FEATURES = frozenset({"deletionVectors", "columnMapping"})
+
+
+def max_rows(spark: SparkSession) -> int:
+    return int(spark.conf.get(MAX_ROWS_SETTING, str(DEFAULT_MAX_ROWS)))
+
+
+def takes(paths: TablePaths, columns: list[ColumnPlan], rows: int | None, existed: bool, limit: int) -> bool:
+    """Whether delta-rs writes this table's day: local, at most `limit` rows (`rows`: before the day
+    plus the day's sets; None when not known), plain column names, and, where it exists, a table that
+    was not Spark's (no deletion vectors or column mapping)."""
+    if limit <= 0 or rows is None or rows > limit:
+        return False
+    # delta-rs 1.6 reads a path with `%` (a table name Spark's folder escaping quoted) as percent-encoded
+    if any(local_path(p) is None or "%" in local_path(p) for p in (paths.current, paths.history)):
+        return False
+    if not all(_PLAIN_NAME.fullmatch(c.name) for c in columns):
+        return False
+    return not existed or not any(_spark_owned(p) for p in (paths.current, paths.history))
+
+
+def _spark_owned(path: str) -> bool:
+    from deltalake import DeltaTable
+
+    table = DeltaTable(local_path(path))
+    protocol = table.protocol()
+    features = set(protocol.reader_features or ()) | set(protocol.writer_features or ())
+    configuration = table.metadata().configuration
+    return bool(features & _SPARK_FEATURES) or configuration.get("delta.columnMapping.mode", "none") != "none"
+
+
+def take_over(spark: SparkSession, paths: TablePaths) -> None:
+    """Give a table delta-rs wrote Spark's properties (deletion vectors, column mapping) before Spark's
+    first MERGE into it; nothing for a table that has them."""
+    for path in (paths.current, paths.history):
+        if local_path(path) is None or _spark_owned(path):
+            continue
+        settings = ", ".join(f"'{k}' = '{v}'" for k, v in {**PROPERTIES, "delta.minReaderVersion": "2",
+                                                            "delta.minWriterVersion": "5"}.items())  # fmt: skip
+        spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({settings})")
+
+
+def day_rows(net: DataFrame, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan]) -> pa.Table:
+    """The table's day as the MERGEs read it, typed by Spark, in one collect: current rows (`_cdc_part`
+    `current`), the versions opened (`open`) and the open versions ended (`close`)."""
+    closes = closed.select(F.col("_k").alias("_cdc_key"), "_cdc_end_at", F.lit("close").alias(KIND))
+    frame = (
+        current_rows(net, columns).withColumn(_PART, F.lit("current"))
+        .unionByName(history_rows(opened, columns).withColumn(_PART, F.lit("open")), allowMissingColumns=True)
+        .unionByName(closes.withColumn(_PART, F.lit("close")), allowMissingColumns=True)
+    )  # fmt: skip
+    return frame.toArrow()
+
+
+def _part(rows: pa.Table, name: str, names: list[str]) -> pa.Table:
+    picked = rows.filter(pc.equal(rows[_PART], name)).select(names)
+    return picked.cast(pa.schema([f.with_nullable(True) for f in picked.schema]))
+
+
+def _names(columns: list[ColumnPlan], cdc: tuple) -> list[str]:
+    return [c.name for c in columns] + [name for name, _ in cdc]
+
+
+def write_day(
+    paths: TablePaths, rows: pa.Table, columns: list[ColumnPlan], existed: bool, fresh: bool, truncated: bool
+) -> int:
+    """Create the two tables (not `existed`) and apply the day's rows (`day_rows`) to them: appended
+    when no key of the day was live (`fresh`), else one MERGE each as `tables.merge_current` and
+    `tables.merge_history` do. Returns the rows the current table gained less those it lost."""
+    from deltalake import DeltaTable, write_deltalake
+
+    current_names = _names(columns, CURRENT_CDC)
+    history_names = _names(columns, HISTORY_CDC)
+    current = _part(rows, "current", [*current_names, KIND])
+    opened = _part(rows, "open", [*history_names, KIND])
+    closes = _part(rows, "close", ["_cdc_key", "_cdc_end_at", KIND])
+    current_path, history_path = local_path(paths.current), local_path(paths.history)
+    if not existed:
+        properties = {k: v for k, v in PROPERTIES.items() if k == "delta.autoOptimize.optimizeWrite"}
+        # version 0 is the empty table, as Spark's create makes it: what a backfill of the first day restores
+        DeltaTable.create(current_path, current.drop([KIND]).schema, configuration=properties)
+        DeltaTable.create(history_path, opened.drop([KIND]).schema, configuration=properties)
+    if fresh:
+        sets = current.filter(pc.equal(current[KIND], "set")).drop([KIND])
+        write_deltalake(current_path, sets, mode="append")
+        write_deltalake(history_path, opened.drop([KIND]), mode="append")
+        return sets.num_rows
+    merge = (
+        DeltaTable(current_path)
+        .merge(current, "t._cdc_key = s._cdc_key", source_alias="s", target_alias="t")
+        .when_matched_delete(f"s.{KIND} = 'del'")
+        .when_matched_update_all(f"s.{KIND} = 'set'", except_cols=[KIND])
+        .when_not_matched_insert_all(f"s.{KIND} = 'set'", except_cols=[KIND])
+    )
+    if truncated:
+        merge = merge.when_not_matched_by_source_delete()
+    metrics = merge.execute()
+    (
+        DeltaTable(history_path)
+        .merge(
+            pa.concat_tables([opened, closes], promote_options="default"),
+            f"t._cdc_key = s._cdc_key AND t._cdc_end_at IS NULL AND s.{KIND} = 'close'",
+            source_alias="s",
+            target_alias="t",
+        )  # fmt: skip
+        .when_matched_update({"_cdc_end_at": "s._cdc_end_at"})
+        .when_not_matched_insert_all(f"s.{KIND} = 'open'", except_cols=[KIND])
+        .execute()
+    )
+    return metrics["num_target_rows_inserted"] - metrics["num_target_rows_deleted"]
+
+
+def version(path: str) -> int:
+    from deltalake import DeltaTable
+
+    return DeltaTable(local_path(path)).version()

@@ -1,0 +1,87 @@
+"""Small tables written by delta-rs (`small_tables`) hold what Spark's MERGEs would: the same days applied
+both ways give the same tables, types, versions and summaries; Spark takes a table over when it outgrows
+the limit, after a backfill restored it."""
+
+import json
+
+from deltalake import DeltaTable
+
+from cdc_pipelines.lake.io import write_partitions
+from cdc_pipelines.runtime.storage import join
+from cdc_pipelines.snapshots import snapshot_days
+from cdc_pipelines.snapshots.store import table_root
+from tests.snapshots import delta_rs
+from tests.snapshots.events import changes_df, delete, insert, truncate, update
+
+D1, D2, D3 = "2024-01-01", "2024-01-02", "2024-01-03"
+TABLES = ("t", "u", "v")
+
+
+def _row(i, name, amount="1.50", flag="true"):
+    return {"id": str(i), "name": name, "amount": amount, "flag": flag}
+
+
+EVENTS = [
+    insert(1, _row(1, "a")), insert(2, _row(2, "b")), insert(3, _row(3, "c")),
+    insert(4, {"id": "1", "extra": "5"}, table="u"),
+    update(1, _row(1, "a"), _row(1, "a2") | {"extra": "7"}, day=D2),  # a column added
+    delete(2, _row(2, "b"), day=D2),
+    update(3, _row(3, "c"), _row(4, "c"), day=D2),  # the key changes: 3 removed, 4 set
+    insert(4, _row(5, "e", flag="maybe"), day=D2),  # not a BOOLEAN: the column becomes text
+    insert(5, {"id": "2", "extra": "1" * 25}, table="u", day=D2),  # beyond a long: decimal(38,0)
+    insert(6, {"id": "1", "name": "new"}, table="v", day=D2),  # a table new on day 2
+    truncate(1, table="u", day=D3),
+    insert(2, {"id": "3", "extra": "9" * 40}, table="u", day=D3),  # beyond decimal(38): text
+    update(3, _row(4, "c"), _row(4, "c3", amount="2.125"), day=D3),
+]  # fmt: skip
+
+
+def _path(lake, table, kind):
+    return join(table_root(lake / "snapshots", "db", None, table), kind)
+
+
+def _state(spark, lake):
+    """Every table's columns with their types, and its rows, both tables."""
+    out = {}
+    for table in TABLES:
+        for kind in ("current", "history"):
+            frame = spark.read.format("delta").load(_path(lake, table, kind))
+            rows = sorted(json.dumps(r.asDict(), default=str, sort_keys=True) for r in frame.collect())
+            out[table, kind] = (frame.dtypes, rows)
+    return out
+
+
+def _deletion_vectors(path):
+    """Whether the table's MERGEs mark rows (Spark's tables) or rewrite their files (delta-rs's)."""
+    return DeltaTable(path).metadata().configuration.get("delta.enableDeletionVectors") == "true"
+
+
+def _summaries(days, lake):
+    """The days' summaries with the lake's own folder left out of their paths."""
+    return json.loads(json.dumps(days).replace(str(lake), "LAKE"))
+
+
+def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path):
+    lakes = {name: tmp_path / name for name in ("spark", "delta_rs")}
+    for lake in lakes.values():
+        write_partitions(changes_df(spark, EVENTS), lake / "changes")
+    with delta_rs.small_table_max_rows(spark, 0):
+        by_spark = snapshot_days(spark, lakes["spark"], [D1, D2, D3])
+    by_delta_rs = snapshot_days(spark, lakes["delta_rs"], [D1, D2, D3])
+    state = _state(spark, lakes["spark"])
+    assert _state(spark, lakes["delta_rs"]) == state
+    assert _summaries(by_delta_rs, lakes["delta_rs"]) == _summaries(by_spark, lakes["spark"])
+    assert [by_spark[d]["anomalies"] for d in (D1, D2, D3)] == [0, 1, 0]
+    assert dict(state["u", "current"][0])["extra"] == "string" and dict(state["t", "current"][0])["flag"] == "string"
+    for table in TABLES:
+        for kind in ("current", "history"):
+            assert _deletion_vectors(_path(lakes["spark"], table, kind))
+            assert not _deletion_vectors(_path(lakes["delta_rs"], table, kind))
+            delta_rs.assert_same_as_spark(spark, _path(lakes["delta_rs"], table, kind))
+    # a backfill of day 3 with a limit day 3 passes: the restored tables get deletion vectors and Spark's MERGEs
+    with delta_rs.small_table_max_rows(spark, 1):
+        again = snapshot_days(spark, lakes["delta_rs"], [D3])
+    assert _state(spark, lakes["delta_rs"]) == state
+    assert again[D3]["rows"] == by_spark[D3]["rows"]
+    assert _deletion_vectors(_path(lakes["delta_rs"], "t", "current"))
+    assert not _deletion_vectors(_path(lakes["delta_rs"], "v", "current"))  # day 3 left it alone
