@@ -15,6 +15,25 @@ import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from cdc_pipelines.runtime.storage import local_path
+
+
+def local_table_path(path: str) -> str | None:
+    """The local path delta-rs opens for the table at `path`; None for a table elsewhere, or under a
+    folder name with `%` (delta-rs 1.6 decodes such a path as a URL: Spark's escaped folder names have them)."""
+    local = local_path(path)
+    return local if local is not None and "%" not in local else None
+
+
+def read_rows(path: str) -> list[dict]:
+    """Every row of the small local table at `path` (none where there is no table), without Spark."""
+    from deltalake import DeltaTable
+
+    local = local_table_path(path)
+    if not DeltaTable.is_deltatable(local):
+        return []
+    return DeltaTable(local).to_pyarrow_table().to_pylist()
+
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:
     """The Arrow schema of a lake table's Spark schema (times as UTC microseconds)."""

@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.lake import io
+from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
@@ -37,6 +37,7 @@ from cdc_pipelines.snapshots.store import (
     applied_days,
     read_day,
     read_summary,
+    replace_day,
     table_root,
     write_summary,
 )
@@ -159,43 +160,55 @@ def snapshot_day(
               "ordered": StorageLevel.DISK_ONLY, "opened": StorageLevel.MEMORY_AND_DISK,
               "closed": StorageLevel.MEMORY_AND_DISK}  # fmt: skip
     kept = [getattr(result, name).persist(level) for name, level in levels.items()]
+    # a small day of a local lake: its datasets committed by delta-rs (`store.replace_day`)
+    local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
     try:
         figures = column_figures(result.opened).collect()  # one row per table and column
         invalid = not all(f["valid"] for f in figures)  # else no cell fails its type: not looked for again
         with ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
-            side = pool.submit(_write_day_datasets, spark, root, day, changes, result, late, invalid)
+            side = pool.submit(_write_day_datasets, spark, root, day, changes, result, late, invalid, local)
             days = _table_days(result, figures, held)
             entries = _merge_tables(spark, root, day, result, days, _rows_before(root, previous_day), pool)
-            applied = side.result()
-        record(spark, root, day, entries)
+            applied, anomalies = side.result()
+        record(spark, root, day, entries, local)
     finally:
         # the frames built on others first: dropping a frame that a kept one is built on makes Spark
         # plan the kept one again (about 2 s a day here)
         for frame in reversed(kept):
             frame.unpersist()
-    summary = _summary(spark, root, day, previous_day, result.skipped, applied=applied)
+    summary = _summary(spark, root, day, previous_day, result.skipped, applied, anomalies)
     write_summary(spark, root, day, summary)
     return summary
 
 
 def _write_day_datasets(
-    spark: SparkSession, root: str, day: str, changes: DataFrame, result: Applied, late: bool, invalid: bool
-) -> int:
-    """The day's anomalies, applied event ids and DDL (each replacing an earlier run's); the events applied.
+    spark: SparkSession,
+    root: str,
+    day: str,
+    changes: DataFrame,
+    result: Applied,
+    late: bool,
+    invalid: bool,
+    local: bool,
+) -> tuple[int, list[dict] | None]:
+    """The day's anomalies, applied event ids and DDL (each replacing an earlier run's): the events
+    applied, and the anomalies when they were collected (a day of at most `small_tables.max_rows` events
+    of a `local` lake is written by delta-rs).
 
     The values failing their type are looked for only when the day has some (`invalid`). The anomalies
     are written before the applied ids: a late day's are read against the ids applied before."""
+    applied = result.events.count()
+    in_driver = local and applied <= small_tables.max_rows(spark)
     anomalies = result.anomalies.unionByName(invalid_cells(result.opened)) if invalid else result.anomalies
     if late:
         applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
         anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
-    one_day = [{"dt": day}]
     anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
-    io.replace_partitions(anomalies, join(root, ANOMALIES), one_day, ("dt",), schema=ANOMALY_SCHEMA)
-    io.replace_partitions(result.events.select("event_id", "dt"), join(root, APPLIED), one_day, ("dt",))
+    rows = replace_day(anomalies, join(root, ANOMALIES), day, in_driver, schema=ANOMALY_SCHEMA)
+    replace_day(result.events.select("event_id", "dt"), join(root, APPLIED), day, in_driver)
     ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
-    io.replace_partitions(ddl, join(root, DDL), one_day, ("dt",))
-    return result.events.count()
+    replace_day(ddl, join(root, DDL), day, in_driver)
+    return applied, rows
 
 
 def _rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:
@@ -272,8 +285,12 @@ def _merge_table(
     rows = rows_before.get(table, 0) + table_day.sets if known else None
     day_columns = table_day.columns + (table_day.held or [])
     if small_tables.takes(paths, day_columns, rows, existed, small_tables.max_rows(spark)):
-        columns = (prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held) if existed
-                   else column_order(table_day.columns, table_day.pk_columns))  # fmt: skip
+        if not existed:
+            columns = column_order(table_day.columns, table_day.pk_columns)
+        else:
+            columns = small_tables.add_columns(paths, table_day.columns, table_day.held) or prepare(
+                spark, paths, table_day.columns, table_day.pk_columns, table_day.held
+            )
         day_rows = small_tables.day_rows(result.net.where(match), result.opened.where(match),
                                          result.closed.where(match), columns)  # fmt: skip
         added = small_tables.write_day(paths, day_rows, columns, existed, table_day.fresh, table_day.truncated)
@@ -308,12 +325,24 @@ def label(table: Mapping) -> str:
     return ".".join(str(table[c]) for c in TABLE if table[c] is not None)
 
 
-def _summary(spark: SparkSession, root: str, day: str, previous_day: str | None, skipped: list, applied: int) -> dict:
-    """The day's figures; `per_table` names every table's two Delta tables and their versions at the end of the day."""
-    anomalies = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
+def _summary(
+    spark: SparkSession,
+    root: str,
+    day: str,
+    previous_day: str | None,
+    skipped: list,
+    applied: int,
+    anomalies: list[dict] | None,
+) -> dict:
+    """The day's figures; `per_table` names every table's two Delta tables and their versions at the end
+    of the day. The anomalies are counted from `anomalies` where the day's write collected them."""
     counts: dict[tuple, dict[str, int]] = {}
-    for r in anomalies.groupBy(*TABLE, "kind").count().collect():  # one row per table and kind
-        counts.setdefault(tuple(r[c] for c in TABLE), {})[r["kind"]] = r["count"]
+    if anomalies is None:
+        frame = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
+        anomalies = [{**r.asDict(), "n": r["count"]} for r in frame.groupBy(*TABLE, "kind").count().collect()]
+    for r in anomalies:  # one per anomaly, or per table and kind with its count (`n`)
+        kinds = counts.setdefault(tuple(r[c] for c in TABLE), {})
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + r.get("n", 1)
     versions = {e.table: e for e in as_of(spark, root, day)}
     tables = {}
     for table in sorted(set(versions) | set(counts), key=lambda t: tuple(x or "" for x in t)):

@@ -25,13 +25,14 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines.runtime.storage import local_path
+from cdc_pipelines.lake.delta_rs import local_table_path
 from cdc_pipelines.snapshots.schema import CURRENT_CDC, HISTORY_CDC
 from cdc_pipelines.snapshots.tables import (
     KIND,
     PROPERTIES,
     TablePaths,
     current_rows,
+    evolve,
     history_rows,
     quote,
 )
@@ -57,8 +58,7 @@ def takes(paths: TablePaths, columns: list[ColumnPlan], rows: int | None, existe
     was not Spark's (no deletion vectors or column mapping)."""
     if limit <= 0 or rows is None or rows > limit:
         return False
-    # delta-rs 1.6 reads a path with `%` (a table name Spark's folder escaping quoted) as percent-encoded
-    if any(local_path(p) is None or "%" in local_path(p) for p in (paths.current, paths.history)):
+    if local_table_path(paths.current) is None or local_table_path(paths.history) is None:
         return False
     if not all(_PLAIN_NAME.fullmatch(c.name) for c in columns):
         return False
@@ -68,7 +68,7 @@ def takes(paths: TablePaths, columns: list[ColumnPlan], rows: int | None, existe
 def _spark_owned(path: str) -> bool:
     from deltalake import DeltaTable
 
-    table = DeltaTable(local_path(path))
+    table = DeltaTable(local_table_path(path))
     protocol = table.protocol()
     features = set(protocol.reader_features or ()) | set(protocol.writer_features or ())
     configuration = table.metadata().configuration
@@ -79,11 +79,28 @@ def take_over(spark: SparkSession, paths: TablePaths) -> None:
     """Give a table delta-rs wrote Spark's properties (deletion vectors, column mapping) before Spark's
     first MERGE into it; nothing for a table that has them."""
     for path in (paths.current, paths.history):
-        if local_path(path) is None or _spark_owned(path):
+        if local_table_path(path) is None or _spark_owned(path):
             continue
         settings = ", ".join(f"'{k}' = '{v}'" for k, v in {**PROPERTIES, "delta.minReaderVersion": "2",
                                                             "delta.minWriterVersion": "5"}.items())  # fmt: skip
         spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({settings})")
+
+
+def add_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan]) -> list[ColumnPlan] | None:
+    """Bring an existing table's columns to the day's when that only adds columns (by delta-rs, to both
+    tables); the columns after. None when a type widens or a column needs a table feature the table may
+    lack (`timestamp_ntz`): Spark's `tables.prepare` rewrites the table then."""
+    from deltalake import DeltaTable, Field
+    from deltalake.schema import PrimitiveType
+
+    added, changed, after = evolve(day, held)
+    if changed or any(c.spark_type == "timestamp_ntz" for c in added):
+        return None
+    if added:
+        fields = [Field(c.name, PrimitiveType("long" if c.spark_type == "bigint" else c.spark_type)) for c in added]
+        for path in (paths.current, paths.history):
+            DeltaTable(local_table_path(path)).alter.add_columns(fields)
+    return after
 
 
 def day_rows(net: DataFrame, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan]) -> pa.Table:
@@ -120,7 +137,7 @@ def write_day(
     current = _part(rows, "current", [*current_names, KIND])
     opened = _part(rows, "open", [*history_names, KIND])
     closes = _part(rows, "close", ["_cdc_key", "_cdc_end_at", KIND])
-    current_path, history_path = local_path(paths.current), local_path(paths.history)
+    current_path, history_path = local_table_path(paths.current), local_table_path(paths.history)
     if not existed:
         properties = {k: v for k, v in PROPERTIES.items() if k == "delta.autoOptimize.optimizeWrite"}
         # version 0 is the empty table, as Spark's create makes it: what a backfill of the first day restores
@@ -159,4 +176,4 @@ def write_day(
 def version(path: str) -> int:
     from deltalake import DeltaTable
 
-    return DeltaTable(local_path(path)).version()
+    return DeltaTable(local_table_path(path)).version()

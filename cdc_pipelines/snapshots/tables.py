@@ -88,17 +88,26 @@ def prepare(
         _create(spark, paths.current, ordered, CURRENT_CDC)
         _create(spark, paths.history, ordered, HISTORY_CDC)
         return ordered
-    columns = {c.name: c.spark_type for c in held}
-    added = [c for c in day if c.name not in columns]
-    wider = {c.name: widen(columns[c.name], c.spark_type) for c in day if c.name in columns}
-    changed = {name: (columns[name], t) for name, t in wider.items() if t != columns[name]}
+    added, changed, after = evolve(day, held)
     for path in (paths.current, paths.history):
         if added:
             spec = ", ".join(f"{quote(c.name)} {c.spark_type}" for c in added)
             spark.sql(f"ALTER TABLE delta.{quote(path)} ADD COLUMNS ({spec})")
         if changed:
             _rewrite(spark, path, changed)
-    return [ColumnPlan(name, wider.get(name, t)) for name, t in columns.items()] + added
+    return after
+
+
+def evolve(
+    day: list[ColumnPlan], held: list[ColumnPlan]
+) -> tuple[list[ColumnPlan], dict[str, tuple[str, str]], list[ColumnPlan]]:
+    """What a table holding `held` needs to hold the day's columns: the columns it adds, the columns whose
+    type widens (`(old, new)`), and its columns after."""
+    columns = {c.name: c.spark_type for c in held}
+    added = [c for c in day if c.name not in columns]
+    wider = {c.name: widen(columns[c.name], c.spark_type) for c in day if c.name in columns}
+    changed = {name: (columns[name], t) for name, t in wider.items() if t != columns[name]}
+    return added, changed, [ColumnPlan(name, wider.get(name, t)) for name, t in columns.items()] + added
 
 
 def _values(columns: list[ColumnPlan]) -> list[Column]:
@@ -119,9 +128,7 @@ def history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
                          F.col("_k").alias("_cdc_key"), F.lit("open").alias(KIND))  # fmt: skip
 
 
-def merge_current(
-    spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool
-) -> int:
+def merge_current(spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool) -> int:
     """One MERGE of the day's net effect per key; a truncated table also loses every key the day left out.
 
     Returns the rows it added less the rows it removed, from the metrics the MERGE returns (a count of

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession, Window
-from pyspark.sql import functions as F
+import pyarrow as pa
+from pyspark.sql import SparkSession
 
-from cdc_pipelines.lake import io
+from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots.schema import TABLE, VERSIONS_SCHEMA
 from cdc_pipelines.snapshots.store import VERSIONS
@@ -41,35 +41,44 @@ class TableVersion:
                 "history_version": self.history_version, "rows": self.rows, "dt": self.dt}  # fmt: skip
 
 
-def _read(spark: SparkSession, root: str | Path) -> DataFrame:
-    return io.read_table(spark, join(root, VERSIONS), VERSIONS_SCHEMA)
+def _rows(spark: SparkSession, root: str | Path) -> list[dict]:
+    """Every row of `_versions/` (one per table and applied day: small), by delta-rs where it is local."""
+    path = join(root, VERSIONS)
+    if delta_rs.local_table_path(path) is not None:
+        return delta_rs.read_rows(path)
+    return [r.asDict() for r in io.read_table(spark, path, VERSIONS_SCHEMA).collect()]
 
 
-def _entries(frame: DataFrame) -> list[TableVersion]:
-    return [
-        TableVersion(tuple(r[c] for c in TABLE), r["current"], r["history"], r["current_version"],
-                     r["history_version"], r["rows"], r["dt"])  # fmt: skip
-        for r in frame.collect()
-    ]
+def _entry(r: dict) -> TableVersion:
+    return TableVersion(tuple(r[c] for c in TABLE), r["current"], r["history"], r["current_version"],
+                        r["history_version"], r["rows"], r["dt"])  # fmt: skip
 
 
-def record(spark: SparkSession, root: str | Path, day: str, entries: list[TableVersion]) -> None:
-    """The day's rows, replacing those an earlier run of the day wrote."""
-    frame = spark.createDataFrame([e.row() for e in entries], VERSIONS_SCHEMA)
-    io.replace_partitions(frame, join(root, VERSIONS), [{"dt": day}], ("dt",))
+def record(spark: SparkSession, root: str | Path, day: str, entries: list[TableVersion], local: bool = False) -> None:
+    """The day's rows, replacing those an earlier run of the day wrote (by delta-rs when `local`)."""
+    rows = [e.row() for e in entries]
+    path = join(root, VERSIONS)
+    if local:
+        data = pa.Table.from_pylist(rows, schema=delta_rs.arrow_schema(VERSIONS_SCHEMA))
+        delta_rs.replace_partitions(data, delta_rs.local_table_path(path), [{"dt": day}], VERSIONS_SCHEMA, ("dt",))
+        return
+    io.replace_partitions(spark.createDataFrame(rows, VERSIONS_SCHEMA), path, [{"dt": day}], ("dt",))
 
 
 def as_of(spark: SparkSession, root: str | Path, day: str, before: bool = False) -> list[TableVersion]:
-    """Each table's versions at the end of `day` (or, with `before`, at its start)."""
-    frame = _read(spark, root)
-    frame = frame.where(F.col("dt") < day) if before else frame.where(F.col("dt") <= day)
-    latest = Window.partitionBy(*TABLE).orderBy(F.desc("dt"))
-    return _entries(frame.withColumn("_n", F.row_number().over(latest)).where(F.col("_n") == 1).drop("_n"))
+    """Each table's versions at the end of `day` (or, with `before`, at its start): its row of the latest
+    applied day at or before `day` (before `day`)."""
+    latest: dict[tuple, dict] = {}
+    for r in _rows(spark, root):
+        table = tuple(r[c] for c in TABLE)
+        if (r["dt"] < day if before else r["dt"] <= day) and (table not in latest or r["dt"] > latest[table]["dt"]):
+            latest[table] = r
+    return [_entry(latest[t]) for t in sorted(latest, key=lambda t: tuple(x or "" for x in t))]
 
 
 def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tuple]:
     """Restore every table changed on `day` or later to its state at the start of `day`; the tables."""
-    changed = _entries(_read(spark, root).where(F.col("dt") >= day))
+    changed = [_entry(r) for r in _rows(spark, root) if r["dt"] >= day]
     earlier = {e.table: e for e in as_of(spark, root, day, before=True)}
     tables = {}
     for entry in changed:
