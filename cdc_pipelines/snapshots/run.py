@@ -12,10 +12,11 @@ of the same events is not.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -123,17 +124,30 @@ def previous_keys(
     columns of each table there is, from the same read: which tables exist and what they hold, known
     without another probe or load of each table's log."""
     tables = [tuple(r) for r in changes.where(F.col("op").isin(*APPLIED_OPS)).select(*TABLE).distinct().collect()]
-    keys = spark.createDataFrame([], T.StructType([*(T.StructField(c, T.StringType()) for c in TABLE),
-                                                   T.StructField("_k", T.StringType())]))  # fmt: skip
-    held = {}
+    schema = T.StructType([*(T.StructField(c, T.StringType()) for c in TABLE), T.StructField("_k", T.StringType())])
+    keys = spark.createDataFrame([], schema)
+    held, read = {}, []
+    small = small_tables.max_rows(spark) > 0
     for table in tables:
         path = _table_paths(root, table).current
+        # a table delta-rs wrote: its keys read without a Spark job (Delta's log replay is one per table)
+        own = small_tables.live_keys(path) if small else None
+        if own is not None:
+            held[table], table_keys = own
+            read.append((table, table_keys))
+            continue
         version = io.table_version(spark, path)
         if version is not None:
             names = [F.lit(v).cast("string").alias(c) for c, v in zip(TABLE, table, strict=True)]
             live = spark.read.format(io.DELTA).option("versionAsOf", version).load(path)
             held[table] = source_columns(live.schema)
             keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k")))
+    if read:
+        columns = {
+            c: pa.array([t[i] for t, k in read for _ in range(len(k))], pa.string()) for i, c in enumerate(TABLE)
+        }
+        local = pa.table({**columns, "_k": pa.concat_arrays([k for _, k in read]).cast(pa.string())})
+        keys = keys.unionByName(spark.createDataFrame(local, schema))
     return keys, held
 
 
@@ -266,34 +280,56 @@ def _merge_tables(
     pool: ThreadPoolExecutor,
 ) -> list[TableVersion]:
     """Each changed table's two MERGEs, the tables side by side in `pool`; the versions they made (in
-    table order)."""
-    merges = [pool.submit(_merge_table, spark, root, day, result, d, rows_before) for d in days]
+    table order). The small tables (`small_tables.takes`) are written by delta-rs from one collect of
+    all their rows."""
+    limit = small_tables.max_rows(spark)
+    small = dict(zip([d.table for d in days], pool.map(lambda d: _small_columns(spark, root, d, rows_before, limit),
+                                                         days), strict=True))  # fmt: skip
+    plans = {table: columns for table, columns in small.items() if columns is not None}
+    rows = pool.submit(small_tables.days_rows, spark, result, plans) if plans else None
+    merges = [pool.submit(_merge_table, spark, root, day, result, d, rows_before, small[d.table], rows) for d in days]
     return [m.result() for m in merges]
 
 
+def _small_columns(
+    spark: SparkSession, root: str, table_day: TableDay, rows_before: Mapping[tuple, int], limit: int
+) -> list[ColumnPlan] | None:
+    """A small table's columns, brought to the day's (created with the day's rows when new); None for a
+    table Spark writes."""
+    paths = _table_paths(root, table_day.table)
+    existed = table_day.held is not None
+    if existed and table_day.table not in rows_before:  # changed by a run that did not finish: not counted
+        return None
+    rows = rows_before.get(table_day.table, 0) + table_day.sets
+    if not small_tables.takes(paths, table_day.columns + (table_day.held or []), rows, existed, limit):
+        return None
+    if not existed:
+        return column_order(table_day.columns, table_day.pk_columns)
+    return small_tables.add_columns(paths, table_day.columns, table_day.held) or prepare(
+        spark, paths, table_day.columns, table_day.pk_columns, table_day.held
+    )
+
+
 def _merge_table(
-    spark: SparkSession, root: str, day: str, result: Applied, table_day: TableDay, rows_before: Mapping[tuple, int]
+    spark: SparkSession,
+    root: str,
+    day: str,
+    result: Applied,
+    table_day: TableDay,
+    rows_before: Mapping[tuple, int],
+    small: list[ColumnPlan] | None,
+    small_rows: Future | None,
 ) -> TableVersion:
-    """One table's columns brought to the day's, then its two MERGEs: by delta-rs for a small local table
-    (`small_tables`), else by Spark. Its rows are its rows before the day (`rows_before`) plus what its
-    MERGE added less what it removed."""
+    """One table's columns brought to the day's, then its two MERGEs: by delta-rs for a small table (its
+    columns `small`, its rows in `small_rows`), else by Spark. Its rows are its rows before the day
+    (`rows_before`) plus what its MERGE added less what it removed."""
     table = table_day.table
     paths = _table_paths(root, table)
     existed = table_day.held is not None
     match = _match(table)
-    known = table in rows_before or not existed
-    rows = rows_before.get(table, 0) + table_day.sets if known else None
-    day_columns = table_day.columns + (table_day.held or [])
-    if small_tables.takes(paths, day_columns, rows, existed, small_tables.max_rows(spark)):
-        if not existed:
-            columns = column_order(table_day.columns, table_day.pk_columns)
-        else:
-            columns = small_tables.add_columns(paths, table_day.columns, table_day.held) or prepare(
-                spark, paths, table_day.columns, table_day.pk_columns, table_day.held
-            )
-        day_rows = small_tables.day_rows(result.net.where(match), result.opened.where(match),
-                                         result.closed.where(match), columns)  # fmt: skip
-        added = small_tables.write_day(paths, day_rows, columns, existed, table_day.fresh, table_day.truncated)
+    if small is not None:
+        rows = small_rows.result()[table]
+        added = small_tables.write_day(paths, rows, small, existed, table_day.fresh, table_day.truncated)
         versions = small_tables.version(paths.current), small_tables.version(paths.history)
         return TableVersion(table, paths.current, paths.history, *versions, rows_before.get(table, 0) + added, day)
     if existed:
@@ -306,7 +342,7 @@ def _merge_table(
     else:
         added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)
         merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns)
-    if not known:  # changed by a run that did not finish: counted
+    if existed and table not in rows_before:  # changed by a run that did not finish: counted
         rows = spark.read.format(io.DELTA).load(paths.current).count()
     else:
         rows = rows_before.get(table, 0) + added
