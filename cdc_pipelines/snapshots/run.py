@@ -305,7 +305,7 @@ def _small_columns(
         return None
     if not existed:
         return column_order(table_day.columns, table_day.pk_columns)
-    return small_tables.add_columns(paths, table_day.columns, table_day.held) or prepare(
+    return small_tables.evolve_columns(paths, table_day.columns, table_day.held) or prepare(
         spark, paths, table_day.columns, table_day.pk_columns, table_day.held
     )
 

@@ -48,6 +48,7 @@ _PART = "_cdc_part"
 _TID = "_cdc_table"
 # Delta's type names where Spark's differ
 _SPARK_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+_DELTA_NAMES = {spark: delta for delta, spark in _SPARK_NAMES.items()}
 _SPARK_FEATURES = frozenset({"deletionVectors", "columnMapping"})
 
 
@@ -103,20 +104,28 @@ def take_over(spark: SparkSession, paths: TablePaths) -> None:
         spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({settings})")
 
 
-def add_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan]) -> list[ColumnPlan] | None:
-    """Bring an existing table's columns to the day's when that only adds columns (by delta-rs, to both
-    tables); the columns after. None when a type widens or a column needs a table feature the table may
-    lack (`timestamp_ntz`): Spark's `tables.prepare` rewrites the table then."""
-    from deltalake import DeltaTable, Field
+def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan]) -> list[ColumnPlan] | None:
+    """Bring an existing table's columns to the day's by delta-rs (both tables): columns added, numbers
+    widened to a wider decimal (an exact cast, the table rewritten once); the columns after. None when a
+    column becomes text (Spark's `tables.prepare` rewrites it: as Spark prints the values) or needs a
+    table feature the table may lack (`timestamp_ntz`)."""
+    from deltalake import DeltaTable, Field, write_deltalake
     from deltalake.schema import PrimitiveType
 
     added, changed, after = evolve(day, held)
-    if changed or any(c.spark_type == "timestamp_ntz" for c in added):
+    if any(new == "string" for _, new in changed.values()) or any(c.spark_type == "timestamp_ntz" for c in added):
         return None
-    if added:
-        fields = [Field(c.name, PrimitiveType("long" if c.spark_type == "bigint" else c.spark_type)) for c in added]
-        for path in (paths.current, paths.history):
-            DeltaTable(local_table_path(path)).alter.add_columns(fields)
+    for path in (local_table_path(paths.current), local_table_path(paths.history)):
+        if added:
+            fields = [Field(c.name, PrimitiveType(_DELTA_NAMES.get(c.spark_type, c.spark_type))) for c in added]
+            DeltaTable(path).alter.add_columns(fields)
+        if changed:
+            data = DeltaTable(path).to_pyarrow_table()
+            for name, (_, new) in changed.items():
+                precision, scale = re.fullmatch(r"decimal\((\d+),(\d+)\)", new).groups()
+                column = data.column(name).cast(pa.decimal128(int(precision), int(scale)))  # exact, or raises
+                data = data.set_column(data.schema.get_field_index(name), name, column)
+            write_deltalake(path, data, mode="overwrite", schema_mode="overwrite")
     return after
 
 
