@@ -340,8 +340,13 @@ def _merge_table(
         added = table_day.sets
         append_history(result.opened.where(match), paths.history, columns)
     else:
-        added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)
-        merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns)
+        # the two MERGEs side by side: a quiet day's are each a few seconds of small jobs (one update on a
+        # 1M-row table: 4.7 s and 7.3 s one after the other)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="history") as side:
+            history = side.submit(merge_history, spark, paths.history, result.opened.where(match),
+                                  result.closed.where(match), columns)  # fmt: skip
+            added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)
+            history.result()
     if existed and table not in rows_before:  # changed by a run that did not finish: counted
         rows = spark.read.format(io.DELTA).load(paths.current).count()
     else:
