@@ -1,7 +1,9 @@
-"""Partitions of a local lake's Delta tables replaced with delta-rs, for writers that run no Spark.
+"""Partitions of a local lake's Delta tables replaced with delta-rs, for small writes a Spark job and
+commit would cost seconds for (the in-process decode, a small snapshot day's datasets).
 
 The lake's tables are Delta tables whatever writes them: delta-rs (the `deltalake` package) commits
-to the same log with the same protocol Spark's writer uses here (reader 1, writer 2), keeps the table's
+to the same log with the same protocol Spark's writer uses here (reader 1, writer 2 for these
+tables' types; 3/7 with the `timestampNtz` feature where a snapshot table has such a column), keeps the table's
 properties (the statistics columns), and replaces partitions by predicate in one commit, as Spark's
 `replaceWhere` does. Spark reads what it wrote and writes after it (`tests/lake/test_delta_rs.py`).
 Used for local paths only: the lake's other filesystems are configured through Hadoop.

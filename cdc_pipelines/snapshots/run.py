@@ -174,7 +174,7 @@ def snapshot_day(
               "ordered": StorageLevel.DISK_ONLY, "opened": StorageLevel.MEMORY_AND_DISK,
               "closed": StorageLevel.MEMORY_AND_DISK}  # fmt: skip
     kept = [getattr(result, name).persist(level) for name, level in levels.items()]
-    # a small day of a local lake: its datasets committed by delta-rs (`store.replace_day`)
+    # a local lake: a small day's datasets and every day's versions committed by delta-rs
     local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
     try:
         figures = column_figures(result.opened).collect()  # one row per table and column
@@ -212,7 +212,8 @@ def _write_day_datasets(
     The values failing their type are looked for only when the day has some (`invalid`). The anomalies
     are written before the applied ids: a late day's are read against the ids applied before."""
     applied = result.events.count()
-    in_driver = local and applied <= small_tables.max_rows(spark)
+    # the anomalies are at most the events, but a failed cell is one each: not collected then
+    in_driver = local and applied <= small_tables.max_rows(spark) and not invalid
     anomalies = result.anomalies.unionByName(invalid_cells(result.opened)) if invalid else result.anomalies
     if late:
         applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
@@ -240,6 +241,7 @@ class TableDay:
     pk_columns: list[str]
     truncated: bool
     sets: int  # keys the day leaves set (rows a MERGE of only inserts adds)
+    opened: int  # versions the day opens (rows its history gains)
     fresh: bool  # none of the day's keys was live before it: nothing in the tables to match
     held: list[ColumnPlan] | None  # the table's columns at the start of the day; None: no table yet
 
@@ -252,12 +254,14 @@ def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[Column
         result.net.select(*TABLE, "pk_columns", (F.col("kind") == "set").alias("_set"), F.lit("net").alias("_from"))
         .unionByName(result.truncated.select(*TABLE, F.lit("truncated").alias("_from")), allowMissingColumns=True)
         .unionByName(result.live_before.select(*TABLE, F.lit("live").alias("_from")), allowMissingColumns=True)
+        .unionByName(result.opened.select(*TABLE, F.lit("opened").alias("_from")), allowMissingColumns=True)
     )
     rows = marks.groupBy(*TABLE).agg(
         F.first("pk_columns", ignorenulls=True).alias("pk_columns"),
         F.count(F.when(F.col("_set"), 1)).alias("sets"),
         F.bool_or(F.col("_from") == "truncated").alias("truncated"),
         F.bool_or(F.col("_from") == "live").alias("live"),
+        F.count(F.when(F.col("_from") == "opened", 1)).alias("opened"),
     )
     plans: dict[tuple, list[ColumnPlan]] = {}
     for column in figures:
@@ -265,7 +269,7 @@ def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[Column
     days = []
     for r in rows.collect():
         t = tuple(r[c] for c in TABLE)
-        days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"],
+        days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"], r["opened"],
                              fresh=not r["live"], held=held.get(t)))  # fmt: skip
     return sorted(days, key=lambda d: tuple(x or "" for x in d.table))
 
@@ -294,13 +298,18 @@ def _merge_tables(
 def _small_columns(
     spark: SparkSession, root: str, table_day: TableDay, rows_before: Mapping[tuple, int], limit: int
 ) -> list[ColumnPlan] | None:
-    """A small table's columns, brought to the day's (created with the day's rows when new); None for a
-    table Spark writes."""
+    """A small table's columns (`small_tables.takes`), an existing one's brought to the day's; None for a
+    table Spark writes. Small: its current rows after the day, and its history's rows with the day's
+    versions, each at most `limit`."""
     paths = _table_paths(root, table_day.table)
     existed = table_day.held is not None
-    if existed and table_day.table not in rows_before:  # changed by a run that did not finish: not counted
+    current = rows_before.get(table_day.table, 0) if table_day.table in rows_before or not existed else None
+    if existed and current is None:  # restored to its first version, or changed by a run that did not finish
+        current = small_tables.rows_of(paths.current)
+    history = small_tables.rows_of(paths.history) if existed else 0
+    if current is None or history is None:
         return None
-    rows = rows_before.get(table_day.table, 0) + table_day.sets
+    rows = max(current + table_day.sets, history + table_day.opened)
     if not small_tables.takes(paths, table_day.columns + (table_day.held or []), rows, existed, limit):
         return None
     if not existed:
@@ -331,7 +340,8 @@ def _merge_table(
         rows = small_rows.result()[table]
         added = small_tables.write_day(paths, rows, small, existed, table_day.fresh, table_day.truncated)
         versions = small_tables.version(paths.current), small_tables.version(paths.history)
-        return TableVersion(table, paths.current, paths.history, *versions, rows_before.get(table, 0) + added, day)
+        rows = rows_before[table] + added if table in rows_before else small_tables.rows_of(paths.current)
+        return TableVersion(table, paths.current, paths.history, *versions, rows, day)
     if existed:
         small_tables.take_over(spark, paths)
     columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
@@ -340,13 +350,8 @@ def _merge_table(
         added = table_day.sets
         append_history(result.opened.where(match), paths.history, columns)
     else:
-        # the two MERGEs side by side: a quiet day's are each a few seconds of small jobs (one update on a
-        # 1M-row table: 4.7 s and 7.3 s one after the other)
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="history") as side:
-            history = side.submit(merge_history, spark, paths.history, result.opened.where(match),
-                                  result.closed.where(match), columns)  # fmt: skip
-            added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)
-            history.result()
+        added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)
+        merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns)
     if existed and table not in rows_before:  # changed by a run that did not finish: counted
         rows = spark.read.format(io.DELTA).load(paths.current).count()
     else:

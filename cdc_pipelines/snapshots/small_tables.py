@@ -2,11 +2,12 @@
 whole-database topic.
 
 A MERGE through Spark's Delta costs about 20 Spark jobs and 1-2 s of driver work however few its rows,
-and a whole-database topic changes hundreds of tables a day, most by a few rows. A table whose rows
-(before the day and the day's) are at most `MAX_ROWS_SETTING`, on local disk, is written here instead:
-Spark types the day's rows with the projections its MERGEs read (`tables.current_rows`,
-`tables.history_rows`: one collect per table), and delta-rs applies them with the same clauses in one
-commit per table (10-30 ms). A folder name with `%` stays Spark's: delta-rs 1.6 decodes it as a URL.
+and a whole-database topic changes hundreds of tables a day, most by a few rows. A table on local disk
+whose current rows after the day and whose history rows with the day's versions are each at most
+`MAX_ROWS_SETTING` is written here instead: Spark types the day's rows of every such table as its
+MERGEs type them (`typed.typed_value`), in one collect for all of them (`days_rows`), and delta-rs
+applies them with the same clauses in one commit per table (10-30 ms). A folder name with `%` stays
+Spark's: delta-rs 1.6 decodes it as a URL.
 
 Such a table is created without deletion vectors (delta-rs 1.6 writes no table that has them; the few
 small files a day touches are rewritten) and without column mapping (delta-rs 1.6 marks a new
@@ -42,14 +43,16 @@ from cdc_pipelines.snapshots.typed import ColumnPlan, typed_value
 # every table. A 100,000-row table's files rewrite in well under a second; past that, deletion vectors pay
 MAX_ROWS_SETTING = "cdc.snapshots.small_table_max_rows"
 DEFAULT_MAX_ROWS = 100_000
-# what Delta accepts as a column name without column mapping
-_PLAIN_NAME = re.compile(r"[^ ,;{}()\n\t=]+")
+# what Delta accepts as a column name without column mapping (and no backtick: delta-rs's merge quotes
+# names with backticks without escaping them)
+_PLAIN_NAME = re.compile(r"[^ ,;{}()\n\t=`]+")
 _PART = "_cdc_part"
 _TID = "_cdc_table"
 # Delta's type names where Spark's differ
 _SPARK_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
 _DELTA_NAMES = {spark: delta for delta, spark in _SPARK_NAMES.items()}
 _SPARK_FEATURES = frozenset({"deletionVectors", "columnMapping"})
+_SPARK_SETTINGS = {"delta.enableDeletionVectors": "true", "delta.columnMapping.mode": "name"}
 
 
 def max_rows(spark: SparkSession) -> int:
@@ -94,14 +97,33 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Array] | None:
 
 
 def take_over(spark: SparkSession, paths: TablePaths) -> None:
-    """Give a table delta-rs wrote Spark's properties (deletion vectors, column mapping) before Spark's
-    first MERGE into it; nothing for a table that has them."""
+    """Give a table delta-rs wrote Spark's settings (deletion vectors, column mapping) before Spark's first
+    MERGE into it; nothing for a table that has them. Judged by the settings, not the protocol: a RESTORE
+    to a version before a take-over brings the old settings back but keeps the protocol's features."""
+    from deltalake import DeltaTable
+
     for path in (paths.current, paths.history):
-        if local_table_path(path) is None or _spark_owned(path):
+        local = local_table_path(path)
+        if local is None:
             continue
-        settings = ", ".join(f"'{k}' = '{v}'" for k, v in {**PROPERTIES, "delta.minReaderVersion": "2",
-                                                            "delta.minWriterVersion": "5"}.items())  # fmt: skip
+        table = DeltaTable(local)
+        if all(table.metadata().configuration.get(k) == v for k, v in _SPARK_SETTINGS.items()):
+            continue
+        # a table without table features needs column mapping's protocol named (one with them takes the feature)
+        legacy = table.protocol().min_writer_version < 7
+        versions = {"delta.minReaderVersion": "2", "delta.minWriterVersion": "5"} if legacy else {}
+        settings = ", ".join(f"'{k}' = '{v}'" for k, v in {**PROPERTIES, **versions}.items())
         spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({settings})")
+
+
+def rows_of(path: str) -> int | None:
+    """The rows of a table delta-rs wrote, from its files' statistics (no scan); None for any other."""
+    from deltalake import DeltaTable
+
+    local = local_table_path(path)
+    if local is None or not DeltaTable.is_deltatable(local) or _spark_owned(path):
+        return None
+    return pc.sum(pa.table(DeltaTable(local).get_add_actions(flatten=True)).column("num_records")).as_py() or 0
 
 
 def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan]) -> list[ColumnPlan] | None:
@@ -184,7 +206,7 @@ def _names(columns: list[ColumnPlan], cdc: tuple) -> list[str]:
 def write_day(
     paths: TablePaths, rows: pa.Table, columns: list[ColumnPlan], existed: bool, fresh: bool, truncated: bool
 ) -> int:
-    """Create the two tables (not `existed`) and apply the day's rows (`day_rows`) to them: appended
+    """Create the two tables (not `existed`) and apply the day's rows (`days_rows`' of the table) to them: appended
     when no key of the day was live (`fresh`), else one MERGE each as `tables.merge_current` and
     `tables.merge_history` do. Returns the rows the current table gained less those it lost."""
     from deltalake import DeltaTable, write_deltalake

@@ -6,8 +6,9 @@
 - `_anomalies/`, `_ddl/`, `_applied/` (the event ids each day applied): Delta tables by `dt`;
 - `_runs/dt=<day>/summary.json`: the day's figures, written last, so it marks the day as applied.
 Folder names are escaped as Spark escapes partition values, so no table name becomes a path. The
-root is a local path or any URI Spark reaches (`file:`, `hdfs://`, `s3a://`): every read and write
-goes through Spark or Hadoop's FileSystem (`storage`).
+root is a local path or any URI Spark reaches (`file:`, `hdfs://`, `s3a://`): reads and writes go
+through Spark or Hadoop's FileSystem (`storage`), except a local root's small days, which delta-rs
+commits (`replace_day`, `small_tables`).
 """
 
 from __future__ import annotations

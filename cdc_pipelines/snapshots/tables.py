@@ -1,9 +1,10 @@
 """One source table's two Delta tables: created, their columns widened, and one day MERGEd into each.
 
-Both tables are created with deletion vectors (a MERGE marks the rows it removes or replaces instead of
-rewriting their files, so rows a day does not touch are not rewritten) and column mapping by name (any
-source column name works). Version 0 of each is the empty table: what a backfill of the table's first
-day restores.
+Spark's tables are created with deletion vectors (a MERGE marks the rows it removes or replaces instead
+of rewriting their files, so rows a day does not touch are not rewritten) and column mapping by name
+(any source column name works); a small table delta-rs writes has neither until Spark takes it over
+(`small_tables`). Version 0 of each is the empty table: what a backfill of the table's first day
+restores.
 
 A day's columns reach the tables before its MERGEs: new ones are added (`ADD COLUMNS`); a column whose
 type widens (to a wider decimal, or to text) has the table rewritten once with the column cast. Delta's

@@ -42,7 +42,8 @@ class TableVersion:
 
 
 def _rows(spark: SparkSession, root: str | Path) -> list[dict]:
-    """Every row of `_versions/` (one per table and applied day: small), by delta-rs where it is local."""
+    """Every row of `_versions/` (one per table and applied day: a few thousand rows a year for ten tables,
+    a table's metadata, not its data), by delta-rs where it is local."""
     path = join(root, VERSIONS)
     if delta_rs.local_table_path(path) is not None:
         return delta_rs.read_rows(path)

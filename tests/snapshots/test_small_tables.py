@@ -15,6 +15,7 @@ from tests.snapshots.events import changes_df, delete, insert, truncate, update
 
 D1, D2, D3 = "2024-01-01", "2024-01-02", "2024-01-03"
 TABLES = ("t", "u", "v")
+KINDS = ("current", "history")
 
 
 def _row(i, name, amount="1.50", flag="true"):
@@ -79,9 +80,18 @@ def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path)
             assert _deletion_vectors(_path(lakes["spark"], table, kind))
             assert not _deletion_vectors(_path(lakes["delta_rs"], table, kind))
             delta_rs.assert_same_as_spark(spark, _path(lakes["delta_rs"], table, kind))
+    # a backfill of day 1 restores every table to its empty version 0: delta-rs's still, not Spark's
+    assert list(snapshot_days(spark, lakes["delta_rs"], [D1])) == [D1, D2, D3]
+    assert _state(spark, lakes["delta_rs"]) == state
+    assert not any(_deletion_vectors(_path(lakes["delta_rs"], table, "current")) for table in TABLES)
     # a backfill of day 3 with a limit day 3 passes: the restored tables get deletion vectors and Spark's MERGEs
     with delta_rs.small_table_max_rows(spark, 1):
         again = snapshot_days(spark, lakes["delta_rs"], [D3])
     assert _state(spark, lakes["delta_rs"]) == state
     assert again[D3]["rows"] == by_spark[D3]["rows"]
     assert all(_deletion_vectors(_path(lakes["delta_rs"], table, "current")) for table in TABLES)
+    # a backfill of day 2 restores versions from before the take-over (their settings without deletion
+    # vectors, their protocol still with the feature): Spark's still, its settings given back
+    snapshot_days(spark, lakes["delta_rs"], [D2])
+    assert _state(spark, lakes["delta_rs"]) == state
+    assert all(_deletion_vectors(_path(lakes["delta_rs"], table, kind)) for table in ("t", "u") for kind in KINDS)
