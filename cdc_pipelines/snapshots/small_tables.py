@@ -60,9 +60,9 @@ def max_rows(spark: SparkSession) -> int:
 
 
 def takes(paths: TablePaths, columns: list[ColumnPlan], rows: int | None, existed: bool, limit: int) -> bool:
-    """Whether delta-rs writes this table's day: local, at most `limit` rows (`rows`: before the day
-    plus the day's sets; None when not known), plain column names, and, where it exists, a table that
-    was not Spark's (no deletion vectors or column mapping)."""
+    """Whether delta-rs writes this table's day: local, at most `limit` rows (`rows`: the larger of its
+    current and history tables' rows after the day; None when not known), plain column names, and,
+    where it exists, a table that was not Spark's (no deletion vectors or column mapping)."""
     if limit <= 0 or rows is None or rows > limit:
         return False
     if local_table_path(paths.current) is None or local_table_path(paths.history) is None:
@@ -75,22 +75,33 @@ def takes(paths: TablePaths, columns: list[ColumnPlan], rows: int | None, existe
 def _spark_owned(path: str) -> bool:
     from deltalake import DeltaTable
 
-    table = DeltaTable(local_table_path(path))
+    return _is_spark_owned(DeltaTable(local_table_path(path)))
+
+
+def _is_spark_owned(table) -> bool:
     protocol = table.protocol()
     features = set(protocol.reader_features or ()) | set(protocol.writer_features or ())
     configuration = table.metadata().configuration
     return bool(features & _SPARK_FEATURES) or configuration.get("delta.columnMapping.mode", "none") != "none"
 
 
-def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Array] | None:
-    """The source columns and live keys (`_cdc_key`) of a current table delta-rs wrote, read without
-    Spark; None where there is no such table (none at all, elsewhere, or Spark's)."""
+def _delta_rs_table(path: str):
+    """The table at `path` loaded once, when delta-rs wrote it; None where there is none, elsewhere, or Spark's."""
     from deltalake import DeltaTable
 
     local = local_table_path(path)
-    if local is None or not DeltaTable.is_deltatable(local) or _spark_owned(path):
+    if local is None or not DeltaTable.is_deltatable(local):
         return None
     table = DeltaTable(local)
+    return None if _is_spark_owned(table) else table
+
+
+def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Array] | None:
+    """The source columns and live keys (`_cdc_key`) of a current table delta-rs wrote, read without
+    Spark; None where there is no such table (none at all, elsewhere, or Spark's)."""
+    table = _delta_rs_table(path)
+    if table is None:
+        return None
     columns = [ColumnPlan(f.name, _SPARK_NAMES.get(f.type.type, f.type.type))
                for f in table.schema().fields if f.name not in CDC_COLUMNS]  # fmt: skip
     return columns, table.to_pyarrow_table(columns=["_cdc_key"]).column("_cdc_key").combine_chunks()
@@ -118,12 +129,10 @@ def take_over(spark: SparkSession, paths: TablePaths) -> None:
 
 def rows_of(path: str) -> int | None:
     """The rows of a table delta-rs wrote, from its files' statistics (no scan); None for any other."""
-    from deltalake import DeltaTable
-
-    local = local_table_path(path)
-    if local is None or not DeltaTable.is_deltatable(local) or _spark_owned(path):
+    table = _delta_rs_table(path)
+    if table is None:
         return None
-    return pc.sum(pa.table(DeltaTable(local).get_add_actions(flatten=True)).column("num_records")).as_py() or 0
+    return pc.sum(pa.table(table.get_add_actions(flatten=True)).column("num_records")).as_py() or 0
 
 
 def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan]) -> list[ColumnPlan] | None:
