@@ -207,22 +207,22 @@ def _write_day_datasets(
 ) -> tuple[int, list[dict] | None]:
     """The day's anomalies, applied event ids and DDL (each replacing an earlier run's): the events
     applied, and the anomalies when they were collected (a day of at most `small_tables.max_rows` events
-    of a `local` lake is written by delta-rs).
+    of a `local` lake, and at most as many anomalies, is written by delta-rs).
 
     The values failing their type are looked for only when the day has some (`invalid`). The anomalies
     are written before the applied ids: a late day's are read against the ids applied before."""
     applied = result.events.count()
-    # the anomalies are at most the events, but a failed cell is one each: not collected then
-    in_driver = local and applied <= small_tables.max_rows(spark) and not invalid
+    limit = small_tables.max_rows(spark)
+    max_rows = limit if local and applied <= limit else 0
     anomalies = result.anomalies.unionByName(invalid_cells(result.opened)) if invalid else result.anomalies
     if late:
         applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
         anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
     anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
-    rows = replace_day(anomalies, join(root, ANOMALIES), day, in_driver, schema=ANOMALY_SCHEMA)
-    replace_day(result.events.select("event_id", "dt"), join(root, APPLIED), day, in_driver)
+    rows = replace_day(anomalies, join(root, ANOMALIES), day, max_rows, schema=ANOMALY_SCHEMA)
+    replace_day(result.events.select("event_id", "dt"), join(root, APPLIED), day, max_rows)
     ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
-    replace_day(ddl, join(root, DDL), day, in_driver)
+    replace_day(ddl, join(root, DDL), day, max_rows)
     return applied, rows
 
 

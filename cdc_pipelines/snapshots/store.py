@@ -56,17 +56,18 @@ def read_day(spark: SparkSession, folder: str, schema: T.StructType, day: str | 
 
 
 def replace_day(
-    frame: DataFrame, folder: str, day: str, in_driver: bool, schema: T.StructType | None = None
+    frame: DataFrame, folder: str, day: str, max_rows: int, schema: T.StructType | None = None
 ) -> list[dict] | None:
-    """Replace the `dt=day` partition of a dataset with `frame`'s rows (all of that day). With `in_driver`
-    (a small day of a local lake) the rows are collected and committed by delta-rs, and returned: a Spark
-    Delta write is 2-3 s of jobs and a commit, delta-rs's tens of milliseconds. Else Spark writes them."""
+    """Replace the `dt=day` partition of a dataset with `frame`'s rows (all of that day). Up to `max_rows`
+    rows (a small day of a local lake; 0: none) are collected and committed by delta-rs, and returned: a
+    Spark Delta write is 2-3 s of jobs and a commit, delta-rs's tens of milliseconds. Else Spark writes them
+    (the collect stops one row past `max_rows`)."""
     schema = schema or frame.schema
     frame = frame.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
-    if not in_driver:
+    rows = frame.limit(max_rows + 1).toArrow() if max_rows > 0 else None
+    if rows is None or rows.num_rows > max_rows:
         io.replace_partitions(frame, folder, [{"dt": day}], ("dt",), schema=schema)
         return None
-    rows = frame.toArrow()
     delta_rs.replace_partitions(rows, delta_rs.local_table_path(folder), [{"dt": day}], schema, ("dt",))
     return rows.to_pylist()
 
