@@ -6,7 +6,8 @@ applied, or that a later applied day follows, first restores the tables to their
 of that day (`versions.restore_before`) and then applies it and every later applied day again, in
 order, so the result equals a clean run. The old day's events that were not among those it applied
 before are `late_event` anomalies (they arrived after a later day was applied), while a plain rerun
-of the same events is not.
+of the same events is not. A run that failed part way left no summary; the tables it had changed are
+restored before the day is applied again (`versions.restore_unfinished`).
 """
 
 from __future__ import annotations
@@ -47,13 +48,14 @@ from cdc_pipelines.snapshots.tables import (
     append_current,
     append_history,
     column_order,
+    day_keys,
     merge_current,
     merge_history,
     prepare,
     source_columns,
 )
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
-from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before
+from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before, restore_unfinished
 
 # Spark jobs the day's writes run side by side: a MERGE of a small day is mostly the driver's work (its
 # plans, Delta's log, the commit), so the tables' MERGEs and the day's datasets overlap even on 2 cores
@@ -116,14 +118,18 @@ def _match(table: tuple):
     return match
 
 
+def day_tables(changes: DataFrame) -> list[tuple]:
+    """The tables `changes` has row events for."""
+    return [tuple(r) for r in changes.where(F.col("op").isin(*APPLIED_OPS)).select(*TABLE).distinct().collect()]
+
+
 def previous_keys(
-    spark: SparkSession, root: str, changes: DataFrame
+    spark: SparkSession, root: str, tables: list[tuple]
 ) -> tuple[DataFrame, dict[tuple, list[ColumnPlan]]]:
-    """The live keys (`_k`) of every table `changes` has row events for, read from the current tables at
-    their latest version, pinned: the day's MERGEs must not change what its plans read. Also the source
-    columns of each table there is, from the same read: which tables exist and what they hold, known
-    without another probe or load of each table's log."""
-    tables = [tuple(r) for r in changes.where(F.col("op").isin(*APPLIED_OPS)).select(*TABLE).distinct().collect()]
+    """The live keys (`_k`) of each of `tables`, read from the current tables at their latest version,
+    pinned: the day's MERGEs must not change what its plans read. Also the source columns of each table
+    there is, from the same read: which tables exist and what they hold, known without another probe or
+    load of each table's log."""
     schema = T.StructType([*(T.StructField(c, T.StringType()) for c in TABLE), T.StructField("_k", T.StringType())])
     keys = spark.createDataFrame([], schema)
     held, read = {}, []
@@ -164,7 +170,9 @@ def snapshot_day(
     """MERGE one day into each table it changed; record the versions, the day's anomalies and figures."""
     changes = day_changes(spark, lake_root, day, topics)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
-    live_keys, held = previous_keys(spark, root, changes)
+    tables = day_tables(changes)
+    restore_unfinished(spark, root, day, {table: _table_paths(root, table) for table in tables})
+    live_keys, held = previous_keys(spark, root, tables)
     result = apply_day(live_keys, changes, keys, kafka_keys)
     # persisted in the order they are built from one another (a frame persisted later plans its inputs
     # from the frames persisted before it), so the day's events, the live keys it touched and its one
@@ -350,8 +358,11 @@ def _merge_table(
         added = table_day.sets
         append_history(result.opened.where(match), paths.history, columns)
     else:
-        added = merge_current(spark, paths.current, result.net.where(match), columns, table_day.truncated)
-        merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns)
+        net = result.net.where(match)
+        # a TRUNCATE also ends the versions of keys the day does not name: no literals then
+        keys = None if table_day.truncated else day_keys(net)
+        added = merge_current(spark, paths.current, net, columns, table_day.truncated, keys)
+        merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns, keys)
     if existed and table not in rows_before:  # changed by a run that did not finish: counted
         rows = spark.read.format(io.DELTA).load(paths.current).count()
     else:

@@ -32,6 +32,9 @@ PROPERTIES = {
     "delta.autoOptimize.optimizeWrite": "true",
 }
 KIND = "_cdc_kind"  # the merge source's own column: what the row does (never written)
+# the most keys of a day a MERGE names as literals (`_on_keys`): a plan with 1,000 short strings is still
+# small; a bigger day reads most files anyway
+KEY_LITERALS = 1000
 
 
 @dataclass(frozen=True)
@@ -129,8 +132,26 @@ def history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
                          F.col("_k").alias("_cdc_key"), F.lit("open").alias(KIND))  # fmt: skip
 
 
-def merge_current(spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool) -> int:
+def day_keys(net: DataFrame) -> list[str] | None:
+    """The keys of a table's day (`net`: one row per key) when there are at most `KEY_LITERALS`: the
+    MERGEs name them as literals (`_on_keys`); None for more."""
+    keys = [r[0] for r in net.select("_k").limit(KEY_LITERALS + 1).collect()]
+    return keys if len(keys) <= KEY_LITERALS else None
+
+
+def _on_keys(condition: Column, keys: list[str] | None) -> Column:
+    """A MERGE's condition with the day's keys as literals on the target's key too: Delta then filters the
+    target's scan by them (its statistics, Parquet's pushdown) before the join; open-source Delta has no
+    dynamic file pruning. A 1-key MERGE into a 1M-row table: 2.5 s instead of 5.6 s (BENCHMARKS.md)."""
+    return condition if keys is None else condition & F.col("t._cdc_key").isin(keys)
+
+
+def merge_current(
+    spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool,
+    keys: list[str] | None = None,
+) -> int:  # fmt: skip
     """One MERGE of the day's net effect per key; a truncated table also loses every key the day left out.
+    `keys`: the day's keys (`day_keys`; none for a truncated table), named in the condition.
 
     Returns the rows it added less the rows it removed, from the metrics the MERGE returns (a count of
     the table would be a scan of it each day)."""
@@ -138,10 +159,11 @@ def merge_current(spark: SparkSession, path: str, net: DataFrame, columns: list[
 
     cdc = [name for name, _ in CURRENT_CDC]
     values = _assignments([c.name for c in columns] + cdc)
+    on = _on_keys(F.col("t._cdc_key") == F.col("s._cdc_key"), keys)
     merge = (
         DeltaTable.forPath(spark, path)
         .alias("t")
-        .merge(current_rows(net, columns).alias("s"), "t._cdc_key = s._cdc_key")
+        .merge(current_rows(net, columns).alias("s"), on)
         .whenMatchedDelete(f"s.{KIND} = 'del'")
         .whenMatchedUpdate(f"s.{KIND} = 'set'", values)
         .whenNotMatchedInsert(f"s.{KIND} = 'set'", values)
@@ -159,15 +181,19 @@ def append_current(net: DataFrame, path: str, columns: list[ColumnPlan]) -> None
 
 
 def merge_history(
-    spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan]
-) -> None:
-    """One MERGE: the versions the day opened are inserted, the open versions it ended get their end."""
+    spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan],
+    keys: list[str] | None = None,
+) -> None:  # fmt: skip
+    """One MERGE: the versions the day opened are inserted, the open versions it ended get their end.
+    `keys`: the day's keys (`day_keys`; those it closes are among them unless a TRUNCATE closes the rest:
+    none then), named in the condition."""
     from delta.tables import DeltaTable
 
     cdc = [name for name, _ in HISTORY_CDC]
     closes = closed.select(F.col("_k").alias("_cdc_key"), "_cdc_end_at", F.lit("close").alias(KIND))
     source = history_rows(opened, columns).unionByName(closes, allowMissingColumns=True)
-    on = f"t._cdc_key = s._cdc_key AND t._cdc_end_at IS NULL AND s.{KIND} = 'close'"
+    closing = F.col("t._cdc_end_at").isNull() & (F.col(f"s.{KIND}") == "close")
+    on = _on_keys((F.col("t._cdc_key") == F.col("s._cdc_key")) & closing, keys)
     (
         DeltaTable.forPath(spark, path)
         .alias("t")

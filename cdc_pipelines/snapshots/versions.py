@@ -10,6 +10,7 @@ restore left behind.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import small_tables
 from cdc_pipelines.snapshots.schema import TABLE, VERSIONS_SCHEMA
 from cdc_pipelines.snapshots.store import VERSIONS
-from cdc_pipelines.snapshots.tables import restore
+from cdc_pipelines.snapshots.tables import TablePaths, restore
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,7 @@ def as_of(spark: SparkSession, root: str | Path, day: str, before: bool = False)
 
 
 def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tuple]:
-    """Restore every table changed on `day` or later to its state at the start of `day`; the tables.
-    delta-rs restores the tables it wrote; Spark the others, side by side (each RESTORE is a few small jobs)."""
+    """Restore every table changed on `day` or later to its state at the start of `day`; the tables."""
     changed = [_entry(r) for r in _rows(spark, root) if r["dt"] >= day]
     earlier = {e.table: e for e in as_of(spark, root, day, before=True)}
     tables = {}
@@ -92,7 +92,42 @@ def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tupl
         start = earlier.get(table)
         targets += [(entry.current, start.current_version if start else 0),
                     (entry.history, start.history_version if start else 0)]  # fmt: skip
+    _restore(spark, targets)
+    return sorted(tables, key=lambda t: tuple(x or "" for x in t))
+
+
+def restore_unfinished(spark: SparkSession, root: str | Path, day: str, tables: Mapping[tuple, TablePaths]) -> list:
+    """Restore the tables (of `tables`: the day's) that a run of `day` which did not finish changed, to
+    their state at the start of `day`; the tables. Such a run left no summary, so the day counts as new,
+    and its MERGEs would apply again: the history would hold the day's versions twice. Told by the current
+    table: its version past the one recorded for it (past the empty version 0 for a table never recorded),
+    as a table's MERGEs commit its current table first."""
+    start = {e.table: e for e in as_of(spark, root, day, before=True)}
+    targets, undone = [], []
+    for table, paths in tables.items():
+        entry = start.get(table)
+        current, history = (entry.current_version, entry.history_version) if entry else (0, 0)
+        version = _version(spark, paths.current)
+        if version is not None and version > current:
+            undone.append(table)
+            targets += [(paths.current, current), (paths.history, history)]
+    _restore(spark, [(path, version) for path, version in targets if _version(spark, path) is not None])
+    return undone
+
+
+def _version(spark: SparkSession, path: str) -> int | None:
+    """The table's latest version (None: no table), from its log: by delta-rs where it is local."""
+    local = delta_rs.local_table_path(path)
+    if local is None:
+        return io.table_version(spark, path)
+    from deltalake import DeltaTable
+
+    return DeltaTable(local).version() if DeltaTable.is_deltatable(local) else None
+
+
+def _restore(spark: SparkSession, targets: list[tuple[str, int]]) -> None:
+    """Each `(path, version)`: delta-rs restores the tables it wrote; Spark the others, side by side (each
+    RESTORE is a few small jobs)."""
     sparks = [(path, version) for path, version in targets if not small_tables.restore(path, version)]
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="restore") as pool:
         list(pool.map(lambda target: restore(spark, *target), sparks))
-    return sorted(tables, key=lambda t: tuple(x or "" for x in t))
