@@ -88,14 +88,14 @@ def snapshot_days(
         root = qualified(spark, root)
     before = applied_days(spark, root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
-    if days and any(d >= days[0] for d in before):
-        restore_before(spark, root, days[0])
+    restored = restore_before(spark, root, days[0]) if days and any(d >= days[0] for d in before) else []
     return {
         day: snapshot_day(
-            spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys, kafka_keys=kafka_keys
+            spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys, kafka_keys=kafka_keys,
+            restored=restored if day == days[0] else (),
         )
         for day in days
-    }
+    }  # fmt: skip
 
 
 def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None) -> DataFrame:
@@ -166,12 +166,14 @@ def snapshot_day(
     late: bool,
     keys: Mapping[str, Sequence[str]] | None = None,
     kafka_keys: Collection[str] | bool = (),
+    restored: Collection[tuple] = (),
 ) -> dict:
-    """MERGE one day into each table it changed; record the versions, the day's anomalies and figures."""
+    """MERGE one day into each table it changed; record the versions, the day's anomalies and figures.
+    `restored`: tables just restored to their state at the start of the day (by a new version)."""
     changes = day_changes(spark, lake_root, day, topics)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     tables = day_tables(changes)
-    restore_unfinished(spark, root, day, {table: _table_paths(root, table) for table in tables})
+    restore_unfinished(spark, root, day, {t: _table_paths(root, t) for t in tables if t not in set(restored)})
     live_keys, held = previous_keys(spark, root, tables)
     result = apply_day(live_keys, changes, keys, kafka_keys)
     # persisted in the order they are built from one another (a frame persisted later plans its inputs

@@ -101,7 +101,8 @@ def restore_unfinished(spark: SparkSession, root: str | Path, day: str, tables: 
     their state at the start of `day`; the tables. Such a run left no summary, so the day counts as new,
     and its MERGEs would apply again: the history would hold the day's versions twice. Told by the current
     table: its version past the one recorded for it (past the empty version 0 for a table never recorded),
-    as a table's MERGEs commit its current table first."""
+    as a table's MERGEs commit its current table first. A table `restore_before` just restored is past it
+    too (a RESTORE is a new version) and must not be given here."""
     start = {e.table: e for e in as_of(spark, root, day, before=True)}
     targets, undone = [], []
     for table, paths in tables.items():
