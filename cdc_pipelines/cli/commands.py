@@ -211,16 +211,23 @@ def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
 
 
 def _sample(args: argparse.Namespace) -> dict[str, int]:
+    """Every format's samples into one lake, a topic each: in process where `decode` would (a local lake),
+    else by Spark."""
+    from cdc_pipelines.decode.in_process import decode_in_process
     from cdc_pipelines.decode.runner import decode_files, write_decoded
     from cdc_pipelines.samples import sample_folder
 
-    spark = _spark(args)
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
     for format_id in FORMAT_IDS:
         folder = sample_folder(format_id)
         if folder is None:
             continue
-        counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
+        files = _in_process_files(args, [str(folder)])
+        if files is not None:
+            counts = decode_in_process(format_id, files, topic=format_id, dt=args.dt, out=args.out)
+        else:
+            decoded = decode_files(_spark(args), format_id, [folder], topic=format_id, dt=args.dt)
+            counts = write_decoded(decoded, args.out)
         print(json.dumps({"format": format_id, **counts}))
         total = {k: total[k] + counts[k] for k in total}
     print(f"canonical table: {args.out}/changes  rejects: {args.out}/rejects", file=sys.stderr)
@@ -304,18 +311,19 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     return counts
 
 
-def _in_process_files(args: argparse.Namespace) -> list[str] | None:
-    """The files of a small local extract without table filters (`decode.in_process`), else None."""
+def _in_process_files(args: argparse.Namespace, inputs: list[str] | None = None) -> list[str] | None:
+    """The files of a small local extract (`inputs`, else the command's) without table filters
+    (`decode.in_process`), else None."""
     from cdc_pipelines.decode.in_process import in_process_inputs
     from cdc_pipelines.runtime.session import env_conf, parse_conf
 
-    if _tables(args) is not None:
+    if inputs is None and _tables(args) is not None:
         return None
     try:
         command_conf = parse_conf(args.conf)
     except ValueError as error:
         raise OptionError(str(error)) from None
-    return in_process_inputs(args.inputs, args.out, {**env_conf(), **command_conf}, command_conf)
+    return in_process_inputs(inputs or args.inputs, args.out, {**env_conf(), **command_conf}, command_conf)
 
 
 def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
