@@ -215,6 +215,7 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
     else by Spark."""
     from cdc_pipelines.decode.in_process import decode_in_process
     from cdc_pipelines.decode.runner import decode_files, write_decoded
+    from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.samples import sample_folder
 
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
@@ -226,8 +227,9 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
         if files is not None:
             counts = decode_in_process(format_id, files, topic=format_id, dt=args.dt, out=args.out)
         else:
-            decoded = decode_files(_spark(args), format_id, [folder], topic=format_id, dt=args.dt)
-            counts = write_decoded(decoded, args.out)
+            spark = _spark(args)
+            counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
+            write_counts(spark, args.out, args.dt, {format_id: counts})
         print(json.dumps({"format": format_id, **counts}))
         total = {k: total[k] + counts[k] for k in total}
     print(f"canonical table: {args.out}/changes  rejects: {args.out}/rejects", file=sys.stderr)

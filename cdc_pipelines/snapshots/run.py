@@ -88,11 +88,11 @@ def snapshot_days(
         root = qualified(spark, root)
     before = applied_days(spark, root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
-    restored = restore_before(spark, root, days[0]) if days and any(d >= days[0] for d in before) else []
+    restored = set(restore_before(spark, root, days[0])) if days and any(d >= days[0] for d in before) else set()
     return {
         day: snapshot_day(
             spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys, kafka_keys=kafka_keys,
-            restored=restored if day == days[0] else (),
+            restored=restored,
         )
         for day in days
     }  # fmt: skip
@@ -166,14 +166,17 @@ def snapshot_day(
     late: bool,
     keys: Mapping[str, Sequence[str]] | None = None,
     kafka_keys: Collection[str] | bool = (),
-    restored: Collection[tuple] = (),
+    restored: set[tuple] | None = None,
 ) -> dict:
     """MERGE one day into each table it changed; record the versions, the day's anomalies and figures.
-    `restored`: tables just restored to their state at the start of the day (by a new version)."""
+    `restored`: tables a backfill restored that no day since changed, at their state at the start of the
+    day by a new version: not restored again; the day's tables leave the set."""
     changes = day_changes(spark, lake_root, day, topics)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     tables = day_tables(changes)
-    restore_unfinished(spark, root, day, {t: _table_paths(root, t) for t in tables if t not in set(restored)})
+    restored = set() if restored is None else restored
+    restore_unfinished(spark, root, day, {t: _table_paths(root, t) for t in tables if t not in restored})
+    restored.difference_update(tables)
     live_keys, held = previous_keys(spark, root, tables)
     result = apply_day(live_keys, changes, keys, kafka_keys)
     # persisted in the order they are built from one another (a frame persisted later plans its inputs
@@ -216,8 +219,8 @@ def _write_day_datasets(
     local: bool,
 ) -> tuple[int, list[dict] | None]:
     """The day's anomalies, applied event ids and DDL (each replacing an earlier run's): the events
-    applied, and the anomalies when they were collected (a day of at most `small_tables.max_rows` events
-    of a `local` lake, and at most as many anomalies, is written by delta-rs).
+    applied, and the anomalies when they were collected. On a `local` lake, a day of at most
+    `small_tables.max_rows` events has each dataset of at most that many rows written by delta-rs.
 
     The values failing their type are looked for only when the day has some (`invalid`). The anomalies
     are written before the applied ids: a late day's are read against the ids applied before."""
@@ -314,7 +317,7 @@ def _small_columns(
     paths = _table_paths(root, table_day.table)
     existed = table_day.held is not None
     current = rows_before.get(table_day.table, 0) if table_day.table in rows_before or not existed else None
-    if existed and current is None:  # restored to its first version, or changed by a run that did not finish
+    if existed and current is None:  # restored to its first version (a backfill, or a run that did not finish)
         current = small_tables.rows_of(paths.current)
     history = small_tables.rows_of(paths.history) if existed else 0
     if current is None or history is None:
@@ -365,7 +368,7 @@ def _merge_table(
         keys = None if table_day.truncated else day_keys(net)
         added = merge_current(spark, paths.current, net, columns, table_day.truncated, keys)
         merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns, keys)
-    if existed and table not in rows_before:  # changed by a run that did not finish: counted
+    if existed and table not in rows_before:  # restored to its first version: counted
         rows = spark.read.format(io.DELTA).load(paths.current).count()
     else:
         rows = rows_before.get(table, 0) + added

@@ -99,20 +99,22 @@ def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tupl
 def restore_unfinished(spark: SparkSession, root: str | Path, day: str, tables: Mapping[tuple, TablePaths]) -> list:
     """Restore the tables (of `tables`: the day's) that a run of `day` which did not finish changed, to
     their state at the start of `day`; the tables. Such a run left no summary, so the day counts as new,
-    and its MERGEs would apply again: the history would hold the day's versions twice. Told by the current
-    table: its version past the one recorded for it (past the empty version 0 for a table never recorded),
-    as a table's MERGEs commit its current table first. A table `restore_before` just restored is past it
-    too (a RESTORE is a new version) and must not be given here."""
+    and its MERGEs would apply again: the history would hold the day's versions twice. Told by either
+    table's version past the one recorded for it (past the empty version 0 for a table never recorded):
+    Spark commits no empty append, so a day's history can commit where its current table does not.
+    A table a backfill just restored is past it too (a RESTORE is a new version); given here, it is
+    restored again to the same state."""
     start = {e.table: e for e in as_of(spark, root, day, before=True)}
     targets, undone = [], []
     for table, paths in tables.items():
         entry = start.get(table)
-        current, history = (entry.current_version, entry.history_version) if entry else (0, 0)
-        version = _version(spark, paths.current)
-        if version is not None and version > current:
+        recorded = (entry.current_version, entry.history_version) if entry else (0, 0)
+        versions = (_version(spark, paths.current), _version(spark, paths.history))
+        if any(v is not None and v > r for v, r in zip(versions, recorded, strict=True)):
             undone.append(table)
-            targets += [(paths.current, current), (paths.history, history)]
-    _restore(spark, [(path, version) for path, version in targets if _version(spark, path) is not None])
+            targets += [(p, r) for p, v, r in zip((paths.current, paths.history), versions, recorded, strict=True)
+                        if v is not None]  # fmt: skip
+    _restore(spark, targets)
     return undone
 
 

@@ -171,6 +171,24 @@ def test_two_days_then_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
     assert spark.read.format("delta").load(str(lake / "snapshots" / ANOMALIES)).where(F.col("dt") == D2).isEmpty()
 
 
+def test_a_failed_day_of_spark_tables_whose_history_alone_committed_is_applied_once(spark, tmp_path):
+    """Spark commits no empty append: a day whose only new key is inserted and deleted commits the history
+    (one closed version) and not the current table. Failed after that, its rerun restores the history."""
+    lake = _lake(spark, tmp_path, [
+        insert(1, _row(1, "a")), insert(2, _row(2, "b"), day=D2), delete(3, _row(2, "b"), day=D2),
+    ])  # fmt: skip
+    with delta_rs.small_table_max_rows(spark, 0):
+        snapshot_days(spark, lake, [D1])
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(run, "record", _crash)
+            with pytest.raises(RuntimeError, match="crashed"):
+                snapshot_days(spark, lake, [D2])
+        snapshot_days(spark, lake, [D2])
+    history = sorted((r.id, r._cdc_op, r._cdc_end_at is None) for r in _table(spark, lake, kind="history").collect())
+    assert history == [(1, "INSERT", True), (2, "INSERT", False)]
+    assert [r.id for r in _table(spark, lake).collect()] == [1]
+
+
 def test_types_only_widen_and_delta_rs_reads_every_day(spark, tmp_path):
     events = [
         insert(1, {"id": "1", "extra": "5"}),  # an INT column
