@@ -109,23 +109,13 @@ def restore_unfinished(spark: SparkSession, root: str | Path, day: str, tables: 
     for table, paths in tables.items():
         entry = start.get(table)
         recorded = (entry.current_version, entry.history_version) if entry else (0, 0)
-        versions = (_version(spark, paths.current), _version(spark, paths.history))
+        versions = (io.table_version(spark, paths.current), io.table_version(spark, paths.history))
         if any(v is not None and v > r for v, r in zip(versions, recorded, strict=True)):
             undone.append(table)
             targets += [(p, r) for p, v, r in zip((paths.current, paths.history), versions, recorded, strict=True)
                         if v is not None]  # fmt: skip
     _restore(spark, targets)
     return undone
-
-
-def _version(spark: SparkSession, path: str) -> int | None:
-    """The table's latest version (None: no table), from its log: by delta-rs where it is local."""
-    local = delta_rs.local_table_path(path)
-    if local is None:
-        return io.table_version(spark, path)
-    from deltalake import DeltaTable
-
-    return DeltaTable(local).version() if DeltaTable.is_deltatable(local) else None
 
 
 def _restore(spark: SparkSession, targets: list[tuple[str, int]]) -> None:
