@@ -12,10 +12,11 @@ restored before the day is applied again (`versions.restore_unfinished`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -60,6 +61,7 @@ from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restor
 # Spark jobs the day's writes run side by side: a MERGE of a small day is mostly the driver's work (its
 # plans, Delta's log, the commit), so the tables' MERGEs and the day's datasets overlap even on 2 cores
 CONCURRENT_WRITES = 4
+R = TypeVar("R")
 _IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
 
 
@@ -359,21 +361,36 @@ def _merge_table(
         small_tables.take_over(spark, paths)
     columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
     if table_day.fresh:  # only inserts: appended, no join with the tables
-        append_current(result.net.where(match), paths.current, columns)
+        _side_by_side(lambda: append_current(result.net.where(match), paths.current, columns),
+                      lambda: append_history(result.opened.where(match), paths.history, columns))  # fmt: skip
         added = table_day.sets
-        append_history(result.opened.where(match), paths.history, columns)
     else:
         net = result.net.where(match)
         # a TRUNCATE also ends the versions of keys the day does not name: no literals then
         keys = None if table_day.truncated else day_keys(net)
-        added = merge_current(spark, paths.current, net, columns, table_day.truncated, keys)
-        merge_history(spark, paths.history, result.opened.where(match), result.closed.where(match), columns, keys)
+        opened, closed = result.opened.where(match), result.closed.where(match)
+        added = _side_by_side(
+            lambda: merge_current(spark, paths.current, net, columns, table_day.truncated, keys),
+            lambda: merge_history(spark, paths.history, opened, closed, columns, keys),
+        )
     if existed and table not in rows_before:  # restored to its first version: counted
         rows = spark.read.format(io.DELTA).load(paths.current).count()
     else:
         rows = rows_before.get(table, 0) + added
     return TableVersion(table, paths.current, paths.history, io.table_version(spark, paths.current),
                         io.table_version(spark, paths.history), rows, day)  # fmt: skip
+
+
+def _side_by_side(first: Callable[[], R], second: Callable[[], object]) -> R:
+    """`first()`'s result, `second()` run beside it in a thread of its own: a table's current and history
+    writes are independent, and each is mostly the driver's planning and Delta's commit, so they overlap
+    even on 2 cores (a quiet day's two MERGEs into a 1M-row table, BENCHMARKS.md). Both have ended before
+    either's error is raised: a failed day leaves no write running (`versions.restore_unfinished`)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="history") as side:
+        later = side.submit(second)
+        out = first()
+    later.result()
+    return out
 
 
 def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:
