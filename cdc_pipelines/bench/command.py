@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> dict:
     from cdc_pipelines.bench.report import write_report
     from cdc_pipelines.bench.runner import run_bench
     from cdc_pipelines.runtime.progress import spark_progress
-    from cdc_pipelines.runtime.session import parse_conf, spark_session
+    from cdc_pipelines.runtime.session import full_jit, parse_conf, spark_session
 
     def save(result: dict) -> None:
         Path(args.out, "bench.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> dict:
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    spark = spark_session(conf=parse_conf(args.conf))
+    spark = spark_session(conf=full_jit(parse_conf(args.conf)))
     if args.snapshots:
         return _snapshots(spark, args, log)
     with spark_progress(spark, "bench"):

@@ -45,15 +45,26 @@ def path_argument(text: str) -> str:
     return absolute(text)
 
 
-def _spark(args: argparse.Namespace):
-    """The process's session, with the command's `--conf` settings (after CDC_SPARK_CONF)."""
-    from cdc_pipelines.runtime.session import parse_conf, spark_session
+def _spark(args: argparse.Namespace, input_bytes: int = 0):
+    """The process's session, with the command's `--conf` settings (after CDC_SPARK_CONF); both JIT
+    compilers for a run of more than `FULL_JIT_MIN_BYTES` of local input (`input_bytes`)."""
+    from cdc_pipelines.runtime.session import FULL_JIT_MIN_BYTES, full_jit, parse_conf, spark_session
 
     try:
         conf = parse_conf(args.conf)
     except ValueError as error:
         raise OptionError(str(error)) from None
+    conf = full_jit(conf, large=input_bytes > FULL_JIT_MIN_BYTES)
     return spark_session(conf=split_kafka_conf(conf)[1])  # Kafka's settings (secrets) stay out of Spark's conf
+
+
+def _local_bytes(inputs: list[str]) -> int:
+    """The bytes of the local files among `inputs` (folders listed as the decode lists them)."""
+    from cdc_pipelines.extract.files import list_input_files
+    from cdc_pipelines.runtime.storage import local_path
+
+    local = [i for i in inputs if local_path(i) is not None]
+    return sum(os.path.getsize(local_path(f)) for f in list_input_files(local)) if local else 0
 
 
 def _positive(text: str) -> int:
@@ -302,7 +313,7 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
 
         return decode_in_process(args.format, files, topic=args.topic, dt=args.dt, out=args.out, options=options,
                                  envelope=args.envelope)  # fmt: skip
-    spark = _spark(args)
+    spark = _spark(args, _local_bytes(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(
             spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope,

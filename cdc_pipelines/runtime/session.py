@@ -80,6 +80,10 @@ MASTER_ENV = "CDC_SPARK_MASTER"
 CACHE_ENV = "CDC_CACHE_DIR"
 LOG_DIR_ENV = "CDC_LOG_DIR"
 LOG4J_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
+QUICK_START = "cdc.jvm.quick_start"
+# past this much input a local run starts with both JIT compilers (`full_jit`): a 200,000-message decode
+# (89 MB) was the same either way, a 2,000,000-message one (895 MB) 0.79x with both
+FULL_JIT_MIN_BYTES = 256 << 20
 
 
 def hadoop_version() -> str:
@@ -131,7 +135,7 @@ def _with_packages(conf: Mapping[str, str] | None, master: str | None) -> tuple[
     """The settings merged (see `session_conf`) with this project's packages; whether to start quick."""
     merged = {**DEFAULT_CONF, **env_conf(), **(conf or {})}
     merged["spark.master"] = master or merged.get("spark.master") or os.environ.get(MASTER_ENV, "local[*]")
-    quick_start = merged.pop("cdc.jvm.quick_start", "true").lower() != "false"
+    quick_start = merged.pop(QUICK_START, "true").lower() != "false"
     if merged.pop("cdc.jars.packages", "true").lower() != "false":
         listed = [p for p in merged.get("spark.jars.packages", "").split(",") if p]
         names = {p.rsplit(":", 1)[0] for p in listed}
@@ -222,6 +226,16 @@ def driver_java_options(conf: Mapping[str, str]) -> list[str]:
     if conf.get("spark.master", "").startswith("local"):
         options += ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
     return options
+
+
+def full_jit(conf: Mapping[str, str], large: bool = True) -> dict[str, str]:
+    """`conf` with `cdc.jvm.quick_start=false` for a `large` run (a local decode of more than
+    `FULL_JIT_MIN_BYTES`; the benchmark), unless `conf` or CDC_SPARK_CONF set it: C1 alone slows the JVM's
+    share of a long run (2,000,000 canal messages, 895 MB: 112.9 s with it, 88.9 s without) and halves the
+    bench's Spark floors, which are all JVM work (BENCHMARKS.md)."""
+    if not large or QUICK_START in conf or QUICK_START in env_conf():
+        return dict(conf)
+    return {**conf, QUICK_START: "false"}
 
 
 def class_archive(conf: Mapping[str, str]) -> Path:

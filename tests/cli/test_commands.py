@@ -101,6 +101,30 @@ def test_decode_takes_the_message_size_limit(spark, tmp_path, capsys, monkeypatc
     assert "not a positive whole number" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("min_bytes", "full"), [(100, True), (1 << 40, False)])
+def test_a_decode_past_the_full_jit_size_starts_both_compilers(tmp_path, monkeypatch, min_bytes, full):
+    import cdc_pipelines.runtime.session as session
+
+    class Started(Exception):
+        pass
+
+    seen = {}
+
+    def started(conf=None, **_):
+        seen.update(conf)
+        raise Started
+
+    monkeypatch.setattr(session, "spark_session", started)
+    monkeypatch.setattr(session, "FULL_JIT_MIN_BYTES", min_bytes)
+    monkeypatch.delenv(session.SPARK_CONF_ENV, raising=False)
+    seed = resource("oms-canal", "seed.jsonl")
+    assert seed.stat().st_size > 100
+    args = ["--out", str(tmp_path), "--topic", "t", "--dt", "2024-03-01", "--conf", "cdc.decode.in_process_max_bytes=0"]
+    with pytest.raises(Started):
+        main(["decode", "--format", "oms-canal", *args, str(seed)])
+    assert (seen.get(session.QUICK_START) == "false") is full
+
+
 def test_the_library_never_imports_assets():
     """No import of `assets` or `resources` anywhere in `cdc_pipelines`, inside functions too (the
     `demo` command is added by `assets.cli`, the program's entry point)."""

@@ -2,7 +2,14 @@
 
 import zipfile
 
-from cdc_pipelines.runtime.session import driver_java_options, package_zip, session_conf
+from cdc_pipelines.runtime.session import (
+    QUICK_START,
+    SPARK_CONF_ENV,
+    driver_java_options,
+    full_jit,
+    package_zip,
+    session_conf,
+)
 
 
 def test_the_shipped_zip_holds_the_whole_package():
@@ -18,3 +25,14 @@ def test_a_local_driver_starts_with_c1_only_and_a_cluster_keeps_c2():
     quick = session_conf({"spark.master": "local[1]"})["spark.driver.extraJavaOptions"]
     plain = session_conf({"spark.master": "local[1]", "cdc.jvm.quick_start": "false"})["spark.driver.extraJavaOptions"]
     assert "TieredStopAtLevel" in quick and "TieredStopAtLevel" not in plain and "cdc.jvm" not in plain
+
+
+def test_a_large_run_starts_with_both_compilers_unless_the_settings_say(monkeypatch):
+    monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
+    assert full_jit({"a": "1"}, large=False) == {"a": "1"}
+    assert full_jit({"a": "1"}) == {"a": "1", QUICK_START: "false"}
+    assert full_jit({QUICK_START: "true"}) == {QUICK_START: "true"}
+    options = session_conf({"spark.master": "local[1]", **full_jit({})})["spark.driver.extraJavaOptions"]
+    assert "TieredStopAtLevel" not in options
+    monkeypatch.setenv(SPARK_CONF_ENV, '{"cdc.jvm.quick_start": "true"}')
+    assert full_jit({}) == {}
