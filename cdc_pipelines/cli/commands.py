@@ -45,26 +45,28 @@ def path_argument(text: str) -> str:
     return absolute(text)
 
 
-def _spark(args: argparse.Namespace, input_bytes: int = 0):
+def _spark(args: argparse.Namespace, large: bool = False):
     """The process's session, with the command's `--conf` settings (after CDC_SPARK_CONF); both JIT
-    compilers for a run of more than `FULL_JIT_MIN_BYTES` of local input (`input_bytes`)."""
-    from cdc_pipelines.runtime.session import FULL_JIT_MIN_BYTES, full_jit, parse_conf, spark_session
+    compilers for a `large` run (`runtime.session.full_jit`)."""
+    from cdc_pipelines.runtime.session import full_jit, parse_conf, spark_session
 
     try:
         conf = parse_conf(args.conf)
     except ValueError as error:
         raise OptionError(str(error)) from None
-    conf = full_jit(conf, large=input_bytes > FULL_JIT_MIN_BYTES)
+    conf = full_jit(conf, large)
     return spark_session(conf=split_kafka_conf(conf)[1])  # Kafka's settings (secrets) stay out of Spark's conf
 
 
-def _local_bytes(inputs: list[str]) -> int:
-    """The bytes of the local files among `inputs` (folders listed as the decode lists them)."""
+def _large_extract(inputs: list[str]) -> bool:
+    """Whether the local files among `inputs` (folders listed as the decode lists them) hold more than
+    `FULL_JIT_MIN_BYTES`."""
     from cdc_pipelines.extract.files import list_input_files
+    from cdc_pipelines.runtime.session import FULL_JIT_MIN_BYTES
     from cdc_pipelines.runtime.storage import local_path
 
     local = [i for i in inputs if local_path(i) is not None]
-    return sum(os.path.getsize(local_path(f)) for f in list_input_files(local)) if local else 0
+    return bool(local) and sum(os.path.getsize(local_path(f)) for f in list_input_files(local)) > FULL_JIT_MIN_BYTES
 
 
 def _positive(text: str) -> int:
@@ -313,7 +315,7 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
 
         return decode_in_process(args.format, files, topic=args.topic, dt=args.dt, out=args.out, options=options,
                                  envelope=args.envelope)  # fmt: skip
-    spark = _spark(args, _local_bytes(args.inputs))
+    spark = _spark(args, _large_extract(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(
             spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope,
@@ -465,13 +467,16 @@ def _snapshot(args: argparse.Namespace) -> dict:
         return _snapshot_as_of(args)
     from pyspark.sql import functions as F
 
+    from cdc_pipelines.lake.delta_rs import rows_from
     from cdc_pipelines.lake.io import read_canonical
     from cdc_pipelines.lake.layout import CHANGES_DIR
+    from cdc_pipelines.runtime.session import FULL_JIT_MIN_EVENTS
     from cdc_pipelines.runtime.storage import join
     from cdc_pipelines.snapshots import snapshot_days
 
-    spark = _spark(args)
-    if read_canonical(spark, join(args.canonical, CHANGES_DIR)).where(F.col("dt") == args.dt).isEmpty():
+    changes = join(args.canonical, CHANGES_DIR)
+    spark = _spark(args, large=(rows_from(changes, "dt", args.dt) or 0) > FULL_JIT_MIN_EVENTS)  # days re-applied too
+    if read_canonical(spark, changes).where(F.col("dt") == args.dt).isEmpty():
         raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
     with spark_progress(spark, "snapshot"):
         days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic, keys=dict(args.keys),

@@ -37,6 +37,19 @@ def read_rows(path: str) -> list[dict]:
     return DeltaTable(local).to_pyarrow_table().to_pylist()
 
 
+def rows_from(path: str, column: str, first: str) -> int | None:
+    """The rows of the local table at `path` in partitions whose `column` is `first` or later, from its
+    files' statistics (no scan); None for a table elsewhere or not there."""
+    from deltalake import DeltaTable
+
+    local = local_table_path(path)
+    if local is None or not DeltaTable.is_deltatable(local):
+        return None
+    files = pa.table(DeltaTable(local).get_add_actions(flatten=True))
+    values = files.column(f"partition.{column}").to_pylist()
+    return sum(n for n, v in zip(files.column("num_records").to_pylist(), values, strict=True) if v and v >= first)
+
+
 def arrow_schema(schema: T.StructType) -> pa.Schema:
     """The Arrow schema of a lake table's Spark schema (times as UTC microseconds)."""
     return to_arrow_schema(schema, timezone="UTC")

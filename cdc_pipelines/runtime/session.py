@@ -84,6 +84,8 @@ QUICK_START = "cdc.jvm.quick_start"
 # past this much input a local run starts with both JIT compilers (`full_jit`): a 200,000-message decode
 # (89 MB) was the same either way, a 2,000,000-message one (895 MB) 0.79x with both
 FULL_JIT_MIN_BYTES = 256 << 20
+# and a `snapshot` of more events than this (a first day of 1,000,000 inserts: 52.0 s instead of 74.5 s)
+FULL_JIT_MIN_EVENTS = 500_000
 
 
 def hadoop_version() -> str:
@@ -230,9 +232,9 @@ def driver_java_options(conf: Mapping[str, str]) -> list[str]:
 
 def full_jit(conf: Mapping[str, str], large: bool = True) -> dict[str, str]:
     """`conf` with `cdc.jvm.quick_start=false` for a `large` run (a local decode of more than
-    `FULL_JIT_MIN_BYTES`; the benchmark), unless `conf` or CDC_SPARK_CONF set it: C1 alone slows the JVM's
-    share of a long run (2,000,000 canal messages, 895 MB: 112.9 s with it, 88.9 s without) and halves the
-    bench's Spark floors, which are all JVM work (BENCHMARKS.md)."""
+    `FULL_JIT_MIN_BYTES`, a snapshot of more than `FULL_JIT_MIN_EVENTS`; the benchmark), unless `conf` or
+    CDC_SPARK_CONF set it: C1 alone slows the JVM's share of a long run (2,000,000 canal messages, 895 MB:
+    112.9 s with it, 88.9 s without) and halves the bench's Spark floors, all JVM work (BENCHMARKS.md)."""
     if not large or QUICK_START in conf or QUICK_START in env_conf():
         return dict(conf)
     return {**conf, QUICK_START: "false"}

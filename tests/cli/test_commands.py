@@ -125,6 +125,36 @@ def test_a_decode_past_the_full_jit_size_starts_both_compilers(tmp_path, monkeyp
     assert (seen.get(session.QUICK_START) == "false") is full
 
 
+@pytest.mark.parametrize(("min_events", "full"), [(3, True), (4, False)])
+def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers(
+    tmp_path, monkeypatch, min_events, full
+):
+    import cdc_pipelines.runtime.session as session
+    from cdc_pipelines.decode.in_process import decode_in_process
+    from cdc_pipelines.lake.delta_rs import rows_from
+
+    class Started(Exception):
+        pass
+
+    seen = {}
+
+    def started(conf=None, **_):
+        seen.update(conf)
+        raise Started
+
+    seed = str(resource("oms-canal", "seed.jsonl"))
+    for day in ("2024-03-01", "2024-03-02"):
+        decode_in_process("oms-canal", [seed], topic="t", dt=day, out=str(tmp_path))
+    per_day = rows_from(str(tmp_path / "changes"), "dt", "2024-03-02")
+    assert rows_from(str(tmp_path / "changes"), "dt", "2024-03-01") == 2 * per_day and per_day
+    monkeypatch.setattr(session, "spark_session", started)
+    monkeypatch.setattr(session, "FULL_JIT_MIN_EVENTS", min_events * per_day // 2)  # the day and the later one
+    monkeypatch.delenv(session.SPARK_CONF_ENV, raising=False)
+    with pytest.raises(Started):
+        main(["snapshot", "--canonical", str(tmp_path), "--dt", "2024-03-01"])
+    assert (seen.get(session.QUICK_START) == "false") is full
+
+
 def test_the_library_never_imports_assets():
     """No import of `assets` or `resources` anywhere in `cdc_pipelines`, inside functions too (the
     `demo` command is added by `assets.cli`, the program's entry point)."""
