@@ -62,3 +62,14 @@ def test_catalog_yaml_is_the_demos_catalog():
     assert [{k: v for k, v in t.items() if v} for t in written] == [
         {k: v for k, v in t.items() if v} for t in demo_topics()
     ]
+
+
+def test_a_runs_one_jvm_starts_with_both_compilers_unless_the_settings_say(monkeypatch):
+    from cdc_pipelines.runtime.session import SPARK_CONF_ENV
+    from resources.spark import spark_resource
+
+    monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
+    monkeypatch.setenv("CDC_SPARK_MASTER", "local[2]")
+    assert "TieredStopAtLevel" not in spark_resource().spark_config["spark.driver.extraJavaOptions"]
+    monkeypatch.setenv(SPARK_CONF_ENV, '{"cdc.jvm.quick_start": "true"}')
+    assert "TieredStopAtLevel=1" in spark_resource().spark_config["spark.driver.extraJavaOptions"]
