@@ -366,7 +366,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
     from cdc_pipelines.runtime.storage import local_path
 
     if any(local_path(i) is None for i in args.inputs):
-        _spark(args)
+        _spark(args, _large_extract(args.inputs))
     list_input_files(args.inputs)
 
 
@@ -475,7 +475,8 @@ def _snapshot(args: argparse.Namespace) -> dict:
     from cdc_pipelines.snapshots import snapshot_days
 
     changes = join(args.canonical, CHANGES_DIR)
-    spark = _spark(args, large=(rows_from(changes, "dt", args.dt) or 0) > FULL_JIT_MIN_EVENTS)  # days re-applied too
+    # the events of the day and of every later one decoded (a rerun re-applies those applied), all topics
+    spark = _spark(args, large=(rows_from(changes, "dt", args.dt) or 0) > FULL_JIT_MIN_EVENTS)
     if read_canonical(spark, changes).where(F.col("dt") == args.dt).isEmpty():
         raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
     with spark_progress(spark, "snapshot"):

@@ -46,8 +46,11 @@ def rows_from(path: str, column: str, first: str) -> int | None:
     if local is None or not DeltaTable.is_deltatable(local):
         return None
     files = pa.table(DeltaTable(local).get_add_actions(flatten=True))
+    if not files.num_rows:
+        return 0
     values = files.column(f"partition.{column}").to_pylist()
-    return sum(n for n, v in zip(files.column("num_records").to_pylist(), values, strict=True) if v and v >= first)
+    counts = files.column("num_records").to_pylist()  # a file written without statistics: None
+    return sum(n or 0 for n, v in zip(counts, values, strict=True) if v and v >= first)
 
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:

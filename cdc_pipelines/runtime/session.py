@@ -81,6 +81,7 @@ CACHE_ENV = "CDC_CACHE_DIR"
 LOG_DIR_ENV = "CDC_LOG_DIR"
 LOG4J_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 QUICK_START = "cdc.jvm.quick_start"
+C1_ONLY = "cdc.jvm.c1_only"  # within the quick start: a local driver with the C1 compiler alone
 # past this much input a local run starts with both JIT compilers (`full_jit`): a 200,000-message decode
 # (89 MB) was the same either way, a 2,000,000-message one (895 MB) 0.79x with both
 FULL_JIT_MIN_BYTES = 256 << 20
@@ -133,11 +134,13 @@ def env_conf() -> dict[str, str]:
     return {str(k): str(v) for k, v in conf.items()}
 
 
-def _with_packages(conf: Mapping[str, str] | None, master: str | None) -> tuple[dict[str, str], bool]:
-    """The settings merged (see `session_conf`) with this project's packages; whether to start quick."""
+def _with_packages(conf: Mapping[str, str] | None, master: str | None) -> tuple[dict[str, str], bool, bool]:
+    """The settings merged (see `session_conf`) with this project's packages; whether to start quick, and
+    whether with C1 alone."""
     merged = {**DEFAULT_CONF, **env_conf(), **(conf or {})}
     merged["spark.master"] = master or merged.get("spark.master") or os.environ.get(MASTER_ENV, "local[*]")
     quick_start = merged.pop(QUICK_START, "true").lower() != "false"
+    c1_only = merged.pop(C1_ONLY, "true").lower() != "false"
     if merged.pop("cdc.jars.packages", "true").lower() != "false":
         listed = [p for p in merged.get("spark.jars.packages", "").split(",") if p]
         names = {p.rsplit(":", 1)[0] for p in listed}
@@ -145,7 +148,7 @@ def _with_packages(conf: Mapping[str, str] | None, master: str | None) -> tuple[
         merged["spark.jars.packages"] = ",".join(listed + ours)
         excluded = [e for e in merged.get("spark.jars.excludes", "").split(",") if e]
         merged["spark.jars.excludes"] = ",".join(excluded + [e for e in SHIPPED_WITH_SPARK if e not in excluded])
-    return merged, quick_start
+    return merged, quick_start, c1_only
 
 
 def session_conf(conf: Mapping[str, str] | None = None, master: str | None = None) -> dict[str, str]:
@@ -154,10 +157,12 @@ def session_conf(conf: Mapping[str, str] | None = None, master: str | None = Non
 
     Jars: `spark.jars.packages` gets Delta, hadoop-aws and hadoop-aliyun added to what the user lists;
     a cluster that supplies its own (`spark.jars`, air-gapped) sets `cdc.jars.packages=false` to skip them.
-    The driver's JVM starts with `driver_java_options` unless `cdc.jvm.quick_start=false`.
+    The driver's JVM starts with `driver_java_options` unless `cdc.jvm.quick_start=false` (C1 alone unless
+    `cdc.jvm.c1_only=false`).
     """
-    merged, quick_start = _with_packages(conf, master)
-    quick = driver_java_options(merged) if quick_start else []  # named by the packages, not where they resolved
+    merged, quick_start, c1_only = _with_packages(conf, master)
+    # the archive is named by the packages, not where they resolved
+    quick = driver_java_options(merged, c1_only) if quick_start else []
     if "spark.jars.packages" in merged:
         resolved = resolved_jars(merged)
         if resolved and "spark.jars" not in merged:
@@ -209,12 +214,13 @@ def _wait_for_group(group: int, timeout: float = 300) -> None:
         time.sleep(0.2)
 
 
-def driver_java_options(conf: Mapping[str, str]) -> list[str]:
+def driver_java_options(conf: Mapping[str, str], c1_only: bool = True) -> list[str]:
     """JVM flags that take seconds off a driver's start, measured on the 2-core machine (BENCHMARKS.md):
 
     - the class-data archive (`class_archive`, made by `cdc-pipelines jvm-archive`), where one exists for
       this Spark and these jars: the classes a run loads are mapped from it, not parsed from the jars;
-    - on a local master (where the driver's JVM does all of Spark's work) only the C1 compiler: a short run
+    - on a local master (where the driver's JVM does all of Spark's work), unless not `c1_only` (a long
+      run: `full_jit`), only the C1 compiler: a short run
       spends a core on C2 compiling code it leaves before long (a 3-line decode 1.06-1.75x faster; a 200k
       message decode unchanged, 0.89-1.06x: the Python workers do its work). A cluster's executors keep C2.
       C1 alone gets the code cache of a JVM without tiers (48 MB), which a long run of many plans (a
@@ -225,19 +231,21 @@ def driver_java_options(conf: Mapping[str, str]) -> list[str]:
     archive = class_archive(conf)
     if archive.exists():
         options.append(f"-XX:SharedArchiveFile={archive}")
-    if conf.get("spark.master", "").startswith("local"):
+    if c1_only and conf.get("spark.master", "").startswith("local"):
         options += ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
     return options
 
 
 def full_jit(conf: Mapping[str, str], large: bool = True) -> dict[str, str]:
-    """`conf` with `cdc.jvm.quick_start=false` for a `large` run (a local decode of more than
-    `FULL_JIT_MIN_BYTES`, a snapshot of more than `FULL_JIT_MIN_EVENTS`; the benchmark), unless `conf` or
-    CDC_SPARK_CONF set it: C1 alone slows the JVM's share of a long run (2,000,000 canal messages, 895 MB:
+    """`conf` with `cdc.jvm.c1_only=false` for a `large` run (a local decode of more than
+    `FULL_JIT_MIN_BYTES`, a snapshot of more than `FULL_JIT_MIN_EVENTS`, a Dagster run; the benchmark): its
+    local driver keeps the class-data archive and gets both JIT compilers, unless `conf` or CDC_SPARK_CONF
+    set either setting. C1 alone slows the JVM's share of a long run (2,000,000 canal messages, 895 MB:
     112.9 s with it, 88.9 s without) and halves the bench's Spark floors, all JVM work (BENCHMARKS.md)."""
-    if not large or QUICK_START in conf or QUICK_START in env_conf():
+    given = {**env_conf(), **conf}
+    if not large or QUICK_START in given or C1_ONLY in given:
         return dict(conf)
-    return {**conf, QUICK_START: "false"}
+    return {**conf, C1_ONLY: "false"}
 
 
 def class_archive(conf: Mapping[str, str]) -> Path:

@@ -58,8 +58,9 @@ from cdc_pipelines.snapshots.tables import (
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before, restore_unfinished
 
-# Spark jobs the day's writes run side by side: a MERGE of a small day is mostly the driver's work (its
-# plans, Delta's log, the commit), so the tables' MERGEs and the day's datasets overlap even on 2 cores
+# tables whose writes run side by side (each its current and history table on two threads: up to twice
+# as many Spark jobs): a MERGE of a small day is mostly the driver's work (its plans, Delta's log, the
+# commit), so the tables' MERGEs and the day's datasets overlap even on 2 cores
 CONCURRENT_WRITES = 4
 R = TypeVar("R")
 _IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
@@ -388,7 +389,12 @@ def _side_by_side(first: Callable[[], R], second: Callable[[], object]) -> R:
     either's error is raised: a failed day leaves no write running (`versions.restore_unfinished`)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="history") as side:
         later = side.submit(second)
-        out = first()
+        try:
+            out = first()
+        except Exception as error:
+            if later.exception() is not None:  # waits for it; both failed: its error named on the first's
+                error.add_note(f"the other table's write failed too: {later.exception()!r}")
+            raise
     later.result()
     return out
 

@@ -122,7 +122,7 @@ def test_a_decode_past_the_full_jit_size_starts_both_compilers(tmp_path, monkeyp
     args = ["--out", str(tmp_path), "--topic", "t", "--dt", "2024-03-01", "--conf", "cdc.decode.in_process_max_bytes=0"]
     with pytest.raises(Started):
         main(["decode", "--format", "oms-canal", *args, str(seed)])
-    assert (seen.get(session.QUICK_START) == "false") is full
+    assert (seen.get(session.C1_ONLY) == "false") is full
 
 
 @pytest.mark.parametrize(("min_events", "full"), [(3, True), (4, False)])
@@ -152,7 +152,7 @@ def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers
     monkeypatch.delenv(session.SPARK_CONF_ENV, raising=False)
     with pytest.raises(Started):
         main(["snapshot", "--canonical", str(tmp_path), "--dt", "2024-03-01"])
-    assert (seen.get(session.QUICK_START) == "false") is full
+    assert (seen.get(session.C1_ONLY) == "false") is full
 
 
 def test_the_library_never_imports_assets():

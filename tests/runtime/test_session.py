@@ -3,8 +3,11 @@
 import zipfile
 
 from cdc_pipelines.runtime.session import (
+    C1_ONLY,
     QUICK_START,
     SPARK_CONF_ENV,
+    _with_packages,
+    class_archive,
     driver_java_options,
     full_jit,
     package_zip,
@@ -27,12 +30,18 @@ def test_a_local_driver_starts_with_c1_only_and_a_cluster_keeps_c2():
     assert "TieredStopAtLevel" in quick and "TieredStopAtLevel" not in plain and "cdc.jvm" not in plain
 
 
-def test_a_large_run_starts_with_both_compilers_unless_the_settings_say(monkeypatch):
+def test_a_large_run_starts_with_both_compilers_unless_the_settings_say(monkeypatch, tmp_path):
     monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
+    monkeypatch.setenv("CDC_CACHE_DIR", str(tmp_path))
     assert full_jit({"a": "1"}, large=False) == {"a": "1"}
-    assert full_jit({"a": "1"}) == {"a": "1", QUICK_START: "false"}
+    assert full_jit({"a": "1"}) == {"a": "1", C1_ONLY: "false"}
     assert full_jit({QUICK_START: "true"}) == {QUICK_START: "true"}
-    options = session_conf({"spark.master": "local[1]", **full_jit({})})["spark.driver.extraJavaOptions"]
-    assert "TieredStopAtLevel" not in options
+    assert full_jit({C1_ONLY: "true"}) == {C1_ONLY: "true"}
+    conf = {"spark.master": "local[1]", **full_jit({})}
+    archive = class_archive(_with_packages(conf, None)[0])
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"")  # the class-data archive is kept with both compilers
+    options = session_conf(conf)["spark.driver.extraJavaOptions"]
+    assert "TieredStopAtLevel" not in options and f"-XX:SharedArchiveFile={archive}" in options
     monkeypatch.setenv(SPARK_CONF_ENV, '{"cdc.jvm.quick_start": "true"}')
     assert full_jit({}) == {}
