@@ -101,58 +101,58 @@ def test_decode_takes_the_message_size_limit(spark, tmp_path, capsys, monkeypatc
     assert "not a positive whole number" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("min_bytes", "full"), [(100, True), (1 << 40, False)])
-def test_a_decode_past_the_full_jit_size_starts_both_compilers(tmp_path, monkeypatch, min_bytes, full):
-    import cdc_pipelines.runtime.session as session
+class _Started(Exception):
+    """The command got as far as starting Spark."""
 
-    class Started(Exception):
-        pass
+
+@pytest.fixture
+def session_settings(monkeypatch) -> dict:
+    """The settings the command starts its session with (the start itself stopped by `_Started`)."""
+    import cdc_pipelines.runtime.session as session
 
     seen = {}
 
     def started(conf=None, **_):
         seen.update(conf)
-        raise Started
+        raise _Started
 
     monkeypatch.setattr(session, "spark_session", started)
-    monkeypatch.setattr(session, "FULL_JIT_MIN_BYTES", min_bytes)
     monkeypatch.delenv(session.SPARK_CONF_ENV, raising=False)
+    return seen
+
+
+@pytest.mark.parametrize(("min_bytes", "full"), [(100, True), (1 << 40, False)])
+def test_a_decode_past_the_full_jit_size_starts_both_compilers(
+    tmp_path, monkeypatch, session_settings, min_bytes, full
+):
+    import cdc_pipelines.runtime.session as session
+
+    monkeypatch.setattr(session, "FULL_JIT_MIN_BYTES", min_bytes)
     seed = resource("oms-canal", "seed.jsonl")
     assert seed.stat().st_size > 100
     args = ["--out", str(tmp_path), "--topic", "t", "--dt", "2024-03-01", "--conf", "cdc.decode.in_process_max_bytes=0"]
-    with pytest.raises(Started):
+    with pytest.raises(_Started):
         main(["decode", "--format", "oms-canal", *args, str(seed)])
-    assert (seen.get(session.C1_ONLY) == "false") is full
+    assert (session_settings.get(session.C1_ONLY) == "false") is full
 
 
 @pytest.mark.parametrize(("min_events", "full"), [(3, True), (4, False)])
 def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers(
-    tmp_path, monkeypatch, min_events, full
+    tmp_path, monkeypatch, session_settings, min_events, full
 ):
     import cdc_pipelines.runtime.session as session
     from cdc_pipelines.decode.in_process import decode_in_process
     from cdc_pipelines.lake.delta_rs import rows_from
-
-    class Started(Exception):
-        pass
-
-    seen = {}
-
-    def started(conf=None, **_):
-        seen.update(conf)
-        raise Started
 
     seed = str(resource("oms-canal", "seed.jsonl"))
     for day in ("2024-03-01", "2024-03-02"):
         decode_in_process("oms-canal", [seed], topic="t", dt=day, out=str(tmp_path))
     per_day = rows_from(str(tmp_path / "changes"), "dt", "2024-03-02")
     assert rows_from(str(tmp_path / "changes"), "dt", "2024-03-01") == 2 * per_day and per_day
-    monkeypatch.setattr(session, "spark_session", started)
     monkeypatch.setattr(session, "FULL_JIT_MIN_EVENTS", min_events * per_day // 2)  # the day and the later one
-    monkeypatch.delenv(session.SPARK_CONF_ENV, raising=False)
-    with pytest.raises(Started):
+    with pytest.raises(_Started):
         main(["snapshot", "--canonical", str(tmp_path), "--dt", "2024-03-01"])
-    assert (seen.get(session.C1_ONLY) == "false") is full
+    assert (session_settings.get(session.C1_ONLY) == "false") is full
 
 
 def test_the_library_never_imports_assets():
