@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,17 +14,24 @@ from cdc_pipelines.decode.local import decode_paths, encode_local
 
 # the tests' partitions are fixed days of 2024 (the default start is a month before today)
 os.environ.setdefault("CDC_START_DATE", "2024-01-01")
+# a pytest-xdist worker runs under execnet, whose `__main__` has no `__file__`: pyspark.sql.connect (which
+# GX imports) then takes the process for a doctest run without Spark Connect's packages, and exits
+if getattr(sys.modules["__main__"], "__spec__", None) is None and not hasattr(sys.modules["__main__"], "__file__"):
+    sys.modules["__main__"].__file__ = __file__
 
 RESOURCES = Path(__file__).parent / "resources"
 SAMPLES = Path(__file__).parent.parent / "cdc_pipelines" / "samples"
 
 
 def pytest_collection_modifyitems(items):
-    """Tests that use the SparkSession carry the `spark` mark: scripts/test-spark runs them in one JVM,
-    scripts/test the rest (codecs, extracts, the in-process decode) without starting Spark."""
+    """Tests that use the SparkSession carry the `spark` mark: scripts/test-spark runs them (a JVM in each
+    of its workers), scripts/test the rest (codecs, extracts, the in-process decode) without starting Spark."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    # the snapshot modules hold the longest tests (up to 200 s): handed to the workers first, so that the
+    # two end together instead of one running the last long module alone
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/snapshots/"))
 
 
 @pytest.fixture(scope="session")
