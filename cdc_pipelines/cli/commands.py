@@ -176,6 +176,9 @@ def _sample_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
     )
     parser.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
+    parser.add_argument(
+        "--format", action="append", choices=FORMAT_IDS, help="only this format's samples (repeatable; default: all)"
+    )
 
 
 def _quality_arguments(parser: argparse.ArgumentParser) -> None:
@@ -224,15 +227,15 @@ def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
 
 
 def _sample(args: argparse.Namespace) -> dict[str, int]:
-    """Every format's samples into one lake, a topic each: in process where `decode` would (a local lake),
-    else by Spark."""
+    """Every format's samples (or `--format`'s) into one lake, a topic each: in process where `decode`
+    would (a local lake), else by Spark."""
     from cdc_pipelines.decode.in_process import decode_in_process
     from cdc_pipelines.decode.runner import decode_files, write_decoded
     from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.samples import sample_folder
 
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
-    for format_id in FORMAT_IDS:
+    for format_id in args.format or FORMAT_IDS:
         folder = sample_folder(format_id)
         if folder is None:
             continue

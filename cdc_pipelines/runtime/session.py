@@ -179,20 +179,26 @@ def session_conf(conf: Mapping[str, str] | None = None, master: str | None = Non
     return merged
 
 
+# the samples whose decode loads the classes the archive keeps: one of each path the JVM takes (lines,
+# split updates brought together by a shuffle, Avro containers); the other formats differ in Python only
+ARCHIVE_FORMATS = ("oms-canal", "oms-shareplex", "dts-avro")
+
+
 def write_class_archive(conf: Mapping[str, str] | None = None, force: bool = False) -> Path:
     """Write the driver's class-data archive (see `driver_java_options`) for these settings, unless one
-    is there (or `force`): a JVM that decodes every built-in sample dumps the classes it loaded as it
-    exits (JDK 17's dynamic archive), under a temporary name first, so no run maps a half-written one."""
+    is there (or `force`): a JVM that decodes the `ARCHIVE_FORMATS` samples dumps the classes it loaded as
+    it exits (JDK 17's dynamic archive), under a temporary name first, so no run maps a half-written one."""
     archive = class_archive(_with_packages(conf, None)[0])
     if archive.exists() and not force:
         return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.partial")
     with tempfile.TemporaryDirectory(prefix="cdc-jvm-archive-") as scratch:
-        dump = f"-XX:ArchiveClassesAtExit={partial}"
+        dump = f"-XX:ArchiveClassesAtExit={partial} -XX:TieredStopAtLevel=1"
         settings = [f"--conf={k}={v}" for k, v in (conf or {}).items()]
         settings += ["--conf", "cdc.jvm.quick_start=false", "--conf", f"spark.driver.extraJavaOptions={dump}"]
-        command = [sys.executable, "-m", "cdc_pipelines.cli", "sample", "--out", scratch, *settings]
+        formats = [f"--format={f}" for f in ARCHIVE_FORMATS]
+        command = [sys.executable, "-m", "cdc_pipelines.cli", "sample", "--out", scratch, *formats, *settings]
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
         if child.wait() != 0:
             raise RuntimeError(f"the sample decode that loads the classes failed (exit {child.returncode})")
@@ -298,6 +304,12 @@ def resolved_jars(conf: Mapping[str, str]) -> list[str] | None:
     except (OSError, ValueError):
         return None
     return jars if jars and all(os.path.isfile(j.removeprefix("file:")) for j in jars) else None
+
+
+def jars_resolved(conf: Mapping[str, str] | None = None) -> bool:
+    """Whether an earlier start resolved the jars of these settings' packages (`resolved_jars`)."""
+    merged = _with_packages(conf, None)[0]
+    return "spark.jars.packages" not in merged or resolved_jars(merged) is not None
 
 
 def remember_jars(conf: Mapping[str, str], session: SparkSession) -> None:

@@ -180,3 +180,10 @@ def test_the_program_adds_demo_to_the_librarys_commands(capsys):
     with pytest.raises(SystemExit):
         program(["bench-daily", "--help"])
     assert "--messages" in capsys.readouterr().out
+
+
+def test_sample_decodes_only_the_formats_asked_for(tmp_path, capsys):
+    assert main(["sample", "--out", str(tmp_path), "--format", "oms-canal", "--format", "dts-avro"]) == 0
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [line.get("format") for line in printed[:-1]] == ["oms-canal", "dts-avro"]
+    assert printed[-1]["events"] == sum(line["events"] for line in printed[:-1]) > 0

@@ -6,10 +6,12 @@ from cdc_pipelines.runtime.session import (
     C1_ONLY,
     QUICK_START,
     SPARK_CONF_ENV,
+    _resolution_record,
     _with_packages,
     class_archive,
     driver_java_options,
     full_jit,
+    jars_resolved,
     package_zip,
     session_conf,
 )
@@ -45,3 +47,19 @@ def test_a_large_run_starts_with_both_compilers_unless_the_settings_say(monkeypa
     assert "TieredStopAtLevel" not in options and f"-XX:SharedArchiveFile={archive}" in options
     monkeypatch.setenv(SPARK_CONF_ENV, '{"cdc.jvm.quick_start": "true"}')
     assert full_jit({}) == {}
+
+
+
+def test_jars_count_as_resolved_only_while_every_listed_one_is_in_the_cache(monkeypatch, tmp_path):
+    monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
+    conf = {"spark.jars.ivy": str(tmp_path)}
+    assert not jars_resolved(conf)
+    jar = tmp_path / "jars" / "delta-spark.jar"
+    jar.parent.mkdir()
+    jar.write_bytes(b"")
+    listing = _resolution_record(_with_packages(conf, None)[0])
+    listing.parent.mkdir()
+    listing.write_text(f'["file:{jar}"]')
+    assert jars_resolved(conf)
+    jar.unlink()
+    assert not jars_resolved(conf)
