@@ -138,6 +138,8 @@ def test_a_decode_killed_while_writing_keeps_the_committed_version(spark, tmp_pa
     bigger = _extract(tmp_path / "v2.jsonl", 5000)
     command = [sys.executable, "-m", "cdc_pipelines.cli", "decode", "--format", "oms-default", "--out", str(out)]
     command += ["--topic", "t", "--dt", "2024-01-01", str(bigger)]
+    # a killed JVM leaves its scratch folder (its copy of the jars, about 700 MB) behind: here, not in /tmp
+    command += ["--conf", f"spark.local.dir={tmp_path / 'spark-local'}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CDC_SPARK_MASTER": "local[1]"}
     proc = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 240
