@@ -1,4 +1,4 @@
-"""Shared fixtures: one local SparkSession for the whole test session, and seed fixture helpers."""
+"""Shared fixtures: one local SparkSession per test session (each pytest-xdist worker's), and seed fixture helpers."""
 
 from __future__ import annotations
 
