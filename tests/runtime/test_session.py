@@ -1,6 +1,7 @@
 """The session's settings and the package it ships to a cluster, without starting Spark."""
 
 import zipfile
+from pathlib import Path
 
 from cdc_pipelines.runtime.session import (
     C1_ONLY,
@@ -49,17 +50,22 @@ def test_a_large_run_starts_with_both_compilers_unless_the_settings_say(monkeypa
     assert full_jit({}) == {}
 
 
-
-def test_jars_count_as_resolved_only_while_every_listed_one_is_in_the_cache(monkeypatch, tmp_path):
-    monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
-    conf = {"spark.jars.ivy": str(tmp_path)}
-    assert not jars_resolved(conf)
-    jar = tmp_path / "jars" / "delta-spark.jar"
+def _resolved_jar(conf: dict, ivy: Path) -> Path:
+    """A jar in the Ivy folder `ivy`, listed as what an earlier start resolved for `conf`'s packages."""
+    jar = ivy / "jars" / "delta-spark.jar"
     jar.parent.mkdir()
     jar.write_bytes(b"")
     listing = _resolution_record(_with_packages(conf, None)[0])
     listing.parent.mkdir()
     listing.write_text(f'["file:{jar}"]')
+    return jar
+
+
+def test_jars_count_as_resolved_only_while_every_listed_one_is_in_the_cache(monkeypatch, tmp_path):
+    monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
+    conf = {"spark.jars.ivy": str(tmp_path)}
+    assert not jars_resolved(conf)
+    jar = _resolved_jar(conf, tmp_path)
     assert jars_resolved(conf)
     jar.unlink()
     assert not jars_resolved(conf)
@@ -68,12 +74,7 @@ def test_jars_count_as_resolved_only_while_every_listed_one_is_in_the_cache(monk
 def test_resolved_jars_go_on_a_local_drivers_class_path_and_to_a_cluster_as_spark_jars(monkeypatch, tmp_path):
     monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
     conf = {"spark.jars.ivy": str(tmp_path), "spark.driver.extraClassPath": "/opt/mine.jar"}
-    jar = tmp_path / "jars" / "delta-spark.jar"
-    jar.parent.mkdir()
-    jar.write_bytes(b"")
-    listing = _resolution_record(_with_packages(conf, None)[0])
-    listing.parent.mkdir()
-    listing.write_text(f'["file:{jar}"]')
+    jar = _resolved_jar(conf, tmp_path)
     local = session_conf(conf, master="local[2]")
     assert local["spark.driver.extraClassPath"] == f"{jar}:/opt/mine.jar" and "spark.jars" not in local
     assert "spark.jars.packages" not in local
