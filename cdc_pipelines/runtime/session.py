@@ -168,10 +168,7 @@ def session_conf(conf: Mapping[str, str] | None = None, master: str | None = Non
         if resolved and "spark.jars" not in merged:
             # resolved before: the same jars straight from Ivy's cache, without a resolution (a few
             # seconds and a screen of Ivy's report on every start)
-            if merged["spark.master"].startswith("local"):
-                merged["spark.driver.extraClassPath"] = _class_path(resolved, merged.get("spark.driver.extraClassPath"))
-            else:
-                merged["spark.jars"] = ",".join(resolved)
+            merged["spark.jars"] = ",".join(resolved)
             for key in ("spark.jars.packages", "spark.jars.excludes"):
                 merged.pop(key)
     log_dir = os.path.abspath(os.environ.get(LOG_DIR_ENV, ".cdc_pipelines/logs"))
@@ -187,14 +184,6 @@ def session_conf(conf: Mapping[str, str] | None = None, master: str | None = Non
 ARCHIVE_FORMATS = ("oms-canal", "oms-shareplex", "dts-avro")
 
 
-def _class_path(jars: list[str], given: str | None) -> str:
-    """The resolved jars on a local driver's class path, before the user's own entries. A local driver is
-    its own executor: given as `spark.jars` it copied every jar (718 MB, 686 MB of it the AWS SDK bundle)
-    into its scratch folder at each start, and a killed JVM left the copy behind (3-line decode 1.14x
-    faster without the copy, BENCHMARKS.md turn 19)."""
-    return os.pathsep.join([*(j.removeprefix("file:") for j in jars), *([given] if given else [])])
-
-
 def write_class_archive(conf: Mapping[str, str] | None = None, force: bool = False) -> Path:
     """Write the driver's class-data archive (see `driver_java_options`) for these settings, unless one
     is there (or `force`): a JVM that decodes the `ARCHIVE_FORMATS` samples dumps the classes it loaded as
@@ -205,20 +194,14 @@ def write_class_archive(conf: Mapping[str, str] | None = None, force: bool = Fal
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.partial")
     with tempfile.TemporaryDirectory(prefix="cdc-jvm-archive-") as scratch:
-        # a first start resolves the packages and loads them with Spark's own loader, as no later local
-        # start does (`_class_path`): the archive is written by a second one then
-        rounds = ([] if jars_resolved(conf) else ["-Dcdc.jars.resolve=true"]) + [
-            f"-XX:ArchiveClassesAtExit={partial} -XX:TieredStopAtLevel=1"
-        ]
-        for n, java in enumerate(rounds):
-            settings = [f"--conf={k}={v}" for k, v in (conf or {}).items()]
-            settings += ["--conf", "cdc.jvm.quick_start=false", "--conf", f"spark.driver.extraJavaOptions={java}"]
-            formats = [f"--format={f}" for f in ARCHIVE_FORMATS[: 1 if n < len(rounds) - 1 else None]]
-            out = os.path.join(scratch, str(n))
-            command = [sys.executable, "-m", "cdc_pipelines.cli", "sample", "--out", out, *formats, *settings]
-            child = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
-            if child.wait() != 0:
-                raise RuntimeError(f"the sample decode that loads the classes failed (exit {child.returncode})")
+        dump = f"-XX:ArchiveClassesAtExit={partial} -XX:TieredStopAtLevel=1"
+        settings = [f"--conf={k}={v}" for k, v in (conf or {}).items()]
+        settings += ["--conf", "cdc.jvm.quick_start=false", "--conf", f"spark.driver.extraJavaOptions={dump}"]
+        formats = [f"--format={f}" for f in ARCHIVE_FORMATS]
+        command = [sys.executable, "-m", "cdc_pipelines.cli", "sample", "--out", scratch, *formats, *settings]
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
+        if child.wait() != 0:
+            raise RuntimeError(f"the sample decode that loads the classes failed (exit {child.returncode})")
         _wait_for_group(child.pid)  # the JVM writes the archive as it exits, after the Python process
     if not partial.exists():
         raise RuntimeError(f"the JVM wrote no class-data archive at {partial}")
@@ -280,10 +263,8 @@ def class_archive(conf: Mapping[str, str]) -> Path:
     """
     java = os.path.realpath(shutil.which("java") or os.environ.get("JAVA_HOME", "java"))
     spark_home = str(Path(pyspark.__file__).resolve().parent)
-    # a local driver's packages are on its class path (`_class_path`): an archive of the same packages
-    # loaded by Spark's own loader does not match that class path
     key = "\n".join([java, pyspark.__version__, spark_home, conf.get("spark.jars", ""),
-                      conf.get("spark.jars.packages", ""), "class path"])  # fmt: skip
+                      conf.get("spark.jars.packages", "")])  # fmt: skip
     folder = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "cdc_pipelines") / "jvm"
     return folder / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".jsa")
 
