@@ -45,11 +45,20 @@ def rows_from(path: str, column: str, first: str) -> int | None:
     local = local_table_path(path)
     if local is None or not DeltaTable.is_deltatable(local):
         return None
-    files = pa.table(DeltaTable(local).get_add_actions(flatten=True))
+    return file_rows(DeltaTable(local), column, first)
+
+
+def file_rows(table, column: str | None = None, first: str | None = None) -> int:
+    """The rows a loaded delta-rs table's files hold by their statistics (`numRecords`; a file written
+    without them counts none), in partitions whose `column` is `first` or later when given. Rows a
+    deletion vector removes are still counted: for tables without them."""
+    files = pa.table(table.get_add_actions(flatten=True))
     if not files.num_rows:
         return 0
+    counts = files.column("num_records").to_pylist()
+    if column is None:
+        return sum(n or 0 for n in counts)
     values = files.column(f"partition.{column}").to_pylist()
-    counts = files.column("num_records").to_pylist()  # a file written without statistics: None
     return sum(n or 0 for n, v in zip(counts, values, strict=True) if v and v >= first)
 
 

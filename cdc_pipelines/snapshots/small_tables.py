@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from cdc_pipelines.lake.delta_rs import local_table_path
+from cdc_pipelines.lake.delta_rs import file_rows, local_table_path
 from cdc_pipelines.snapshots.apply import Applied
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC, TABLE
 from cdc_pipelines.snapshots.tables import (
@@ -132,7 +132,7 @@ def rows_of(path: str) -> int | None:
     table = _delta_rs_table(path)
     if table is None:
         return None
-    return pc.sum(pa.table(table.get_add_actions(flatten=True)).column("num_records")).as_py() or 0
+    return file_rows(table)
 
 
 def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan]) -> list[ColumnPlan] | None:
