@@ -33,14 +33,35 @@ def _sorted(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: json.dumps(r, default=repr, sort_keys=True))
 
 
-def assert_same_as_spark(spark, path: str | Path) -> int:
-    """delta-rs and Spark read the same columns, in order, and the same rows; the number of rows."""
+def spark_rows(spark, path: str | Path) -> tuple[dict[str, str], list]:
+    """Spark's read of the table (its column types, its rows), asserted equal to delta-rs's: the same
+    columns, in order, and the same rows."""
     frame = spark.read.format("delta").load(str(path))
     theirs = read(path)
     assert theirs.column_names == frame.columns, path
-    ours = _sorted([r.asDict() for r in frame.collect()])
+    rows = frame.collect()
+    ours = _sorted([r.asDict() for r in rows])
     assert _sorted([{k: _plain(v) for k, v in r.items()} for r in theirs.to_pylist()]) == ours, path
-    return len(ours)
+    return dict(frame.dtypes), rows
+
+
+def assert_same_as_spark(spark, path: str | Path) -> int:
+    """delta-rs and Spark read the same columns, in order, and the same rows; the number of rows."""
+    return len(spark_rows(spark, path)[1])
+
+
+# Delta's type names where Spark's differ (`DataFrame.dtypes`)
+_SPARK_TYPES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+
+
+def table_state(path: str | Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """A table's columns with their types as Spark names them, and its rows as sorted JSON texts, read by
+    delta-rs: what tests compare between two runs' tables (that Spark reads the same is
+    `assert_same_as_spark`'s, once per table where it matters: a Spark read of each is seconds a table)."""
+    table = DeltaTable(str(path))
+    types = [(f.name, _SPARK_TYPES.get(f.type.type, f.type.type)) for f in table.schema().fields]
+    rows = read(path).to_pylist()
+    return types, sorted(json.dumps({k: _plain(v) for k, v in r.items()}, default=str, sort_keys=True) for r in rows)
 
 
 def has_deletion_vectors(path: str | Path) -> bool:

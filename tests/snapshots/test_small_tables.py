@@ -42,15 +42,9 @@ def _path(lake, table, kind):
     return join(table_root(lake / "snapshots", "db", None, table), kind)
 
 
-def _state(spark, lake):
+def _state(lake):
     """Every table's columns with their types, and its rows, both tables."""
-    out = {}
-    for table in TABLES:
-        for kind in ("current", "history"):
-            frame = spark.read.format("delta").load(_path(lake, table, kind))
-            rows = sorted(json.dumps(r.asDict(), default=str, sort_keys=True) for r in frame.collect())
-            out[table, kind] = (frame.dtypes, rows)
-    return out
+    return {(table, kind): delta_rs.table_state(_path(lake, table, kind)) for table in TABLES for kind in KINDS}
 
 
 def _deletion_vectors(path):
@@ -70,8 +64,8 @@ def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path)
     with delta_rs.small_table_max_rows(spark, 0):
         by_spark = snapshot_days(spark, lakes["spark"], [D1, D2, D3])
     by_delta_rs = snapshot_days(spark, lakes["delta_rs"], [D1, D2, D3])
-    state = _state(spark, lakes["spark"])
-    assert _state(spark, lakes["delta_rs"]) == state
+    state = _state(lakes["spark"])
+    assert _state(lakes["delta_rs"]) == state
     assert _summaries(by_delta_rs, lakes["delta_rs"]) == _summaries(by_spark, lakes["spark"])
     assert [by_spark[d]["anomalies"] for d in (D1, D2, D3)] == [0, 1, 0]
     assert dict(state["u", "current"][0])["extra"] == "string" and dict(state["t", "current"][0])["flag"] == "string"
@@ -82,16 +76,19 @@ def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path)
             delta_rs.assert_same_as_spark(spark, _path(lakes["delta_rs"], table, kind))
     # a backfill of day 1 restores every table to its empty version 0: delta-rs's still, not Spark's
     assert list(snapshot_days(spark, lakes["delta_rs"], [D1])) == [D1, D2, D3]
-    assert _state(spark, lakes["delta_rs"]) == state
+    assert _state(lakes["delta_rs"]) == state
     assert not any(_deletion_vectors(_path(lakes["delta_rs"], table, "current")) for table in TABLES)
     # a backfill of day 3 with a limit day 3 passes: the restored tables get deletion vectors and Spark's MERGEs
     with delta_rs.small_table_max_rows(spark, 1):
         again = snapshot_days(spark, lakes["delta_rs"], [D3])
-    assert _state(spark, lakes["delta_rs"]) == state
+    assert _state(lakes["delta_rs"]) == state
     assert again[D3]["rows"] == by_spark[D3]["rows"]
     assert all(_deletion_vectors(_path(lakes["delta_rs"], table, "current")) for table in TABLES)
     # a rerun of day 3 restores versions from before the take-over (their settings without deletion
     # vectors, their protocol still with the feature): Spark's still, its settings given back
     snapshot_days(spark, lakes["delta_rs"], [D3])
-    assert _state(spark, lakes["delta_rs"]) == state
+    assert _state(lakes["delta_rs"]) == state
     assert all(_deletion_vectors(_path(lakes["delta_rs"], table, kind)) for table in TABLES for kind in KINDS)
+    for table in TABLES:  # and Spark reads what the take-over and the rerun left as delta-rs does
+        for kind in KINDS:
+            delta_rs.assert_same_as_spark(spark, _path(lakes["delta_rs"], table, kind))
