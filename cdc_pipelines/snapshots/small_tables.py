@@ -48,9 +48,9 @@ DEFAULT_MAX_ROWS = 100_000
 _PLAIN_NAME = re.compile(r"[^ ,;{}()\n\t=`]+")
 _PART = "_cdc_part"
 _TID = "_cdc_table"
-# Delta's type names where Spark's differ
-_SPARK_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
-_DELTA_NAMES = {spark: delta for delta, spark in _SPARK_NAMES.items()}
+# Delta's type names where Spark's differ (tests name a delta-rs schema's types as Spark does with it)
+SPARK_TYPE_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+_DELTA_NAMES = {spark: delta for delta, spark in SPARK_TYPE_NAMES.items()}
 _SPARK_FEATURES = frozenset({"deletionVectors", "columnMapping"})
 _SPARK_SETTINGS = {"delta.enableDeletionVectors": "true", "delta.columnMapping.mode": "name"}
 
@@ -102,7 +102,7 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Array] | None:
     table = _delta_rs_table(path)
     if table is None:
         return None
-    columns = [ColumnPlan(f.name, _SPARK_NAMES.get(f.type.type, f.type.type))
+    columns = [ColumnPlan(f.name, SPARK_TYPE_NAMES.get(f.type.type, f.type.type))
                for f in table.schema().fields if f.name not in CDC_COLUMNS]  # fmt: skip
     return columns, table.to_pyarrow_table(columns=["_cdc_key"]).column("_cdc_key").combine_chunks()
 

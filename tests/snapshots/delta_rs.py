@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
 
-from cdc_pipelines.snapshots.small_tables import MAX_ROWS_SETTING
+from cdc_pipelines.snapshots.small_tables import MAX_ROWS_SETTING, SPARK_TYPE_NAMES
 
 
 def read(path: str | Path) -> pa.Table:
@@ -50,16 +50,12 @@ def assert_same_as_spark(spark, path: str | Path) -> int:
     return len(spark_rows(spark, path)[1])
 
 
-# Delta's type names where Spark's differ (`DataFrame.dtypes`)
-_SPARK_TYPES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
-
-
 def table_state(path: str | Path) -> tuple[list[tuple[str, str]], list[str]]:
     """A table's columns with their types as Spark names them, and its rows as sorted JSON texts, read by
     delta-rs: what tests compare between two runs' tables (that Spark reads the same is
     `assert_same_as_spark`'s, once per table where it matters: a Spark read of each is seconds a table)."""
     table = DeltaTable(str(path))
-    types = [(f.name, _SPARK_TYPES.get(f.type.type, f.type.type)) for f in table.schema().fields]
+    types = [(f.name, SPARK_TYPE_NAMES.get(f.type.type, f.type.type)) for f in table.schema().fields]
     rows = read(path).to_pylist()
     return types, sorted(json.dumps({k: _plain(v) for k, v in r.items()}, default=str, sort_keys=True) for r in rows)
 

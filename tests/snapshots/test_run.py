@@ -30,11 +30,15 @@ def _lake(spark, tmp_path, events):
     return tmp_path / "lake"
 
 
+def _path(lake, table="t", kind="current"):
+    return join(table_root(lake / "snapshots", "db", None, table), kind)
+
+
 def _table(spark, lake, table="t", kind="current", version=None):
     reader = spark.read.format("delta")
     if version is not None:
         reader = reader.option("versionAsOf", version)
-    return reader.load(join(table_root(lake / "snapshots", "db", None, table), kind))
+    return reader.load(_path(lake, table, kind))
 
 
 DAY1 = [
@@ -87,22 +91,22 @@ def _check_two_days(spark, lake, days):
     summary = json.loads((lake / "snapshots" / "_runs" / f"dt={D2}" / "summary.json").read_text())
     assert summary["per_table"]["db.bad"]["anomalies"] == {"cast_failed": 1, "insert_of_existing_key": 1}
     t1, t2 = days[D1]["per_table"]["db.t"], summary["per_table"]["db.t"]
-    assert t2["current"] == join(table_root(lake / "snapshots", "db", None, "t"), "current")
+    assert t2["current"] == _path(lake)
     assert t2["current_version"] > t1["current_version"] and t2["history"].endswith("/history")
     assert _table(spark, lake, version=t1["current_version"]).count() == 2  # day 1's state, by version
 
 
 def _state(lake, tables=("t", "bad", "wide")):
     """Every table's current and history rows, and their columns' types."""
-    return {(table, kind): delta_rs.table_state(join(table_root(lake / "snapshots", "db", None, table), kind))
-            for table in tables for kind in ("current", "history")}  # fmt: skip
+    return {(table, kind): delta_rs.table_state(_path(lake, table, kind)) for table in tables
+            for kind in ("current", "history")}  # fmt: skip
 
 
 def _commit(spark, lake, table, kind, version):
     """One commit of one of `table`'s Delta tables: its operation and the files it added."""
     from delta.tables import DeltaTable
 
-    path = join(table_root(lake / "snapshots", "db", None, table), kind)
+    path = _path(lake, table, kind)
     commit = DeltaTable.forPath(spark, path).history().where(F.col("version") == version).first()
     metrics = commit.operationMetrics  # Spark's names, or delta-rs's for a small table's commits
     added = next(metrics[k] for k in ("numFiles", "numTargetFilesAdded", "num_added_files",
@@ -153,7 +157,7 @@ def test_two_days_then_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
     assert _state(lake) == clean
     for table in ("t", "bad", "wide"):  # and Spark reads the backfilled tables as delta-rs does
         for kind in ("current", "history"):
-            delta_rs.assert_same_as_spark(spark, join(table_root(lake / "snapshots", "db", None, table), kind))
+            delta_rs.assert_same_as_spark(spark, _path(lake, table, kind))
     # day 1 is re-decoded with one more event: it is late, and day 2 is applied on top of it again
     late = insert(9, _row(9, "late"), at=dt.datetime(2024, 1, 1, 23))
     write_partitions(changes_df(spark, [*DAY1, late]), lake / "changes")
