@@ -12,8 +12,9 @@ restored before the day is applied again (`versions.restore_unfinished`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -53,6 +54,8 @@ from cdc_pipelines.snapshots.tables import (
     merge_current,
     merge_history,
     prepare,
+    replace_current,
+    replace_history,
     source_columns,
 )
 from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
@@ -62,6 +65,9 @@ from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restor
 # as many Spark jobs): a MERGE of a small day is mostly the driver's work (its plans, Delta's log, the
 # commit), so the tables' MERGEs and the day's datasets overlap even on 2 cores
 CONCURRENT_WRITES = 4
+# the most events of the days a run applies (from the changes' Delta log) planned without adaptive execution
+STATIC_PLAN_MAX_EVENTS = 50_000
+ADAPTIVE = "spark.sql.adaptive.enabled"
 R = TypeVar("R")
 _IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
 
@@ -92,13 +98,33 @@ def snapshot_days(
     before = applied_days(spark, root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
     restored = set(restore_before(spark, root, days[0])) if days and any(d >= days[0] for d in before) else set()
-    return {
-        day: snapshot_day(
-            spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys, kafka_keys=kafka_keys,
-            restored=restored,
-        )
-        for day in days
-    }  # fmt: skip
+    events = delta_rs.rows_from(join(lake_root, CHANGES_DIR), "dt", days[0]) if days else 0
+    with static_plans(spark, events is not None and events <= STATIC_PLAN_MAX_EVENTS):
+        return {
+            day: snapshot_day(
+                spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys,
+                kafka_keys=kafka_keys, restored=restored,
+            )
+            for day in days
+        }  # fmt: skip
+
+
+@contextmanager
+def static_plans(spark: SparkSession, small: bool) -> Iterator[None]:
+    """Adaptive query execution off while `small` days are applied, unless the session was started with
+    a setting of its own. Under it each shuffle stage of a query is a Spark job of its own, and a small
+    day's queries are many and tiny: a quiet day on a 1M-row table ran 50 jobs instead of 82, 8.0 s
+    instead of 9.8 s warm, and a snapshot test file 0.90x (BENCHMARKS.md turn 21). A large day keeps it:
+    its joins and shuffles are sized at run time."""
+    if not small or spark.sparkContext.getConf().contains(ADAPTIVE):
+        yield
+        return
+    before = spark.conf.get(ADAPTIVE)
+    spark.conf.set(ADAPTIVE, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(ADAPTIVE, before)
 
 
 def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None) -> DataFrame:
@@ -258,7 +284,7 @@ class TableDay:
     truncated: bool
     sets: int  # keys the day leaves set (rows a MERGE of only inserts adds)
     opened: int  # versions the day opens (rows its history gains)
-    fresh: bool  # none of the day's keys was live before it: nothing in the tables to match
+    live: int  # the day's keys live before it (rows of its current table the day replaces or removes)
     held: list[ColumnPlan] | None  # the table's columns at the start of the day; None: no table yet
 
 
@@ -276,7 +302,7 @@ def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[Column
         F.first("pk_columns", ignorenulls=True).alias("pk_columns"),
         F.count(F.when(F.col("_set"), 1)).alias("sets"),
         F.bool_or(F.col("_from") == "truncated").alias("truncated"),
-        F.bool_or(F.col("_from") == "live").alias("live"),
+        F.count(F.when(F.col("_from") == "live", 1)).alias("live"),
         F.count(F.when(F.col("_from") == "opened", 1)).alias("opened"),
     )
     plans: dict[tuple, list[ColumnPlan]] = {}
@@ -286,7 +312,7 @@ def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[Column
     for r in rows.collect():
         t = tuple(r[c] for c in TABLE)
         days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"], r["opened"],
-                             fresh=not r["live"], held=held.get(t)))  # fmt: skip
+                             r["live"], held=held.get(t)))  # fmt: skip
     return sorted(days, key=lambda d: tuple(x or "" for x in d.table))
 
 
@@ -354,22 +380,25 @@ def _merge_table(
     match = _match(table)
     if small is not None:
         rows = small_rows.result()[table]
-        added = small_tables.write_day(paths, rows, small, existed, table_day.fresh, table_day.truncated)
+        added = small_tables.write_day(paths, rows, small, existed, not table_day.live, table_day.truncated)
         versions = small_tables.version(paths.current), small_tables.version(paths.history)
         rows = rows_before[table] + added if table in rows_before else small_tables.rows_of(paths.current)
         return TableVersion(table, paths.current, paths.history, *versions, rows, day)
     if existed:
         small_tables.take_over(spark, paths)
     columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
-    if table_day.fresh:  # only inserts: appended, no join with the tables
-        _side_by_side(lambda: append_current(result.net.where(match), paths.current, columns),
-                      lambda: append_history(result.opened.where(match), paths.history, columns))  # fmt: skip
+    net, opened, closed = result.net.where(match), result.opened.where(match), result.closed.where(match)
+    # a TRUNCATE also ends the versions of keys the day does not name: no literals then
+    keys = None if table_day.truncated or not table_day.live else day_keys(net)
+    if not table_day.live:  # only inserts: appended, no join with the tables
+        _side_by_side(lambda: append_current(net, paths.current, columns),
+                      lambda: append_history(opened, paths.history, columns))  # fmt: skip
         added = table_day.sets
+    elif keys:  # the keys' rows replaced: one commit each, no join (`tables.replace_current`)
+        _side_by_side(lambda: replace_current(net, paths.current, columns, keys),
+                      lambda: replace_history(spark, paths.history, opened, closed, columns, keys))  # fmt: skip
+        added = table_day.sets - table_day.live
     else:
-        net = result.net.where(match)
-        # a TRUNCATE also ends the versions of keys the day does not name: no literals then
-        keys = None if table_day.truncated else day_keys(net)
-        opened, closed = result.opened.where(match), result.closed.where(match)
         added = _side_by_side(
             lambda: merge_current(spark, paths.current, net, columns, table_day.truncated, keys),
             lambda: merge_history(spark, paths.history, opened, closed, columns, keys),

@@ -35,6 +35,7 @@ KIND = "_cdc_kind"  # the merge source's own column: what the row does (never wr
 # the most keys of a day a MERGE names as literals (`_on_keys`): a plan with 1,000 short strings is still
 # small; a bigger day reads most files anyway
 KEY_LITERALS = 1000
+_CLOSED_AT = "_cdc_closed_at"  # `replace_history`'s own column: when the day ended an open version
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,45 @@ def merge_history(
         .whenNotMatchedInsert(f"s.{KIND} = 'open'", _assignments([c.name for c in columns] + cdc))
         .execute()
     )
+
+
+def key_predicate(keys: list[str]) -> str:
+    """`_cdc_key IN (...)` as Delta's `replaceWhere` takes it: each key's UTF-8 bytes in hex, so no
+    character of a key (quotes, backslashes) depends on how the session parses string literals."""
+    values = ", ".join(f"decode(unhex('{key.encode().hex()}'), 'UTF-8')" for key in keys)
+    return f"_cdc_key IN ({values})"
+
+
+def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: list[str]) -> None:
+    """What `merge_current` does for a table the day does not truncate, its keys named (`day_keys`): the
+    rows of those keys replaced by the day's set rows in one commit (`replaceWhere`), the replaced rows
+    marked in a deletion vector, without the MERGE's join with the table or its copy of the source. A
+    quiet day's two writes into a 1M-row table: 3.5 s against the two MERGEs' 4.9 s (BENCHMARKS.md)."""
+    rows = current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND)
+    rows.write.format(DELTA).mode("overwrite").option("replaceWhere", key_predicate(keys)).save(path)
+
+
+def replace_history(
+    spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan], keys: list[str]
+) -> None:
+    """What `merge_history` does for a table the day does not truncate, its keys named, in one commit
+    (`replaceWhere`): the versions of those keys that are open or ended at or after the earliest end the
+    day writes are replaced by themselves (the open ones ended where `closed` says) and the versions the
+    day opened. Every row the predicate takes is written back, and every row written satisfies it (Delta
+    checks that), so no version outside the day's is lost whatever the times; the bound keeps a key's
+    older versions out of the rewrite."""
+    ends = closed.select(F.col("_k").alias("_cdc_key"), F.col("_cdc_end_at").alias(_CLOSED_AT))
+    new = history_rows(opened, columns).drop(KIND)
+    earliest = new.select("_cdc_end_at").unionByName(ends.select(F.col(_CLOSED_AT).alias("_cdc_end_at")))
+    bound = earliest.agg(F.min(F.unix_micros("_cdc_end_at"))).first()[0]
+    ended = f" OR _cdc_end_at >= timestamp_micros({bound})" if bound is not None else ""
+    predicate = f"{key_predicate(keys)} AND (_cdc_end_at IS NULL{ended})"
+    table = spark.read.format(DELTA).load(path)
+    names = [F.col(quote(c)) for c in table.columns]
+    taken = table.where(predicate).join(F.broadcast(ends), "_cdc_key", "left")
+    kept = taken.withColumn("_cdc_end_at", F.coalesce("_cdc_end_at", _CLOSED_AT)).select(*names)
+    rows = kept.unionByName(new.select(*names))
+    rows.write.format(DELTA).mode("overwrite").option("replaceWhere", predicate).save(path)
 
 
 def append_history(opened: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
