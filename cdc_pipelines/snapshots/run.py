@@ -12,6 +12,7 @@ restored before the day is applied again (`versions.restore_unfinished`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -46,11 +47,11 @@ from cdc_pipelines.snapshots.store import (
     write_summary,
 )
 from cdc_pipelines.snapshots.tables import (
+    KEY_LITERALS,
     TablePaths,
     append_current,
     append_history,
     column_order,
-    day_keys,
     merge_current,
     merge_history,
     prepare,
@@ -285,25 +286,35 @@ class TableDay:
     sets: int  # keys the day leaves set (rows a MERGE of only inserts adds)
     opened: int  # versions the day opens (rows its history gains)
     live: int  # the day's keys live before it (rows of its current table the day replaces or removes)
+    keys: list[str] | None  # the day's keys (`_cdc_key`) when at most `KEY_LITERALS`: named in its writes
+    earliest_end: int | None  # the earliest end (epoch microseconds) of a version the day opens or closes
     held: list[ColumnPlan] | None  # the table's columns at the start of the day; None: no table yet
 
 
 def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[ColumnPlan]]) -> list[TableDay]:
     """Each table the day changed or truncated, in table order (`figures`: `column_figures`' rows;
-    `held`: the columns of the tables there at the start of the day). What the MERGEs need of the day's frames
-    is one aggregate, collected: a job per figure would be a job per table's day in a small one."""
-    marks = (
-        result.net.select(*TABLE, "pk_columns", (F.col("kind") == "set").alias("_set"), F.lit("net").alias("_from"))
-        .unionByName(result.truncated.select(*TABLE, F.lit("truncated").alias("_from")), allowMissingColumns=True)
-        .unionByName(result.live_before.select(*TABLE, F.lit("live").alias("_from")), allowMissingColumns=True)
-        .unionByName(result.opened.select(*TABLE, F.lit("opened").alias("_from")), allowMissingColumns=True)
-    )
+    `held`: the columns of the tables there at the start of the day). What the writes need of the day's
+    frames is one aggregate, collected: a job per figure would be a job per table's day in a small one
+    (the keys and the earliest end were two per table). At most `KEY_LITERALS` + 1 keys per table are
+    kept in it (`min_by` with a bound), however many the day has."""
+    net, is_set = F.col("_from") == "net", (F.col("kind") == "set").alias("_set")
+    parts = [
+        result.net.select(*TABLE, "pk_columns", "_k", is_set, F.lit("net").alias("_from")),
+        result.truncated.select(*TABLE, F.lit("truncated").alias("_from")),
+        result.live_before.select(*TABLE, F.lit("live").alias("_from")),
+        result.opened.select(*TABLE, "_cdc_end_at", F.lit("opened").alias("_from")),
+        result.closed.select(*TABLE, "_cdc_end_at", F.lit("closed").alias("_from")),
+    ]  # fmt: skip
+    marks = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
     rows = marks.groupBy(*TABLE).agg(
         F.first("pk_columns", ignorenulls=True).alias("pk_columns"),
         F.count(F.when(F.col("_set"), 1)).alias("sets"),
         F.bool_or(F.col("_from") == "truncated").alias("truncated"),
         F.count(F.when(F.col("_from") == "live", 1)).alias("live"),
         F.count(F.when(F.col("_from") == "opened", 1)).alias("opened"),
+        F.count(F.when(net, 1)).alias("keys"),
+        F.min_by("_k", F.when(net, F.col("_k")), KEY_LITERALS + 1).alias("key_list"),
+        F.min(F.unix_micros("_cdc_end_at")).alias("earliest_end"),
     )
     plans: dict[tuple, list[ColumnPlan]] = {}
     for column in figures:
@@ -311,8 +322,9 @@ def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[Column
     days = []
     for r in rows.collect():
         t = tuple(r[c] for c in TABLE)
+        keys = list(r["key_list"] or []) if r["keys"] <= KEY_LITERALS else None
         days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"], r["opened"],
-                             r["live"], held=held.get(t)))  # fmt: skip
+                             r["live"], keys, r["earliest_end"], held=held.get(t)))  # fmt: skip
     return sorted(days, key=lambda d: tuple(x or "" for x in d.table))
 
 
@@ -389,14 +401,15 @@ def _merge_table(
     columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
     net, opened, closed = result.net.where(match), result.opened.where(match), result.closed.where(match)
     # a TRUNCATE also ends the versions of keys the day does not name: no literals then
-    keys = None if table_day.truncated or not table_day.live else day_keys(net)
+    keys = None if table_day.truncated else table_day.keys
     if not table_day.live:  # only inserts: appended, no join with the tables
         _side_by_side(lambda: append_current(net, paths.current, columns),
                       lambda: append_history(opened, paths.history, columns))  # fmt: skip
         added = table_day.sets
     elif keys:  # the keys' rows replaced: one commit each, no join (`tables.replace_current`)
         _side_by_side(lambda: replace_current(net, paths.current, columns, keys),
-                      lambda: replace_history(spark, paths.history, opened, closed, columns, keys))  # fmt: skip
+                      lambda: replace_history(spark, paths.history, opened, closed, columns, keys,
+                                              table_day.earliest_end))  # fmt: skip
         added = table_day.sets - table_day.live
     else:
         added = _side_by_side(

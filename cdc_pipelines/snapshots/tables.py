@@ -133,13 +133,6 @@ def history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
                          F.col("_k").alias("_cdc_key"), F.lit("open").alias(KIND))  # fmt: skip
 
 
-def day_keys(net: DataFrame) -> list[str] | None:
-    """The keys of a table's day (`net`: one row per key) when there are at most `KEY_LITERALS`: the
-    MERGEs name them as literals (`_on_keys`); None for more."""
-    keys = [r[0] for r in net.select("_k").limit(KEY_LITERALS + 1).collect()]
-    return keys if len(keys) <= KEY_LITERALS else None
-
-
 def _on_keys(condition: Column, keys: list[str] | None) -> Column:
     """A MERGE's condition with the day's keys as literals on the target's key too: Delta then filters the
     target's scan by them (its statistics, Parquet's pushdown) before the join; open-source Delta has no
@@ -152,7 +145,7 @@ def merge_current(
     keys: list[str] | None = None,
 ) -> int:  # fmt: skip
     """One MERGE of the day's net effect per key; a truncated table also loses every key the day left out.
-    `keys`: the day's keys (`day_keys`; none for a truncated table), named in the condition.
+    `keys`: the day's keys (at most `KEY_LITERALS`; none for a truncated table), named in the condition.
 
     Returns the rows it added less the rows it removed, from the metrics the MERGE returns (a count of
     the table would be a scan of it each day)."""
@@ -186,7 +179,7 @@ def merge_history(
     keys: list[str] | None = None,
 ) -> None:  # fmt: skip
     """One MERGE: the versions the day opened are inserted, the open versions it ended get their end.
-    `keys`: the day's keys (`day_keys`; those it closes are among them unless a TRUNCATE closes the rest:
+    `keys`: the day's keys (at most `KEY_LITERALS`; those it closes are among them unless a TRUNCATE closes the rest:
     none then), named in the condition."""
     from delta.tables import DeltaTable
 
@@ -213,7 +206,7 @@ def key_predicate(keys: list[str]) -> str:
 
 
 def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: list[str]) -> None:
-    """What `merge_current` does for a table the day does not truncate, its keys named (`day_keys`): the
+    """What `merge_current` does for a table the day does not truncate, its keys named (at most `KEY_LITERALS`): the
     rows of those keys replaced by the day's set rows in one commit (`replaceWhere`), the replaced rows
     marked in a deletion vector, without the MERGE's join with the table or its copy of the source. A
     quiet day's two writes into a 1M-row table: 3.5 s against the two MERGEs' 4.9 s (BENCHMARKS.md)."""
@@ -222,19 +215,19 @@ def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: 
 
 
 def replace_history(
-    spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan], keys: list[str]
-) -> None:
+    spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan], keys: list[str],
+    earliest_end: int | None,
+) -> None:  # fmt: skip
     """What `merge_history` does for a table the day does not truncate, its keys named, in one commit
     (`replaceWhere`): the versions of those keys that are open or ended at or after the earliest end the
-    day writes are replaced by themselves (the open ones ended where `closed` says) and the versions the
-    day opened. Every row the predicate takes is written back, and every row written satisfies it (Delta
-    checks that), so no version outside the day's is lost whatever the times; the bound keeps a key's
-    older versions out of the rewrite."""
+    day writes (`earliest_end`, epoch microseconds: the least `_cdc_end_at` of `opened` and `closed`) are
+    replaced by themselves (the open ones ended where `closed` says) and the versions the day opened.
+    Every row the predicate takes is written back, and every row written satisfies it (Delta checks
+    that), so no version outside the day's is lost whatever the times; the bound keeps a key's older
+    versions out of the rewrite."""
     ends = closed.select(F.col("_k").alias("_cdc_key"), F.col("_cdc_end_at").alias(_CLOSED_AT))
     new = history_rows(opened, columns).drop(KIND)
-    earliest = new.select("_cdc_end_at").unionByName(ends.select(F.col(_CLOSED_AT).alias("_cdc_end_at")))
-    bound = earliest.agg(F.min(F.unix_micros("_cdc_end_at"))).first()[0]
-    ended = f" OR _cdc_end_at >= timestamp_micros({bound})" if bound is not None else ""
+    ended = f" OR _cdc_end_at >= timestamp_micros({earliest_end})" if earliest_end is not None else ""
     predicate = f"{key_predicate(keys)} AND (_cdc_end_at IS NULL{ended})"
     table = spark.read.format(DELTA).load(path)
     names = [F.col(quote(c)) for c in table.columns]
