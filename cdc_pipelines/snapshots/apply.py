@@ -76,16 +76,18 @@ def key_text(key: Column) -> Column:
     return F.to_json(key)
 
 
-def skipped_tables(changes: DataFrame) -> list[dict]:
-    """Tables with a row change that names no key columns: small metadata, collected."""
-    no_pk = F.coalesce(F.size("pk_columns"), F.lit(0)) <= 0
+def day_tables(changes: DataFrame) -> tuple[list[tuple], list[dict]]:
+    """The tables `changes` has row events (or TRUNCATEs) for, and those of them with a row change that
+    names no key columns (skipped: `apply_day`), from one aggregate: small metadata, collected."""
+    no_pk = F.col("op").isin("INSERT", "UPDATE", "DELETE", "UPSERT") & (F.coalesce(F.size("pk_columns"), F.lit(0)) <= 0)
     rows = (
-        changes.where(F.col("op").isin("INSERT", "UPDATE", "DELETE", "UPSERT") & no_pk)
+        changes.where(F.col("op").isin(*APPLIED_OPS))
         .groupBy(*TABLE)
-        .agg(F.count("*").alias("events"))
+        .agg(F.count(F.when(no_pk, 1)).alias("events"))
         .collect()
     )
-    return [{**{c: r[c] for c in TABLE}, "reason": NO_PK, "events": r["events"]} for r in rows]
+    skipped = [{**{c: r[c] for c in TABLE}, "reason": NO_PK, "events": r["events"]} for r in rows if r["events"]]
+    return [tuple(r[c] for c in TABLE) for r in rows], skipped
 
 
 def _effects(events: DataFrame) -> DataFrame:
@@ -203,21 +205,32 @@ def _closed(keyed: DataFrame, truncations: DataFrame, previous_keys: DataFrame) 
     )
 
 
+def keyed_changes(
+    changes: DataFrame, keys: Mapping[str, Sequence[str]] | None = None, kafka_keys: Collection[str] | bool = ()
+) -> DataFrame:
+    """`changes` with the key columns of events that name none from `keys` or, for the `kafka_keys`
+    topics, the Kafka message key (`keys.with_keys`, `keys.with_kafka_keys`)."""
+    return with_kafka_keys(with_keys(changes, keys), kafka_keys)
+
+
 def apply_day(
     previous_keys: DataFrame,
     changes: DataFrame,
     keys: Mapping[str, Sequence[str]] | None = None,
     kafka_keys: Collection[str] | bool = (),
+    skipped: list[dict] | None = None,
 ) -> Applied:
     """What `changes` (one day of the canonical table) do to tables whose live keys are `previous_keys`.
 
     `previous_keys` has the table columns and `_k` (the `_cdc_key` of each live row). Tables whose
     row changes name no key columns (nor one in `keys`, nor, for the `kafka_keys` topics, in the Kafka
     message key: `keys.with_kafka_keys`) are not applied at all: their rows stay and they are listed
-    in `skipped`. DDL, heartbeats and transaction markers do not change rows.
+    in `skipped` (given when `day_tables` of the keyed changes found them already).
+    DDL, heartbeats and transaction markers do not change rows.
     """
-    changes = with_kafka_keys(with_keys(changes, keys), kafka_keys)
-    skipped = skipped_tables(changes)
+    changes = keyed_changes(changes, keys, kafka_keys)
+    if skipped is None:
+        skipped = day_tables(changes)[1]
     skipped_ids = [F.to_json(F.array(*[F.lit(s[c]).cast("string") for c in TABLE])) for s in skipped]
     events = changes.where(F.col("op").isin(*APPLIED_OPS)).withColumn("_t", table_id())
     if skipped_ids:

@@ -31,7 +31,7 @@ from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.snapshots import small_tables
-from cdc_pipelines.snapshots.apply import APPLIED_OPS, Applied, apply_day
+from cdc_pipelines.snapshots.apply import Applied, apply_day, day_tables, keyed_changes
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
@@ -148,11 +148,6 @@ def _match(table: tuple):
     return match
 
 
-def day_tables(changes: DataFrame) -> list[tuple]:
-    """The tables `changes` has row events for."""
-    return [tuple(r) for r in changes.where(F.col("op").isin(*APPLIED_OPS)).select(*TABLE).distinct().collect()]
-
-
 def previous_keys(
     spark: SparkSession, root: str, tables: list[tuple]
 ) -> tuple[DataFrame, dict[tuple, list[ColumnPlan]]]:
@@ -201,14 +196,14 @@ def snapshot_day(
     """MERGE one day into each table it changed; record the versions, the day's anomalies and figures.
     `restored`: tables a backfill restored that no day since changed, at their state at the start of the
     day by a new version: not restored again; the day's tables leave the set."""
-    changes = day_changes(spark, lake_root, day, topics)
+    changes = keyed_changes(day_changes(spark, lake_root, day, topics), keys, kafka_keys)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
-    tables = day_tables(changes)
+    tables, skipped = day_tables(changes)
     restored = set() if restored is None else restored
     restore_unfinished(spark, root, day, {t: _table_paths(root, t) for t in tables if t not in restored})
     restored.difference_update(tables)
     live_keys, held = previous_keys(spark, root, tables)
-    result = apply_day(live_keys, changes, keys, kafka_keys)
+    result = apply_day(live_keys, changes, skipped=skipped)
     # persisted in the order they are built from one another (a frame persisted later plans its inputs
     # from the frames persisted before it), so the day's events, the live keys it touched and its one
     # window by key are computed once; the two frames of every event on disk only: a first day of
