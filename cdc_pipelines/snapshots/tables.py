@@ -179,8 +179,8 @@ def merge_history(
     keys: list[str] | None = None,
 ) -> None:  # fmt: skip
     """One MERGE: the versions the day opened are inserted, the open versions it ended get their end.
-    `keys`: the day's keys (at most `KEY_LITERALS`; those it closes are among them unless a TRUNCATE closes the rest:
-    none then), named in the condition."""
+    `keys`: the day's keys (at most `KEY_LITERALS`; those it closes are among them unless a TRUNCATE
+    closes the rest: none then), named in the condition."""
     from delta.tables import DeltaTable
 
     cdc = [name for name, _ in HISTORY_CDC]
@@ -206,10 +206,11 @@ def key_predicate(keys: list[str]) -> str:
 
 
 def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: list[str]) -> None:
-    """What `merge_current` does for a table the day does not truncate, its keys named (at most `KEY_LITERALS`): the
-    rows of those keys replaced by the day's set rows in one commit (`replaceWhere`), the replaced rows
-    marked in a deletion vector, without the MERGE's join with the table or its copy of the source. A
-    quiet day's two writes into a 1M-row table: 3.5 s against the two MERGEs' 4.9 s (BENCHMARKS.md)."""
+    """What `merge_current` does for a table the day does not truncate, its keys named (at most
+    `KEY_LITERALS`): the rows of those keys replaced by the day's set rows in one commit (`replaceWhere`),
+    the replaced rows marked in a deletion vector, without the MERGE's join with the table or its copy of
+    the source. A quiet day's two writes into a 1M-row table, side by side: 3.5 s against the two MERGEs'
+    4.9 s (BENCHMARKS.md turn 21)."""
     rows = current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND)
     rows.write.format(DELTA).mode("overwrite").option("replaceWhere", key_predicate(keys)).save(path)
 
