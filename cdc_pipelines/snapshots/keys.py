@@ -23,7 +23,7 @@ def _unnamed() -> Column:
 
 def with_keys(changes: DataFrame, keys: Mapping[str, Sequence[str]] | None) -> DataFrame:
     """`changes` with `pk_columns` set from `keys` (`{"db.table": [col, ...]}`, the table named as in
-    `apply.skipped_tables`) where an event names none."""
+    `apply.day_tables`' skipped tables) where an event names none."""
     if not keys:
         return changes
     label = F.concat_ws(".", *[F.col(c) for c in TABLE])

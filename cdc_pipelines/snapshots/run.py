@@ -1,6 +1,7 @@
-"""Snapshots of a range of days: each day MERGEd into every table it changed, recorded and summarised.
+"""Snapshots of a range of days: each day written into every table it changed (appended, its keys'
+rows replaced, or MERGEd), recorded and summarised.
 
-Days are applied in order; a day's cost follows its changes, not the tables' size (the MERGEs touch
+Days are applied in order; a day's cost follows its changes, not the tables' size (the writes touch
 only the files holding the keys the day changed). A backfill or a rerun of a day that was already
 applied, or that a later applied day follows, first restores the tables to their state at the start
 of that day (`versions.restore_before`) and then applies it and every later applied day again, in
@@ -193,7 +194,7 @@ def snapshot_day(
     kafka_keys: Collection[str] | bool = (),
     restored: set[tuple] | None = None,
 ) -> dict:
-    """MERGE one day into each table it changed; record the versions, the day's anomalies and figures.
+    """Write one day into each table it changed; record the versions, the day's anomalies and figures.
     `restored`: tables a backfill restored that no day since changed, at their state at the start of the
     day by a new version: not restored again; the day's tables leave the set."""
     changes = keyed_changes(day_changes(spark, lake_root, day, topics), keys, kafka_keys)

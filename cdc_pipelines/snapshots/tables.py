@@ -198,11 +198,16 @@ def merge_history(
     )
 
 
-def key_predicate(keys: list[str]) -> str:
-    """`_cdc_key IN (...)` as Delta's `replaceWhere` takes it: each key's UTF-8 bytes in hex, so no
-    character of a key (quotes, backslashes) depends on how the session parses string literals."""
-    values = ", ".join(f"decode(unhex('{key.encode().hex()}'), 'UTF-8')" for key in keys)
-    return f"_cdc_key IN ({values})"
+def key_predicate(spark: SparkSession, keys: list[str]) -> str:
+    """`_cdc_key IN (...)` as Delta's `replaceWhere` takes it, the keys as SQL string literals (Delta skips
+    files by its statistics for literals, as for the MERGE's `isin`). Where the session reads literals
+    raw (`spark.sql.parser.escapedStringLiterals`), no escape works inside one: a key's UTF-8 bytes in
+    hex, decoded, instead."""
+    if spark.conf.get("spark.sql.parser.escapedStringLiterals", "false").lower() == "true":
+        values = [f"decode(unhex('{key.encode().hex()}'), 'UTF-8')" for key in keys]
+    else:
+        values = ["'" + key.replace("\\", "\\\\").replace("'", "\\'") + "'" for key in keys]
+    return f"_cdc_key IN ({', '.join(values)})"
 
 
 def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: list[str]) -> None:
@@ -212,7 +217,8 @@ def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: 
     the source. A quiet day's two writes into a 1M-row table, side by side: 3.5 s against the two MERGEs'
     4.9 s (BENCHMARKS.md turn 21)."""
     rows = current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND)
-    rows.write.format(DELTA).mode("overwrite").option("replaceWhere", key_predicate(keys)).save(path)
+    predicate = key_predicate(net.sparkSession, keys)
+    rows.write.format(DELTA).mode("overwrite").option("replaceWhere", predicate).save(path)
 
 
 def replace_history(
@@ -229,7 +235,7 @@ def replace_history(
     ends = closed.select(F.col("_k").alias("_cdc_key"), F.col("_cdc_end_at").alias(_CLOSED_AT))
     new = history_rows(opened, columns).drop(KIND)
     ended = f" OR _cdc_end_at >= timestamp_micros({earliest_end})" if earliest_end is not None else ""
-    predicate = f"{key_predicate(keys)} AND (_cdc_end_at IS NULL{ended})"
+    predicate = f"{key_predicate(spark, keys)} AND (_cdc_end_at IS NULL{ended})"
     table = spark.read.format(DELTA).load(path)
     names = [F.col(quote(c)) for c in table.columns]
     taken = table.where(predicate).join(F.broadcast(ends), "_cdc_key", "left")

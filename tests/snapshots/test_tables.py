@@ -4,12 +4,15 @@ another day kept, whatever the keys' characters and however the event times run.
 import datetime as dt
 import json
 
+import pytest
 from deltalake import DeltaTable
+from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.store import table_root
+from cdc_pipelines.snapshots.tables import key_predicate
 from tests.snapshots import delta_rs
 from tests.snapshots.events import T0, changes_df, delete, insert, update
 
@@ -69,3 +72,15 @@ def test_a_days_keys_replaced_by_spark_keep_every_other_version(spark, tmp_path)
         ("b", "b1", 4, None), ("c", "c1", 4, None), (ODD, "o1", 3, -86398),
     ]  # fmt: skip
     delta_rs.assert_same_as_spark(spark, _path(tmp_path, "history"))
+
+
+@pytest.mark.parametrize("raw", ["false", "true"])
+def test_the_key_predicate_takes_exactly_the_keys_however_literals_are_parsed(spark, raw):
+    keys = [ODD, '["a\\"b"]', "x'y\\%z", "\\u0041", "tab\tnew\nline"]
+    frame = spark.createDataFrame([(k,) for k in [*keys, "A", "x'y%z"]], "_cdc_key string")
+    spark.conf.set("spark.sql.parser.escapedStringLiterals", raw)
+    try:
+        taken = [r[0] for r in frame.where(F.expr(key_predicate(spark, keys))).collect()]
+    finally:
+        spark.conf.unset("spark.sql.parser.escapedStringLiterals")
+    assert sorted(taken) == sorted(keys)
