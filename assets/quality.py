@@ -18,6 +18,7 @@ from assets.keys import CANONICAL
 from assets.partitions import DAILY
 from cdc_pipelines.quality import RULES, RuleResult, check_partition_rules
 from cdc_pipelines.quality.daily_report import write_day_figures
+from cdc_pipelines.quality.in_process import in_process_or_spark, judged_in_process
 from resources import LakeStorageResource, QualityConfigResource
 
 DESCRIPTIONS = {
@@ -26,6 +27,14 @@ DESCRIPTIONS = {
     "timestamp_precision_check": "event_time unit as promised and plausible; temporal values at their precision",
     "pk_consistency_check": "PK known, present, stable across updates, agrees with OMS metadata; unique event ids",
 }
+
+
+def in_process_day(pyspark: LazyPySparkResource, lake: str, dt: str, data_docs: bool) -> bool:
+    """Whether the day's quality is judged without Spark (`quality.in_process`): without the GX suite, on a
+    local master."""
+    conf = dict(pyspark.spark_config)
+    local_master = str(conf.get("spark.master", "local")).startswith("local")
+    return not data_docs and judged_in_process(lake, dt, None, conf, spark_asked=not local_master)
 
 
 def rule_metadata(result: RuleResult) -> dict:
@@ -101,13 +110,18 @@ def quality_checks(
     Yields each rule's result for the day; in a ranged run, each day's evaluation and then the run's summary.
     """
     rules = [r for r in RULES if dg.AssetCheckKey(CANONICAL, r) in context.selected_asset_check_keys]
-    spark, lake, thresholds = pyspark.spark_session, storage.lake_root, quality.thresholds()
+    lake, thresholds = storage.lake_root, quality.thresholds()
     if len(rules) == len(RULES):
         days = {}
         for dt in context.partition_keys:
-            day = write_day_figures(spark, lake, dt, thresholds=thresholds, great_expectations=quality.data_docs)
+            day = in_process_or_spark(
+                lambda spark, dt=dt: write_day_figures(spark, lake, dt, thresholds=thresholds,
+                                                       great_expectations=quality.data_docs),
+                lambda: pyspark.spark_session, in_process_day(pyspark, lake, dt, quality.data_docs),
+            )  # fmt: skip
             days[dt] = {r.rule: r for r in day.results}
     else:
+        spark = pyspark.spark_session
         days = {dt: check_partition_rules(spark, lake, dt, rules, thresholds) for dt in context.partition_keys}
     for rule in rules:
         severity, blocking = SEVERITY[rule], SEVERITY[rule] == dg.AssetCheckSeverity.ERROR

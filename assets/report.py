@@ -5,7 +5,9 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL, REPORT
 from assets.partitions import DAILY, SINGLE_RUN
+from assets.quality import in_process_day
 from cdc_pipelines.quality.daily_report import DayReport, write_day_report
+from cdc_pipelines.quality.in_process import in_process_or_spark
 from resources import LakeStorageResource, QualityConfigResource
 
 
@@ -47,9 +49,10 @@ def quality_report(
 ) -> dg.MaterializeResult:
     """`<lake>/reports/dt=.../index.html` and `summary.json` for each day of the run (rules, volume, lag)."""
     for dt in context.partition_keys:
-        report = write_day_report(
-            pyspark.spark_session, storage.lake_root, dt, thresholds=quality.thresholds(),
-            great_expectations=quality.data_docs,
+        report = in_process_or_spark(
+            lambda spark, dt=dt: write_day_report(spark, storage.lake_root, dt, thresholds=quality.thresholds(),
+                                                  great_expectations=quality.data_docs),
+            lambda: pyspark.spark_session, in_process_day(pyspark, storage.lake_root, dt, quality.data_docs),
         )  # fmt: skip
         context.add_asset_metadata(report_metadata(report), partition_key=dt)
     return dg.MaterializeResult()

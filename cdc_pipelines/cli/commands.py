@@ -333,15 +333,22 @@ def _in_process_files(args: argparse.Namespace, inputs: list[str] | None = None)
     """The files of a small local extract (`inputs`, else the command's) without table filters
     (`decode.in_process`), else None."""
     from cdc_pipelines.decode.in_process import in_process_inputs
-    from cdc_pipelines.runtime.session import env_conf, parse_conf
 
     if inputs is None and _tables(args) is not None:
         return None
+    conf, command_conf = _confs(args)
+    return in_process_inputs(inputs or args.inputs, args.out, conf, command_conf)
+
+
+def _confs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
+    """The process's settings with the command's (CDC_SPARK_CONF, then `--conf`), and the command's alone."""
+    from cdc_pipelines.runtime.session import env_conf, parse_conf
+
     try:
         command_conf = parse_conf(args.conf)
     except ValueError as error:
         raise OptionError(str(error)) from None
-    return in_process_inputs(inputs or args.inputs, args.out, {**env_conf(), **command_conf}, command_conf)
+    return {**env_conf(), **command_conf}, command_conf
 
 
 def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
@@ -440,8 +447,16 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
 def _quality(args: argparse.Namespace) -> dict[str, bool]:
     """Rules -> passed; failing rules still exit 0 (the report says why), missing inputs exit 2."""
     from cdc_pipelines.quality.daily_report import write_day_report
+    from cdc_pipelines.quality.in_process import in_process_or_spark, judged_in_process
+    from cdc_pipelines.runtime.session import asks_for_spark
 
-    report = write_day_report(_spark(args), args.canonical, args.dt, args.out, great_expectations=not args.no_gx)
+    conf, command_conf = _confs(args)
+    spark_asked = asks_for_spark(conf, command_conf)
+    local = args.no_gx and judged_in_process(args.canonical, args.dt, args.out, conf, spark_asked)
+    report = in_process_or_spark(
+        lambda spark: write_day_report(spark, args.canonical, args.dt, args.out, great_expectations=not args.no_gx),
+        lambda: _spark(args), local,
+    )  # fmt: skip
     print(f"quality report: {report.html}", file=sys.stderr)
     return report.rules
 

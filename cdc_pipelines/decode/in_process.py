@@ -28,7 +28,7 @@ from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
-from cdc_pipelines.runtime.session import MASTER_ENV
+from cdc_pipelines.runtime.session import asks_for_spark
 from cdc_pipelines.runtime.storage import local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the largest extract decoded in process; 0 turns it off.
@@ -43,13 +43,10 @@ def in_process_inputs(
     """The files of `inputs` when this extract is decoded in process, else None (Spark decodes it).
 
     In process: every input and the lake on local disk, at most `MAX_BYTES_SETTING` in all (`conf`: the
-    process's settings and the command's), and nothing asks for Spark: no master named (`spark.master`,
-    CDC_SPARK_MASTER: a cluster, or a test of Spark's own behaviour) and no `spark.` setting on the
-    command itself (`command_conf`: the user is tuning the Spark run, or naming a catalog database)."""
+    process's settings and the command's), and nothing asks for Spark (`runtime.session.asks_for_spark`;
+    a `spark.` setting on the command may name a catalog database)."""
     limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
-    master = "spark.master" in conf or os.environ.get(MASTER_ENV)
-    asks_for_spark = master or any(key.startswith("spark.") for key in command_conf)
-    if limit <= 0 or asks_for_spark or local_path(out) is None:
+    if limit <= 0 or asks_for_spark(conf, command_conf) or local_path(out) is None:
         return None
     if any(local_path(i) is None for i in inputs):
         return None

@@ -37,6 +37,34 @@ def read_rows(path: str) -> list[dict]:
     return DeltaTable(local).to_pyarrow_table().to_pylist()
 
 
+def read_partition(path: str, column: str, value: str, columns: Sequence[str]) -> pa.Table | None:
+    """The rows of the local table at `path` whose partition `column` is `value`, with `columns` (a
+    column the table lacks, written before a release added it, reads as null); None where there is no table."""
+    from deltalake import DeltaTable
+
+    local = local_table_path(path)
+    if local is None or not DeltaTable.is_deltatable(local):
+        return None
+    table = DeltaTable(local)
+    held = set(table.schema().to_arrow().names)
+    data = table.to_pyarrow_table(filters=[(column, "=", value)], columns=[c for c in columns if c in held])
+    for name in columns:
+        if name not in held:
+            data = data.append_column(name, pa.nulls(data.num_rows))
+    return data.select(list(columns))
+
+
+def partition_rows(path: str, column: str, value: str) -> int | None:
+    """The rows of the local table at `path` in its partition `column` = `value`, from its files'
+    statistics (no scan); None for a table elsewhere or not there."""
+    from deltalake import DeltaTable
+
+    local = local_table_path(path)
+    if local is None or not DeltaTable.is_deltatable(local):
+        return None
+    return file_rows(DeltaTable(local), column, value, value)
+
+
 def rows_from(path: str, column: str, first: str) -> int | None:
     """The rows of the local table at `path` in partitions whose `column` is `first` or later, from its
     files' statistics (no scan); None for a table elsewhere or not there."""
@@ -48,10 +76,10 @@ def rows_from(path: str, column: str, first: str) -> int | None:
     return file_rows(DeltaTable(local), column, first)
 
 
-def file_rows(table, column: str | None = None, first: str | None = None) -> int:
+def file_rows(table, column: str | None = None, first: str | None = None, last: str | None = None) -> int:
     """The rows a loaded delta-rs table's files hold by their statistics (`numRecords`; a file written
-    without them counts none), in partitions whose `column` is `first` or later when given. Rows a
-    deletion vector removes are still counted: for tables without them."""
+    without them counts none), in partitions whose `column` is `first` or later (and `last` or earlier)
+    when given. Rows a deletion vector removes are still counted: for tables without them."""
     files = pa.table(table.get_add_actions(flatten=True))
     if not files.num_rows:
         return 0
@@ -59,7 +87,7 @@ def file_rows(table, column: str | None = None, first: str | None = None) -> int
     if column is None:
         return sum(n or 0 for n in counts)
     values = files.column(f"partition.{column}").to_pylist()
-    return sum(n or 0 for n, v in zip(counts, values, strict=True) if v and v >= first)
+    return sum(n or 0 for n, v in zip(counts, values, strict=True) if v and v >= first and (last is None or v <= last))
 
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:

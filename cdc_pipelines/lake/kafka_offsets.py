@@ -77,14 +77,23 @@ def read_days_offsets(
     if not is_table(spark, offsets_path(lake_root)):
         return {}
     table = read_table(spark, offsets_path(lake_root), OFFSETS_SCHEMA)
+    return offsets_by_day(table.where(F.col("dt").isin(list(dts))).collect())
+
+
+def offsets_by_day(rows: Iterable) -> dict[tuple[str, str], list[PartitionOffsets]]:
+    """Rows of the offsets table (Spark's or dicts) by (source topic, day)."""
     out: dict[tuple[str, str], list[PartitionOffsets]] = {}
-    for row in table.where(F.col("dt").isin(list(dts))).collect():
+    for row in rows:
         out.setdefault((row["source_topic"], row["dt"]), []).append(_partition_offsets(row))
     return out
 
 
+def days_around(day: str) -> list[str]:
+    """The day before `day`, `day` and the day after: what its gaps are found among."""
+    date = dt.date.fromisoformat(day)
+    return [(date + dt.timedelta(days=d)).isoformat() for d in (-1, 0, 1)]
+
+
 def day_gaps(spark: SparkSession, lake_root: str | Path, day: str) -> list[OffsetGap]:
     """Gaps and overlaps between `day`'s recorded offsets and those of the day before and after it."""
-    date = dt.date.fromisoformat(day)
-    days = [(date + dt.timedelta(days=d)).isoformat() for d in (-1, 0, 1)]
-    return find_gaps(read_days_offsets(spark, lake_root, days))
+    return find_gaps(read_days_offsets(spark, lake_root, days_around(day)))

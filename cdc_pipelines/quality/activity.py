@@ -9,6 +9,7 @@ topic whose volume drops to zero for hours, and one whose lag jumps far above it
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -99,7 +100,13 @@ def event_columns(dt_value: str) -> list[Column]:
 def volume(events: DataFrame) -> list:
     """Events by (source_topic, table, op, hour): the one aggregate behind the hourly pictures and the
     report's event counts (one Spark job)."""
-    return events.groupBy("source_topic", "table", "op", "hour").count().collect()
+    return sorted(events.groupBy("source_topic", "table", "op", "hour").count().collect(), key=volume_order)
+
+
+def volume_order(row) -> tuple:
+    """The order `volume`'s rows are given in (topic, table, op, hour; nulls first), so the summary's
+    ops come in the same order from every run."""
+    return tuple((row[c] is not None, row[c]) for c in ("source_topic", "table", "op", "hour"))
 
 
 def hourly_from(volume_rows: list) -> tuple[dict, dict]:
@@ -113,6 +120,48 @@ def hourly_from(volume_rows: list) -> tuple[dict, dict]:
         else:
             hours[r.hour][r.op] = hours[r.hour].get(r.op, 0) + r["count"]
     return hourly, outside
+
+
+def event_counts_of(volume_rows: list) -> list[dict]:
+    """Events by source_topic, table and op (for the report), from `volume`'s rows."""
+    out: dict[tuple[str, str], dict] = {}
+    for r in volume_rows:
+        entry = out.setdefault((r.source_topic, r.table), {"source_topic": r.source_topic, "table": r.table, "ops": {}})
+        entry["ops"][r.op] = entry["ops"].get(r.op, 0) + r["count"]
+    return [out[k] for k in sorted(out)]
+
+
+def py_lag_bucket(lag: float) -> str:
+    """`lag_bucket` of one lag, in Python."""
+    if lag <= 0:
+        return NON_POSITIVE
+    return bucket_label(min(max(math.floor(math.log10(lag)), LAG_BUCKETS[0]), LAG_BUCKETS[-1]))
+
+
+def _percentile(ordered: list[float], fraction: float) -> float:
+    """Spark's exact `percentile` of sorted values: linear interpolation between the two ranks around
+    (n - 1) * fraction, in its order of operations so the digits agree."""
+    position = (len(ordered) - 1) * fraction
+    lower, higher = math.floor(position), math.ceil(position)
+    low, high = ordered[lower], ordered[higher]
+    if higher == lower or low == high:
+        return low
+    return (higher - position) * low + (position - lower) * high
+
+
+def lag_figures(lags: dict[str, list[float]]) -> dict[str, TopicLag]:
+    """`lag_from`'s figures from each topic's lags (seconds), in Python."""
+    labels = [NON_POSITIVE, *(bucket_label(d) for d in LAG_BUCKETS)]
+    out = {}
+    for topic in sorted(lags):
+        ordered = sorted(lags[topic])
+        histogram = dict.fromkeys(labels, 0)
+        for lag in ordered:
+            histogram[py_lag_bucket(lag)] += 1
+        quantiles = [_percentile(ordered, q) for q in QUANTILES]
+        negative = sum(lag < 0 for lag in ordered)
+        out[topic] = TopicLag(len(ordered), *quantiles, max=ordered[-1], negative=negative, histogram=histogram)
+    return out
 
 
 def lag_from(events: DataFrame) -> dict[str, TopicLag]:
@@ -171,8 +220,12 @@ def topic_flags(hours: dict[int, dict[str, int]] | None, lag: TopicLag | None) -
 
 def activity_from(events: DataFrame, dt_value: str, volume_rows: list) -> Activity:
     """Hourly volume (from `volume`'s rows) and lag figures of the scan's events, with the flagged topics."""
+    return activity_of(dt_value, volume_rows, lag_from(events))
+
+
+def activity_of(dt_value: str, volume_rows: list, lag: dict[str, TopicLag]) -> Activity:
+    """The day's activity from `volume`'s rows and the topics' lag figures, with the flagged topics."""
     hourly, outside = hourly_from(volume_rows)
-    lag = lag_from(events)
     topics = sorted(set(hourly) | set(lag))
     flags = {t: f for t in topics if (f := topic_flags(hourly.get(t), lag.get(t)))}
     return Activity(

@@ -15,6 +15,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from cdc_pipelines.lake.layout import REPORTS_DIR
+from cdc_pipelines.quality import in_process
 from cdc_pipelines.quality.activity import Activity
 from cdc_pipelines.quality.day_figures import (
     FIGURES_FILE,
@@ -26,7 +27,7 @@ from cdc_pipelines.quality.day_figures import (
 from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.quality.report import report_day, write_quality_report
 from cdc_pipelines.runtime import storage
-from cdc_pipelines.snapshots.report import snapshot_report
+from cdc_pipelines.snapshots.report import snapshot_report, snapshot_report_local
 from cdc_pipelines.snapshots.run import snapshots_root
 
 
@@ -65,16 +66,20 @@ class _DayFolder:
         """The day's folder at `target`, where readers find the report."""
         return storage.join(self.target, f"dt={self.dt}")
 
-    def scan(self, spark: SparkSession) -> DayQuality:
-        """The day's whole quality from one scan, its figures kept in the local report folder."""
-        gx_day = self.day if self.great_expectations else None
-        quality = compute_day_quality(spark, self.lake_root, self.dt, self.thresholds, self.key, gx_day)
+    def scan(self, spark: SparkSession | None) -> DayQuality:
+        """The day's whole quality from one scan (judged in this process without `spark`), its figures kept
+        in the local report folder."""
+        if spark is None:
+            quality = in_process.day_quality(self.lake_root, self.dt, self.thresholds, self.key)
+        else:
+            gx_day = self.day if self.great_expectations else None
+            quality = compute_day_quality(spark, self.lake_root, self.dt, self.thresholds, self.key, gx_day)
         (self.day / FIGURES_FILE).write_text(quality.to_json(), encoding="utf-8")
         return quality
 
 
 def _day_folder(
-    spark: SparkSession,
+    spark: SparkSession | None,
     lake_root: str | Path,
     dt: str,
     out_dir: str | Path | None,
@@ -88,7 +93,10 @@ def _day_folder(
     target = storage.absolute(out_dir) if out_dir else storage.join(lake_root, REPORTS_DIR)
     staging = None if storage.local_path(target) is not None else tempfile.mkdtemp(prefix="cdc-report-")
     out = Path(storage.local_path(target) or staging)
-    key = figures_key(spark, lake_root, thresholds, great_expectations)
+    if spark is None:
+        key = in_process.figures_key(lake_root, thresholds, great_expectations)
+    else:
+        key = figures_key(spark, lake_root, thresholds, great_expectations)
     return _DayFolder(lake_root, dt, thresholds, great_expectations, target, staging, out, report_day(out, dt), key)
 
 
@@ -122,7 +130,7 @@ def write_day_figures(
 
 
 def write_day_report(
-    spark: SparkSession,
+    spark: SparkSession | None,
     lake_root: str | Path,
     dt: str,
     out_dir: str | Path | None = None,
@@ -135,6 +143,8 @@ def write_day_report(
     ones they were computed for; otherwise the day is scanned here (and its figures kept). Local paths
     are made absolute first: GX's Data Docs site refuses a relative base directory. A report bound for
     another filesystem (`s3a://...`) is written to a local folder, then copied there through Hadoop.
+    Without `spark`, a small day of a local lake is judged in this process (`in_process`; no GX): it
+    raises `NeedsSpark` for an event only Spark judges exactly.
     """
     folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
     day = folder.published
@@ -142,7 +152,8 @@ def write_day_report(
     computed = quality is None
     if computed:
         quality = folder.scan(spark)
-    snapshot = snapshot_report(spark, snapshots_root(folder.lake_root), dt)
+    root = snapshots_root(folder.lake_root)
+    snapshot = snapshot_report_local(root, dt) if spark is None else snapshot_report(spark, root, dt)
     html = write_quality_report(
         quality.results, folder.out, dt, event_counts=quality.event_counts, gx=quality.gx,
         activity=quality.activity, snapshot=snapshot,

@@ -12,6 +12,7 @@ stale as soon as any of its tables has a newer version.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,14 @@ class DayQuality:
 
 def figures_key(spark: SparkSession, lake_root: str, thresholds: Thresholds, great_expectations: bool) -> dict:
     """What a day's figures depend on: the latest version of each source table, the thresholds, GX or not."""
+    versions = {name: io.table_version(spark, storage.join(lake_root, name)) for name in SOURCE_TABLES}
+    return figures_key_of(versions, thresholds, great_expectations)
+
+
+def figures_key_of(versions: dict[str, int | None], thresholds: Thresholds, great_expectations: bool) -> dict:
+    """`figures_key` from the source tables' versions."""
     return {
-        "sources": {name: io.table_version(spark, storage.join(lake_root, name)) for name in SOURCE_TABLES},
+        "sources": versions,
         "thresholds": {
             "max_failure_ratio": thresholds.max_failure_ratio,
             "max_reject_rate": thresholds.max_reject_rate,
@@ -116,11 +123,18 @@ def compute_day_quality(
     return DayQuality(dt=dt, key=key, results=results, event_counts=counts, activity=activity, gx=gx)
 
 
-def read_figures(spark: SparkSession, target_day: str, key: dict, report_day: Path) -> DayQuality | None:
-    """The figures kept in `target_day` (the day's report folder, any filesystem) if they were computed
-    for `key`; None where there are none or they are stale."""
+def read_figures(spark: SparkSession | None, target_day: str, key: dict, report_day: Path) -> DayQuality | None:
+    """The figures kept in `target_day` (the day's report folder, any filesystem; local without `spark`)
+    if they were computed for `key`; None where there are none or they are stale."""
     path = storage.join(target_day, FIGURES_FILE)
-    if not storage.exists(spark, path):
+    local = storage.local_path(path)
+    if local is not None:
+        if not os.path.isfile(local):
+            return None
+        text = Path(local).read_text(encoding="utf-8")
+    elif not storage.exists(spark, path):
         return None
-    kept = DayQuality.from_json(storage.read_bytes(spark, path).decode("utf-8"), report_day)
+    else:
+        text = storage.read_bytes(spark, path).decode("utf-8")
+    kept = DayQuality.from_json(text, report_day)
     return kept if kept.key == key else None

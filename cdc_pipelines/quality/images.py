@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
+from cdc_pipelines.quality.result import EventJudge, EventRule, RuleResult, SubCheck, Verdict, evaluate
 
 RULE = "image_presence_check"
 # formats whose UPDATE may legitimately lack the before image (flattened or after-only payloads)
@@ -63,6 +63,33 @@ def image_checks() -> dict[str, SubCheck]:
 def image_rule(*, max_failure_ratio: float = 0.0) -> EventRule:
     """The rule as the day's scan takes it (see `scan`)."""
     return EventRule(RULE, image_checks(), threshold=max_failure_ratio)
+
+
+def _image_verdicts(event) -> tuple[list[Verdict], tuple]:
+    """`image_checks` of one event, in Python (see `result.EventJudge`)."""
+    op, before, after = event["op"], event["before"] is not None, event["after"] is not None
+    ddl = event["ddl"]
+    has_ddl = ddl is not None and ddl.strip(" ") != ""  # Spark's trim takes spaces only
+    needs_before = event["source_format"] not in NO_BEFORE_ON_UPDATE
+
+    def verdict(applies: bool, cases: tuple) -> Verdict:
+        reason = next((text for failing, text in cases if failing), None)
+        return applies, reason is not None, None if reason is None else f"{op} {reason}"
+
+    return [
+        verdict(op in ("INSERT", "UPSERT"), ((not after, "without an after image"), (before, "with a before image"))),
+        verdict(op == "DELETE", ((not before, "without a before image"), (after, "with an after image"))),
+        verdict(op == "UPDATE", ((not after, "without an after image"),
+                                 (not before and needs_before, "without a before image"))),
+        verdict(op == "DDL", ((not has_ddl, "without DDL text"), (before or after, "with a row image"))),
+        verdict(op in CONTROL_OPS, ((before or after, "with a row image"),)),
+    ], ()  # fmt: skip
+
+
+def image_judge(*, max_failure_ratio: float = 0.0) -> EventJudge:
+    """The rule judged in Python, for a day judged without a JVM."""
+    checks = ("insert_upsert", "delete", "update", "ddl", "control")
+    return EventJudge(RULE, checks, (), _image_verdicts, threshold=max_failure_ratio)
 
 
 def image_presence_check(df: DataFrame, *, max_failure_ratio: float = 0.0) -> RuleResult:

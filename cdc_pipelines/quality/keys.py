@@ -7,6 +7,8 @@ and a duplicate event applies a change twice.
 
 from __future__ import annotations
 
+import json
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -14,9 +16,9 @@ from pyspark.sql import types as T
 from cdc_pipelines.model import meta_keys
 from cdc_pipelines.model.canonical import ROW_OPS
 from cdc_pipelines.quality.rejects import RejectSummary, summarize_rejects
-from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
+from cdc_pipelines.quality.result import EventJudge, EventRule, NeedsSpark, RuleResult, SubCheck, Verdict, evaluate
 from cdc_pipelines.quality.split_updates import CHECK as SPLIT_CHECK
-from cdc_pipelines.quality.split_updates import add_orphan_rejects, split_update_subcheck
+from cdc_pipelines.quality.split_updates import add_orphan_rejects, split_update_subcheck, split_update_verdict
 
 RULE = "pk_consistency_check"
 # formats whose messages do not name the primary key: their events are reported apart, not failed
@@ -157,10 +159,100 @@ def pk_rule(*, max_failure_ratio: float = 0.0) -> EventRule:
     return EventRule(RULE, checks, info, threshold=max_failure_ratio, added_columns=shared_columns)
 
 
+CHECKS = ("pk_known", "pk_values", "pk_unchanged", "record_primary_value", SPLIT_CHECK, "unique_event_id")
+INFO = ("key_changes", "no_pk_table_events", "pk_not_named_events")
+
+
+def _shared_py(events: list[dict]) -> None:
+    """`shared_columns` on events as dicts: whether the event's table has PK columns, the events of its id."""
+    tables: dict[tuple, bool] = {}
+    ids: dict[str, int] = {}
+    for e in events:
+        table = tuple(e[c] for c in TABLE)
+        tables[table] = tables.get(table, False) or (e["op"] in ROW_OPS and bool(e["pk_columns"]))
+        ids[e["event_id"]] = ids.get(e["event_id"], 0) + 1
+    for e in events:
+        e[TABLE_HAS_PK] = tables[tuple(e[c] for c in TABLE)]
+        e[EVENT_ID_EVENTS] = ids[e["event_id"]]
+
+
+def _bad_py_pk(pk: list, image: dict | None) -> list[str]:
+    if image is None:
+        return [f"{c} missing" for c in pk]
+    return [f"{c} {'null' if c in image else 'missing'}" for c in pk if image.get(c) is None]
+
+
+def _listed(meta: dict) -> list | None:
+    """`from_json(meta[cdc.changed_columns], array<string>)` for the JSON arrays of strings the codecs write."""
+    text = meta.get(meta_keys.CHANGED_COLUMNS)
+    if text is None:
+        return None
+    try:
+        listed = json.loads(text)
+    except ValueError:
+        raise NeedsSpark(f"cdc.changed_columns is not JSON: {text[:80]!r}") from None
+    if not isinstance(listed, list) or not all(c is None or isinstance(c, str) for c in listed):
+        raise NeedsSpark(f"cdc.changed_columns is not an array of strings: {text[:80]!r}")
+    return listed
+
+
+def _joined(pk: list, image: dict | None) -> str:
+    """`array_join` of the image's PK values: nulls left out."""
+    image = image or {}
+    return PK_SEPARATOR.join(v for v in (image.get(c) for c in pk) if v is not None)
+
+
+def _pk_verdicts(e) -> tuple[list[Verdict], list[bool]]:
+    """`pk_checks` of one event, in Python (see `result.EventJudge`)."""
+    op, fmt, pk = e["op"], e["source_format"], e["pk_columns"] or []
+    before, after, meta = e["before"], e["after"], e["meta"] or {}
+    row, has_pk = op in ROW_OPS, bool(pk)
+    names_pk, table_has_pk = fmt not in FORMATS_WITHOUT_PK_NAMES, e[TABLE_HAS_PK]
+    bad_before, bad_after = _bad_py_pk(pk, before), _bad_py_pk(pk, after)
+    uses_after = op in ("INSERT", "UPSERT", "UPDATE") and after is not None
+    uses_before = op in ("DELETE", "UPDATE") and before is not None
+    missing = ([f"before {t}" for t in bad_before] if uses_before else []) + (
+        [f"after {t}" for t in bad_after] if uses_after else []
+    )
+    complete_before = before is not None and not bad_before
+    complete_after = after is not None and not bad_after
+    comparable = op == "UPDATE" and has_pk and complete_before and complete_after
+    changed, unlisted = [], []
+    if comparable:
+        changed = [c for c in pk if before.get(c) != after.get(c)]
+        listed = _listed(meta)
+        # array_contains is null (not false) for a column absent from a list holding a null
+        unlisted = [] if listed is None else [c for c in changed if c not in listed and None not in listed]
+    rpv = meta.get("record_primary_value")
+    primary_complete = complete_before if op == "DELETE" else complete_after
+    rpv_applies = fmt in RECORD_PRIMARY_VALUE_FORMATS and row and has_pk and rpv is not None and primary_complete
+    rpv_matches = rpv_applies and (
+        rpv == _joined(pk, before if op == "DELETE" else after) or (op == "UPDATE" and rpv == _joined(pk, before))
+    )
+    events = e[EVENT_ID_EVENTS]
+    return [
+        (row and names_pk, not has_pk and table_has_pk, "no PK columns although other events of its table have them"),
+        (row and has_pk and (uses_before or uses_after), bool(missing), "PK value " + ", ".join(missing)),
+        (comparable, bool(unlisted), "PK changed but cdc.changed_columns omits it: " + ",".join(unlisted)),
+        (rpv_applies, not rpv_matches, "meta record_primary_value does not match the image's PK values"),
+        split_update_verdict(e),
+        (True, events > 1, f"duplicate event_id ({events} events)"),
+    ], [
+        comparable and bool(changed) and not unlisted,
+        row and names_pk and not table_has_pk,
+        row and not names_pk and not has_pk,
+    ]
+
+
+def pk_judge(*, max_failure_ratio: float = 0.0) -> EventJudge:
+    """The rule judged in Python, for a day judged without a JVM; `finish` adds what the rejects say."""
+    return EventJudge(RULE, CHECKS, INFO, _pk_verdicts, threshold=max_failure_ratio, prepare=_shared_py)
+
+
 def finish(result: RuleResult, rejects: RejectSummary | None) -> RuleResult:
     """Add the decoder's rejected orphan halves (given `rejects`) and the tables without a PK."""
     if rejects is not None:
-        result = add_orphan_rejects(result, rejects, list(pk_checks()[1]))
+        result = add_orphan_rejects(result, rejects, list(INFO))
     result.info["tables_without_pk"] = [
         f"{g['source_topic']}/{g['table']}" for g in result.groups if g["no_pk_table_events"]
     ]

@@ -24,8 +24,8 @@ class Partition:
     """One dt of the lake: its events, its rejects and the counts its decode run recorded (if any)."""
 
     dt: str
-    changes: DataFrame
-    rejects: DataFrame
+    changes: DataFrame | None  # None where the day is judged in process (`in_process`), its rows as dicts
+    rejects: DataFrame | None
     recorded: dict[str, dict[str, int]] = field(default_factory=dict)
     # gaps and overlaps of Kafka offsets between this day and the days beside it (model.kafka_offsets)
     kafka_gaps: list = field(default_factory=list)

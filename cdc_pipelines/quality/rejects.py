@@ -70,3 +70,16 @@ def summarize_rejects(rejects: DataFrame) -> RejectSummary:
     return RejectSummary(
         tuple(RejectGroup(r.source_topic, r.reason, r.n, tuple(tuple(x) for x in r["first"] or ())) for r in rows)
     )
+
+
+def summary_of(rejects: list[dict]) -> RejectSummary:
+    """`summarize_rejects` over rejects as dicts (in Python, for a day judged without a JVM)."""
+    groups: dict[tuple, list] = {}
+    for r in rejects:
+        groups.setdefault((r["source_topic"], r["reason"]), []).append(tuple(r[c] for c in ORDER))
+    return RejectSummary(
+        tuple(
+            RejectGroup(t, reason, len(lines), tuple(sorted(lines, key=lambda x: null_first(*x))[:MAX_EXAMPLES]))
+            for (t, reason), lines in groups.items()
+        )
+    )

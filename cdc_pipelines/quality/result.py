@@ -8,11 +8,11 @@ the same aggregation, so a day's event rules cost one Spark job and only aggrega
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 MAX_EXAMPLES = 5
@@ -77,6 +77,12 @@ def table_label() -> Column:
     return F.when(label == "", F.lit(NO_TABLE)).otherwise(label)
 
 
+def event_table_label(event: Mapping[str, Any]) -> str:
+    """`table_label` of one event as a dict (`concat_ws` leaves the nulls out)."""
+    label = ".".join(p for p in (event["db"], event["db_schema"], event["table_name"]) if p is not None)
+    return label or NO_TABLE
+
+
 KEY_COLUMNS = ("event_id", "source_topic", "source_file", "source_line", "table")
 # failing examples are the first by this order (min_by keeps nulls first, as orderBy does)
 EXAMPLE_ORDER = ("source_topic", "source_file", "source_line", "event_id")
@@ -99,7 +105,39 @@ class EventRule:
 
     def column(self, kind: str, name: str = "") -> str:
         """The scan's column of this rule: a(pplies)/f(ails) per sub-check, i(nfo), reason."""
-        return f"{kind}__{self.name}__{name}" if name else f"{kind}__{self.name}"
+        return rule_column(self.name, kind, name)
+
+
+def rule_column(rule: str, kind: str, name: str = "") -> str:
+    return f"{kind}__{rule}__{name}" if name else f"{kind}__{rule}"
+
+
+class NeedsSpark(Exception):
+    """An event whose figures the Python judges cannot give exactly as Spark's expressions do (a time
+    outside Python's years, a `cdc.changed_columns` Spark would read leniently): judge the day with Spark."""
+
+
+# one sub-check's verdict on one event: applies, fails, and the reason (read only where it fails)
+Verdict = tuple[bool, bool, "str | None"]
+
+
+@dataclass(frozen=True)
+class EventJudge:
+    """An `EventRule` judged in Python, one event (a dict of the canonical row, times as epoch
+    microseconds) at a time: the same sub-checks in the same order, each giving a `Verdict`, and the
+    same info flags. It judges a day small enough to need no JVM (`in_process`); the Spark suite holds
+    both forms to the same results on every fixture (`tests/quality/test_in_process.py`)."""
+
+    name: str
+    checks: Sequence[str]
+    info: Sequence[str]
+    verdicts: Callable[[Mapping[str, Any]], tuple[Sequence[Verdict], Sequence[bool]]]
+    threshold: float = 0.0
+    # day-wide figures the verdicts read (the keys rule's tables and repeated ids), set on the events
+    prepare: Callable[[list[dict]], None] | None = None
+
+    def column(self, kind: str, name: str = "") -> str:
+        return rule_column(self.name, kind, name)
 
 
 def key_columns() -> list[Column]:
@@ -155,9 +193,10 @@ def null_first(*values: Any) -> tuple:
     return tuple((v is not None, v) for v in values)
 
 
-def rule_result(rule: EventRule, rows: list) -> RuleResult:
-    """The rule's RuleResult from the grouped rows of `rule_aggregates` (any order)."""
-    groups = sorted((r.asDict() for r in rows), key=lambda g: null_first(g["source_topic"], g["table"]))
+def rule_result(rule: EventRule | EventJudge, rows: list) -> RuleResult:
+    """The rule's RuleResult from the grouped rows of `rule_aggregates` (any order), or of `judged_groups`."""
+    groups = sorted((r if isinstance(r, dict) else r.asDict() for r in rows),
+                    key=lambda g: null_first(g["source_topic"], g["table"]))  # fmt: skip
     counted = [rule.column("checked"), rule.column("failed"), *_counted(rule)]
     total = {c: sum(g[c] for g in groups) for c in counted}
     candidates = [(e, g["table"]) for g in groups for e in g[rule.column("examples")] or []]
@@ -201,3 +240,49 @@ def aggregate_rules(events: DataFrame, rules: list[EventRule]) -> dict[str, Rule
 def evaluate(df: DataFrame, rule: EventRule) -> RuleResult:
     """One rule over a frame of canonical events (its own scan and job): for callers with one rule only."""
     return aggregate_rules(rule.prepare(df).select(*key_columns(), *rule_columns(rule)), [rule])[rule.name]
+
+
+def judged_groups(judge: EventJudge, events: Iterable[Mapping[str, Any]]) -> list[dict]:
+    """What `rule_aggregates` gives per (source_topic, table), from the judge's verdicts on `events` (each
+    carrying its `table` label): counts of every flag, and each group's first failing examples."""
+    groups: dict[tuple, dict] = {}
+    counted = _counted(judge)
+    flags = [(judge.column("a", n), judge.column("f", n)) for n in judge.checks]
+    info = [judge.column("i", n) for n in judge.info]
+    checked, failed, examples = judge.column("checked"), judge.column("failed"), judge.column("examples")
+    for event in events:
+        key = (event["source_topic"], event["table"])
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {"source_topic": key[0], "table": key[1], checked: 0, failed: 0,
+                                   **dict.fromkeys(counted, 0), examples: []}  # fmt: skip
+        verdicts, infos = judge.verdicts(event)
+        reason = None
+        applies = False
+        for (a_col, f_col), (a, f, why) in zip(flags, verdicts, strict=True):
+            if a:
+                applies = True
+                group[a_col] += 1
+                if f:
+                    group[f_col] += 1
+                    if reason is None:
+                        reason = why
+        for i_col, flag in zip(info, infos, strict=True):
+            group[i_col] += bool(flag)
+        group[checked] += applies
+        if reason is not None:
+            group[failed] += 1
+            group[examples].append(Row(**{c: event[c] for c in EXAMPLE_ORDER}, reason=reason))
+    for group in groups.values():
+        group[examples] = sorted(group[examples], key=lambda e: null_first(*(e[c] for c in EXAMPLE_ORDER)))[
+            :MAX_EXAMPLES
+        ]
+    return list(groups.values())
+
+
+def judge_rules(events: list[dict], judges: Sequence[EventJudge]) -> dict[str, RuleResult]:
+    """Every judge's RuleResult over `events` (dicts with their `table` label), as `aggregate_rules` gives."""
+    for judge in judges:
+        if judge.prepare is not None:
+            judge.prepare(events)
+    return {j.name: rule_result(j, judged_groups(j, events)) for j in judges}

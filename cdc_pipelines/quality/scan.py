@@ -100,13 +100,7 @@ class DayScan:
 
     def event_counts(self) -> list[dict]:
         """Events by source_topic, table and op (for the report), from the volume aggregate."""
-        out: dict[tuple[str, str], dict] = {}
-        for r in self.volume():
-            entry = out.setdefault(
-                (r.source_topic, r.table), {"source_topic": r.source_topic, "table": r.table, "ops": {}}
-            )
-            entry["ops"][r.op] = entry["ops"].get(r.op, 0) + r["count"]
-        return [out[k] for k in sorted(out)]
+        return activity.event_counts_of(self.volume())
 
     def activity(self) -> Activity:
         return activity.activity_from(self.events, self.partition.dt, self.volume())

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.model import meta_keys
 from cdc_pipelines.quality.rejects import RejectSummary
-from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, SubCheck
+from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, SubCheck, Verdict
 
 CHECK = "split_update_paired"
 BEFORE_HALF_OPS = ("UPDATE_BEFOR", "UPDATE BEFORE")
@@ -35,6 +35,17 @@ def split_update_subcheck() -> SubCheck:
             F.concat(raw_op, F.lit(" half without its before half"))
         ),
     )
+
+
+def split_update_verdict(event) -> Verdict:
+    """`split_update_subcheck` of one event, in Python (see `result.EventJudge`)."""
+    raw_op = event["raw_op"]
+    lone_before = raw_op in BEFORE_HALF_OPS
+    paired = (event["meta"] or {}).get(meta_keys.BEFORE_SOURCE_LINE) is not None
+    lone_after = raw_op in AFTER_HALF_OPS and event["before"] is None and not paired
+    applies = event["op"] == "UPDATE" and raw_op in (*BEFORE_HALF_OPS, *AFTER_HALF_OPS)
+    half = "after" if lone_before else "before"
+    return applies, lone_before or lone_after, f"{raw_op} half without its {half} half"
 
 
 def add_orphan_rejects(result: RuleResult, rejects: RejectSummary, info_keys: list[str]) -> RuleResult:

@@ -8,13 +8,14 @@ with a stray zone or a 7th fraction digit breaks every downstream cast; both pas
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdc_pipelines.model.canonical import TOMBSTONE
 from cdc_pipelines.model.schema import lit_map
-from cdc_pipelines.quality.result import EventRule, RuleResult, SubCheck, evaluate
+from cdc_pipelines.quality.result import EventJudge, EventRule, NeedsSpark, RuleResult, SubCheck, Verdict, evaluate
 
 RULE = "timestamp_precision_check"
 PROMISED_UNIT = {
@@ -199,6 +200,107 @@ def timestamp_rule(
     """The rule as the day's scan takes it (see `scan`)."""
     checks = timestamp_checks(now=now, future_tolerance=future_tolerance, sync_tolerance=sync_tolerance)
     return EventRule(RULE, checks, threshold=max_failure_ratio, added_columns=temporal_columns)
+
+
+# Java's `$` (what `rlike` and `regexp_extract` run) also matches before one line terminator at the end
+_JAVA_END = r"(?=(?:\r\n|[\r\u0085\u2028\u2029]|(?<!\r)\n)?\Z)"
+
+
+def _java(pattern: str) -> re.Pattern:
+    return re.compile(pattern[:-1] + _JAVA_END if pattern.endswith("$") else pattern)
+
+
+_PY_PATTERNS = {name: _java(p) for name, p in PATTERNS.items()}
+_PY_FRACTION = _java(r"\.([0-9]+)Z?$")
+_PY_DECLARED = re.compile(r"\(([0-9])\)")
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def _real_day(text: str) -> bool:
+    """`try_to_date(text, "yyyy-MM-dd")` is not null (Spark reads `yyyy` as the proleptic year: 0000 is one)."""
+    try:
+        year, month, day = int(text[0:4]), int(text[5:7]), int(text[8:10])
+        dt.date(year or 2000, month, day)  # year 0 is a leap year, as 2000 is
+    except ValueError:
+        return False
+    return True
+
+
+def _bad_py_value(value: str | None, logical: str, source_type: str | None) -> bool:
+    """`_bad_value` in Python."""
+    if value is None:
+        return False
+    if not _PY_PATTERNS[logical].search(value):
+        return True
+    if logical in ("DATE", "DATETIME", "TIMESTAMP") and not _real_day(value[:10]):
+        return True
+    if "." not in value:
+        return False
+    declared = _PY_DECLARED.search(source_type or "")
+    if declared is None:
+        return False
+    fraction = _PY_FRACTION.search(value)
+    return len(fraction.group(1) if fraction else "") > int(declared.group(1))
+
+
+def _py_temporal(event) -> tuple[bool, str]:
+    """`temporal_columns` of one event: whether an image holds a temporal column, the values that do not parse."""
+    types = event["column_types"] or {}
+    temporal = [k for k, v in types.items() if v in PATTERNS]
+    if not temporal:
+        return False, ""
+    sources = event["source_types"] or {}
+    has, bad = False, []
+    for image in ("before", "after"):
+        values = event[image]
+        if values is None:
+            continue
+        has = has or any(k in values for k in temporal)
+        bad += [f"{image}.{k}" for k in temporal if _bad_py_value(values.get(k), types[k], sources.get(k))]
+    return has, ",".join(bad)
+
+
+def _utc_text(micros: int) -> str:
+    """`date_format(t, "yyyy-MM-dd'T'HH:mm:ss'Z'")` in UTC; Python holds years 1-9999 only."""
+    try:
+        moment = _EPOCH + dt.timedelta(microseconds=micros)
+    except OverflowError:
+        raise NeedsSpark(f"event time {micros} us is outside years 1-9999") from None
+    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z"
+
+
+def timestamp_judge(
+    *,
+    max_failure_ratio: float = 0.0,
+    now: dt.datetime | None = None,
+    future_tolerance: dt.timedelta = dt.timedelta(minutes=5),
+    sync_tolerance: dt.timedelta = dt.timedelta(minutes=5),
+) -> EventJudge:
+    """`timestamp_checks` judged in Python (see `result.EventJudge`); event times as epoch microseconds."""
+    latest = _micros((now or dt.datetime.now(dt.UTC)) + future_tolerance)
+    oldest, tolerance = _micros(OLDEST), _micros_delta(sync_tolerance)
+
+    def verdicts(event) -> tuple[list[Verdict], tuple]:
+        fmt, event_us, sync_us, unit = (event["source_format"], event["event_time"], event["sync_time"],
+                                        event["event_time_unit"])  # fmt: skip
+        timed = event_us is not None
+        promised = PROMISED_UNIT.get(fmt)
+        tombstone = event["op"] == "OTHER" and event["raw_op"] == TOMBSTONE
+        range_fails = timed and (event_us > latest or event_us < oldest)
+        has_temporal, bad = _py_temporal(event)
+        return [
+            (fmt not in NO_EVENT_TIME and not tombstone, not timed, "event_time missing"),
+            (timed and promised is not None, unit != promised,
+             f"event_time unit {'null' if unit is None else unit}, format promises {promised}"),
+            (timed, range_fails, range_fails and "event_time " + _utc_text(event_us)
+             + (" is in the future" if event_us > latest else " is before 2000-01-01")),
+            (has_temporal, bad != "", f"temporal value does not parse at its precision: {bad}"),
+            (timed and sync_us is not None, timed and sync_us is not None and sync_us < event_us - tolerance,
+             "sync_time before event_time"),
+        ], ()  # fmt: skip
+
+    checks = ("event_time_present", "event_time_unit", "event_time_range", "temporal_values", "sync_after_event")
+    return EventJudge(RULE, checks, (), verdicts, threshold=max_failure_ratio)
 
 
 def timestamp_precision_check(

@@ -1,0 +1,272 @@
+"""A day judged in process (`quality.in_process`) gives the Spark scan's figures digit for digit: on hand-built
+events that fail every sub-check, on every format's seed samples and on the peers' files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+import pyarrow as pa
+import pytest
+
+from cdc_pipelines.decode.in_process import decode_in_process
+from cdc_pipelines.decode.runner import rows_to_batch
+from cdc_pipelines.extract.files import list_input_files
+from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.kafka_offsets import OFFSETS_DIR, OFFSETS_SCHEMA
+from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
+from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
+from cdc_pipelines.model.canonical import PARTITION_COLUMNS, TOMBSTONE
+from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
+from cdc_pipelines.quality import in_process
+from cdc_pipelines.quality.day_figures import compute_day_quality
+from cdc_pipelines.quality.partition import Thresholds
+from cdc_pipelines.samples import sample_folder
+from tests.conftest import resource
+from tests.formats.test_peer_corpora import FILES, _batch_key
+from tests.quality.rows import DT, NOW, clean_events, event, reject
+
+THRESHOLDS = Thresholds(now=NOW)
+
+
+def _at(hour: int, minute: int = 0, second: int = 0, micros: int = 0) -> dt.datetime:
+    return dt.datetime(2024, 1, 1, hour, minute, second, micros, tzinfo=dt.UTC)
+
+
+def _micros(value):
+    return None if value is None else (value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+
+
+def every_failure() -> list[dict]:
+    """Events failing every sub-check of the three event rules, with the info flags, and lags in every bucket."""
+    image = {"id": "1", "name": "a", "created": "2024-01-01 10:00:00.123"}
+    types = {"d": "DATE", "t": "TIME", "dt": "DATETIME", "ts": "TIMESTAMP", "id": "INT"}
+    oms = {"source_format": "oms-default", "event_time_unit": "s", "pk_columns": ["id1", "id2"], "column_types": {}}
+    row = {"id1": "3", "id2": "129"}
+    rows = [
+        *clean_events(),
+        event(before=image),  # INSERT with a before image
+        event(op="UPSERT", after=None),
+        event(op="DELETE", before=None, after=None),
+        event(op="DELETE", before=image, after=image),
+        event(op="UPDATE", before=None, after=image),
+        event(op="UPDATE", before=image, after=None),
+        event(op="UPDATE", before=None, after=image, source_format="oms-debezium", event_time_unit="ms"),
+        event(op="DDL", ddl="   ", after=None, pk_columns=None, column_types=None),
+        event(op="DDL", ddl=" \tALTER", after=image, pk_columns=None),
+        event(op="DDL", ddl="\t", after=None, pk_columns=None),  # Spark's trim takes spaces only
+        event(op="HEARTBEAT", after=image, table_name=None, db=None),
+        event(op="TX_BEGIN", after=None, before=None, table_name=None, db=None, db_schema=None),
+        event(op="OTHER", raw_op=TOMBSTONE, event_time=None, after=None),
+        event(op="OTHER", raw_op="x", event_time=None, after=None, db="", table_name=""),
+        event(source_format="oms-debezium-smt", event_time=None, event_time_unit=None),
+        event(event_time_unit="s"),
+        event(event_time_unit=None),
+        event(source_format="unknown-format"),
+        event(event_time=dt.datetime(2031, 5, 6, 7, 8, 9, tzinfo=dt.UTC), sync_time=None),
+        event(event_time=dt.datetime(1999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)),
+        event(event_time=dt.datetime(1, 1, 1, tzinfo=dt.UTC), sync_time=None),
+        event(event_time=_at(10, 30), sync_time=_at(10, 20)),  # sync 10 minutes before the event
+        event(event_time=_at(10, 30), sync_time=_at(10, 26)),  # within the tolerance: a negative lag
+        event(event_time=dt.datetime(2023, 12, 31, 23, tzinfo=dt.UTC)),  # outside the day
+        *[
+            event(event_time=_at(h), sync_time=_at(h) + dt.timedelta(microseconds=lag))
+            for h, lag in (
+                (1, 0),
+                (2, 1),
+                (3, 999),
+                (4, 15_000),
+                (5, 2_500_000),
+                (6, 7_200_000_000),
+                (7, 90_000_000_000),
+                (8, 1),
+            )
+        ],  # fmt: skip
+        event(
+            after={
+                "d": "2020-02-29",
+                "t": "-838:59:59",
+                "dt": "2020-11-25 00:01:02.123456789",
+                "id": "1",
+                "ts": "2020-12-31T16:01:02.012345Z",
+            },
+            column_types=types,
+            source_types={"ts": "timestamp(6)"},
+        ),  # fmt: skip
+        *[
+            event(after={"id": "1", **bad}, column_types=types, source_types=declared)
+            for bad, declared in (
+                ({"d": "2020-02-30"}, {}),
+                ({"dt": "2021-04-31 00:01:02"}, {}),
+                ({"t": "25:61:00"}, {}),
+                ({"dt": "2020-11-25T00:01:02"}, {}),
+                ({"dt": "2020-11-25 00:01:02 Asia/Shanghai"}, {}),
+                ({"ts": "2020-11-24T16:01:02"}, {}),
+                ({"dt": "2020-11-25 00:01:02.1234567890"}, {}),
+                ({"ts": "2020-11-24T16:01:02.0123Z"}, {"ts": "timestamp(3)"}),
+                ({"d": "0000-02-29"}, {}),
+                ({"d": "2020-01-01\n"}, {}),
+                ({"d": "2020-01-01\n\n"}, {}),
+                ({"dt": "2020-01-01 00:00:00.5\r\n"}, {"dt": "datetime(0)"}),
+                ({"d": None, "t": "12:00:00"}, {"t": "time"}),
+            )
+        ],  # fmt: skip
+        event(op="DELETE", after=None, before={"d": "0000-00-00"}, column_types=types),
+        event(after={"id": None, "name": "a"}),
+        event(op="DELETE", before={"name": "x"}, after=None),
+        event(pk_columns=None),  # other events of shop.orders name a PK
+        event(pk_columns=None, table_name="logs"),
+        event(pk_columns=None, source_format="oms-debezium", table_name="dbz", event_time_unit="ms"),
+        event(op="UPDATE", before={"id": "1"}, after={"id": "2"}),
+        event(op="UPDATE", before={"id": "1"}, after={"id": "2"}, meta={"cdc.changed_columns": '["name"]'}),
+        event(op="UPDATE", before={"id": "1"}, after={"id": "2"}, meta={"cdc.changed_columns": '["id"]'}),
+        event(op="UPDATE", before={"id": "1"}, after={"id": "2"}, meta={"cdc.changed_columns": '["name", null]'}),
+        event(**oms, after=row, meta={"record_primary_value": "3\u0001129"}),
+        event(**oms, op="DELETE", after=None, before=row, meta={"record_primary_value": "3\u0001129"}),
+        event(**oms, after=row, meta={"record_primary_value": "3\u0001130"}),
+        event(**oms, op="UPDATE", before=row, after={**row, "id2": "130"}, meta={"record_primary_value": "3\u0001129"}),
+        event(op="UPDATE", raw_op="UPDATE_BEFOR", source_format="dataworks-json", before=image, after=image),
+        event(op="UPDATE", raw_op="UPDATE AFTER", source_format="dts-shareplex", before=None, after=image),
+        event(
+            op="UPDATE",
+            raw_op="UPDATE_AFTER",
+            source_format="dataworks-json",
+            before=None,
+            after=image,
+            meta={"cdc.before_source_line": "7"},
+        ),  # fmt: skip
+        event(after=image, meta={"cdc.duplicate_of": "e0001"}, source_topic="payments"),
+        event(source_topic="payments", db_schema="public", source_line=1),
+        event(source_topic="payments", db_schema="public", source_line=1),
+    ]
+    rows.append({**rows[0], "source_line": 999})  # a repeated event id
+    return rows
+
+
+def _write(lake: str, rows: list[dict], schema, name: str, parts: list[dict]) -> None:
+    target = delta_rs.arrow_schema(schema)
+    data = rows_to_batch([{**r, **{k: _micros(r[k]) for k in ("event_time", "sync_time") if k in r}} for r in rows],
+                         target)  # fmt: skip
+    delta_rs.replace_partitions(pa.Table.from_batches([data], schema=target), os.path.join(lake, name), parts, schema,
+                                PARTITION_COLUMNS)  # fmt: skip
+
+
+def _offsets(day: str, partition: int, first: int, last: int, topic: str = "orders") -> dict:
+    return {"kafka_topic": "k", "partition": partition, "start_offset": first, "end_offset": last + 1,
+            "scan_end": last + 1, "first": first, "last": last, "messages": last - first + 1, "start_ms": 0,
+            "end_ms": 1, "dt": day, "source_topic": topic}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def lakes(tmp_path_factory) -> dict[str, str]:
+    """Three lakes of one day: the hand-built failures (with rejects, unbalanced counts and a Kafka gap),
+    every format's samples, and the peers' files, each decoded as `decode` does a small extract."""
+    rules = str(tmp_path_factory.mktemp("rules"))
+    events = every_failure()
+    topics = sorted({e["source_topic"] for e in events})
+    _write(rules, events, CANONICAL_SCHEMA, CHANGES_DIR, [{"dt": DT, "source_topic": t} for t in topics])
+    rejects = [reject(1), reject(2, "UPDATE_BEFOR without its matching after half"), reject(3, "x", "payments"),
+               reject(4, "UPDATE_BEFOR without its matching after half", "payments")]  # fmt: skip
+    _write(rules, rejects, REJECTS_SCHEMA, REJECTS_DIR, [{"dt": DT, "source_topic": t} for t in topics])
+    counts = [{"read": 70, "decoded": 0, "rejected": 0, "filtered": 2, "events": 0, "dt": DT, "source_topic": "orders"},
+              {"read": 5, "decoded": 0, "rejected": 0, "filtered": 0, "events": 0, "dt": DT,
+               "source_topic": "payments"}]  # fmt: skip
+    _write(rules, counts, COUNTS_SCHEMA, COUNTS_DIR, [{"dt": DT, "source_topic": t} for t in topics])
+    offsets = [_offsets("2023-12-31", 0, 0, 9), _offsets(DT, 0, 12, 20), _offsets(DT, 1, 0, 5),
+               _offsets("2024-01-02", 0, 20, 30)]  # fmt: skip
+    _write(rules, offsets, OFFSETS_SCHEMA, OFFSETS_DIR, [{"dt": o["dt"], "source_topic": "orders"} for o in offsets])
+
+    samples = str(tmp_path_factory.mktemp("samples"))
+    for format_id in FORMAT_IDS:
+        decode_in_process(format_id, list_input_files([str(sample_folder(format_id))]), topic=format_id, dt=DT,
+                          out=samples)  # fmt: skip
+    peers = str(tmp_path_factory.mktemp("peers"))
+    for key in sorted({_batch_key(s) for s in FILES.values()}):
+        names = [str(resource("peer", n)) for n, s in FILES.items() if _batch_key(s) == key]
+        topic = "-".join([key[0], *(v for _, v in key[1])])
+        decode_in_process(key[0], names, topic=topic, dt=DT, out=peers, options=dict(key[1]))
+    return {"rules": rules, "samples": samples, "peers": peers}
+
+
+@pytest.mark.parametrize("name", ["rules", "samples", "peers"])
+def test_judged_in_process_as_the_scan_judges(spark, lakes, name):
+    key = in_process.figures_key(lakes[name], THRESHOLDS, False)
+    judged = in_process.day_quality(lakes[name], DT, THRESHOLDS, key)
+    scanned = compute_day_quality(spark, lakes[name], DT, THRESHOLDS, key, None)
+    assert json.loads(judged.to_json()) == json.loads(scanned.to_json())
+    assert sum(sum(c["ops"].values()) for c in judged.event_counts) > 0
+
+
+def test_the_hand_built_day_fails_every_sub_check(lakes):
+    """What the comparison above covers: every sub-check fails and every info flag is set somewhere, the
+    lags fill the histogram, the counts do not balance and a Kafka offset gap is found."""
+    judged = in_process.day_quality(lakes["rules"], DT, THRESHOLDS, {})
+    by_rule = {r.rule: r for r in judged.results}
+    for rule in ("image_presence_check", "timestamp_precision_check", "pk_consistency_check"):
+        assert all(c["failed"] for c in by_rule[rule].checks.values()), (rule, by_rule[rule].checks)
+        assert all(by_rule[rule].info.get(n) for n in ("key_changes", "no_pk_table_events", "pk_not_named_events")
+                   if rule == "pk_consistency_check")  # fmt: skip
+    conservation = by_rule["conservation_check"]
+    assert conservation.checks["balance"]["failed"] and conservation.checks["kafka_offsets"]["failed"]
+    lag = judged.activity.lag["orders"]
+    assert sum(1 for n in lag.histogram.values() if n) == 6 and lag.negative == 2
+    assert judged.activity.outside_day["orders"] >= 3
+
+
+def test_quality_command_judges_a_small_local_day_without_a_jvm(tmp_path, capsys):
+    """No SparkSession in the process after `quality --no-gx` of a small local day, and the report written."""
+    from pyspark import SparkContext
+
+    from cdc_pipelines.cli.commands import main
+
+    lake, bad = tmp_path / "lake", tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n")
+    files = [*list_input_files([str(sample_folder("oms-canal"))]), str(bad)]
+    decode_in_process("oms-canal", files, topic="t", dt=DT, out=lake)
+    assert main(["quality", "--canonical", str(lake), "--dt", DT, "--no-gx"]) == 0
+    assert SparkContext._active_spark_context is None
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    summary = json.loads((lake / "reports" / f"dt={DT}" / "summary.json").read_text())
+    info = summary["rules"]["conservation_check"]["info"]
+    assert info["reject_reasons"] == [{"reason": "not a valid JSON object", "count": 1}]
+    assert info["read"] == info["decoded"] + 1 and info["balance_checked"]
+    # the canal seed names PK columns its images lack (tests/quality/test_samples.py)
+    assert last == {"image_presence_check": True, "timestamp_precision_check": True, "pk_consistency_check": False,
+                    "conservation_check": info["reject_rate"] <= 0.05}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"event_time": dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC) + dt.timedelta(microseconds=999_999)},
+        {"op": "UPDATE", "before": {"id": "1"}, "after": {"id": "2"}, "meta": {"cdc.changed_columns": "[1]"}},
+        {"op": "UPDATE", "before": {"id": "1"}, "after": {"id": "2"}, "meta": {"cdc.changed_columns": "id"}},
+    ],
+)
+def test_an_event_only_spark_judges_exactly_sends_the_day_to_spark(fields):
+    """A failing event time Python cannot print beyond year 9999 as Spark does, a changed-columns list Spark
+    would read leniently: `NeedsSpark`, which the command and the assets answer with Spark's scan."""
+    from cdc_pipelines.quality.result import NeedsSpark
+
+    row = event(**fields)
+    row |= {"table": "shop.orders", **{k: _micros(row[k]) for k in ("event_time", "sync_time")}}
+    row["event_time"] = row["event_time"] + 1 if "event_time" in fields else row["event_time"]
+    partition = in_process.Partition(dt=DT, changes=None, rejects=None)
+    with pytest.raises(NeedsSpark):
+        in_process.judge_day(partition, [row], [], THRESHOLDS)
+
+
+def test_needs_spark_falls_back_to_the_session(capsys):
+    from cdc_pipelines.quality.result import NeedsSpark
+
+    def run(spark):
+        if spark is None:
+            raise NeedsSpark("a year past 9999")
+        return spark
+
+    assert in_process.in_process_or_spark(run, lambda: "session", local=True) == "session"
+    assert "judged with Spark (a year past 9999)" in capsys.readouterr().err
+    assert in_process.in_process_or_spark(lambda spark: spark, lambda: "session", local=False) == "session"
+    assert in_process.in_process_or_spark(lambda spark: spark, lambda: "session", local=True) is None
