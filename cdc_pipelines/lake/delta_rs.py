@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -47,7 +48,11 @@ def read_partition(path: str, column: str, value: str, columns: Sequence[str]) -
         return None
     table = DeltaTable(local)
     held = set(table.schema().to_arrow().names)
-    data = table.to_pyarrow_table(filters=[(column, "=", value)], columns=[c for c in columns if c in held])
+    # Spark writes timestamps as INT96, which Arrow reads as nanoseconds unless told: years outside
+    # 1677-2262 (an epoch in the wrong unit) would wrap
+    options = ds.ParquetReadOptions(coerce_int96_timestamp_unit="us")
+    dataset = table.to_pyarrow_dataset(parquet_read_options=options, file_pruning_predicate=[(column, "=", value)])
+    data = dataset.to_table(columns=[c for c in columns if c in held], filter=ds.field(column) == value)
     for name in columns:
         if name not in held:
             data = data.append_column(name, pa.nulls(data.num_rows))

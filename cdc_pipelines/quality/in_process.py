@@ -90,8 +90,15 @@ def figures_key(lake_root: str, thresholds: Thresholds, great_expectations: bool
 
 
 def day_quality(lake_root: str, dt: str, thresholds: Thresholds, key: dict) -> DayQuality:
-    """`day_figures.compute_day_quality` without the GX suite, judged in this process."""
-    results, counts, activity = judge_day(*read_partition(lake_root, dt), thresholds)
+    """`day_figures.compute_day_quality` without the GX suite, judged in this process (a table written
+    with a Delta feature delta-rs cannot read, such as deletion vectors, is `NeedsSpark`)."""
+    from deltalake.exceptions import DeltaProtocolError
+
+    try:
+        day = read_partition(lake_root, dt)
+    except DeltaProtocolError as error:
+        raise NeedsSpark(f"delta-rs cannot read the day: {error}") from None
+    results, counts, activity = judge_day(*day, thresholds)
     return DayQuality(dt=dt, key=key, results=results, event_counts=counts, activity=activity, gx=None)
 
 
@@ -142,8 +149,7 @@ def judge_day(
     ratio = thresholds.max_failure_ratio
     judges = [
         image_judge(max_failure_ratio=ratio),
-        timestamp_judge(max_failure_ratio=ratio, now=thresholds.now, future_tolerance=thresholds.future_tolerance,
-                        sync_tolerance=thresholds.sync_tolerance),
+        timestamp_judge(thresholds),
         keys.pk_judge(max_failure_ratio=ratio),
     ]  # fmt: skip
     out = judge_rules(events, judges)

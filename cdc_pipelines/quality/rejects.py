@@ -52,7 +52,7 @@ class RejectSummary:
         """The first `limit` rejected lines by (topic, file, line), as {source_topic, source_file,
         source_line, reason}."""
         lines = [(line, g.reason) for g in self._having(contains) for line in g.first]
-        lines.sort(key=lambda x: null_first(*x[0]))
+        lines.sort(key=lambda x: (null_first(*x[0]), null_first(x[1])))  # a line rejected twice: by reason
         return [
             {"source_topic": t, "source_file": f, "source_line": n, "reason": reason}
             for (t, f, n), reason in lines[: max(limit, 0)]

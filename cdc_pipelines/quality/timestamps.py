@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.model.canonical import TOMBSTONE
 from cdc_pipelines.model.schema import lit_map
+from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.quality.result import EventJudge, EventRule, NeedsSpark, RuleResult, SubCheck, Verdict, evaluate
 
 RULE = "timestamp_precision_check"
@@ -269,16 +270,10 @@ def _utc_text(micros: int) -> str:
     return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z"
 
 
-def timestamp_judge(
-    *,
-    max_failure_ratio: float = 0.0,
-    now: dt.datetime | None = None,
-    future_tolerance: dt.timedelta = dt.timedelta(minutes=5),
-    sync_tolerance: dt.timedelta = dt.timedelta(minutes=5),
-) -> EventJudge:
+def timestamp_judge(thresholds: Thresholds) -> EventJudge:
     """`timestamp_checks` judged in Python (see `result.EventJudge`); event times as epoch microseconds."""
-    latest = _micros((now or dt.datetime.now(dt.UTC)) + future_tolerance)
-    oldest, tolerance = _micros(OLDEST), _micros_delta(sync_tolerance)
+    latest = _micros((thresholds.now or dt.datetime.now(dt.UTC)) + thresholds.future_tolerance)
+    oldest, tolerance = _micros(OLDEST), _micros_delta(thresholds.sync_tolerance)
 
     def verdicts(event) -> tuple[list[Verdict], tuple]:
         fmt, event_us, sync_us, unit = (event["source_format"], event["event_time"], event["sync_time"],
@@ -300,7 +295,7 @@ def timestamp_judge(
         ], ()  # fmt: skip
 
     checks = ("event_time_present", "event_time_unit", "event_time_range", "temporal_values", "sync_after_event")
-    return EventJudge(RULE, checks, (), verdicts, threshold=max_failure_ratio)
+    return EventJudge(RULE, checks, (), verdicts, threshold=thresholds.max_failure_ratio)
 
 
 def timestamp_precision_check(

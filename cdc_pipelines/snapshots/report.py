@@ -46,4 +46,5 @@ def _window_order(row: dict) -> tuple:
 
 def _with_examples(summary: dict, rows: list) -> dict:
     examples = [{c: r[c] for c in EXAMPLE_COLUMNS} for r in rows]
-    return {**summary, "examples": sorted(examples, key=lambda e: (e["kind"], e["event_id"]))}
+    order = ("kind", "event_id", *TABLE)  # nulls first, as the window sorts
+    return {**summary, "examples": sorted(examples, key=lambda e: tuple((e[c] is not None, e[c]) for c in order))}

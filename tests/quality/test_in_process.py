@@ -199,6 +199,32 @@ def test_judged_in_process_as_the_scan_judges(spark, lakes, name):
     assert sum(sum(c["ops"].values()) for c in judged.event_counts) > 0
 
 
+def test_times_far_from_now_in_a_lake_spark_wrote(spark, tmp_path):
+    """Spark writes times as INT96, which Arrow reads as nanoseconds unless told: years 1000 and 3000 judged
+    as the scan judges them, and a year past Python's (an epoch in ms read as seconds) sent to Spark."""
+    from pyspark.sql import functions as F
+
+    from cdc_pipelines.lake.io import write_partitions
+    from cdc_pipelines.quality.result import NeedsSpark
+    from tests.quality.rows import frame
+
+    rows = [event(event_time=dt.datetime(year, 1, 1, tzinfo=dt.UTC)) for year in (1000, 3000)]
+    write_partitions(frame(spark, rows), str(tmp_path / "far" / CHANGES_DIR))
+    judged = in_process.day_quality(str(tmp_path / "far"), DT, THRESHOLDS, {})
+    assert json.loads(judged.to_json()) == json.loads(
+        compute_day_quality(spark, str(tmp_path / "far"), DT, THRESHOLDS, {}, None).to_json()
+    )
+    reasons = {e["reason"] for e in judged.results[1].examples}
+    assert reasons == {
+        "event_time 1000-01-01T00:00:00Z is before 2000-01-01",
+        "event_time 3000-01-01T00:00:00Z is in the future",
+    }
+    beyond = frame(spark, rows[:1]).withColumn("event_time", F.timestamp_micros(F.lit(1_700_000_000_000 * 1_000_000)))
+    write_partitions(beyond, str(tmp_path / "beyond" / CHANGES_DIR))
+    with pytest.raises(NeedsSpark):
+        in_process.day_quality(str(tmp_path / "beyond"), DT, THRESHOLDS, {})
+
+
 def test_the_hand_built_day_fails_every_sub_check(lakes):
     """What the comparison above covers: every sub-check fails and every info flag is set somewhere, the
     lags fill the histogram, the counts do not balance and a Kafka offset gap is found."""
@@ -215,18 +241,20 @@ def test_the_hand_built_day_fails_every_sub_check(lakes):
     assert judged.activity.outside_day["orders"] >= 3
 
 
-def test_quality_command_judges_a_small_local_day_without_a_jvm(tmp_path, capsys):
-    """No SparkSession in the process after `quality --no-gx` of a small local day, and the report written."""
-    from pyspark import SparkContext
+def test_quality_command_judges_a_small_local_day_without_a_jvm(tmp_path, capsys, monkeypatch):
+    """`quality --no-gx` of a small local day asks for no Spark session, and writes the report."""
+    from cdc_pipelines.cli import commands
 
-    from cdc_pipelines.cli.commands import main
+    def no_spark(*args, **kwargs):
+        raise AssertionError("a Spark session was asked for")
+
+    monkeypatch.setattr(commands, "_spark", no_spark)
 
     lake, bad = tmp_path / "lake", tmp_path / "bad.jsonl"
     bad.write_text("garbage\n")
     files = [*list_input_files([str(sample_folder("oms-canal"))]), str(bad)]
     decode_in_process("oms-canal", files, topic="t", dt=DT, out=lake)
-    assert main(["quality", "--canonical", str(lake), "--dt", DT, "--no-gx"]) == 0
-    assert SparkContext._active_spark_context is None
+    assert commands.main(["quality", "--canonical", str(lake), "--dt", DT, "--no-gx"]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     summary = json.loads((lake / "reports" / f"dt={DT}" / "summary.json").read_text())
     info = summary["rules"]["conservation_check"]["info"]
