@@ -29,12 +29,12 @@ DESCRIPTIONS = {
 }
 
 
-def in_process_day(pyspark: LazyPySparkResource, lake: str, dt: str, data_docs: bool) -> bool:
-    """Whether the day's quality is judged without Spark (`quality.in_process`): without the GX suite, on a
-    local master."""
+def in_process_day(pyspark: LazyPySparkResource, lake: str, dt: str) -> bool:
+    """Whether the day's quality is judged without Spark (`quality.in_process`: a small day of a local
+    lake), on a local master."""
     conf = dict(pyspark.spark_config)
     local_master = str(conf.get("spark.master", "local")).startswith("local")
-    return not data_docs and judged_in_process(lake, dt, None, conf, spark_asked=not local_master)
+    return judged_in_process(lake, dt, None, conf, spark_asked=not local_master)
 
 
 def rule_metadata(result: RuleResult) -> dict:
@@ -117,7 +117,7 @@ def quality_checks(
             day = in_process_or_spark(
                 lambda spark, dt=dt: write_day_figures(spark, lake, dt, thresholds=thresholds,
                                                        great_expectations=quality.data_docs),
-                lambda: pyspark.spark_session, in_process_day(pyspark, lake, dt, quality.data_docs),
+                lambda: pyspark.spark_session, in_process_day(pyspark, lake, dt),
             )  # fmt: skip
             days[dt] = {r.rule: r for r in day.results}
     else:

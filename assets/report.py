@@ -52,7 +52,7 @@ def quality_report(
         report = in_process_or_spark(
             lambda spark, dt=dt: write_day_report(spark, storage.lake_root, dt, thresholds=quality.thresholds(),
                                                   great_expectations=quality.data_docs),
-            lambda: pyspark.spark_session, in_process_day(pyspark, storage.lake_root, dt, quality.data_docs),
+            lambda: pyspark.spark_session, in_process_day(pyspark, storage.lake_root, dt),
         )  # fmt: skip
         context.add_asset_metadata(report_metadata(report), partition_key=dt)
     return dg.MaterializeResult()

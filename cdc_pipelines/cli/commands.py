@@ -452,7 +452,7 @@ def _quality(args: argparse.Namespace) -> dict[str, bool]:
 
     conf, command_conf = _confs(args)
     spark_asked = asks_for_spark(conf, command_conf)
-    local = args.no_gx and judged_in_process(args.canonical, args.dt, args.out, conf, spark_asked)
+    local = judged_in_process(args.canonical, args.dt, args.out, conf, spark_asked)
     report = in_process_or_spark(
         lambda spark: write_day_report(spark, args.canonical, args.dt, args.out, great_expectations=not args.no_gx),
         lambda: _spark(args), local,

@@ -69,10 +69,10 @@ class _DayFolder:
     def scan(self, spark: SparkSession | None) -> DayQuality:
         """The day's whole quality from one scan (judged in this process without `spark`), its figures kept
         in the local report folder."""
+        gx_day = self.day if self.great_expectations else None
         if spark is None:
-            quality = in_process.day_quality(self.lake_root, self.dt, self.thresholds, self.key)
+            quality = in_process.day_quality(self.lake_root, self.dt, self.thresholds, self.key, gx_day)
         else:
-            gx_day = self.day if self.great_expectations else None
             quality = compute_day_quality(spark, self.lake_root, self.dt, self.thresholds, self.key, gx_day)
         (self.day / FIGURES_FILE).write_text(quality.to_json(), encoding="utf-8")
         return quality
@@ -143,8 +143,8 @@ def write_day_report(
     ones they were computed for; otherwise the day is scanned here (and its figures kept). Local paths
     are made absolute first: GX's Data Docs site refuses a relative base directory. A report bound for
     another filesystem (`s3a://...`) is written to a local folder, then copied there through Hadoop.
-    Without `spark`, a small day of a local lake is judged in this process (`in_process`; no GX): it
-    raises `NeedsSpark` for an event only Spark judges exactly.
+    Without `spark`, a small day of a local lake is judged in this process (`in_process`): it raises
+    `NeedsSpark` for an event only Spark judges exactly.
     """
     folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
     day = folder.published

@@ -113,41 +113,55 @@ def run_expectations(
 
     Given the day's `scan` (built with the same thresholds), GX reads the flags the rules counted from
     its persisted frame; without one, `changes` gets a scan of its own."""
+    own = scan is None
+    scan = _scan(changes, thresholds) if own else scan
+    flags = flag_frame(scan)
+    try:
+        return _validate(lambda sources: sources.add_spark(name="lake"), flags, flags.columns, report_day, thresholds)
+    finally:
+        if own:
+            scan.events.unpersist()
+
+
+def run_expectations_on_rows(flags: list[dict], report_day: str | Path, thresholds: Thresholds) -> GxReport:
+    """`run_expectations` on the flag rows `flag_frame` gives, held in Python (a day judged in process,
+    `in_process.flag_rows`): GX validates them as a pandas frame, the same suite, the same figures."""
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(flags)
+    columns = list(flags[0]) if flags else ["event_id"]
+    return _validate(lambda sources: sources.add_pandas(name="lake"), frame, columns, report_day, thresholds)
+
+
+def _validate(source, flags, columns: list[str], report_day: str | Path, thresholds: Thresholds) -> GxReport:
+    """The suite over `flags` (a frame of the data source `source` adds), its Data Docs in `report_day/gx`."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     docs = Path(report_day).resolve() / GX_DIR  # GX refuses a relative base_directory
     shutil.rmtree(docs, ignore_errors=True)
-    own = scan is None
-    scan = _scan(changes, thresholds) if own else scan
-    flags = flag_frame(scan)
-    try:
-        columns = [c for c in flags.columns if c != "event_id"]
-        context = gx.get_context(mode="ephemeral")
-        context.variables.progress_bars = ProgressBarsConfig(globally=False)
-        context.add_data_docs_site(site_name=SITE, site_config=_docs_site(docs))
-        batch = (
-            context.data_sources.add_spark(name="lake")
-            .add_dataframe_asset(name="canonical_changes")
-            .add_batch_definition_whole_dataframe("partition")
+    columns = [c for c in columns if c != "event_id"]
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    context.add_data_docs_site(site_name=SITE, site_config=_docs_site(docs))
+    batch = (
+        source(context.data_sources).add_dataframe_asset(name="canonical_changes")
+        .add_batch_definition_whole_dataframe("partition")
+    )  # fmt: skip
+    suite = context.suites.add(_suite(gx, columns, thresholds.max_failure_ratio))
+    validation = context.validation_definitions.add(
+        gx.ValidationDefinition(name="partition_event_rules", data=batch, suite=suite)
+    )
+    checkpoint = context.checkpoints.add(
+        gx.Checkpoint(
+            name="quality",
+            validation_definitions=[validation],
+            actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=[SITE])],
+            result_format=RESULT_FORMAT,
         )
-        suite = context.suites.add(_suite(gx, columns, thresholds.max_failure_ratio))
-        validation = context.validation_definitions.add(
-            gx.ValidationDefinition(name="partition_event_rules", data=batch, suite=suite)
-        )
-        checkpoint = context.checkpoints.add(
-            gx.Checkpoint(
-                name="quality",
-                validation_definitions=[validation],
-                actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=[SITE])],
-                result_format=RESULT_FORMAT,
-            )
-        )
-        run = checkpoint.run(batch_parameters={"dataframe": flags})
-    finally:
-        if own:
-            scan.events.unpersist()
+    )
+    run = checkpoint.run(batch_parameters={"dataframe": flags})
     (result,) = run.run_results.values()
     outcomes = []
     for r in result.results:

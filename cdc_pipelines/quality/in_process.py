@@ -2,13 +2,13 @@
 
 A new Spark process spends 15-20 s on its start and first jobs however few events a day holds, where
 reading 20,000 events with delta-rs takes 1.7 s and judging them in Python 0.4 s. So a day of at most
-`MAX_EVENTS_SETTING` events, on a lake and a report folder on local disk, without the GX suite (which
-validates a Spark frame), is read with delta-rs and judged by each rule's Python form (`EventJudge`, beside
-the Spark form in `images`, `timestamps`, `keys`), its counts, rejects and activity by the Python twins of
-their aggregates. The rules are thus written twice, against DESIGN.md's "no second implementation": what
-makes them one rule is `tests/quality/test_in_process.py`, which holds both forms to the same figures,
-digit for digit, on events failing every sub-check, every format's samples and the peers' files. An
-event the Python form cannot judge as Spark does (`NeedsSpark`) sends the day to Spark.
+`MAX_EVENTS_SETTING` events, on a lake and a report folder on local disk, is read with delta-rs and judged
+by each rule's Python form (`EventJudge`, beside the Spark form in `images`, `timestamps`, `keys`), its
+counts, rejects and activity by the Python twins of their aggregates, and the GX suite validates the same
+flags as a pandas frame. The rules are thus written twice, against DESIGN.md's "no second
+implementation": what makes them one rule is `tests/quality/test_in_process.py`, which holds both forms
+to the same figures, digit for digit, on events failing every sub-check, every format's samples and the
+peers' files. An event the Python form cannot judge as Spark does (`NeedsSpark`) sends the day to Spark.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from datetime import date
+from pathlib import Path
 from typing import TypeVar
 
 import pyarrow as pa
@@ -35,7 +36,7 @@ from cdc_pipelines.quality.day_figures import SOURCE_TABLES, DayQuality, figures
 from cdc_pipelines.quality.images import image_judge
 from cdc_pipelines.quality.partition import Partition, Thresholds
 from cdc_pipelines.quality.rejects import summary_of
-from cdc_pipelines.quality.result import NeedsSpark, RuleResult, event_table_label, judge_rules
+from cdc_pipelines.quality.result import EventJudge, NeedsSpark, RuleResult, event_table_label, judge_rules
 from cdc_pipelines.quality.runner import RULES, MissingPartitionError
 from cdc_pipelines.quality.timestamps import timestamp_judge
 from cdc_pipelines.runtime.storage import join, local_path
@@ -89,17 +90,43 @@ def figures_key(lake_root: str, thresholds: Thresholds, great_expectations: bool
     return figures_key_of(versions, thresholds, great_expectations)
 
 
-def day_quality(lake_root: str, dt: str, thresholds: Thresholds, key: dict) -> DayQuality:
-    """`day_figures.compute_day_quality` without the GX suite, judged in this process (a table written
-    with a Delta feature delta-rs cannot read, such as deletion vectors, is `NeedsSpark`)."""
+def day_quality(lake_root: str, dt: str, thresholds: Thresholds, key: dict, report_day: Path | None) -> DayQuality:
+    """`day_figures.compute_day_quality` judged in this process, the GX suite (with `report_day`) over a
+    pandas frame of the same flags (a table written with a Delta feature delta-rs cannot read, such as
+    deletion vectors, is `NeedsSpark`)."""
     from deltalake.exceptions import DeltaProtocolError
 
     try:
-        day = read_partition(lake_root, dt)
+        partition, events, rejects = read_partition(lake_root, dt)
     except DeltaProtocolError as error:
         raise NeedsSpark(f"delta-rs cannot read the day: {error}") from None
-    results, counts, activity = judge_day(*day, thresholds)
-    return DayQuality(dt=dt, key=key, results=results, event_counts=counts, activity=activity, gx=None)
+    judges = event_judges(thresholds)
+    results, counts, activity = judge_day(partition, events, rejects, thresholds, judges)
+    gx = None
+    if report_day is not None:
+        from cdc_pipelines.quality.expectations import run_expectations_on_rows  # slow import: only when asked
+
+        gx = run_expectations_on_rows(flag_rows(events, judges), report_day, thresholds)
+    return DayQuality(dt=dt, key=key, results=results, event_counts=counts, activity=activity, gx=gx)
+
+
+def flag_rows(events: list[dict], judges: list[EventJudge]) -> list[dict]:
+    """`expectations.flag_frame`'s rows from the judges' verdicts (run after `judge_rules` prepared the
+    events): per rule a column per sub-check, null where it does not apply, else whether the event fails
+    it, and the rule's own column (null where no sub-check applies, else whether any fails)."""
+    rows = []
+    for event in events:
+        row = {"event_id": event["event_id"]}
+        for judge in judges:
+            verdicts, _ = judge.verdicts(event)
+            any_applies = any_fails = False
+            for name, (applies, fails, _) in zip(judge.checks, verdicts, strict=True):
+                failed = bool(applies and fails)
+                row[judge.flag_column(name)] = failed if applies else None
+                any_applies, any_fails = any_applies or bool(applies), any_fails or failed
+            row[judge.name] = any_fails if any_applies else None
+        rows.append(row)
+    return rows
 
 
 def _rows(table: pa.Table | None) -> list[dict]:
@@ -142,17 +169,21 @@ def read_partition(lake_root: str, dt: str) -> tuple[Partition, list[dict], list
     return Partition(dt=dt, changes=None, rejects=None, recorded=recorded, kafka_gaps=gaps), events, rejects
 
 
+def event_judges(thresholds: Thresholds) -> list[EventJudge]:
+    """The event rules' Python forms, in `expectations.EVENT_RULES` order."""
+    ratio = thresholds.max_failure_ratio
+    return [image_judge(max_failure_ratio=ratio), timestamp_judge(thresholds), keys.pk_judge(max_failure_ratio=ratio)]
+
+
 def judge_day(
-    partition: Partition, events: list[dict], rejects: list[dict], thresholds: Thresholds
+    partition: Partition,
+    events: list[dict],
+    rejects: list[dict],
+    thresholds: Thresholds,
+    judges: list[EventJudge] | None = None,
 ) -> tuple[list[RuleResult], list[dict], Activity]:
     """Every rule, the event counts and the activity of a day, as `DayScan` gives them, in Python."""
-    ratio = thresholds.max_failure_ratio
-    judges = [
-        image_judge(max_failure_ratio=ratio),
-        timestamp_judge(thresholds),
-        keys.pk_judge(max_failure_ratio=ratio),
-    ]  # fmt: skip
-    out = judge_rules(events, judges)
+    out = judge_rules(events, judges or event_judges(thresholds))
     summary = summary_of(rejects)
     out[keys.RULE] = keys.finish(out[keys.RULE], summary)
     found = conservation.counts_of(events, summary)

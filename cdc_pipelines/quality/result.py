@@ -139,6 +139,10 @@ class EventJudge:
     def column(self, kind: str, name: str = "") -> str:
         return rule_column(self.name, kind, name)
 
+    def flag_column(self, check: str) -> str:
+        """The sub-check's column of the GX flags (`expectations.flag_frame`)."""
+        return f"{self.name}__{check}"
+
 
 def key_columns() -> list[Column]:
     """What every event rule groups and cites by: id, topic, line and table label."""

@@ -193,10 +193,21 @@ def lakes(tmp_path_factory) -> dict[str, str]:
 @pytest.mark.parametrize("name", ["rules", "samples", "peers"])
 def test_judged_in_process_as_the_scan_judges(spark, lakes, name):
     key = in_process.figures_key(lakes[name], THRESHOLDS, False)
-    judged = in_process.day_quality(lakes[name], DT, THRESHOLDS, key)
+    judged = in_process.day_quality(lakes[name], DT, THRESHOLDS, key, None)
     scanned = compute_day_quality(spark, lakes[name], DT, THRESHOLDS, key, None)
     assert json.loads(judged.to_json()) == json.loads(scanned.to_json())
     assert sum(sum(c["ops"].values()) for c in judged.event_counts) > 0
+
+
+def test_the_gx_suite_on_the_judged_flags_as_on_the_scans(spark, lakes, tmp_path):
+    """GX over a pandas frame of the judges' flags: the same outcome of every expectation as over Spark's
+    frame of the scan's flags, and its Data Docs written."""
+    judged = in_process.day_quality(lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "judged")
+    scanned = compute_day_quality(spark, lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "scanned")
+    assert judged.gx.outcomes == scanned.gx.outcomes and judged.gx.success == scanned.gx.success
+    assert json.loads(judged.to_json()) == json.loads(scanned.to_json())
+    assert all(o.failed for o in judged.gx.outcomes) and not judged.gx.success  # every expectation sees a failure
+    assert (tmp_path / "judged" / "gx" / "index.html").is_file()
 
 
 def test_times_far_from_now_in_a_lake_spark_wrote(spark, tmp_path):
@@ -210,7 +221,7 @@ def test_times_far_from_now_in_a_lake_spark_wrote(spark, tmp_path):
 
     rows = [event(event_time=dt.datetime(year, 1, 1, tzinfo=dt.UTC)) for year in (1000, 3000)]
     write_partitions(frame(spark, rows), str(tmp_path / "far" / CHANGES_DIR))
-    judged = in_process.day_quality(str(tmp_path / "far"), DT, THRESHOLDS, {})
+    judged = in_process.day_quality(str(tmp_path / "far"), DT, THRESHOLDS, {}, None)
     assert json.loads(judged.to_json()) == json.loads(
         compute_day_quality(spark, str(tmp_path / "far"), DT, THRESHOLDS, {}, None).to_json()
     )
@@ -222,13 +233,13 @@ def test_times_far_from_now_in_a_lake_spark_wrote(spark, tmp_path):
     beyond = frame(spark, rows[:1]).withColumn("event_time", F.timestamp_micros(F.lit(1_700_000_000_000 * 1_000_000)))
     write_partitions(beyond, str(tmp_path / "beyond" / CHANGES_DIR))
     with pytest.raises(NeedsSpark):
-        in_process.day_quality(str(tmp_path / "beyond"), DT, THRESHOLDS, {})
+        in_process.day_quality(str(tmp_path / "beyond"), DT, THRESHOLDS, {}, None)
 
 
 def test_the_hand_built_day_fails_every_sub_check(lakes):
     """What the comparison above covers: every sub-check fails and every info flag is set somewhere, the
     lags fill the histogram, the counts do not balance and a Kafka offset gap is found."""
-    judged = in_process.day_quality(lakes["rules"], DT, THRESHOLDS, {})
+    judged = in_process.day_quality(lakes["rules"], DT, THRESHOLDS, {}, None)
     by_rule = {r.rule: r for r in judged.results}
     for rule in ("image_presence_check", "timestamp_precision_check", "pk_consistency_check"):
         assert all(c["failed"] for c in by_rule[rule].checks.values()), (rule, by_rule[rule].checks)
