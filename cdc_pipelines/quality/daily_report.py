@@ -27,7 +27,7 @@ from cdc_pipelines.quality.day_figures import (
 from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.quality.report import report_day, write_quality_report
 from cdc_pipelines.runtime import storage
-from cdc_pipelines.snapshots.report import snapshot_report, snapshot_report_local
+from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.run import snapshots_root
 
 
@@ -153,7 +153,7 @@ def write_day_report(
     if computed:
         quality = folder.scan(spark)
     root = snapshots_root(folder.lake_root)
-    snapshot = snapshot_report_local(root, dt) if spark is None else snapshot_report(spark, root, dt)
+    snapshot = in_process.snapshot_section(root, dt) if spark is None else snapshot_report(spark, root, dt)
     html = write_quality_report(
         quality.results, folder.out, dt, event_counts=quality.event_counts, gx=quality.gx,
         activity=quality.activity, snapshot=snapshot,

@@ -123,13 +123,14 @@ def run_expectations(
             scan.events.unpersist()
 
 
-def run_expectations_on_rows(flags: list[dict], report_day: str | Path, thresholds: Thresholds) -> GxReport:
-    """`run_expectations` on the flag rows `flag_frame` gives, held in Python (a day judged in process,
-    `in_process.flag_rows`): GX validates them as a pandas frame, the same suite, the same figures."""
+def run_expectations_on_rows(
+    flags: list[dict], columns: list[str], report_day: str | Path, thresholds: Thresholds
+) -> GxReport:
+    """`run_expectations` on the flag rows and `columns` of `flag_frame`, held in Python (a day judged in
+    process, `in_process.flag_rows`): GX validates them as a pandas frame, the same suite, the same figures."""
     import pandas as pd
 
-    frame = pd.DataFrame.from_records(flags)
-    columns = list(flags[0]) if flags else ["event_id"]
+    frame = pd.DataFrame.from_records(flags, columns=columns)
     return _validate(lambda sources: sources.add_pandas(name="lake"), frame, columns, report_day, thresholds)
 
 
@@ -174,7 +175,7 @@ def _validate(source, flags, columns: list[str], report_day: str | Path, thresho
                 rule=rule,
                 check=check or None,
                 checked=figures["element_count"] - figures["missing_count"],
-                failed=figures["unexpected_count"],
+                failed=figures["unexpected_count"] or 0,  # GX on Spark says None for a day without events
                 success=r.success,
             )
         )

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Row, SparkSession
 
+from cdc_pipelines.formats import OptionError
 from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.io import latest_commit
 from cdc_pipelines.lake.kafka_offsets import OFFSETS_DIR, days_around, offsets_by_day
@@ -40,6 +41,7 @@ from cdc_pipelines.quality.result import EventJudge, NeedsSpark, RuleResult, eve
 from cdc_pipelines.quality.runner import RULES, MissingPartitionError
 from cdc_pipelines.quality.timestamps import timestamp_judge
 from cdc_pipelines.runtime.storage import join, local_path
+from cdc_pipelines.snapshots.report import snapshot_report_local
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the most events a day judged in process may hold; 0 turns it off.
 # A bound on memory more than on time (BENCHMARKS.md, turn 22): 100,000 canal events judged here took 8.0 s
@@ -59,15 +61,21 @@ T = TypeVar("T")
 
 def judged_in_process(lake_root: str, dt: str, out: str | None, conf: Mapping[str, str], spark_asked: bool) -> bool:
     """Whether `dt` of `lake_root` is judged in this process: nothing asks for Spark (`spark_asked`; the CLI's
-    `runtime.session.asks_for_spark`), the lake and the report folder on local disk (delta-rs opens the
-    tables), and at most `MAX_EVENTS_SETTING` (in `conf`) events by the files' statistics."""
-    limit = int(conf.get(MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS))
-    if limit <= 0 or spark_asked or (out is not None and local_path(out) is None):
+    `runtime.session.asks_for_spark`), the session's time zone is UTC (the Python forms read hours and days
+    in UTC), the lake and the report folder are on local disk (delta-rs opens the tables), and the day
+    holds at most `MAX_EVENTS_SETTING` (in `conf`) events and rejects by the files' statistics."""
+    text = conf.get(MAX_EVENTS_SETTING, str(DEFAULT_MAX_EVENTS))
+    if not str(text).isdigit():
+        raise OptionError(f"{MAX_EVENTS_SETTING} takes a whole number of events, not {text!r}")
+    limit = int(text)
+    utc = conf.get("spark.sql.session.timeZone", "UTC") in ("UTC", "Etc/UTC", "Z", "+00:00")
+    if limit <= 0 or spark_asked or not utc or (out is not None and local_path(out) is None):
         return False
-    if any(delta_rs.local_table_path(join(lake_root, name)) is None for name in (CHANGES_DIR, REJECTS_DIR)):
+    if delta_rs.local_table_path(join(lake_root, REJECTS_DIR)) is None:
         return False
-    events = delta_rs.partition_rows(join(lake_root, CHANGES_DIR), "dt", dt)
-    return events is not None and events <= limit
+    events = delta_rs.partition_rows(join(lake_root, CHANGES_DIR), "dt", dt)  # None: no local table
+    rejects = delta_rs.partition_rows(join(lake_root, REJECTS_DIR), "dt", dt) or 0
+    return events is not None and events + rejects <= limit
 
 
 def in_process_or_spark(run: Callable[[SparkSession | None], T], session: Callable[[], SparkSession], local: bool) -> T:
@@ -106,8 +114,23 @@ def day_quality(lake_root: str, dt: str, thresholds: Thresholds, key: dict, repo
     if report_day is not None:
         from cdc_pipelines.quality.expectations import run_expectations_on_rows  # slow import: only when asked
 
-        gx = run_expectations_on_rows(flag_rows(events, judges), report_day, thresholds)
+        gx = run_expectations_on_rows(flag_rows(events, judges), flag_columns(judges), report_day, thresholds)
     return DayQuality(dt=dt, key=key, results=results, event_counts=counts, activity=activity, gx=gx)
+
+
+def snapshot_section(root: str, dt: str) -> dict | None:
+    """`snapshots.report.snapshot_report_local`, a table delta-rs cannot read being `NeedsSpark`."""
+    from deltalake.exceptions import DeltaProtocolError
+
+    try:
+        return snapshot_report_local(root, dt)
+    except DeltaProtocolError as error:
+        raise NeedsSpark(f"delta-rs cannot read the day's anomalies: {error}") from None
+
+
+def flag_columns(judges: list[EventJudge]) -> list[str]:
+    """`expectations.flag_frame`'s columns: the event id, then per rule its sub-checks' and its own."""
+    return ["event_id", *(c for j in judges for c in (*(j.flag_column(n) for n in j.checks), j.name))]
 
 
 def flag_rows(events: list[dict], judges: list[EventJudge]) -> list[dict]:

@@ -29,6 +29,7 @@ from tests.formats.test_peer_corpora import FILES, _batch_key
 from tests.quality.rows import DT, NOW, clean_events, event, reject
 
 THRESHOLDS = Thresholds(now=NOW)
+QUIET = "2024-01-05"  # a day of the hand-built lake with its counts recorded and no events
 
 
 def _at(hour: int, minute: int = 0, second: int = 0, micros: int = 0) -> dt.datetime:
@@ -173,7 +174,9 @@ def lakes(tmp_path_factory) -> dict[str, str]:
     counts = [{"read": 70, "decoded": 0, "rejected": 0, "filtered": 2, "events": 0, "dt": DT, "source_topic": "orders"},
               {"read": 5, "decoded": 0, "rejected": 0, "filtered": 0, "events": 0, "dt": DT,
                "source_topic": "payments"}]  # fmt: skip
+    quiet = {"read": 0, "decoded": 0, "rejected": 0, "filtered": 0, "events": 0, "dt": QUIET, "source_topic": "orders"}
     _write(rules, counts, COUNTS_SCHEMA, COUNTS_DIR, [{"dt": DT, "source_topic": t} for t in topics])
+    _write(rules, [quiet], COUNTS_SCHEMA, COUNTS_DIR, [{"dt": QUIET, "source_topic": "orders"}])
     offsets = [_offsets("2023-12-31", 0, 0, 9), _offsets(DT, 0, 12, 20), _offsets(DT, 1, 0, 5),
                _offsets("2024-01-02", 0, 20, 30)]  # fmt: skip
     _write(rules, offsets, OFFSETS_SCHEMA, OFFSETS_DIR, [{"dt": o["dt"], "source_topic": "orders"} for o in offsets])
@@ -199,15 +202,18 @@ def test_judged_in_process_as_the_scan_judges(spark, lakes, name):
     assert sum(sum(c["ops"].values()) for c in judged.event_counts) > 0
 
 
-def test_the_gx_suite_on_the_judged_flags_as_on_the_scans(spark, lakes, tmp_path):
+@pytest.mark.parametrize("day", [DT, QUIET])
+def test_the_gx_suite_on_the_judged_flags_as_on_the_scans(spark, lakes, tmp_path, day):
     """GX over a pandas frame of the judges' flags: the same outcome of every expectation as over Spark's
-    frame of the scan's flags, and its Data Docs written."""
-    judged = in_process.day_quality(lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "judged")
-    scanned = compute_day_quality(spark, lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "scanned")
-    assert judged.gx.outcomes == scanned.gx.outcomes and judged.gx.success == scanned.gx.success
+    frame of the scan's flags, on a day failing every one and on a day without events; Data Docs written."""
+    judged = in_process.day_quality(lakes["rules"], day, THRESHOLDS, {}, tmp_path / "judged")
+    scanned = compute_day_quality(spark, lakes["rules"], day, THRESHOLDS, {}, tmp_path / "scanned")
     assert json.loads(judged.to_json()) == json.loads(scanned.to_json())
-    assert all(o.failed for o in judged.gx.outcomes) and not judged.gx.success  # every expectation sees a failure
-    assert (tmp_path / "judged" / "gx" / "index.html").is_file()
+    assert len(judged.gx.outcomes) == 19 and (tmp_path / "judged" / "gx" / "index.html").is_file()
+    if day == DT:  # every expectation sees a failure
+        assert all(o.failed for o in judged.gx.outcomes) and not judged.gx.success
+    else:
+        assert all(o.checked == 0 for o in judged.gx.outcomes) and judged.gx.success
 
 
 def test_times_far_from_now_in_a_lake_spark_wrote(spark, tmp_path):
@@ -309,3 +315,22 @@ def test_needs_spark_falls_back_to_the_session(capsys):
     assert "judged with Spark (a year past 9999)" in capsys.readouterr().err
     assert in_process.in_process_or_spark(lambda spark: spark, lambda: "session", local=False) == "session"
     assert in_process.in_process_or_spark(lambda spark: spark, lambda: "session", local=True) is None
+
+
+def test_which_days_are_judged_in_process(lakes):
+    """Events and rejects both count against the limit; a session time zone other than UTC, a master, or a
+    report folder elsewhere keeps the day on Spark; a limit that is not a number is an option error."""
+    from cdc_pipelines.formats import OptionError
+
+    rules = lakes["rules"]
+    events = delta_rs.partition_rows(os.path.join(rules, CHANGES_DIR), "dt", DT)
+    limit = in_process.MAX_EVENTS_SETTING
+    assert in_process.judged_in_process(rules, DT, None, {limit: str(events + 4)}, False)
+    assert not in_process.judged_in_process(rules, DT, None, {limit: str(events + 3)}, False)  # 4 rejects
+    assert in_process.judged_in_process(rules, QUIET, None, {}, False)
+    assert not in_process.judged_in_process(rules, DT, None, {"spark.sql.session.timeZone": "Asia/Shanghai"}, False)
+    assert not in_process.judged_in_process(rules, DT, None, {}, True)
+    assert not in_process.judged_in_process(rules, DT, "s3a://bucket/reports", {}, False)
+    assert not in_process.judged_in_process(rules, DT, None, {limit: "0"}, False)
+    with pytest.raises(OptionError):
+        in_process.judged_in_process(rules, DT, None, {limit: "many"}, False)
