@@ -25,13 +25,13 @@ from cdc_pipelines.quality.gx_static import localize
 from cdc_pipelines.quality.images import RULE as IMAGE_RULE
 from cdc_pipelines.quality.keys import RULE as PK_RULE
 from cdc_pipelines.quality.partition import Partition, Thresholds
+from cdc_pipelines.quality.result import FLAG_SEPARATOR, flag_column
 from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.quality.timestamps import RULE as TIMESTAMP_RULE
 
 GX_DIR = "gx"
 SUITE = "cdc_event_rules"
 SITE = "cdc_quality_docs"
-SEPARATOR = "__"
 DEFAULT_THRESHOLDS = Thresholds()
 EVENT_RULES = (IMAGE_RULE, TIMESTAMP_RULE, PK_RULE)
 # counts only: a list of unexpected values costs one Spark job per expectation and would only say `true`
@@ -73,7 +73,7 @@ def flag_frame(scan: DayScan) -> DataFrame:
         any_applies, any_fails = F.lit(False), F.lit(False)
         for name in rule.checks:
             applies, fails = F.col(rule.column("a", name)), F.col(rule.column("f", name))
-            columns.append(F.when(applies, fails).alias(f"{rule.name}{SEPARATOR}{name}"))
+            columns.append(F.when(applies, fails).alias(flag_column(rule.name, name)))
             any_applies, any_fails = any_applies | applies, any_fails | fails
         columns.append(F.when(any_applies, any_fails).alias(rule.name))
     return scan.events.select("event_id", *columns)
@@ -82,7 +82,7 @@ def flag_frame(scan: DayScan) -> DataFrame:
 def _suite(gx, columns: list[str], max_failure_ratio: float):
     suite = gx.ExpectationSuite(name=SUITE)
     for column in columns:
-        rule, _, check = column.partition(SEPARATOR)
+        rule, _, check = column.partition(FLAG_SEPARATOR)
         suite.add_expectation(
             gx.expectations.ExpectColumnValuesToBeInSet(
                 column=column,
@@ -167,7 +167,7 @@ def _validate(source, flags, columns: list[str], report_day: str | Path, thresho
     outcomes = []
     for r in result.results:
         column = r.expectation_config.kwargs["column"]
-        rule, _, check = column.partition(SEPARATOR)
+        rule, _, check = column.partition(FLAG_SEPARATOR)
         figures = r.result
         outcomes.append(
             ExpectationOutcome(

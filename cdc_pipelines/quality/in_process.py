@@ -37,7 +37,14 @@ from cdc_pipelines.quality.day_figures import SOURCE_TABLES, DayQuality, figures
 from cdc_pipelines.quality.images import image_judge
 from cdc_pipelines.quality.partition import Partition, Thresholds
 from cdc_pipelines.quality.rejects import summary_of
-from cdc_pipelines.quality.result import EventJudge, NeedsSpark, RuleResult, event_table_label, judge_rules
+from cdc_pipelines.quality.result import (
+    EventJudge,
+    NeedsSpark,
+    RuleResult,
+    event_table_label,
+    flag_column,
+    judge_rules,
+)
 from cdc_pipelines.quality.runner import RULES, MissingPartitionError
 from cdc_pipelines.quality.timestamps import timestamp_judge
 from cdc_pipelines.runtime.storage import join, local_path
@@ -130,7 +137,7 @@ def snapshot_section(root: str, dt: str) -> dict | None:
 
 def flag_columns(judges: list[EventJudge]) -> list[str]:
     """`expectations.flag_frame`'s columns: the event id, then per rule its sub-checks' and its own."""
-    return ["event_id", *(c for j in judges for c in (*(j.flag_column(n) for n in j.checks), j.name))]
+    return ["event_id", *(c for j in judges for c in (*(flag_column(j.name, n) for n in j.checks), j.name))]
 
 
 def flag_rows(events: list[dict], judges: list[EventJudge]) -> list[dict]:
@@ -145,7 +152,7 @@ def flag_rows(events: list[dict], judges: list[EventJudge]) -> list[dict]:
             any_applies = any_fails = False
             for name, (applies, fails, _) in zip(judge.checks, verdicts, strict=True):
                 failed = bool(applies and fails)
-                row[judge.flag_column(name)] = failed if applies else None
+                row[flag_column(judge.name, name)] = failed if applies else None
                 any_applies, any_fails = any_applies or bool(applies), any_fails or failed
             row[judge.name] = any_fails if any_applies else None
         rows.append(row)

@@ -112,6 +112,14 @@ def rule_column(rule: str, kind: str, name: str = "") -> str:
     return f"{kind}__{rule}__{name}" if name else f"{kind}__{rule}"
 
 
+FLAG_SEPARATOR = "__"
+
+
+def flag_column(rule: str, check: str) -> str:
+    """A sub-check's column of the GX flags (`expectations.flag_frame`, `in_process.flag_rows`)."""
+    return f"{rule}{FLAG_SEPARATOR}{check}"
+
+
 class NeedsSpark(Exception):
     """An event whose figures the Python judges cannot give exactly as Spark's expressions do (a time
     outside Python's years, a `cdc.changed_columns` Spark would read leniently): judge the day with Spark."""
@@ -138,10 +146,6 @@ class EventJudge:
 
     def column(self, kind: str, name: str = "") -> str:
         return rule_column(self.name, kind, name)
-
-    def flag_column(self, check: str) -> str:
-        """The sub-check's column of the GX flags (`expectations.flag_frame`)."""
-        return f"{self.name}__{check}"
 
 
 def key_columns() -> list[Column]:
