@@ -58,11 +58,17 @@ class PassResults:
         arrays = self.hashes.value
         if not arrays:
             return []
-        pairs = np.unique(np.concatenate(arrays, axis=1), axis=1)  # a task's report added twice counts once
-        hashes, counts = np.unique(pairs[0], return_counts=True)
-        repeated = hashes[counts > 1]
-        if not repeated.size:
+        hashes, prefixes = np.concatenate(arrays, axis=1)
+        # hashes seen twice first (one sort of a long column), then only their pairs made unique: a task's
+        # report added twice counts once. `np.unique(axis=1)` of all pairs took 1.9 s for 2M events
+        ordered = np.sort(hashes)
+        twice = ordered[1:][ordered[1:] == ordered[:-1]]
+        if not twice.size:
             return []
+        seen = np.isin(hashes, twice)
+        pairs = np.unique(np.stack([hashes[seen], prefixes[seen]]), axis=1)
+        distinct, counts = np.unique(pairs[0], return_counts=True)
+        repeated = distinct[counts > 1]
         return [f"{prefix:0{ID_PREFIX}x}" for prefix in np.unique(pairs[1][np.isin(pairs[0], repeated)]).tolist()]
 
     def reject_rows(self) -> list[tuple] | None:

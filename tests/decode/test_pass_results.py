@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
+
 from cdc_pipelines.decode.pass_results import OVERFLOW, REJECT_BYTES, PassResults, TaskReports
 
 
@@ -37,6 +41,21 @@ def test_a_task_reported_twice_is_no_repeat():
         TaskReports(results).add([1, 2], [_id(10), _id(20)], [])
     assert results.candidates() == []
     assert _results().candidates() == []
+
+
+def test_candidates_are_the_events_whose_hash_another_event_has():
+    """Against the definition, on random reports with few distinct hashes, some tasks reported twice."""
+    rng = random.Random(7)
+    for _ in range(200):
+        reports = [[(rng.randrange(12), rng.randrange(40)) for _ in range(rng.randrange(8))] for _ in range(4)]
+        reports += [r for r in reports if rng.random() < 0.3]
+        results = _results()
+        for report in reports:
+            if report:
+                results.hashes.add(np.array(list(zip(*report, strict=True)), dtype=np.uint64))
+        pairs = {pair for report in reports for pair in report}
+        expected = sorted({f"{p:016x}" for h, p in pairs if sum(1 for other, _ in pairs if other == h) > 1})
+        assert results.candidates() == expected
 
 
 def test_rejects_past_a_tasks_budget_overflow():
