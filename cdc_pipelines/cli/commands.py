@@ -45,28 +45,27 @@ def path_argument(text: str) -> str:
     return absolute(text)
 
 
-def _spark(args: argparse.Namespace, large: bool = False):
+def _spark(args: argparse.Namespace, large: bool = False, input_bytes: int = 0):
     """The process's session, with the command's `--conf` settings (after CDC_SPARK_CONF); both JIT
-    compilers for a `large` run (`runtime.session.full_jit`)."""
-    from cdc_pipelines.runtime.session import full_jit, parse_conf, spark_session
+    compilers for a `large` run or more than `FULL_JIT_MIN_BYTES` of input (`runtime.session.full_jit`),
+    and that input in equal splits (`balanced_splits`)."""
+    from cdc_pipelines.runtime.session import FULL_JIT_MIN_BYTES, balanced_splits, full_jit, parse_conf, spark_session
 
     try:
         conf = parse_conf(args.conf)
     except ValueError as error:
         raise OptionError(str(error)) from None
-    conf = full_jit(conf, large)
+    conf = balanced_splits(full_jit(conf, large or input_bytes > FULL_JIT_MIN_BYTES), input_bytes)
     return spark_session(conf=split_kafka_conf(conf)[1])  # Kafka's settings (secrets) stay out of Spark's conf
 
 
-def _large_extract(inputs: list[str]) -> bool:
-    """Whether the local files among `inputs` (folders listed as the decode lists them) hold more than
-    `FULL_JIT_MIN_BYTES`."""
+def _local_input_bytes(inputs: list[str]) -> int:
+    """The bytes of the local files among `inputs` (folders listed as the decode lists them)."""
     from cdc_pipelines.extract.files import list_input_files
-    from cdc_pipelines.runtime.session import FULL_JIT_MIN_BYTES
     from cdc_pipelines.runtime.storage import local_path
 
     local = [i for i in inputs if local_path(i) is not None]
-    return bool(local) and sum(os.path.getsize(local_path(f)) for f in list_input_files(local)) > FULL_JIT_MIN_BYTES
+    return sum(os.path.getsize(local_path(f)) for f in list_input_files(local)) if local else 0
 
 
 def _positive(text: str) -> int:
@@ -318,7 +317,7 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
 
         return decode_in_process(args.format, files, topic=args.topic, dt=args.dt, out=args.out, options=options,
                                  envelope=args.envelope)  # fmt: skip
-    spark = _spark(args, _large_extract(args.inputs))
+    spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(
             spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope,
@@ -376,7 +375,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
     from cdc_pipelines.runtime.storage import local_path
 
     if any(local_path(i) is None for i in args.inputs):
-        _spark(args, _large_extract(args.inputs))
+        _spark(args, input_bytes=_local_input_bytes(args.inputs))
     list_input_files(args.inputs)
 
 

@@ -426,8 +426,11 @@ def write_decoded_by_day(
     candidates = decoded.results.candidates() if decoded.results is not None else []
     if candidates:
         _mark_redeliveries(spark, commit, replace, decoded.delivery_fields, candidates)
-    _replace(_rejects(decoded, passed.metrics()["reject_rows"], day_of_file), join(out, REJECTS_DIR), replace,
-             REJECTS_DIR, REJECTS_SCHEMA)  # fmt: skip
+    rejects, path = _reject_rows(decoded, passed.metrics()["reject_rows"], day_of_file), join(out, REJECTS_DIR)
+    if rejects is None:
+        _replace(decoded.rejects, path, replace, REJECTS_DIR, REJECTS_SCHEMA)
+    else:
+        io.replace_rows(spark, rejects, path, replace, REJECTS_SCHEMA, REJECTS_DIR, TABLE_PROPERTIES[REJECTS_DIR])
     return counts
 
 
@@ -436,19 +439,18 @@ def _replace(frame: DataFrame, path: str, replace: list[dict], name: str, schema
     return io.replace_partitions(frame, path, replace, schema=schema, register_as=name, properties=properties)
 
 
-def _rejects(decoded: DecodedExtract, observed: int, day_of_file: Callable[[str], str] | None) -> DataFrame:
-    """The rejects of the pass: none, those its tasks sent, or (a task sent only part of its own, or
-    the pass sent none: the replay) the extract decoded again for its rejects alone."""
-    spark = decoded.combined.sparkSession
+def _reject_rows(
+    decoded: DecodedExtract, observed: int, day_of_file: Callable[[str], str] | None
+) -> list[tuple] | None:
+    """The rejects of the pass as REJECTS_SCHEMA rows: none, or those its tasks sent; None where a task sent
+    only part of its own, or the pass sent none (the replay): the extract is then decoded again for its
+    rejects alone (`DecodedExtract.rejects`)."""
     rows = [] if observed == 0 else (decoded.results.reject_rows() if decoded.results is not None else None)
-    if rows is not None and len(rows) == observed:
-        fixed = (decoded.format_id, decoded.topic)
-        return spark.createDataFrame(
-            [(*fixed, file, line, raw, encoding, reason, decoded.dt or day_of_file(file))
-             for file, line, raw, encoding, reason in rows],
-            REJECTS_SCHEMA,
-        )  # fmt: skip
-    return decoded.rejects
+    if rows is None or len(rows) != observed:
+        return None
+    fixed = (decoded.format_id, decoded.topic)
+    return [(*fixed, file, line, raw, encoding, reason, decoded.dt or day_of_file(file))
+            for file, line, raw, encoding, reason in rows]  # fmt: skip
 
 
 def _mark_redeliveries(

@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.lake.io import Commit, read_table, replace_partitions
+from cdc_pipelines.lake.io import read_table, replace_rows
 from cdc_pipelines.lake.layout import COUNTS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime.storage import join
@@ -31,15 +31,14 @@ def counts_path(lake_root: str | Path) -> str:
 
 def write_counts(
     spark: SparkSession, lake_root: str | Path, dt: str, per_topic: Mapping[str, Mapping[str, int]]
-) -> Commit | None:
-    """Replace the counts of `dt` for each topic in `per_topic` (one commit)."""
+) -> None:
+    """Replace the counts of `dt` for each topic in `per_topic` (one commit; by delta-rs on a local lake)."""
     if not per_topic:
-        return None
+        return
     # counts from before table filters have no `filtered`: none were
     rows = [(*(int(counts.get(k, 0)) for k in MESSAGE_COUNTS), dt, topic) for topic, counts in per_topic.items()]
-    frame = spark.createDataFrame(rows, COUNTS_SCHEMA)
     replace = [{"dt": dt, "source_topic": topic} for topic in per_topic]
-    return replace_partitions(frame, counts_path(lake_root), replace, schema=COUNTS_SCHEMA, register_as=COUNTS_DIR)
+    replace_rows(spark, rows, counts_path(lake_root), replace, COUNTS_SCHEMA, register_as=COUNTS_DIR)
 
 
 def read_counts(spark: SparkSession, lake_root: str | Path, dt: str) -> dict[str, dict[str, int]]:

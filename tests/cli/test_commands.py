@@ -136,6 +136,19 @@ def test_a_decode_past_the_full_jit_size_starts_both_compilers(
     assert (session_settings.get(session.C1_ONLY) == "false") is full
 
 
+def test_a_decode_of_a_large_extract_starts_with_its_split_size(tmp_path, monkeypatch, session_settings):
+    import cdc_pipelines.runtime.session as session
+
+    monkeypatch.setattr(session, "DEFAULT_SPLIT_BYTES", 1024)
+    seed = resource("oms-canal", "seed.jsonl")
+    args = ["--out", str(tmp_path), "--topic", "t", "--dt", "2024-03-01", "--conf", "cdc.decode.in_process_max_bytes=0",
+            "--conf", "spark.master=local[2]"]  # fmt: skip
+    with pytest.raises(_Started):
+        main(["decode", "--format", "oms-canal", *args, str(seed)])
+    split = int(session_settings[session.SPLIT_SETTING])
+    assert seed.stat().st_size > 2 * 1024 and split <= 1024 and -(-seed.stat().st_size // split) % 2 == 0
+
+
 @pytest.mark.parametrize(("min_events", "full"), [(3, True), (4, False)])
 def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers(
     tmp_path, monkeypatch, session_settings, min_events, full

@@ -5,14 +5,18 @@ from pathlib import Path
 
 from cdc_pipelines.runtime.session import (
     C1_ONLY,
+    DEFAULT_SPLIT_BYTES,
     QUICK_START,
     SPARK_CONF_ENV,
+    SPLIT_SETTING,
     _resolution_record,
     _with_packages,
+    balanced_splits,
     class_archive,
     driver_java_options,
     full_jit,
     jars_resolved,
+    local_cores,
     package_zip,
     session_conf,
 )
@@ -48,6 +52,25 @@ def test_a_large_run_starts_with_both_compilers_unless_the_settings_say(monkeypa
     assert "TieredStopAtLevel" not in options and f"-XX:SharedArchiveFile={archive}" in options
     monkeypatch.setenv(SPARK_CONF_ENV, '{"cdc.jvm.quick_start": "true"}')
     assert full_jit({}) == {}
+
+
+def test_a_large_local_input_is_cut_into_a_whole_number_of_splits_per_core(monkeypatch):
+    monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
+    monkeypatch.delenv("CDC_SPARK_MASTER", raising=False)
+    mib = 1 << 20
+    for cores in (1, 2, 3, 8):
+        master = {"spark.master": f"local[{cores}]"}
+        assert balanced_splits(master, cores * DEFAULT_SPLIT_BYTES) == master  # Spark splits by bytes per core
+        for size in (cores * DEFAULT_SPLIT_BYTES + 1, 895 * mib, 1789 * mib + 7, 10_000 * mib + 3):
+            if size <= cores * DEFAULT_SPLIT_BYTES:
+                continue
+            split = int(balanced_splits(master, size)[SPLIT_SETTING])
+            splits = -(-size // split)  # the splits of one file this size
+            assert split <= DEFAULT_SPLIT_BYTES and splits % cores == 0, (cores, size, split)
+    assert balanced_splits({"spark.master": "local[2]"}, 895 * mib)[SPLIT_SETTING] == str(-(-895 * mib // 8))
+    assert balanced_splits({"spark.master": "spark://h:7077"}, 895 * mib) == {"spark.master": "spark://h:7077"}
+    assert balanced_splits({SPLIT_SETTING: "1000"}, 895 * mib) == {SPLIT_SETTING: "1000"}
+    assert [local_cores(m) for m in ("local", "local[3]", "local[4,2]", "yarn")] == [1, 3, 4, None]
 
 
 def _resolved_jar(conf: dict, ivy: Path) -> Path:
