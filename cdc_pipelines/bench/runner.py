@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.encode.runner import encode_events, write_encoded
 from cdc_pipelines.lake.io import read_canonical
 from cdc_pipelines.lake.layout import CHANGES_DIR
+from cdc_pipelines.runtime.session import SPLIT_SETTING, balanced_splits
 
 DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode", "decode_replay")
 ENCODE_STEPS = ("encode", "encode_replay", "encode_floor", "duckdb_encode")
@@ -48,6 +50,24 @@ def _timed(run: Callable[[], object]) -> tuple[object, float, dict[str, int]]:
         result = run()
         seconds = time.perf_counter() - start
     return result, seconds, memory.peak
+
+
+@contextmanager
+def _split_size(spark: SparkSession, input_bytes: int) -> Iterator[None]:
+    """The split size `runtime.session.balanced_splits` gives a decode of `input_bytes`, set while it runs
+    (the floors keep Spark's own)."""
+    given = {"spark.master": spark.sparkContext.master}
+    if spark.sparkContext.getConf().contains(SPLIT_SETTING):
+        given[SPLIT_SETTING] = spark.sparkContext.getConf().get(SPLIT_SETTING)
+    split = balanced_splits(given, input_bytes).get(SPLIT_SETTING)
+    if split is None or SPLIT_SETTING in given:
+        yield
+        return
+    spark.conf.set(SPLIT_SETTING, split)
+    try:
+        yield
+    finally:
+        spark.conf.unset(SPLIT_SETTING)
 
 
 def _folder_bytes(path: Path) -> int:
@@ -92,13 +112,14 @@ def bench_format(
     done[-1].counts = {"rows_written": anchors.parquet_rows(work / "duckdb.parquet")}
     lake = work / "lake"
     topic = "bench"
-    decode = measure(
-        "decode",
-        lambda: write_decoded(decode_files(spark, format_id, [source], topic=topic, dt="2024-01-01"), lake),
-        lambda r: r["read"],
-    )
-    replayed = work / "decode_replay"
-    measure("decode_replay", replay.decode_replay(spark, format_id, source, replayed), lambda r: r["read"])
+    with _split_size(spark, size):  # as `cdc-pipelines decode` starts its session for this file
+        decode = measure(
+            "decode",
+            lambda: write_decoded(decode_files(spark, format_id, [source], topic=topic, dt="2024-01-01"), lake),
+            lambda r: r["read"],
+        )
+        replayed = work / "decode_replay"
+        measure("decode_replay", replay.decode_replay(spark, format_id, source, replayed), lambda r: r["read"])
     shutil.rmtree(replayed)
     changes = lake / CHANGES_DIR
     target = work / "encoded"
