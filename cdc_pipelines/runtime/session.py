@@ -285,7 +285,8 @@ def balanced_splits(conf: Mapping[str, str], input_bytes: int) -> dict[str, str]
 
     Spark cuts an input larger than its cores x 128 MiB into 128 MiB splits and a remainder: 2,000,000
     canal messages (895 MB) into 7 splits on 2 cores, the seventh decoded alone on one core for 9.5 s at
-    the end of the run. Eight splits of 112 MB take the same waves with no core idle (91.5 -> 80-84 s)."""
+    the end of the run. Eight splits of 112 MB take the same waves with no core idle (91.5-91.9 s -> 79.5-83.7 s,
+    one run each; BENCHMARKS.md turn 23)."""
     given = {**env_conf(), **conf}
     cores = local_cores(given.get("spark.master") or os.environ.get(MASTER_ENV) or "local[*]")
     if SPLIT_SETTING in given or cores is None or input_bytes <= cores * DEFAULT_SPLIT_BYTES:
