@@ -56,11 +56,11 @@ def _timed(run: Callable[[], object]) -> tuple[object, float, dict[str, int]]:
 def _split_size(spark: SparkSession, input_bytes: int) -> Iterator[None]:
     """The split size `runtime.session.balanced_splits` gives a decode of `input_bytes`, set while it runs
     (the floors keep Spark's own)."""
-    given = {"spark.master": spark.sparkContext.master}
-    if spark.sparkContext.getConf().contains(SPLIT_SETTING):
-        given[SPLIT_SETTING] = spark.sparkContext.getConf().get(SPLIT_SETTING)
-    split = balanced_splits(given, input_bytes).get(SPLIT_SETTING)
-    if split is None or SPLIT_SETTING in given:
+    if spark.sparkContext.getConf().contains(SPLIT_SETTING):  # the bench's --conf or CDC_SPARK_CONF set it
+        split = None
+    else:
+        split = balanced_splits({"spark.master": spark.sparkContext.master}, input_bytes).get(SPLIT_SETTING)
+    if split is None:
         yield
         return
     spark.conf.set(SPLIT_SETTING, split)

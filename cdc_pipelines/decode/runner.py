@@ -426,7 +426,8 @@ def write_decoded_by_day(
     candidates = decoded.results.candidates() if decoded.results is not None else []
     if candidates:
         _mark_redeliveries(spark, commit, replace, decoded.delivery_fields, candidates)
-    rejects, path = _reject_rows(decoded, passed.metrics()["reject_rows"], day_of_file), join(out, REJECTS_DIR)
+    rejects = _reject_rows(decoded, passed.metrics()["reject_rows"], day_of_file)
+    path = join(out, REJECTS_DIR)
     if rejects is None:
         _replace(decoded.rejects, path, replace, REJECTS_DIR, REJECTS_SCHEMA)
     else:
