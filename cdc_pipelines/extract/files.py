@@ -48,5 +48,3 @@ def _hadoop_files(uri: str) -> list[str]:
     if not storage.is_dir(spark, uri):
         return [storage.qualified(spark, uri)]
     return storage.list_files(spark, uri)
-
-

@@ -113,8 +113,7 @@ def partition_states(spark: SparkSession, source: KafkaSource, timestamps: list[
                     hit = found.get(tp)
                     at[tp.partition()][ts] = None if hit is None else int(hit.offset())
             return [
-                PartitionState(tp.partition(), int(starts.get(tp)), int(ends.get(tp)), at[tp.partition()])
-                for tp in tps
+                PartitionState(tp.partition(), int(starts.get(tp)), int(ends.get(tp)), at[tp.partition()]) for tp in tps
             ]
         except KafkaSourceError:
             raise

@@ -118,5 +118,3 @@ def text(value: object) -> str | None:
     if kind is int:
         return str(value)
     return dumps_exact(value)
-
-

@@ -63,8 +63,13 @@ class OffsetGap:
 def summarize(partitions: Iterable[PartitionOffsets]) -> dict[str, dict[str, int | None]]:
     """Per partition (as text: Dagster metadata keys are text) its offsets and message count."""
     return {
-        str(p.partition): {"first": p.first, "last": p.last, "messages": p.messages, "start_offset": p.start_offset,
-                           "end_offset": p.end_offset}  # fmt: skip
+        str(p.partition): {
+            "first": p.first,
+            "last": p.last,
+            "messages": p.messages,
+            "start_offset": p.start_offset,
+            "end_offset": p.end_offset,
+        }
         for p in sorted(partitions, key=lambda p: p.partition)
     }
 

@@ -62,8 +62,17 @@ class Topics:
 
     def send(self, topic: str, records: list[Record]) -> None:
         futures = [
-            (r, self.producer.send(topic, value=r.value, key=r.key, partition=r.partition, timestamp_ms=r.ts,
-                                   headers=[(k, v) for k, v in r.headers]))  # fmt: skip
+            (
+                r,
+                self.producer.send(
+                    topic,
+                    value=r.value,
+                    key=r.key,
+                    partition=r.partition,
+                    timestamp_ms=r.ts,
+                    headers=[(k, v) for k, v in r.headers],
+                ),
+            )
             for r in records
         ]
         self.producer.flush()

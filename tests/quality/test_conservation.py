@@ -31,8 +31,16 @@ def test_balanced_partition_with_rejects_reports_reasons(spark):
         "file:/x/part-1.jsonl:3",
     ]
     assert result.groups == [
-        {"source_topic": "orders", "table": "*", "read": 8, "decoded": 5, "rejected": 3, "filtered": 0,
-         "duplicates": 0, "balanced": True}  # fmt: skip
+        {
+            "source_topic": "orders",
+            "table": "*",
+            "read": 8,
+            "decoded": 5,
+            "rejected": 3,
+            "filtered": 0,
+            "duplicates": 0,
+            "balanced": True,
+        }
     ]
     # 3/8 rejected is over the default 5 %
     strict = check_conservation(part)
