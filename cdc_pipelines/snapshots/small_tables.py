@@ -137,14 +137,17 @@ def rows_of(path: str) -> int | None:
 
 def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan]) -> list[ColumnPlan] | None:
     """Bring an existing table's columns to the day's by delta-rs (both tables): columns added, numbers
-    widened to a wider decimal (an exact cast, the table rewritten once); the columns after. None when a
-    column becomes text (Spark's `tables.prepare` rewrites it: as Spark prints the values) or needs a
-    table feature the table may lack (`timestamp_ntz`)."""
+    widened to a wider decimal (an exact cast), booleans and numbers widened to text (`as_text`), the
+    table rewritten once; the columns after. None when a date, time or bytes column becomes text (Spark's
+    `tables.prepare` rewrites it, as Spark prints the values) or a column needs a table feature the table
+    may lack (`timestamp_ntz`)."""
     from deltalake import DeltaTable, Field, write_deltalake
     from deltalake.schema import PrimitiveType
 
     added, changed, after = evolve(day, held)
-    if any(new == "string" for _, new in changed.values()) or any(c.spark_type == "timestamp_ntz" for c in added):
+    if any(new == "string" and not _printed(old) for old, new in changed.values()):
+        return None
+    if any(c.spark_type == "timestamp_ntz" for c in added):
         return None
     for path in (local_table_path(paths.current), local_table_path(paths.history)):
         if added:
@@ -152,12 +155,29 @@ def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPl
             DeltaTable(path).alter.add_columns(fields)
         if changed:
             data = DeltaTable(path).to_pyarrow_table()
-            for name, (_, new) in changed.items():
-                precision, scale = re.fullmatch(r"decimal\((\d+),(\d+)\)", new).groups()
-                column = data.column(name).cast(pa.decimal128(int(precision), int(scale)))  # exact, or raises
+            for name, (old, new) in changed.items():
+                if new == "string":
+                    column = as_text(data.column(name), old)
+                else:
+                    precision, scale = re.fullmatch(r"decimal\((\d+),(\d+)\)", new).groups()
+                    column = data.column(name).cast(pa.decimal128(int(precision), int(scale)))  # exact, or raises
                 data = data.set_column(data.schema.get_field_index(name), name, column)
             write_deltalake(path, data, mode="overwrite", schema_mode="overwrite")
     return after
+
+
+def _printed(type_name: str) -> bool:
+    """Whether `as_text` writes this type's values as Spark's cast to text prints them."""
+    return type_name in ("boolean", "bigint") or type_name.startswith("decimal(")
+
+
+def as_text(column: pa.ChunkedArray, type_name: str) -> pa.Array:
+    """A boolean, bigint or decimal column's values as Spark's `cast(... as string)` prints them
+    (`tables.as_text`): `true`/`false`, digits, and decimals in plain notation with their scale, where
+    Arrow's own cast writes `9E-10` (tests/snapshots/test_small_tables.py compares them with Spark's)."""
+    if type_name.startswith("decimal("):
+        return pa.array([None if v is None else format(v, "f") for v in column.to_pylist()], pa.string())
+    return pc.cast(column, pa.string()).combine_chunks()
 
 
 def days_rows(spark: SparkSession, applied: Applied, plans: Mapping[tuple, list[ColumnPlan]]) -> dict[tuple, pa.Table]:

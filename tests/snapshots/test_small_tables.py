@@ -1,14 +1,19 @@
 """Small tables written by delta-rs (`small_tables`) hold what Spark's MERGEs would: the same days applied
-both ways give the same tables, types, versions and summaries; Spark takes a table over when it outgrows
-the limit, after a backfill restored it."""
+both ways give the same tables, types, versions and summaries (columns widened to text by delta-rs too);
+Spark takes a table over when it outgrows the limit, after a backfill restored it."""
 
 import json
+from decimal import Decimal
+from random import Random
 
+import pyarrow as pa
 from deltalake import DeltaTable
+from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import snapshot_days
+from cdc_pipelines.snapshots.small_tables import as_text
 from cdc_pipelines.snapshots.store import table_root
 from tests.snapshots import delta_rs
 from tests.snapshots.events import changes_df, delete, insert, truncate, update
@@ -52,6 +57,11 @@ def _deletion_vectors(path):
     return DeltaTable(path).metadata().configuration.get("delta.enableDeletionVectors") == "true"
 
 
+def _engines(path):
+    """The engines that committed the table's versions (delta-rs widens its tables' columns itself)."""
+    return {entry["engineInfo"].split(":")[0].split("/")[0] for entry in DeltaTable(path).history()}
+
+
 def _summaries(days, lake):
     """The days' summaries with the lake's own folder left out of their paths."""
     return json.loads(json.dumps(days).replace(str(lake), "LAKE"))
@@ -73,6 +83,7 @@ def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path)
         for kind in ("current", "history"):
             assert _deletion_vectors(_path(lakes["spark"], table, kind))
             assert not _deletion_vectors(_path(lakes["delta_rs"], table, kind))
+            assert _engines(_path(lakes["delta_rs"], table, kind)) == {"delta-rs"}
             delta_rs.assert_same_as_spark(spark, _path(lakes["delta_rs"], table, kind))
     # a backfill of day 1 restores every table to its empty version 0: delta-rs's still, not Spark's
     assert list(snapshot_days(spark, lakes["delta_rs"], [D1])) == [D1, D2, D3]
@@ -92,3 +103,25 @@ def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path)
     for table in TABLES:  # and Spark reads what the take-over and the rerun left as delta-rs does
         for kind in KINDS:
             delta_rs.assert_same_as_spark(spark, _path(lakes["delta_rs"], table, kind))
+
+
+def test_booleans_longs_and_decimals_become_text_as_sparks_cast_prints_them(spark):
+    random = Random(5)
+    columns = {
+        "boolean": pa.array([True, False, None]),
+        "bigint": pa.array([0, -1, 2**63 - 1, -(2**63), None, *(random.randint(-(10**15), 10**15) for _ in range(30))]),
+    }
+    for precision, scale in ((1, 0), (3, 2), (11, 10), (20, 10), (38, 0), (38, 18), (38, 37)):
+        digits = [random.randint(1, precision) for _ in range(40)]
+        values = [Decimal(f"{random.randint(1 - 10**d, 10**d - 1)}e-{scale}") for d in digits]
+        values += [Decimal(f"0e-{scale}"), Decimal(f"1e-{scale}"), None]
+        columns[f"decimal({precision},{scale})"] = pa.array(values, pa.decimal128(precision, scale))
+    rows = max(len(c) for c in columns.values())
+    names = {type_name: f"c{i}" for i, type_name in enumerate(columns)}
+    table = pa.table({names[t]: pa.concat_arrays([c, pa.nulls(rows - len(c), c.type)]) for t, c in columns.items()})
+    table = table.append_column("i", pa.array(range(rows)))
+    printed = spark.createDataFrame(table).orderBy("i").select(*[F.col(n).cast("string") for n in names.values()])
+    by_spark = printed.toArrow()
+    for type_name, name in names.items():
+        ours = as_text(pa.chunked_array([table[name]]), type_name)
+        assert ours.to_pylist() == by_spark[name].to_pylist(), type_name
