@@ -167,17 +167,22 @@ def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPl
     return after
 
 
+# the types whose values `as_text` prints as Spark does, besides decimals (`timestamp` is printed in the
+# session's time zone: Spark's)
+_PRINTED = ("boolean", "bigint", "binary", "date", "timestamp_ntz")
+
+
 def _printed(type_name: str) -> bool:
-    """Whether `as_text` writes this type's values as Spark's cast to text prints them (`timestamp` is
-    printed in the session's time zone: Spark's)."""
-    return type_name in ("boolean", "bigint", "date", "timestamp_ntz", "binary") or type_name.startswith("decimal(")
+    return type_name in _PRINTED or type_name.startswith("decimal(")
 
 
 def as_text(column: pa.ChunkedArray, type_name: str) -> pa.Array:
-    """A column's values as `tables.as_text` prints them through Spark: `true`/`false`, digits, decimals in
+    """A column's values as `typed.as_text` prints them through Spark: `true`/`false`, digits, decimals in
     plain notation with their scale (Arrow's own cast writes `9E-10`), dates and local times as Spark's
     cast prints them (from the stored days and microseconds: Python's dates stop at year 1), bytes as
     base64 (tests/snapshots/test_small_tables.py compares each with Spark's)."""
+    if not _printed(type_name):
+        raise ValueError(f"{type_name} values are printed by Spark")
     if type_name in ("boolean", "bigint"):
         return pc.cast(column, pa.string()).combine_chunks()
     if type_name == "binary":

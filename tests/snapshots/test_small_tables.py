@@ -15,6 +15,7 @@ from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.small_tables import as_text
 from cdc_pipelines.snapshots.store import table_root
+from cdc_pipelines.snapshots.typed import as_text as spark_text
 from tests.snapshots import delta_rs
 from tests.snapshots.events import changes_df, delete, insert, truncate, update
 
@@ -105,13 +106,9 @@ def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path)
             delta_rs.assert_same_as_spark(spark, _path(lakes["delta_rs"], table, kind))
 
 
-def _text(column):
-    return column.cast("string")
-
-
 def test_columns_become_text_as_spark_prints_them(spark):
-    """`as_text` against Spark's `tables.as_text` on each type delta-rs widens to text. Spark is given
-    dates and local times as their days and microseconds and builds its own, from year 0 to 9999."""
+    """`as_text` against Spark's `typed.as_text` on each type delta-rs widens to text. Spark is given dates
+    and local times as their days and microseconds and builds its own, from year 0 to 9999."""
     random = Random(5)
     days = [random.randint(-719_528, 2_932_896) for _ in range(60)] + [-719_528, -719_163, -1, 0, 2_932_896]
     micros = [random.randint(-62_167_219_200_000_000, 253_402_300_799_999_999) for _ in range(60)]
@@ -119,27 +116,29 @@ def test_columns_become_text_as_spark_prints_them(spark):
     longs = [0, -1, 2**63 - 1, -(2**63), None, *(random.randint(-(10**15), 10**15) for _ in range(30))]
     blobs = [b"", b"\x00\xff", None, *(random.randbytes(random.randint(1, 40)) for _ in range(30))]
     columns = {
-        "boolean": (pa.array([True, False, None]), _text),
-        "bigint": (pa.array(longs), _text),
-        "binary": (pa.array(blobs), F.base64),
-        "date": (pa.array(days, pa.int32()).cast(pa.date32()), lambda c: _text(F.date_from_unix_date(c.cast("int")))),
-        "timestamp_ntz": (
-            pa.array(micros, pa.int64()).cast(pa.timestamp("us")),
-            lambda c: _text(F.timestamp_micros(c).cast("timestamp_ntz")),
-        ),
+        "boolean": pa.array([True, False, None]),
+        "bigint": pa.array(longs),
+        "binary": pa.array(blobs),
+        "date": pa.array(days, pa.int32()).cast(pa.date32()),
+        "timestamp_ntz": pa.array(micros, pa.int64()).cast(pa.timestamp("us")),
     }
     for precision, scale in ((1, 0), (3, 2), (11, 10), (20, 10), (38, 0), (38, 18), (38, 37)):
         digits = [random.randint(1, precision) for _ in range(40)]
         values = [Decimal(f"{random.randint(1 - 10**d, 10**d - 1)}e-{scale}") for d in digits]
         values += [Decimal(f"0e-{scale}"), Decimal(f"1e-{scale}"), None]
-        columns[f"decimal({precision},{scale})"] = (pa.array(values, pa.decimal128(precision, scale)), _text)
-    rows = max(len(c) for c, _ in columns.values())
+        columns[f"decimal({precision},{scale})"] = pa.array(values, pa.decimal128(precision, scale))
+    rows = max(len(c) for c in columns.values())
     names = {type_name: f"c{i}" for i, type_name in enumerate(columns)}
-    padded = {t: pa.concat_arrays([c, pa.nulls(rows - len(c), c.type)]) for t, (c, _) in columns.items()}
+    padded = {t: pa.concat_arrays([c, pa.nulls(rows - len(c), c.type)]) for t, c in columns.items()}
     numbers = {"date": pa.int32(), "timestamp_ntz": pa.int64()}
+    built = {
+        "date": F.date_from_unix_date,
+        "timestamp_ntz": lambda c: F.timestamp_micros(c).cast("timestamp_ntz"),
+    }
     given = {names[t]: c.cast(numbers[t]) if t in numbers else c for t, c in padded.items()}
     frame = spark.createDataFrame(pa.table({**given, "i": pa.array(range(rows))})).orderBy("i")
-    by_spark = frame.select(*[text(F.col(names[t])).alias(names[t]) for t, (_, text) in columns.items()]).toArrow()
+    typed = {t: built.get(t, lambda c: c)(F.col(names[t])) for t in columns}
+    by_spark = frame.select(*[spark_text(typed[t], t).alias(names[t]) for t in columns]).toArrow()
     for type_name, column in padded.items():
         ours = as_text(pa.chunked_array([column]), type_name)
         assert ours.to_pylist() == by_spark[names[type_name]].to_pylist(), type_name
