@@ -3,7 +3,8 @@
 In local mode the JVM is both Spark driver and executor; its Python workers (`pyspark.daemon` and
 the workers it forks, which run `mapInArrow` batches) are its children; other children of the JVM
 (`bash`, `chmod`, and a JVM copy for an instant between fork and exec) are not counted. The driver
-Python is this process (DuckDB runs inside it too). A thread samples the tree a few times a second.
+Python is this process (DuckDB runs inside it too); the Python processes it starts itself (the decode's
+pool, `decode.pool`) count as Python workers. A thread samples the tree a few times a second.
 """
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ def tree_rss(root: int) -> dict[str, int]:
     stack = [(pid, False) for pid in children.get(root, [])]
     while stack:
         pid, under_jvm = stack.pop()
-        _parent, name, rss = procs[pid]
+        parent, name, rss = procs[pid]
         if name == "java":
             totals["jvm"] += rss
             under_jvm = True
-        elif under_jvm and name.startswith("python"):
+        elif name.startswith("python") and (under_jvm or parent == root):
             totals["python_workers"] += rss
         stack.extend((child, under_jvm) for child in children.get(pid, []))
     return totals

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -19,13 +20,15 @@ from pyspark.sql import SparkSession
 from cdc_pipelines.bench import anchors, data, replay, stages
 from cdc_pipelines.bench.config import BenchConfig
 from cdc_pipelines.bench.memory import PeakMemory
+from cdc_pipelines.decode.pool import decode_with_processes, processes, splittable
 from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.encode.runner import encode_events, write_encoded
 from cdc_pipelines.lake.io import read_canonical
 from cdc_pipelines.lake.layout import CHANGES_DIR
 from cdc_pipelines.runtime.session import SPLIT_SETTING, balanced_splits
 
-DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode", "decode_replay")
+DECODE_STEPS = ("cat", "spark_floor", "spark_text_floor", "fastavro_floor", "duckdb_decode", "decode", "decode_replay",
+                "decode_processes")  # fmt: skip
 ENCODE_STEPS = ("encode", "encode_replay", "encode_floor", "duckdb_encode")
 STEPS = DECODE_STEPS + ENCODE_STEPS
 
@@ -121,6 +124,13 @@ def bench_format(
         replayed = work / "decode_replay"
         measure("decode_replay", replay.decode_replay(spark, format_id, source, replayed), lambda r: r["read"])
     shutil.rmtree(replayed)
+    if splittable(str(source), format_id):  # what `cdc-pipelines decode` runs for this file on a local lake
+        pooled = work / "lake_processes"
+        run = partial(decode_with_processes, format_id, [str(source)], topic=topic, dt="2024-01-01", out=str(pooled),
+                      workers=processes({}))  # fmt: skip
+        if measure("decode_processes", run, lambda r: r["read"]) != decode:
+            raise AssertionError(f"the pool's counts {done[-1].counts} differ from Spark's {decode} for {format_id}")
+        shutil.rmtree(pooled)
     changes = lake / CHANGES_DIR
     target = work / "encoded"
     encode = measure(

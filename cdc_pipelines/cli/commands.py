@@ -317,6 +317,13 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
 
         return decode_in_process(args.format, files, topic=args.topic, dt=args.dt, out=args.out, options=options,
                                  envelope=args.envelope)  # fmt: skip
+    files = _pool_files(args)
+    if files is not None:
+        from cdc_pipelines.decode.pool import decode_with_processes, processes
+
+        return decode_with_processes(args.format, files, topic=args.topic, dt=args.dt, out=args.out,
+                                     workers=processes(_confs(args)[0]), options=options,
+                                     envelope=args.envelope)  # fmt: skip
     spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(
@@ -337,6 +344,15 @@ def _in_process_files(args: argparse.Namespace, inputs: list[str] | None = None)
         return None
     conf, command_conf = _confs(args)
     return in_process_inputs(inputs or args.inputs, args.out, conf, command_conf)
+
+
+def _pool_files(args: argparse.Namespace) -> list[str] | None:
+    """The files of a larger local extract of plain lines without table filters (`decode.pool`), else None."""
+    from cdc_pipelines.decode.pool import pool_inputs
+
+    if _tables(args) is not None:
+        return None
+    return pool_inputs(args.format, args.inputs, args.out, *_confs(args))
 
 
 def _confs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:

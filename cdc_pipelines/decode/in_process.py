@@ -5,8 +5,9 @@ days of a whole-database topic are small. So an extract of at most `max_bytes` o
 local lake, is decoded by the same per-line functions the Spark tasks run (`decode.local`), its
 redeliveries marked by the same identity (`delivery.DeliveryIdentity.exact`, what
 `redeliveries.find_duplicates` compares), its counts checked the same way, and its partitions of
-`changes`, `rejects` and the run counts replaced with delta-rs (`lake.delta_rs`). Kafka, table filters,
-a catalog database, storage other than local disk and larger inputs go through Spark.
+`changes`, `rejects` and the run counts replaced with delta-rs (`lake.delta_rs`). Larger inputs go to a
+pool of processes (`decode.pool`); Kafka, table filters, a catalog database and storage other than local
+disk go through Spark.
 """
 
 from __future__ import annotations
@@ -37,25 +38,28 @@ MAX_BYTES_SETTING = "cdc.decode.in_process_max_bytes"
 DEFAULT_MAX_BYTES = 8 << 20
 
 
-def in_process_inputs(
+def local_files(
     inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
 ) -> list[str] | None:
-    """The files of `inputs` when this extract is decoded in process, else None (Spark decodes it).
-
-    In process: every input and the lake on local disk, at most `MAX_BYTES_SETTING` in all (`conf`: the
-    process's settings and the command's), and nothing asks for Spark (`runtime.session.asks_for_spark`;
-    a `spark.` setting on the command may name a catalog database)."""
-    limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
-    if limit <= 0 or asks_for_spark(conf, command_conf) or local_path(out) is None:
+    """The files of `inputs` when they and the lake are on local disk and nothing asks for Spark
+    (`runtime.session.asks_for_spark`: a `spark.` setting on the command may name a catalog database,
+    a master a cluster), else None: what a decode without Spark needs."""
+    if asks_for_spark(conf, command_conf) or local_path(out) is None:
         return None
     if any(local_path(i) is None for i in inputs):
         return None
-    files = list_input_files(inputs)
-    total = 0
-    for file in files:
-        total += os.path.getsize(local_path(file))
-        if total > limit:
-            return None
+    return list_input_files(inputs)
+
+
+def in_process_inputs(
+    inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
+) -> list[str] | None:
+    """The files of `inputs` when this extract is decoded in process, else None: `local_files`, at most
+    `MAX_BYTES_SETTING` in all (`conf`: the process's settings and the command's)."""
+    limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
+    files = None if limit <= 0 else local_files(inputs, out, conf, command_conf)
+    if files is None or sum(os.path.getsize(local_path(f)) for f in files) > limit:
+        return None
     return files
 
 
@@ -78,10 +82,11 @@ def mark_redeliveries(events: list[dict], delivery_fields: Sequence[str]) -> int
     return marked
 
 
-def _table(rows: list[dict], schema) -> pa.Table:
-    """Rows (every column of `schema`; times as epoch micros) as an Arrow table of the lake's schema."""
+def lake_table(rows: list[dict], schema, constants: Mapping[str, object] | None = None) -> pa.Table:
+    """Rows (every column of `schema` but `constants`, columns of one value; times as epoch micros) as an
+    Arrow table of the lake's schema."""
     target = delta_rs.arrow_schema(schema)
-    return pa.Table.from_batches([rows_to_batch(rows, target)], schema=target)
+    return pa.Table.from_batches([rows_to_batch(rows, target, constants)], schema=target)
 
 
 def decode_in_process(
@@ -105,12 +110,19 @@ def decode_in_process(
     mark_redeliveries(events, codec.delivery_fields)
     root = local_path(out)
     replace = [{"dt": dt, "source_topic": topic}]
-    write = delta_rs.replace_partitions
-    write(_table(events, CANONICAL_SCHEMA), os.path.join(root, CHANGES_DIR), replace, CANONICAL_SCHEMA,
-          PARTITION_COLUMNS, TABLE_PROPERTIES[CHANGES_DIR])  # fmt: skip
+    delta_rs.replace_partitions(lake_table(events, CANONICAL_SCHEMA), os.path.join(root, CHANGES_DIR), replace,
+                                CANONICAL_SCHEMA, PARTITION_COLUMNS, TABLE_PROPERTIES[CHANGES_DIR])  # fmt: skip
+    return replace_rejects_and_counts(root, rejects, counts, dt=dt, topic=topic)
+
+
+def replace_rejects_and_counts(root: str, rejects: list[dict], counts: dict[str, int], *, dt: str, topic: str):
+    """After `changes`: the counts checked for conservation, then the `(dt, topic)` partition of `rejects`
+    (REJECTS_SCHEMA rows) and of the run counts replaced, in the Spark decode's order; the counts."""
     check_message_counts(counts)
-    write(_table(rejects, REJECTS_SCHEMA), os.path.join(root, REJECTS_DIR), replace, REJECTS_SCHEMA,
+    replace = [{"dt": dt, "source_topic": topic}]
+    write = delta_rs.replace_partitions
+    write(lake_table(rejects, REJECTS_SCHEMA), os.path.join(root, REJECTS_DIR), replace, REJECTS_SCHEMA,
           PARTITION_COLUMNS, TABLE_PROPERTIES[REJECTS_DIR])  # fmt: skip
-    write(_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA), os.path.join(root, COUNTS_DIR),
+    write(lake_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA), os.path.join(root, COUNTS_DIR),
           replace, COUNTS_SCHEMA, PARTITION_COLUMNS)  # fmt: skip
     return {k: counts[k] for k in MESSAGE_COUNTS}

@@ -106,13 +106,19 @@ class DecodedExtract:
         )  # fmt: skip
 
 
-def rows_to_batch(rows: list[dict], schema: pa.Schema = _ARROW_SCHEMA) -> pa.RecordBatch:
-    """Rows (dicts holding every column of `schema`, DECODED_SCHEMA's by default; times as epoch micros)
-    -> one Arrow batch, column by column."""
+def rows_to_batch(
+    rows: list[dict], schema: pa.Schema = _ARROW_SCHEMA, constants: Mapping[str, object] | None = None
+) -> pa.RecordBatch:
+    """Rows (dicts holding every column of `schema` but `constants`, DECODED_SCHEMA's by default; times as
+    epoch micros) -> one Arrow batch, column by column; `constants` are columns of one value."""
     if not rows:
         return pa.RecordBatch.from_pylist([], schema=schema)
+    constants = constants or {}
     columns = []
     for f in schema:  # a column at a time: transposing the rows with zip(*rows) cost 3.6 us a row more
+        if f.name in constants:
+            columns.append(pa.repeat(pa.scalar(constants[f.name], f.type), len(rows)))
+            continue
         values = list(map(itemgetter(f.name), rows))
         columns.append(map_array(values) if pa.types.is_map(f.type) else pa.array(values, f.type))
     return pa.RecordBatch.from_arrays(columns, schema=schema)

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -41,6 +40,7 @@ def read_rows(path: str) -> list[dict]:
 def read_partition(path: str, column: str, value: str, columns: Sequence[str]) -> pa.Table | None:
     """The rows of the local table at `path` whose partition `column` is `value`, with `columns` (a
     column the table lacks, written before a release added it, reads as null); None where there is no table."""
+    import pyarrow.dataset as ds  # here: a third of a second of every process importing this module
     from deltalake import DeltaTable
 
     local = local_table_path(path)

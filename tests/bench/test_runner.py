@@ -35,7 +35,9 @@ def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
         assert replayed["read"] == decode["read"] == replayed["decoded"] + replayed["rejected"]
         replayed = by_step[(scale, "encode_replay")]["counts"]
         assert replayed["encoded"] + replayed["skipped"] == decode["events"]
+        assert by_step[(scale, "decode_processes")]["counts"] == decode
     assert by_step[(1, "encode")]["peak_rss"]["python_workers"] > 0  # encode runs in Python workers
+    assert by_step[(1, "decode_processes")]["peak_rss"]["python_workers"] > 0  # the pool's processes
     cuts = {(s["format_id"], s["side"]): s["cuts"] for s in result["stages"]}
     assert [c for c, _ in cuts[("oms-canal", "decode")]] == list(DECODE_CUTS)
     assert [c for c, _ in cuts[("oms-canal", "encode")]] == list(ENCODE_CUTS)
@@ -51,7 +53,7 @@ def test_quick_bench_counts_add_up_and_report_has_every_row(spark, tmp_path):
     assert "| oms-canal | encode | sort and write |" in text
     assert f"{result['machine']['cores']} cores" in text and "GB memory" in text
     assert {(r["scale"], r["step"]) for r in ratios(result["measurements"])} == {
-        (1, step) for step in ("decode", "encode")
+        (1, step) for step in ("decode", "decode_processes", "encode")
     }
 
 

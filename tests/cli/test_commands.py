@@ -130,7 +130,8 @@ def test_a_decode_past_the_full_jit_size_starts_both_compilers(
     monkeypatch.setattr(session, "FULL_JIT_MIN_BYTES", min_bytes)
     seed = resource("oms-canal", "seed.jsonl")
     assert seed.stat().st_size > 100
-    args = ["--out", str(tmp_path), "--topic", "t", "--dt", "2024-03-01", "--conf", "cdc.decode.in_process_max_bytes=0"]
+    args = ["--out", str(tmp_path), "--topic", "t", "--dt", "2024-03-01", "--conf", "cdc.decode.in_process_max_bytes=0",
+            "--conf", "cdc.decode.processes=0"]  # fmt: skip
     with pytest.raises(_Started):
         main(["decode", "--format", "oms-canal", *args, str(seed)])
     assert (session_settings.get(session.C1_ONLY) == "false") is full

@@ -5,9 +5,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from deltalake import DeltaTable
+from pyspark.sql import functions as F
 
 from cdc_pipelines.decode.local import decode_paths
-from cdc_pipelines.decode.runner import count_extract, decode_files
+from cdc_pipelines.decode.pool import decode_with_processes
+from cdc_pipelines.decode.runner import count_extract, decode_files, write_decoded
 from cdc_pipelines.demo import extracts as demo
 from tests.formats.test_dataworks_json import halves_across_files, halves_of_a_reused_key
 
@@ -76,3 +79,24 @@ def test_halves_across_files_reused_keys_and_orphans_through_spark(spark, tmp_pa
         (8, "UPDATE_BEFOR without its matching after half (pair key d\u0001t\u00019)")
     ]
     assert run["counts"] == {"read": 9, "decoded": 8, "rejected": 1, "filtered": 0, "events": 5}
+
+
+def test_spark_reads_a_pool_decode_and_commits_after_it(spark, tmp_path):
+    """The pool's commit of files it wrote itself is a Delta table Spark reads as delta-rs does, its
+    file statistics skipping only what they should; Spark's decode of another topic commits after it, and
+    the pool's after Spark's."""
+    extract, lake = tmp_path / "a.jsonl", tmp_path / "lake"
+    demo.write_extract("oms-canal", demo.canonical_events(dt.date(2024, 1, 1), 80), extract)
+    decode_with_processes("oms-canal", [str(extract)], topic="t", dt="2024-01-01", out=str(lake), workers=1)
+    changes = spark.read.format("delta").load(str(lake / "changes"))
+    python = DeltaTable(str(lake / "changes")).to_pyarrow_table().to_pylist()
+    assert sorted(r.event_id for r in changes.select("event_id").collect()) == sorted(r["event_id"] for r in python)
+    for name in {r["table_name"] for r in python} | {"zzz"}:
+        assert changes.where(F.col("table_name") == name).count() == sum(r["table_name"] == name for r in python)
+    for op in ("INSERT", "DELETE", "A"):
+        assert changes.where(F.col("op") == op).count() == sum(r["op"] == op for r in python)
+    assert changes.where(F.col("source_line") > 40).count() == sum(r["source_line"] > 40 for r in python)
+    write_decoded(decode_files(spark, "oms-canal", [extract], topic="u", dt="2024-01-01"), lake)
+    decode_with_processes("oms-canal", [str(extract)], topic="v", dt="2024-01-01", out=str(lake), workers=1)
+    topics = spark.read.format("delta").load(str(lake / "changes")).groupBy("source_topic").count().collect()
+    assert sorted((r.source_topic, r["count"]) for r in topics) == [(t, len(python)) for t in "tuv"]

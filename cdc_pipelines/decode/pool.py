@@ -1,0 +1,420 @@
+"""A large local extract decoded by a pool of Python processes and committed by delta-rs: no JVM.
+
+Why not Spark here: on one machine Spark's decode spends, beside the codecs, about half as much CPU
+again in the JVM (reading the lines, the Arrow crossing both ways, Parquet's writer: 32-35 of 96 CPU-s
+for 2,000,000 canal messages, BENCHMARKS turn 23), so it stayed above 3x Spark's own reader. Here each
+process reads a byte range of the files, runs the per-line functions the Spark tasks run
+(`rows.decoded_rows`) and writes its events to Parquet with pyarrow. The parent pairs split-update
+halves (`messages.pair_halves`), compares exactly only the events whose delivery hashes repeat
+(`in_process.mark_redeliveries`), and commits every file in one Delta transaction (delta-rs's
+`create_write_transaction`, which replaces the day's partition as Spark's replaceWhere does), then
+`rejects` and the run counts as the in-process decode does. Files are home-made Parquet only because
+delta-rs's writer takes one stream: the processes would otherwise hand every row to one writer.
+
+Only uncompressed line files (not Avro containers or CSV tuples) of a local lake: the rest, Kafka,
+table filters and clusters go through Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from cdc_pipelines.decode.delivery import DeliveryIdentity
+from cdc_pipelines.decode.in_process import lake_table, local_files, mark_redeliveries, replace_rejects_and_counts
+from cdc_pipelines.decode.local import decoded_counts, is_csv
+from cdc_pipelines.decode.messages import pair_halves
+from cdc_pipelines.decode.pass_results import ID_PREFIX
+from cdc_pipelines.decode.rows import decoded_rows
+from cdc_pipelines.decode.runner import STATS_COLUMNS, TABLE_PROPERTIES, batch_to_rows
+from cdc_pipelines.extract.messages import Line
+from cdc_pipelines.formats import get_codec
+from cdc_pipelines.formats.base import max_message_chars
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.layout import CHANGES_DIR
+from cdc_pipelines.lake.partition_paths import partition_dir
+from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF
+from cdc_pipelines.model.schema import CANONICAL_SCHEMA
+from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
+from cdc_pipelines.runtime.python_workers import no_cycle_collection
+from cdc_pipelines.runtime.storage import local_path, spark_file_uri
+
+# the setting (`--conf` or CDC_SPARK_CONF) of the processes a large local extract is decoded by; 0 sends it
+# to Spark. Default: the cores this process may run on
+PROCESSES_SETTING = "cdc.decode.processes"
+# suffixes Spark reads through a codec: such files go to Spark, whose readers split and decompress them
+COMPRESSED = (".gz", ".bz2", ".deflate", ".zst", ".lz4", ".snappy", ".xz")
+# lines decoded, and events written, per batch; bytes read from the file at a time
+BATCH_LINES = 8192
+READ_BYTES = 16 << 20
+# each process's share of the input is cut in ranges of about this size (at least one per process)
+RANGE_BYTES = 256 << 20
+# the statistics Delta keeps per file: min/max of the strings and longs among STATS_COLUMNS, whose
+# text needs no convention (timestamps' is Delta's own JSON form: left out, so no reader skips on it)
+_STATS = [c for c in STATS_COLUMNS[CHANGES_DIR].split(",") if c not in ("event_time", "sync_time")]
+_NULL_COUNTED = STATS_COLUMNS[CHANGES_DIR].split(",")
+
+
+def processes(conf: Mapping[str, str]) -> int:
+    """The pool's size by the setting, else the cores this process may use."""
+    if PROCESSES_SETTING in conf:
+        return int(conf[PROCESSES_SETTING])
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def pool_inputs(
+    format_id: str, inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
+) -> list[str] | None:
+    """The files of `inputs` when this extract is decoded by processes, else None (Spark decodes it):
+    `in_process.local_files`, each a file of plain lines, and a pool of at least one process."""
+    files = None if processes(conf) <= 0 else local_files(inputs, out, conf, command_conf)
+    if files is None or not all(splittable(f, format_id) for f in files):
+        return None
+    return files
+
+
+def splittable(path: str, format_id: str) -> bool:
+    """Whether a file is plain lines this module reads: not compressed, no Avro container, no CSV."""
+    name = path.lower()
+    codec = get_codec(format_id)
+    if name.endswith(COMPRESSED) or (codec.messages == "avro" and name.endswith(".avro")):
+        return False
+    return not (codec.messages == "tuple" and is_csv(path))
+
+
+@dataclass(frozen=True)
+class ByteRange:
+    """Lines `start`..`end` (bytes; both at a line's start) of one file; `first_line` set once counted."""
+
+    path: str
+    start: int
+    end: int
+    first_line: int = 1
+
+
+def _newline_after(fh, offset: int, size: int) -> int:
+    """The offset just past the first `\\n` at or after `offset` (the file's size where none is)."""
+    fh.seek(offset)
+    while offset < size:
+        block = fh.read(1 << 16)
+        at = block.find(b"\n")
+        if at >= 0:
+            return offset + at + 1
+        offset += len(block)
+    return size
+
+
+def byte_ranges(files: Sequence[str], workers: int) -> list[ByteRange]:
+    """Each file cut after newlines into ranges of about the same size, at least `workers` in all."""
+    sizes = {f: os.path.getsize(f) for f in files}
+    total = sum(sizes.values()) or 1
+    wanted = max(workers, -(-total // RANGE_BYTES // workers) * workers)
+    out = []
+    for path, size in sizes.items():
+        parts = max(1, round(wanted * size / total))
+        with open(path, "rb") as fh:
+            cuts = sorted({0, size, *(_newline_after(fh, size * i // parts, size) for i in range(1, parts))})
+        out += [ByteRange(path, a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+    return out or [ByteRange(f, 0, 0) for f in files[:1]]
+
+
+def range_blocks(r: ByteRange) -> Iterator[bytes]:
+    """The range's bytes in blocks that end after a newline (the last may not)."""
+    with open(r.path, "rb") as fh:
+        fh.seek(r.start)
+        left, rest = r.end - r.start, b""
+        while left > 0:
+            block = rest + fh.read(min(READ_BYTES, left))
+            left = r.end - fh.tell()
+            cut = block.rfind(b"\n") + 1 if left > 0 else len(block)
+            if cut:
+                yield block[:cut]
+            rest = block[cut:]
+        if rest:
+            yield rest
+
+
+def count_lines(r: ByteRange) -> int:
+    """The lines of a range as `bytes.splitlines` numbers them (`\\n`, `\\r\\n` and a lone `\\r` end one)."""
+    lines = 0
+    for block in range_blocks(r):
+        lines += block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
+        if not block.endswith((b"\n", b"\r")):
+            lines += 1
+    return lines
+
+
+@dataclass
+class RangeResult:
+    """What a process sends back for its range: the Parquet files it wrote, the halves to pair, the
+    rejects, its events' delivery hashes (with their event id prefixes) and its counts."""
+
+    files: list[dict] = field(default_factory=list)
+    halves: list[dict] = field(default_factory=list)
+    rejects: list[dict] = field(default_factory=list)
+    hashes: list[np.ndarray] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class _Files:
+    """Parquet files of one partition of `changes`, rolled at `rows` rows, with their Delta statistics."""
+
+    def __init__(self, root: str, relative_dir: str, rows: int = 4_000_000):
+        self.root, self.dir, self.rows = root, relative_dir, rows
+        self.schema = delta_rs.arrow_schema(CANONICAL_SCHEMA)
+        self.done: list[dict] = []
+        self.writer = None
+
+    def write(self, batch: pa.Table) -> None:
+        if self.writer is None:
+            name = f"{self.dir}/part-{uuid.uuid4()}.c000.snappy.parquet"
+            os.makedirs(os.path.join(self.root, self.dir), exist_ok=True)
+            self.writer = pq.ParquetWriter(os.path.join(self.root, name), self.schema, compression="snappy")
+            self.current = {"path": name, "rows": 0, "min": {}, "max": {}, "nulls": dict.fromkeys(_NULL_COUNTED, 0)}
+        self.writer.write_table(batch)
+        _add_stats(self.current, batch)
+        if self.current["rows"] >= self.rows:
+            self.close()
+
+    def close(self) -> list[dict]:
+        if self.writer is not None:
+            self.writer.close()
+            self.current["size"] = os.path.getsize(os.path.join(self.root, self.current["path"]))
+            self.done.append(self.current)
+            self.writer = None
+        return self.done
+
+
+def _add_stats(stats: dict, batch: pa.Table) -> None:
+    stats["rows"] += batch.num_rows
+    for name in _NULL_COUNTED:
+        stats["nulls"][name] += batch.column(name).null_count
+    for name in _STATS:
+        bounds = pc.min_max(batch.column(name))
+        if bounds["min"].is_valid:
+            low, high = bounds["min"].as_py(), bounds["max"].as_py()
+            stats["min"][name] = min(stats["min"].get(name, low), low)
+            stats["max"][name] = max(stats["max"].get(name, high), high)
+
+
+def _stats_json(stats: dict) -> str:
+    return json.dumps(
+        {"numRecords": stats["rows"], "minValues": stats["min"], "maxValues": stats["max"], "nullCount": stats["nulls"]}
+    )
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every process needs to know about the decode."""
+
+    format_id: str
+    topic: str
+    dt: str
+    options: Mapping[str, str]
+    envelope: str | None
+    changes: str
+    limit: int
+
+
+def _is_half(row: dict) -> bool:
+    return row["pair_key"] is not None and row["reject_reason"] is None
+
+
+def decode_range(job: Job, r: ByteRange) -> RangeResult:
+    """Decode one range: events to Parquet files under `job.changes`, the rest reported back. The cycle
+    collector stays off (`no_cycle_collection`): a range is a process's whole work, and its rows hold no
+    cycles."""
+    identity = DeliveryIdentity(get_codec(job.format_id).delivery_fields)
+    uri = spark_file_uri(r.path)
+    files = _Files(job.changes, partition_dir(_fixed(job), PARTITION_COLUMNS))
+    out = RangeResult(counts=dict.fromkeys(MESSAGE_COUNTS, 0))
+    number = r.first_line
+    with no_cycle_collection():
+        for block in range_blocks(r):
+            raw = block.splitlines()
+            for at in range(0, len(raw), BATCH_LINES):
+                lines = [Line(uri, number + i, value) for i, value in enumerate(raw[at : at + BATCH_LINES], at)]
+                events = _decoded(job, lines, out, identity)
+                if events:
+                    files.write(lake_table(events, CANONICAL_SCHEMA, _fixed(job)))
+            number += len(raw)
+    out.files = files.close()
+    return out
+
+
+def _decoded(job: Job, lines: list[Line], out: RangeResult, identity: DeliveryIdentity) -> list[dict]:
+    """The finished events of a batch of lines; its halves, rejects, hashes and counts added to `out`."""
+    rows = list(decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit))
+    events, hashes, prefixes, others = [], [], [], []
+    for row in rows:
+        if _is_half(row):
+            out.halves.append(row)
+            continue
+        others.append(row)
+        if row["reject_reason"] is not None:
+            out.rejects.append(row)
+        else:
+            events.append(row)
+            hashes.append(identity.hash(row))
+            prefixes.append(int(row["event_id"][:ID_PREFIX], 16))
+    for key, value in decoded_counts(others, len(lines)).items():
+        out.counts[key] += value
+    if events:
+        out.hashes.append(np.array([hashes, prefixes], dtype=np.uint64))
+    return events
+
+
+@contextmanager
+def _mapper(workers: int) -> Iterator[Callable]:
+    """`map` over a pool of `workers` processes, or in this process for one (no process to start)."""
+    if workers <= 1:
+        yield lambda fn, *args: list(map(fn, *args))
+        return
+    context = get_context("spawn")  # not fork: this process may already run pyarrow's and delta-rs's threads
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        yield lambda fn, *args: list(pool.map(fn, *args))
+
+
+def numbered_ranges(ranges: Sequence[ByteRange], lines: Sequence[int]) -> list[ByteRange]:
+    """`ranges` (in file order) with the number of their first line, from each range's line count."""
+    starts: dict[str, int] = {}
+    out = []
+    for r, n in zip(ranges, lines, strict=True):
+        first = starts.get(r.path, 1)
+        out.append(ByteRange(r.path, r.start, r.end, first))
+        starts[r.path] = first + n
+    return out
+
+
+def _candidates(hashes: list[np.ndarray]) -> set[str]:
+    """Event id prefixes of the events whose delivery hash another event shares (`pass_results`)."""
+    if not hashes:
+        return set()
+    hashed, prefixes = np.concatenate(hashes, axis=1)
+    ordered = np.sort(hashed)
+    twice = ordered[1:][ordered[1:] == ordered[:-1]]
+    return {f"{p:0{ID_PREFIX}x}" for p in prefixes[np.isin(hashed, twice)].tolist()}
+
+
+def _mark_repeats(root: str, files: list[dict], prefixes: set[str], delivery_fields) -> int:
+    """Mark, in the written files, each event repeating an earlier one among `prefixes`' events; files
+    holding one are written again (nothing is committed yet). The number marked."""
+    if not prefixes:
+        return 0
+    wanted = pa.array(sorted(prefixes))
+    rows = []
+    for f in files:
+        table = pq.read_table(os.path.join(root, f["path"]))
+        hit = pc.is_in(pc.utf8_slice_codeunits(table.column("event_id"), 0, ID_PREFIX), value_set=wanted)
+        rows += batch_to_rows(table.filter(hit).combine_chunks().to_batches()[0]) if pc.any(hit).as_py() else []
+    marked = mark_redeliveries(rows, delivery_fields)
+    repeats = {e["event_id"]: e["meta"] for e in rows if DUPLICATE_OF in (e["meta"] or {})}
+    by_path = {f["path"]: f for f in files}
+    for path in {f["path"] for f in files}:
+        full = os.path.join(root, path)
+        table = pq.read_table(full)
+        ids = table.column("event_id").to_pylist()
+        if not any(i in repeats for i in ids):
+            continue
+        metas = map_dicts(table.column("meta").combine_chunks())
+        metas = [repeats.get(i, m) for i, m in zip(ids, metas, strict=True)]
+        table = table.set_column(table.schema.get_field_index("meta"), "meta", map_array(metas))
+        pq.write_table(table, full, compression="snappy")
+        by_path[path]["size"] = os.path.getsize(full)
+    return marked
+
+
+def _commit(job: Job, files: list[dict]) -> int:
+    """One Delta commit replacing the day's partition of `changes` with `files`; the new version."""
+    from deltalake import DeltaTable
+    from deltalake.transaction import AddAction
+
+    schema = delta_rs.arrow_schema(CANONICAL_SCHEMA)
+    if not DeltaTable.is_deltatable(job.changes):
+        DeltaTable.create(job.changes, schema, mode="ignore", partition_by=list(PARTITION_COLUMNS),
+                          configuration=TABLE_PROPERTIES[CHANGES_DIR])  # fmt: skip
+    now = int(time.time() * 1000)
+    values = {"dt": job.dt, "source_topic": job.topic}
+    adds = [AddAction(f["path"], f["size"], values, now, True, _stats_json(f)) for f in files]
+    table = DeltaTable(job.changes)
+    table.create_write_transaction(
+        adds, mode="overwrite", schema=schema, partition_by=list(PARTITION_COLUMNS),
+        partition_filters=[(k, "=", v) for k, v in values.items()],
+    )  # fmt: skip
+    return DeltaTable(job.changes).version()
+
+
+def _fixed(job: Job) -> dict[str, str]:
+    return {"source_format": job.format_id, "source_topic": job.topic, "dt": job.dt}
+
+
+def _paired(job: Job, halves: list[dict], rejects: list[dict], hashes: list[np.ndarray], counts: dict) -> list[dict]:
+    """The events of the split-update `halves` of every range, paired in input order (the unpaired
+    added to `rejects`), their hashes to `hashes` and their counts to `counts`."""
+    codec = get_codec(job.format_id)
+    halves.sort(key=lambda h: (h["pair_key"], h["source_file"], h["source_line"]))
+    paired = list(pair_halves(halves, codec.update_has_before))
+    events = [row for row in paired if row["reject_reason"] is None]
+    rejects += [row for row in paired if row["reject_reason"] is not None]
+    for key, value in decoded_counts(paired, 0).items():
+        counts[key] += value
+    if events:
+        identity = DeliveryIdentity(codec.delivery_fields)
+        prefixes = [int(e["event_id"][:ID_PREFIX], 16) for e in events]
+        hashes.append(np.array([[identity.hash(e) for e in events], prefixes], dtype=np.uint64))
+    return events
+
+
+def decode_with_processes(
+    format_id: str,
+    files: Sequence[str],
+    *,
+    topic: str,
+    dt: str,
+    out: str | Path,
+    workers: int,
+    options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
+) -> dict[str, int]:
+    """Decode local line files with `workers` processes and replace the `(dt, topic)` partition of the
+    lake's `changes`, `rejects` and run counts (in that order, as the Spark decode commits them); the
+    counts, checked for conservation before `rejects` is committed."""
+    codec = get_codec(format_id)
+    root = local_path(out)
+    job = Job(format_id, topic, dt, dict(codec.resolve_options(dict(options or {}))), envelope,
+              os.path.join(root, CHANGES_DIR), max_message_chars())  # fmt: skip
+    ranges = byte_ranges([local_path(f) for f in files], workers)
+    with _mapper(min(workers, len(ranges))) as run:
+        numbered = numbered_ranges(ranges, run(count_lines, ranges))
+        results = run(decode_range, [job] * len(numbered), numbered)
+    written = [f for result in results for f in result.files]
+    rejects = [row for result in results for row in result.rejects]
+    hashes = [h for result in results for h in result.hashes]
+    counts = {k: sum(result.counts[k] for result in results) for k in MESSAGE_COUNTS}
+    halves = [h for result in results for h in result.halves]
+    with no_cycle_collection():
+        events = _paired(job, halves, rejects, hashes, counts) if halves else []
+        if events:
+            extra = _Files(job.changes, partition_dir(_fixed(job), PARTITION_COLUMNS))
+            extra.write(lake_table(events, CANONICAL_SCHEMA, _fixed(job)))
+            written += extra.close()
+    _mark_repeats(job.changes, written, _candidates(hashes), codec.delivery_fields)
+    _commit(job, written)
+    fixed = _fixed(job)
+    rejects = sorted((row | fixed | {"reason": row["reject_reason"]} for row in rejects),
+                     key=lambda r: (r["source_file"], r["source_line"]))  # fmt: skip
+    return replace_rejects_and_counts(root, rejects, counts, dt=dt, topic=topic)

@@ -1,0 +1,154 @@
+"""A large local extract decoded by a pool of processes: the same lake as the in-process decode (which
+`test_runner` holds to Spark's), whatever ranges the files are cut into."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+
+import pytest
+from deltalake import DeltaTable
+
+import cdc_pipelines.decode.pool as pool
+from cdc_pipelines.cli.commands import main
+from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING, decode_in_process
+from cdc_pipelines.demo import extracts as demo
+from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.samples import sample_folder
+from tests.decode.test_in_process import _rows, canal, changelog
+from tests.decode.test_runner import SPLIT_FORMATS
+from tests.formats.test_dataworks_json import halves_across_files, halves_of_a_reused_key
+
+TABLES = ("changes", "rejects", "counts")
+
+
+def _lake(root) -> dict[str, list[dict]]:
+    """Each table's rows, commit-independent: sorted, without the run counts' commit time."""
+    out = {}
+    for name in TABLES:
+        rows = DeltaTable(str(root / name)).to_pyarrow_table().to_pylist()
+        out[name] = sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+    return out
+
+
+def _both(tmp_path, format_id: str, files, workers: int = 1, **kw) -> tuple[dict, dict]:
+    files = [str(f) for f in files]
+    local = decode_in_process(format_id, files, topic="t", dt="2024-01-01", out=str(tmp_path / "one"), **kw)
+    pooled = pool.decode_with_processes(format_id, files, topic="t", dt="2024-01-01", out=str(tmp_path / "pool"),
+                                        workers=workers, **kw)  # fmt: skip
+    assert pooled == local
+    return _lake(tmp_path / "pool"), _lake(tmp_path / "one")
+
+
+@pytest.fixture
+def small_ranges(monkeypatch):
+    """Ranges of a few lines and reads of a few hundred bytes: every file is cut many times."""
+    monkeypatch.setattr(pool, "RANGE_BYTES", 700)
+    monkeypatch.setattr(pool, "READ_BYTES", 300)
+
+
+@pytest.mark.parametrize("format_id", FORMAT_IDS)
+def test_every_format_sample_decodes_as_in_process(tmp_path, small_ranges, format_id):
+    folder = sample_folder(format_id)
+    files = [f for f in sorted(folder.iterdir()) if f.is_file() and pool.splittable(str(f), format_id)]
+    files.append(tmp_path / "bad.jsonl")
+    files[-1].write_bytes(b"not json\r\n\r\n{}\rnot json either")  # CRLF, an empty line, a lone CR, no last LF
+    pooled, local = _both(tmp_path, format_id, files)
+    assert pooled == local
+    assert len(pooled["rejects"]) >= 4
+
+
+@pytest.mark.parametrize("format_id", SPLIT_FORMATS)
+def test_split_update_halves_pair_across_ranges_and_files(tmp_path, small_ranges, format_id):
+    events = [e for d in range(2) for e in demo.canonical_events(dt.date(2024, 1, 1) + dt.timedelta(days=d), 60)]
+    demo.write_extract(format_id, events[:70], tmp_path / "a.jsonl")
+    demo.write_extract(format_id, events[70:], tmp_path / "b.jsonl")
+    pooled, local = _both(tmp_path, format_id, [tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+    assert pooled == local
+    assert len(pool.byte_ranges([str(tmp_path / "a.jsonl")], 1)) > 3
+
+
+def test_halves_of_a_reused_key_and_orphans(tmp_path, small_ranges):
+    a, b = halves_across_files()
+    (tmp_path / "a.jsonl").write_text("\n".join([*halves_of_a_reused_key(), *a]) + "\n")
+    (tmp_path / "b.jsonl").write_text("\n".join(b) + "\n")
+    pooled, local = _both(tmp_path, "dataworks-json", [tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+    assert pooled == local
+    assert any("without its matching after half" in r for r in pooled["rejects"])
+
+
+def test_two_processes_mark_redeliveries_across_ranges_and_a_rerun_replaces_the_day(tmp_path, monkeypatch):
+    monkeypatch.setattr(pool, "RANGE_BYTES", 20_000)  # the parent cuts the ranges; the processes read them
+    lines = [canal(n) for n in range(200)] + ["{broken"] + [canal(7), canal(150, ts_delay=900)]
+    extract = tmp_path / "orders.jsonl"
+    extract.write_text("\n".join(lines) + "\n")
+    lake = tmp_path / "lake"
+    for topic in ("orders", "other", "orders"):
+        counts = pool.decode_with_processes("oms-canal", [str(extract)], topic=topic, dt="2024-01-01", out=str(lake),
+                                            workers=2)  # fmt: skip
+
+    assert counts == {"read": 203, "decoded": 202, "rejected": 1, "filtered": 0, "events": 202}
+    assert len(pool.byte_ranges([str(extract)], 2)) >= 4
+    events = [e for e in _rows(lake / "changes") if e["source_topic"] == "orders"]
+    assert changelog(events)[-2:] == ["202:+I[3, n7]~8", "203:+I[2, n150]~151"]
+    assert sum(e["source_topic"] == "other" for e in _rows(lake / "changes")) == 202
+    assert DeltaTable(str(lake / "changes")).version() == 3  # the table's creation, then one commit per run
+
+
+def test_ranges_number_lines_as_splitlines_does(tmp_path, monkeypatch):
+    """Random text of LF, CRLF, lone CR and empty lines, cut anywhere: each range's lines, numbered from
+    the counts of the ranges before it, are the file's lines."""
+    monkeypatch.setattr(pool, "READ_BYTES", 7)
+    pieces = [b"a", b"bc", b"\n", b"\r\n", b"\r", b"", b"{}"]
+    for seed in range(200):
+        rng = random.Random(seed)
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 60)))
+        path = tmp_path / "f.jsonl"
+        path.write_bytes(data)
+        monkeypatch.setattr(pool, "RANGE_BYTES", rng.randrange(1, 40))
+        ranges = pool.byte_ranges([str(path)], rng.randrange(1, 4))
+        numbered = pool.numbered_ranges(ranges, [pool.count_lines(r) for r in ranges])
+        lines = [(r.first_line, b"".join(pool.range_blocks(r)).splitlines()) for r in numbered]
+        got = [(first + i, line) for first, some in lines for i, line in enumerate(some)]
+        assert got == list(enumerate(data.splitlines(), start=1)), data
+
+
+def test_which_extracts_the_pool_decodes(tmp_path):
+    plain, packed = tmp_path / "a.jsonl", tmp_path / "a.jsonl.gz"
+    plain.write_text("{}\n")
+    packed.write_bytes(b"")
+    out = str(tmp_path / "lake")
+    assert pool.pool_inputs("oms-canal", [str(plain)], out, {}) == [str(plain)]
+    assert pool.pool_inputs("oms-canal", [str(plain)], out, {pool.PROCESSES_SETTING: "0"}) is None
+    assert pool.pool_inputs("oms-canal", [str(tmp_path)], out, {}) is None  # a .gz among the files
+    assert pool.pool_inputs("oms-canal", [str(plain)], "s3a://bucket/lake", {}) is None
+    assert pool.pool_inputs("oms-canal", [str(plain)], out, {"spark.master": "local[2]"}) is None
+    assert not pool.splittable("x.csv", "datahub-tuple") and pool.splittable("x.jsonl", "datahub-tuple")
+    assert not pool.splittable("x.avro", "dts-avro")
+
+
+def test_the_cli_decodes_a_larger_extract_with_the_pool_and_no_spark_session(tmp_path, capsys, monkeypatch):
+    import cdc_pipelines.runtime.session as session
+
+    monkeypatch.setattr(session, "spark_session", lambda *a, **k: pytest.fail("a Spark session was started"))
+    extract = tmp_path / "orders.jsonl"
+    extract.write_text("\n".join(canal(n) for n in range(50)) + "\n")
+    args = [
+        "decode",
+        "--format",
+        "oms-canal",
+        "--out",
+        str(tmp_path / "lake"),
+        "--topic",
+        "orders",
+        "--dt",
+        "2024-01-01",
+        "--conf",
+        f"{MAX_BYTES_SETTING}=100",
+        "--conf",
+        f"{pool.PROCESSES_SETTING}=1",
+    ]
+    assert main([*args, str(extract)]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["events"] == 50
+    assert len(_rows(tmp_path / "lake" / "changes")) == 50
