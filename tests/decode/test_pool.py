@@ -73,7 +73,8 @@ def test_halves_of_a_reused_key_and_orphans(tmp_path, small_ranges):
     a, b = halves_across_files()
     (tmp_path / "a.jsonl").write_text("\n".join([*halves_of_a_reused_key(), *a]) + "\n")
     (tmp_path / "b.jsonl").write_text("\n".join(b) + "\n")
-    pooled, local = _both(tmp_path, "dataworks-json", [tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+    # two processes: the halves are paired in two buckets of their keys
+    pooled, local = _both(tmp_path, "dataworks-json", [tmp_path / "a.jsonl", tmp_path / "b.jsonl"], workers=2)
     assert pooled == local
     assert any("without its matching after half" in r for r in pooled["rejects"])
 
