@@ -86,12 +86,14 @@ def decoded_rows(
                 message = _message(value, line.header) if line.record is None else line.record
                 events = decode_message(codec, message, options, limit)
         except Exception as exc:  # noqa: BLE001 - bad input never stops a run: it becomes a reject
-            why = exc if isinstance(exc, Reject) else f"decoder error on this message: {type(exc).__name__}: {exc}"
+            # the reason as text: an exception kept in a local would hold its traceback, and the traceback
+            # this frame with the batch's lines, a cycle only the cycle collector frees
+            why = str(exc) if isinstance(exc, Reject) else f"decoder error on this message: {type(exc).__name__}: {exc}"
             raw, encoding = _raw(line, value)
             yield _REJECT_ROW | {
                 "source_file": line.source_file,
                 "source_line": line.source_line,
-                "reject_reason": str(why),
+                "reject_reason": why,
                 "raw": raw,
                 "raw_encoding": encoding,
             }

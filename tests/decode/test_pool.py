@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable
@@ -21,6 +27,7 @@ from tests.decode.test_runner import SPLIT_FORMATS
 from tests.formats.test_dataworks_json import halves_across_files, halves_of_a_reused_key
 
 TABLES = ("changes", "rejects", "counts")
+ROOT = Path(__file__).parent.parent.parent
 
 
 def _lake(root) -> dict[str, list[dict]]:
@@ -153,3 +160,35 @@ def test_the_cli_decodes_a_larger_extract_with_the_pool_and_no_spark_session(tmp
     assert main([*args, str(extract)]) == 0  # fmt: skip
     assert json.loads(capsys.readouterr().out)["events"] == 50
     assert len(_rows(tmp_path / "lake" / "changes")) == 50
+
+
+@pytest.mark.system
+def test_a_pool_decode_killed_while_writing_keeps_the_committed_version(tmp_path):
+    """SIGKILL to the command and its processes once their Parquet files are landing: the Delta log still
+    ends at the committed version, and the next run commits over the debris."""
+    lake, extract = tmp_path / "lake", tmp_path / "orders.jsonl"
+    extract.write_text("\n".join(canal(n) for n in range(5)) + "\n")
+    pool.decode_with_processes("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(lake), workers=1)
+    version, committed = DeltaTable(str(lake / "changes")).version(), _rows(lake / "changes")
+    before = set((lake / "changes").rglob("*.parquet"))
+    extract.write_text("\n".join(canal(n) for n in range(60_000)) + "\n")
+    command = [sys.executable, "-m", "cdc_pipelines.cli", "decode", "--format", "oms-canal", "--out", str(lake),
+               "--topic", "orders", "--dt", "2024-01-01", "--conf", f"{MAX_BYTES_SETTING}=100",
+               "--conf", f"{pool.PROCESSES_SETTING}=2", str(extract)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    try:
+        while not set((lake / "changes").rglob("*.parquet")) - before:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the decode never started writing: {proc.communicate()[1].decode()[-2000:]}")
+            time.sleep(0.01)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert DeltaTable(str(lake / "changes")).version() == version
+    assert _rows(lake / "changes") == committed
+    counts = pool.decode_with_processes("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(lake),
+                                        workers=2)  # fmt: skip
+    assert counts["events"] == len(_rows(lake / "changes")) == 60_000
+    assert DeltaTable(str(lake / "changes")).version() == version + 1
