@@ -7,10 +7,7 @@ import datetime as dt
 import json
 import os
 import random
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +22,7 @@ from cdc_pipelines.samples import sample_folder
 from tests.decode.test_in_process import _rows, canal, changelog
 from tests.decode.test_runner import SPLIT_FORMATS
 from tests.formats.test_dataworks_json import halves_across_files, halves_of_a_reused_key
+from tests.killed import kill_once_files_land
 
 TABLES = ("changes", "rejects", "counts")
 ROOT = Path(__file__).parent.parent.parent
@@ -170,22 +168,11 @@ def test_a_pool_decode_killed_while_writing_keeps_the_committed_version(tmp_path
     extract.write_text("\n".join(canal(n) for n in range(5)) + "\n")
     pool.decode_with_processes("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(lake), workers=1)
     version, committed = DeltaTable(str(lake / "changes")).version(), _rows(lake / "changes")
-    before = set((lake / "changes").rglob("*.parquet"))
     extract.write_text("\n".join(canal(n) for n in range(60_000)) + "\n")
     command = [sys.executable, "-m", "cdc_pipelines.cli", "decode", "--format", "oms-canal", "--out", str(lake),
                "--topic", "orders", "--dt", "2024-01-01", "--conf", f"{MAX_BYTES_SETTING}=100",
                "--conf", f"{pool.PROCESSES_SETTING}=2", str(extract)]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    try:
-        while not set((lake / "changes").rglob("*.parquet")) - before:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the decode never started writing: {proc.communicate()[1].decode()[-2000:]}")
-            time.sleep(0.01)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    kill_once_files_land(command, {**os.environ, "PYTHONPATH": str(ROOT)}, lake / "changes", seconds=120)
     assert DeltaTable(str(lake / "changes")).version() == version
     assert _rows(lake / "changes") == committed
     counts = pool.decode_with_processes("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(lake),

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.encode.runner import encode_events, write_encoded
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
+from tests.killed import kill_once_files_land
 
 ROOT = Path(__file__).parent.parent
 
@@ -134,23 +131,13 @@ def test_a_decode_killed_while_writing_keeps_the_committed_version(spark, tmp_pa
     out = tmp_path / "lake"
     _decode(spark, _extract(tmp_path / "v1.jsonl", 40), out, "2024-01-01")
     committed, version = _lake(spark, out), io.table_version(spark, out / CHANGES_DIR)
-    files_before = set((out / CHANGES_DIR).rglob("*.parquet"))
     bigger = _extract(tmp_path / "v2.jsonl", 5000)
     command = [sys.executable, "-m", "cdc_pipelines.cli", "decode", "--format", "oms-default", "--out", str(out)]
     command += ["--topic", "t", "--dt", "2024-01-01", str(bigger)]
     # a killed JVM leaves its scratch folder (its copy of the jars, about 700 MB) behind: here, not in /tmp
     command += ["--conf", f"spark.local.dir={tmp_path / 'spark-local'}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CDC_SPARK_MASTER": "local[1]"}
-    proc = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 240
-    try:
-        while not set((out / CHANGES_DIR).rglob("*.parquet")) - files_before:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the decode never started writing: {proc.communicate()[1].decode()[-2000:]}")
-            time.sleep(0.01)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    kill_once_files_land(command, env, out / CHANGES_DIR)
     assert io.table_version(spark, out / CHANGES_DIR) == version
     assert _lake(spark, out) == committed
     assert DeltaTable(str(out / CHANGES_DIR)).to_pyarrow_table().num_rows == 40
