@@ -142,7 +142,10 @@ def range_blocks(r: ByteRange) -> Iterator[bytes]:
         fh.seek(r.start)
         left, rest = r.end - r.start, b""
         while left > 0:
-            block = rest + fh.read(min(READ_BYTES, left))
+            read = fh.read(min(READ_BYTES, left))
+            if not read:  # the file is shorter than when it was cut: what is left of it ends the range
+                break
+            block = rest + read
             left = r.end - fh.tell()
             cut = block.rfind(b"\n") + 1 if left > 0 else len(block)
             if cut:
@@ -341,7 +344,7 @@ def _mark_repeats(root: str, files: list[dict], prefixes: set[str], delivery_fie
     wanted = pa.array(sorted(prefixes))
     rows = []
     for f in files:
-        table = pq.read_table(os.path.join(root, f["path"]))
+        table = pq.ParquetFile(os.path.join(root, f["path"])).read()  # not read_table: no folder names read
         hit = pc.is_in(pc.utf8_slice_codeunits(table.column("event_id"), 0, ID_PREFIX), value_set=wanted)
         rows += batch_to_rows(table.filter(hit).combine_chunks().to_batches()[0]) if pc.any(hit).as_py() else []
     marked = mark_redeliveries(rows, delivery_fields)
@@ -349,7 +352,7 @@ def _mark_repeats(root: str, files: list[dict], prefixes: set[str], delivery_fie
     by_path = {f["path"]: f for f in files}
     for path in {f["path"] for f in files}:
         full = os.path.join(root, path)
-        table = pq.read_table(full)
+        table = pq.ParquetFile(full).read()
         ids = table.column("event_id").to_pylist()
         if not any(i in repeats for i in ids):
             continue
@@ -374,6 +377,9 @@ def _commit(job: Job, files: list[dict]) -> int:
     values = {"dt": job.dt, "source_topic": job.topic}
     adds = [AddAction(f["path"], f["size"], values, now, True, _stats_json(f)) for f in files]
     table = DeltaTable(job.changes)
+    held = pa.schema(table.schema().to_arrow())
+    if set(schema.names) <= set(held.names):  # a table a later release widened keeps its columns
+        schema = held
     table.create_write_transaction(
         adds, mode="overwrite", schema=schema, partition_by=list(PARTITION_COLUMNS),
         partition_filters=[(k, "=", v) for k, v in values.items()],
@@ -430,7 +436,9 @@ def decode_with_processes(
     root = local_path(out)
     ranges = byte_ranges([local_path(f) for f in files], workers)
     workers = min(workers, len(ranges))
-    with tempfile.TemporaryDirectory(prefix="cdc-halves-") as halves:
+    # the halves beside the lake, on its disk (not the system's temporary folder, maybe small or in memory)
+    os.makedirs(root, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="_cdc-halves-", dir=root) as halves:
         job = Job(format_id, topic, dt, dict(codec.resolve_options(dict(options or {}))), envelope,
                   os.path.join(root, CHANGES_DIR), max_message_chars(), halves, max(1, workers))  # fmt: skip
         # the cycle collector off while the processes' results are read back: unpickling rows with it on took

@@ -29,7 +29,7 @@ ROOT = Path(__file__).parent.parent.parent
 
 
 def _lake(root) -> dict[str, list[dict]]:
-    """Each table's rows, commit-independent: sorted, without the run counts' commit time."""
+    """Each table's rows, sorted."""
     out = {}
     for name in TABLES:
         rows = DeltaTable(str(root / name)).to_pyarrow_table().to_pylist()
@@ -48,9 +48,11 @@ def _both(tmp_path, format_id: str, files, workers: int = 1, **kw) -> tuple[dict
 
 @pytest.fixture
 def small_ranges(monkeypatch):
-    """Ranges of a few lines and reads of a few hundred bytes: every file is cut many times."""
+    """Ranges of a few lines, reads of a few hundred bytes and batches of three lines: every file is cut
+    many times."""
     monkeypatch.setattr(pool, "RANGE_BYTES", 700)
     monkeypatch.setattr(pool, "READ_BYTES", 300)
+    monkeypatch.setattr(pool, "BATCH_LINES", 3)
 
 
 @pytest.mark.parametrize("format_id", FORMAT_IDS)
