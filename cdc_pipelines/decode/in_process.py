@@ -105,24 +105,28 @@ def decode_in_process(
     rows, read = decoded_paths(format_id, files, topic=topic, options=options, envelope=envelope)
     fixed = {"source_format": format_id, "source_topic": topic, "dt": dt}
     events = [row | fixed for row in rows if row["reject_reason"] is None]
-    rejects = [row | fixed | {"reason": row["reject_reason"]} for row in rows if row["reject_reason"] is not None]
+    rejects = [row for row in rows if row["reject_reason"] is not None]
     counts = decoded_counts(rows, read) | {"filtered": 0}
     mark_redeliveries(events, codec.delivery_fields)
     root = local_path(out)
     replace = [{"dt": dt, "source_topic": topic}]
     delta_rs.replace_partitions(lake_table(events, CANONICAL_SCHEMA), os.path.join(root, CHANGES_DIR), replace,
                                 CANONICAL_SCHEMA, PARTITION_COLUMNS, TABLE_PROPERTIES[CHANGES_DIR])  # fmt: skip
-    return replace_rejects_and_counts(root, rejects, counts, dt=dt, topic=topic)
+    return replace_rejects_and_counts(root, rejects, counts, format_id=format_id, dt=dt, topic=topic)
 
 
-def replace_rejects_and_counts(root: str, rejects: list[dict], counts: dict[str, int], *, dt: str, topic: str):
+def replace_rejects_and_counts(
+    root: str, rejects: list[dict], counts: dict[str, int], *, format_id: str, dt: str, topic: str
+) -> dict[str, int]:
     """After `changes`: the counts checked for conservation, then the `(dt, topic)` partition of `rejects`
-    (REJECTS_SCHEMA rows) and of the run counts replaced, in the Spark decode's order; the counts."""
+    (the decoded table's reject rows) and of the run counts replaced, in the Spark decode's order; the counts."""
     check_message_counts(counts)
     replace = [{"dt": dt, "source_topic": topic}]
+    fixed = {"source_format": format_id, "source_topic": topic, "dt": dt}
     write = delta_rs.replace_partitions
-    write(lake_table(rejects, REJECTS_SCHEMA), os.path.join(root, REJECTS_DIR), replace, REJECTS_SCHEMA,
-          PARTITION_COLUMNS, TABLE_PROPERTIES[REJECTS_DIR])  # fmt: skip
+    write(lake_table([row | {"reason": row["reject_reason"]} for row in rejects], REJECTS_SCHEMA, fixed),
+          os.path.join(root, REJECTS_DIR), replace, REJECTS_SCHEMA, PARTITION_COLUMNS,
+          TABLE_PROPERTIES[REJECTS_DIR])  # fmt: skip
     write(lake_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA), os.path.join(root, COUNTS_DIR),
           replace, COUNTS_SCHEMA, PARTITION_COLUMNS)  # fmt: skip
     return {k: counts[k] for k in MESSAGE_COUNTS}

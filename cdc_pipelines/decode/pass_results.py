@@ -55,21 +55,7 @@ class PassResults:
     def candidates(self) -> list[str]:
         """The event id prefixes (16 hex digits, `ID_PREFIX` of them) of the events whose delivery hash
         another event shares: the only ones compared exactly. Empty on a day without repeats."""
-        arrays = self.hashes.value
-        if not arrays:
-            return []
-        hashes, prefixes = np.concatenate(arrays, axis=1)
-        # hashes seen twice first (one sort of a long column), then only their pairs made unique: a task's
-        # report added twice counts once. `np.unique(axis=1)` of all pairs took 1.9 s for 2M events
-        ordered = np.sort(hashes)
-        twice = ordered[1:][ordered[1:] == ordered[:-1]]
-        if not twice.size:
-            return []
-        seen = np.isin(hashes, twice)
-        pairs = np.unique(np.stack([hashes[seen], prefixes[seen]]), axis=1)
-        distinct, counts = np.unique(pairs[0], return_counts=True)
-        repeated = distinct[counts > 1]
-        return [f"{prefix:0{ID_PREFIX}x}" for prefix in np.unique(pairs[1][np.isin(pairs[0], repeated)]).tolist()]
+        return candidate_prefixes(self.hashes.value)
 
     def reject_rows(self) -> list[tuple] | None:
         """The rejects the tasks sent, one per message; None when a task sent only part of its own."""
@@ -77,6 +63,25 @@ class PassResults:
         if any(row is OVERFLOW for row in rows):
             return None
         return list({(row[0], row[1]): row for row in rows}.values())
+
+
+def candidate_prefixes(arrays: list[np.ndarray]) -> list[str]:
+    """`PassResults.candidates` of reported hash arrays (2 rows: delivery hashes, event id prefixes): the
+    prefixes of the events whose hash another event shares, a pair reported twice counted once."""
+    if not arrays:
+        return []
+    hashes, prefixes = np.concatenate(arrays, axis=1)
+    # hashes seen twice first (one sort of a long column), then only their pairs made unique: a task's
+    # report added twice counts once. `np.unique(axis=1)` of all pairs took 1.9 s for 2M events
+    ordered = np.sort(hashes)
+    twice = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not twice.size:
+        return []
+    seen = np.isin(hashes, twice)
+    pairs = np.unique(np.stack([hashes[seen], prefixes[seen]]), axis=1)
+    distinct, counts = np.unique(pairs[0], return_counts=True)
+    repeated = distinct[counts > 1]
+    return [f"{prefix:0{ID_PREFIX}x}" for prefix in np.unique(pairs[1][np.isin(pairs[0], repeated)]).tolist()]
 
 
 class TaskReports:

@@ -41,7 +41,7 @@ from cdc_pipelines.decode.delivery import DeliveryIdentity
 from cdc_pipelines.decode.in_process import lake_table, local_files, mark_redeliveries, replace_rejects_and_counts
 from cdc_pipelines.decode.local import decoded_counts, is_csv
 from cdc_pipelines.decode.messages import pair_halves
-from cdc_pipelines.decode.pass_results import ID_PREFIX
+from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import STATS_COLUMNS, TABLE_PROPERTIES, batch_to_rows
 from cdc_pipelines.extract.messages import Line
@@ -326,41 +326,30 @@ def numbered_ranges(ranges: Sequence[ByteRange], lines: Sequence[int]) -> list[B
     return out
 
 
-def _candidates(hashes: list[np.ndarray]) -> set[str]:
-    """Event id prefixes of the events whose delivery hash another event shares (`pass_results`)."""
-    if not hashes:
-        return set()
-    hashed, prefixes = np.concatenate(hashes, axis=1)
-    ordered = np.sort(hashed)
-    twice = ordered[1:][ordered[1:] == ordered[:-1]]
-    return {f"{p:0{ID_PREFIX}x}" for p in prefixes[np.isin(hashed, twice)].tolist()}
-
-
-def _mark_repeats(root: str, files: list[dict], prefixes: set[str], delivery_fields) -> int:
-    """Mark, in the written files, each event repeating an earlier one among `prefixes`' events; files
+def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fields) -> int:
+    """Mark, in the written files, each event repeating an earlier one among `prefixes`' events; the files
     holding one are written again (nothing is committed yet). The number marked."""
     if not prefixes:
         return 0
-    wanted = pa.array(sorted(prefixes))
-    rows = []
+    wanted, rows, held = pa.array(prefixes), [], []
     for f in files:
         table = pq.ParquetFile(os.path.join(root, f["path"])).read()  # not read_table: no folder names read
         hit = pc.is_in(pc.utf8_slice_codeunits(table.column("event_id"), 0, ID_PREFIX), value_set=wanted)
-        rows += batch_to_rows(table.filter(hit).combine_chunks().to_batches()[0]) if pc.any(hit).as_py() else []
+        if pc.any(hit).as_py():
+            rows += batch_to_rows(table.filter(hit).combine_chunks().to_batches()[0])
+            held.append(f)
     marked = mark_redeliveries(rows, delivery_fields)
     repeats = {e["event_id"]: e["meta"] for e in rows if DUPLICATE_OF in (e["meta"] or {})}
-    by_path = {f["path"]: f for f in files}
-    for path in {f["path"] for f in files}:
-        full = os.path.join(root, path)
+    for f in held:  # a repeat is a candidate: only the files holding one can hold a repeat
+        full = os.path.join(root, f["path"])
         table = pq.ParquetFile(full).read()
         ids = table.column("event_id").to_pylist()
         if not any(i in repeats for i in ids):
             continue
-        metas = map_dicts(table.column("meta").combine_chunks())
-        metas = [repeats.get(i, m) for i, m in zip(ids, metas, strict=True)]
+        metas = [repeats.get(i, m) for i, m in zip(ids, map_dicts(table.column("meta").combine_chunks()), strict=True)]
         table = table.set_column(table.schema.get_field_index("meta"), "meta", map_array(metas))
         pq.write_table(table, full, compression="snappy")
-        by_path[path]["size"] = os.path.getsize(full)
+        f["size"] = os.path.getsize(full)
     return marked
 
 
@@ -452,9 +441,7 @@ def decode_with_processes(
     rejects = [row for result in results for row in result.rejects]
     hashes = [h for result in results for h in result.hashes]
     counts = {k: sum(result.counts[k] for result in results) for k in MESSAGE_COUNTS}
-    _mark_repeats(job.changes, written, _candidates(hashes), codec.delivery_fields)
+    _mark_repeats(job.changes, written, candidate_prefixes(hashes), codec.delivery_fields)
     _commit(job, written)
-    fixed = _fixed(job)
-    rejects = sorted((row | fixed | {"reason": row["reject_reason"]} for row in rejects),
-                     key=lambda r: (r["source_file"], r["source_line"]))  # fmt: skip
-    return replace_rejects_and_counts(root, rejects, counts, dt=dt, topic=topic)
+    rejects.sort(key=lambda r: (r["source_file"], r["source_line"]))
+    return replace_rejects_and_counts(root, rejects, counts, format_id=format_id, dt=dt, topic=topic)
