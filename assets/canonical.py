@@ -1,6 +1,6 @@
 """The canonical change table asset: the run's days of every catalog topic, decoded in one pass per topic."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
@@ -9,12 +9,21 @@ from assets.keys import CANONICAL, raw_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.decode.days import decode_days
 from cdc_pipelines.extract.catalog import Topic
-from cdc_pipelines.lake.io import table_version
+from cdc_pipelines.lake.io import CATALOG_DATABASE, table_version
 from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
 from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
-from cdc_pipelines.runtime.storage import join
+from cdc_pipelines.runtime.storage import join, local_path
 from resources import LakeStorageResource, TopicCatalogResource
+
+
+def settings_without_spark(spark_config: Mapping[str, object]) -> dict[str, str] | None:
+    """The settings a decode without Spark reads (the `cdc.` ones), or None where the session's settings
+    ask for Spark: a master other than local, or a catalog database to register the tables in."""
+    conf = {k: str(v) for k, v in spark_config.items()}
+    if not conf.get("spark.master", "local").startswith("local") or conf.get(CATALOG_DATABASE):
+        return None
+    return {k: v for k, v in conf.items() if not k.startswith("spark.")}
 
 
 def canonical_asset(topics: Sequence[Topic]) -> dg.AssetsDefinition:
@@ -34,20 +43,29 @@ def canonical_asset(topics: Sequence[Topic]) -> dg.AssetsDefinition:
         storage: LakeStorageResource,
         catalog: TopicCatalogResource,
     ) -> dg.MaterializeResult:
-        """Decode the run's days of raw extracts into `changes/` and `rejects/` (those dt overwritten)."""
-        by_day = decode_days(
-            pyspark.spark_session, catalog.topics(), storage.raw_partition, storage.lake_root, context.partition_keys
+        """Decode the run's days of raw extracts into `changes/` and `rejects/` (those dt overwritten): a
+        local day without Spark where `decode` would, the rest by Spark."""
+        local = settings_without_spark(pyspark.spark_config)
+        lake = storage.lake_root
+
+        def session():  # the JVM started only where a day needs it
+            return pyspark.spark_session
+
+        by_day, committed = decode_days(
+            session, catalog.topics(), storage.raw_partition, lake, context.partition_keys, local_conf=local
         )
+        # the counts of a day without Spark (or of a quiet topic) need no session on a local lake
+        counts_session = None if local is not None and local_path(lake) is not None else session()
         for dt, per_topic in by_day.items():
             # the conservation check compares these with what the lake holds
-            write_counts(pyspark.spark_session, storage.lake_root, dt, per_topic)
+            write_counts(counts_session, lake, dt, {t: c for t, c in per_topic.items() if (dt, t) not in committed})
             totals = {k: sum(c[k] for c in per_topic.values()) for k in MESSAGE_COUNTS}
             context.add_asset_metadata({**totals, "per_topic": dg.MetadataValue.json(per_topic)}, partition_key=dt)
         metadata = {}
         for name in (CHANGES_DIR, REJECTS_DIR, COUNTS_DIR):
-            path = join(storage.lake_root, name)
+            path = join(lake, name)
             metadata[name] = dg.MetadataValue.path(path)
-            metadata[f"{name}_delta_version"] = table_version(pyspark.spark_session, path)
+            metadata[f"{name}_delta_version"] = table_version(counts_session, path)
         return dg.MaterializeResult(metadata=metadata)
 
     return canonical_changes

@@ -228,20 +228,20 @@ def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
 def _sample(args: argparse.Namespace) -> dict[str, int]:
     """Every format's samples (or `--format`'s) into one lake, a topic each: in process where `decode`
     would (a local lake), else by Spark."""
-    from cdc_pipelines.decode.in_process import decode_in_process
     from cdc_pipelines.decode.runner import decode_files, write_decoded
+    from cdc_pipelines.decode.without_spark import decode_without_spark
     from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.samples import sample_folder
 
+    conf, command_conf = _confs(args)
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
     for format_id in args.format or FORMAT_IDS:
         folder = sample_folder(format_id)
         if folder is None:
             continue
-        files = _in_process_files(args, [str(folder)])
-        if files is not None:
-            counts = decode_in_process(format_id, files, topic=format_id, dt=args.dt, out=args.out)
-        else:
+        counts = decode_without_spark(format_id, [str(folder)], topic=format_id, dt=args.dt, out=args.out, conf=conf,
+                                      command_conf=command_conf)  # fmt: skip
+        if counts is None:
             spark = _spark(args)
             counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
             write_counts(spark, args.out, args.dt, {format_id: counts})
@@ -311,19 +311,15 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
         args.format = _detected(args.inputs)
     codec = get_codec(args.format)
     options = codec.resolve_options(_options(args.option))
-    files = _in_process_files(args)
-    if files is not None:
-        from cdc_pipelines.decode.in_process import decode_in_process
+    if _tables(args) is None:
+        from cdc_pipelines.decode.without_spark import decode_without_spark
 
-        return decode_in_process(args.format, files, topic=args.topic, dt=args.dt, out=args.out, options=options,
-                                 envelope=args.envelope)  # fmt: skip
-    files = _pool_files(args)
-    if files is not None:
-        from cdc_pipelines.decode.pool import decode_with_processes, processes
-
-        return decode_with_processes(args.format, files, topic=args.topic, dt=args.dt, out=args.out,
-                                     workers=processes(_confs(args)[0]), options=options,
-                                     envelope=args.envelope)  # fmt: skip
+        conf, command_conf = _confs(args)
+        counts = decode_without_spark(args.format, args.inputs, topic=args.topic, dt=args.dt, out=args.out,
+                                      conf=conf, command_conf=command_conf, options=options,
+                                      envelope=args.envelope)  # fmt: skip
+        if counts is not None:
+            return counts
     spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(
@@ -333,26 +329,6 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
         counts = write_decoded(decoded, args.out)
     write_counts(spark, args.out, args.dt, {args.topic: counts})
     return counts
-
-
-def _in_process_files(args: argparse.Namespace, inputs: list[str] | None = None) -> list[str] | None:
-    """The files of a small local extract (`inputs`, else the command's) without table filters
-    (`decode.in_process`), else None."""
-    from cdc_pipelines.decode.in_process import in_process_inputs
-
-    if inputs is None and _tables(args) is not None:
-        return None
-    conf, command_conf = _confs(args)
-    return in_process_inputs(inputs or args.inputs, args.out, conf, command_conf)
-
-
-def _pool_files(args: argparse.Namespace) -> list[str] | None:
-    """The files of a larger local extract of plain lines without table filters (`decode.pool`), else None."""
-    from cdc_pipelines.decode.pool import pool_inputs
-
-    if _tables(args) is not None:
-        return None
-    return pool_inputs(args.format, args.inputs, args.out, *_confs(args))
 
 
 def _confs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:

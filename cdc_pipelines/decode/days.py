@@ -8,16 +8,19 @@ conservation is checked on its own.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
+from cdc_pipelines.decode.without_spark import decode_without_spark
 from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
+from cdc_pipelines.extract.files import InputError, list_input_files
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, TARGETS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
@@ -39,45 +42,69 @@ def dt_of_path(path: str) -> str:
     return match.group(1) if match else ""
 
 
-def extract_stats(spark: SparkSession, folder: str | Path) -> dict[str, int]:
-    """Files and bytes of one raw partition folder (0 and 0 when the folder is missing or empty)."""
-    files = storage.file_sizes(spark, folder) if storage.is_dir(spark, folder) else {}
-    return {"files": len(files), "bytes": sum(files.values())}
+def extract_stats(session: Callable[[], SparkSession], folder: str | Path) -> dict[str, int]:
+    """Files and bytes of one raw partition folder (0 and 0 when the folder is missing or empty): a local
+    folder walked here, one elsewhere listed by Hadoop in `session()`."""
+    local = storage.local_path(folder)
+    if local is not None:
+        try:
+            files = list_input_files([local]) if os.path.isdir(local) else []
+        except InputError:  # a folder of hidden files only
+            files = []
+        return {"files": len(files), "bytes": sum(os.path.getsize(f) for f in files)}
+    spark = session()
+    sizes = storage.file_sizes(spark, folder) if storage.is_dir(spark, folder) else {}
+    return {"files": len(sizes), "bytes": sum(sizes.values())}
 
 
 def decode_days(
-    spark: SparkSession,
+    session: Callable[[], SparkSession],
     topics: Iterable[Topic],
     raw_partition: Callable[[str, str], Path],
     out: str | Path,
     dts: Sequence[str],
-) -> dict[str, dict[str, dict[str, int]]]:
-    """Decode the days `dts` of every topic into `out`; counts as {dt: {topic: counts}}.
+    local_conf: Mapping[str, str] | None = None,
+) -> tuple[dict[str, dict[str, dict[str, int]]], set[tuple[str, str]]]:
+    """Decode the days `dts` of every topic into `out`: counts as {dt: {topic: counts}}, and the
+    `(dt, topic)` whose counts the decode committed itself.
 
-    A topic with no files on a day gets zero counts for it: quiet topics are normal.
+    A topic with no files on a day gets zero counts for it: quiet topics are normal. With `local_conf` (the
+    settings, where nothing asks for Spark), a local topic's day is decoded without Spark where
+    `without_spark.decode_without_spark` applies (each day apart, its counts committed with it), else every
+    day of the topic in one Spark decode. `session()` gives the Spark session where one is needed.
     """
     topics = list(topics)
     results = {dt: {t.name: dict.fromkeys(MESSAGE_COUNTS, 0) for t in topics} for dt in dts}
+    committed: set[tuple[str, str]] = set()
     for topic in topics:
         if topic.kafka is not None:  # read from Kafka at the offsets its raw asset recorded (decode.kafka_day)
             from cdc_pipelines.decode.kafka_day import decode_kafka_days
 
-            by_day = decode_kafka_days(spark, topic.kafka, topic.format, topic=topic.name, dts=list(dts),
+            by_day = decode_kafka_days(session(), topic.kafka, topic.format, topic=topic.name, dts=list(dts),
                                        lake_root=out, options=topic.options, tables=topic.tables)  # fmt: skip
             for dt, counts in by_day.items():
                 results[dt][topic.name] = counts
             continue
-        folders = [raw_partition(topic.name, dt) for dt in dts]
-        present = [f for f in folders if extract_stats(spark, f)["files"]]
+        present = {dt: raw_partition(topic.name, dt) for dt in dts}
+        present = {dt: f for dt, f in present.items() if extract_stats(session, f)["files"]}
+        if local_conf is not None and topic.tables is None:
+            for dt, folder in list(present.items()):
+                counts = decode_without_spark(topic.format, [str(folder)], topic=topic.name, dt=dt, out=out,
+                                              conf=local_conf, options=topic.options,
+                                              envelope=topic.envelope)  # fmt: skip
+                if counts is not None:
+                    results[dt][topic.name] = counts
+                    committed.add((dt, topic.name))
+                    del present[dt]
         if not present:
             continue
         decoded = decode_files(
-            spark, topic.format, present, topic=topic.name, dt=dt_of_file(), options=topic.options,
-            envelope=topic.envelope, tables=topic.tables,
+            session(), topic.format, list(present.values()), topic=topic.name, dt=dt_of_file(),
+            options=topic.options, envelope=topic.envelope, tables=topic.tables,
         )  # fmt: skip
         for dt, counts in write_decoded_by_day(decoded, out, dt_of_path).items():
             results[dt][topic.name] = counts
-    return results
+    return results, committed
 
 
 def canonical_days(spark: SparkSession, lake_root: str | Path, dts: Sequence[str], topics: Sequence[str]) -> DataFrame:

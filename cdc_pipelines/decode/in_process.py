@@ -54,13 +54,20 @@ def local_files(
 def in_process_inputs(
     inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
 ) -> list[str] | None:
-    """The files of `inputs` when this extract is decoded in process, else None: `local_files`, at most
-    `MAX_BYTES_SETTING` in all (`conf`: the process's settings and the command's)."""
-    limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
-    files = None if limit <= 0 else local_files(inputs, out, conf, command_conf)
-    if files is None or sum(os.path.getsize(local_path(f)) for f in files) > limit:
-        return None
-    return files
+    """The files of `inputs` when this extract is decoded in process, else None: `local_files` that
+    `fits_in_process` (`conf`: the process's settings and the command's)."""
+    files = local_files(inputs, out, conf, command_conf) if _max_bytes(conf) > 0 else None
+    return files if files is not None and fits_in_process(files, conf) else None
+
+
+def _max_bytes(conf: Mapping[str, str]) -> int:
+    return int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
+
+
+def fits_in_process(files: Sequence[str], conf: Mapping[str, str]) -> bool:
+    """Whether local `files` hold at most `MAX_BYTES_SETTING` in all (0 turns the in-process decode off)."""
+    limit = _max_bytes(conf)
+    return limit > 0 and sum(os.path.getsize(local_path(f)) for f in files) <= limit
 
 
 def _row_index(event: dict) -> int:
@@ -121,12 +128,18 @@ def replace_rejects_and_counts(
     """After `changes`: the counts checked for conservation, then the `(dt, topic)` partition of `rejects`
     (the decoded table's reject rows) and of the run counts replaced, in the Spark decode's order; the counts."""
     check_message_counts(counts)
-    replace = [{"dt": dt, "source_topic": topic}]
     fixed = {"source_format": format_id, "source_topic": topic, "dt": dt}
-    write = delta_rs.replace_partitions
-    write(lake_table([row | {"reason": row["reject_reason"]} for row in rejects], REJECTS_SCHEMA, fixed),
-          os.path.join(root, REJECTS_DIR), replace, REJECTS_SCHEMA, PARTITION_COLUMNS,
-          TABLE_PROPERTIES[REJECTS_DIR])  # fmt: skip
-    write(lake_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA), os.path.join(root, COUNTS_DIR),
-          replace, COUNTS_SCHEMA, PARTITION_COLUMNS)  # fmt: skip
+    delta_rs.replace_partitions(
+        lake_table([row | {"reason": row["reject_reason"]} for row in rejects], REJECTS_SCHEMA, fixed),
+        os.path.join(root, REJECTS_DIR), [{"dt": dt, "source_topic": topic}], REJECTS_SCHEMA, PARTITION_COLUMNS,
+        TABLE_PROPERTIES[REJECTS_DIR],
+    )  # fmt: skip
+    return replace_counts(root, counts, dt=dt, topic=topic)
+
+
+def replace_counts(root: str, counts: dict[str, int], *, dt: str, topic: str) -> dict[str, int]:
+    """The `(dt, topic)` partition of the run counts replaced (the last of a decode's commits); the counts."""
+    delta_rs.replace_partitions(lake_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA),
+                                os.path.join(root, COUNTS_DIR), [{"dt": dt, "source_topic": topic}], COUNTS_SCHEMA,
+                                PARTITION_COLUMNS)  # fmt: skip
     return {k: counts[k] for k in MESSAGE_COUNTS}

@@ -38,21 +38,21 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
-from cdc_pipelines.decode.in_process import lake_table, local_files, mark_redeliveries, replace_rejects_and_counts
+from cdc_pipelines.decode.in_process import lake_table, local_files, mark_redeliveries, replace_counts
 from cdc_pipelines.decode.local import decoded_counts, is_csv
 from cdc_pipelines.decode.messages import pair_halves
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
 from cdc_pipelines.decode.rows import decoded_rows
-from cdc_pipelines.decode.runner import STATS_COLUMNS, TABLE_PROPERTIES, batch_to_rows
+from cdc_pipelines.decode.runner import STATS_COLUMNS, TABLE_PROPERTIES, batch_to_rows, check_message_counts
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
 from cdc_pipelines.lake import delta_rs
-from cdc_pipelines.lake.layout import CHANGES_DIR
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.lake.partition_paths import partition_dir
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
-from cdc_pipelines.model.schema import CANONICAL_SCHEMA
+from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
 from cdc_pipelines.runtime.storage import local_path, spark_file_uri
@@ -69,8 +69,9 @@ READ_BYTES = 16 << 20
 RANGE_BYTES = 256 << 20
 # the statistics Delta keeps per file: min/max of the strings and longs among STATS_COLUMNS, whose
 # text needs no convention (timestamps' is Delta's own JSON form: left out, so no reader skips on it)
-_STATS = [c for c in STATS_COLUMNS[CHANGES_DIR].split(",") if c not in ("event_time", "sync_time")]
-_NULL_COUNTED = STATS_COLUMNS[CHANGES_DIR].split(",")
+_NULL_COUNTED = {name: columns.split(",") for name, columns in STATS_COLUMNS.items()}
+_STATS = {name: [c for c in columns if c not in ("event_time", "sync_time")] for name, columns in _NULL_COUNTED.items()}
+_SCHEMAS = {CHANGES_DIR: CANONICAL_SCHEMA, REJECTS_DIR: REJECTS_SCHEMA}
 
 
 def processes(conf: Mapping[str, str]) -> int:
@@ -84,11 +85,14 @@ def pool_inputs(
     format_id: str, inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
 ) -> list[str] | None:
     """The files of `inputs` when this extract is decoded by processes, else None (Spark decodes it):
-    `in_process.local_files`, each a file of plain lines, and a pool of at least one process."""
-    files = None if processes(conf) <= 0 else local_files(inputs, out, conf, command_conf)
-    if files is None or not all(splittable(f, format_id) for f in files):
-        return None
-    return files
+    `in_process.local_files` the pool `takes`."""
+    files = local_files(inputs, out, conf, command_conf) if processes(conf) > 0 else None
+    return files if files is not None and takes(format_id, files, conf) else None
+
+
+def takes(format_id: str, files: Sequence[str], conf: Mapping[str, str]) -> bool:
+    """Whether the pool decodes local `files`: each a file of plain lines, and a pool of at least one process."""
+    return processes(conf) > 0 and all(splittable(f, format_id) for f in files)
 
 
 def splittable(path: str, format_id: str) -> bool:
@@ -167,22 +171,24 @@ def count_lines(r: ByteRange) -> int:
 
 @dataclass
 class RangeResult:
-    """What a process sends back for its range: the Parquet files it wrote, the halves to pair, the
-    rejects, its events' delivery hashes (with their event id prefixes) and its counts."""
+    """What a process sends back for its range: the Parquet files it wrote (events and rejects: the parent
+    holds no row, so a day of bad lines does not fill its memory), the halves to pair, its events' delivery
+    hashes (with their event id prefixes) and its counts."""
 
     files: list[dict] = field(default_factory=list)
+    reject_files: list[dict] = field(default_factory=list)
     halves: list[dict] = field(default_factory=list)  # while the range runs; then left in `Job.halves`
-    rejects: list[dict] = field(default_factory=list)
     hashes: list[np.ndarray] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
 
 
 class _Files:
-    """Parquet files of one partition of `changes`, rolled at `rows` rows, with their Delta statistics."""
+    """Parquet files of one partition of `changes` or `rejects` (`name`) under the table folder `root`,
+    rolled at `rows` rows, with their Delta statistics."""
 
-    def __init__(self, root: str, relative_dir: str, rows: int = 4_000_000):
-        self.root, self.dir, self.rows = root, relative_dir, rows
-        self.schema = delta_rs.arrow_schema(CANONICAL_SCHEMA)
+    def __init__(self, root: str, relative_dir: str, name: str = CHANGES_DIR, rows: int = 4_000_000):
+        self.root, self.dir, self.name, self.rows = root, relative_dir, name, rows
+        self.schema = delta_rs.arrow_schema(_SCHEMAS[name])
         self.done: list[dict] = []
         self.writer = None
 
@@ -191,9 +197,10 @@ class _Files:
             name = f"{self.dir}/part-{uuid.uuid4()}.c000.snappy.parquet"
             os.makedirs(os.path.join(self.root, self.dir), exist_ok=True)
             self.writer = pq.ParquetWriter(os.path.join(self.root, name), self.schema, compression="snappy")
-            self.current = {"path": name, "rows": 0, "min": {}, "max": {}, "nulls": dict.fromkeys(_NULL_COUNTED, 0)}
+            nulls = dict.fromkeys(_NULL_COUNTED[self.name], 0)
+            self.current = {"path": name, "rows": 0, "min": {}, "max": {}, "nulls": nulls}
         self.writer.write_table(batch)
-        _add_stats(self.current, batch)
+        _add_stats(self.current, batch, self.name)
         if self.current["rows"] >= self.rows:
             self.close()
 
@@ -206,11 +213,11 @@ class _Files:
         return self.done
 
 
-def _add_stats(stats: dict, batch: pa.Table) -> None:
+def _add_stats(stats: dict, batch: pa.Table, table: str) -> None:
     stats["rows"] += batch.num_rows
-    for name in _NULL_COUNTED:
+    for name in _NULL_COUNTED[table]:
         stats["nulls"][name] += batch.column(name).null_count
-    for name in _STATS:
+    for name in _STATS[table]:
         bounds = pc.min_max(batch.column(name))
         if bounds["min"].is_valid:
             low, high = bounds["min"].as_py(), bounds["max"].as_py()
@@ -234,6 +241,7 @@ class Job:
     options: Mapping[str, str]
     envelope: str | None
     changes: str
+    rejects: str
     limit: int
     halves: str  # the folder the ranges leave their split-update halves in, by bucket of their pair key
     buckets: int
@@ -249,7 +257,7 @@ def decode_range(job: Job, r: ByteRange) -> RangeResult:
     cycles."""
     identity = DeliveryIdentity(get_codec(job.format_id).delivery_fields)
     uri = spark_file_uri(r.path)
-    files = _Files(job.changes, partition_dir(_fixed(job), PARTITION_COLUMNS))
+    files, rejects = _partition_files(job)
     out = RangeResult(counts=dict.fromkeys(MESSAGE_COUNTS, 0))
     number = r.first_line
     with no_cycle_collection():
@@ -257,14 +265,26 @@ def decode_range(job: Job, r: ByteRange) -> RangeResult:
             raw = block.splitlines()
             for at in range(0, len(raw), BATCH_LINES):
                 lines = [Line(uri, number + i, value) for i, value in enumerate(raw[at : at + BATCH_LINES], at)]
-                events = _decoded(job, lines, out, identity)
-                if events:
-                    files.write(lake_table(events, CANONICAL_SCHEMA, _fixed(job)))
+                _write(job, files, rejects, *_decoded(job, lines, out, identity))
             number += len(raw)
         _leave_halves(job, out.halves)
     out.halves = []
-    out.files = files.close()
+    out.files, out.reject_files = files.close(), rejects.close()
     return out
+
+
+def _partition_files(job: Job) -> tuple[_Files, _Files]:
+    """The writers of the day's partition of `changes` and of `rejects`."""
+    folder = partition_dir(_fixed(job), PARTITION_COLUMNS)
+    return _Files(job.changes, folder), _Files(job.rejects, folder, REJECTS_DIR)
+
+
+def _write(job: Job, files: _Files, rejects: _Files, events: list[dict], bad: list[dict]) -> None:
+    if events:
+        files.write(lake_table(events, CANONICAL_SCHEMA, _fixed(job)))
+    if bad:
+        rows = [row | {"reason": row["reject_reason"]} for row in bad]
+        rejects.write(lake_table(rows, REJECTS_SCHEMA, _fixed(job)))
 
 
 def _bucket(pair_key: str, buckets: int) -> int:
@@ -282,17 +302,19 @@ def _leave_halves(job: Job, halves: list[dict]) -> None:
             pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _decoded(job: Job, lines: list[Line], out: RangeResult, identity: DeliveryIdentity) -> list[dict]:
-    """The finished events of a batch of lines; its halves, rejects, hashes and counts added to `out`."""
+def _decoded(
+    job: Job, lines: list[Line], out: RangeResult, identity: DeliveryIdentity
+) -> tuple[list[dict], list[dict]]:
+    """The finished events and the rejects of a batch of lines; its halves, hashes and counts added to `out`."""
     rows = list(decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit))
-    events, hashes, prefixes, others = [], [], [], []
+    events, rejects, hashes, prefixes, others = [], [], [], [], []
     for row in rows:
         if _is_half(row):
             out.halves.append(row)
             continue
         others.append(row)
         if row["reject_reason"] is not None:
-            out.rejects.append(row)
+            rejects.append(row)
         else:
             events.append(row)
             hashes.append(identity.hash(row))
@@ -301,7 +323,7 @@ def _decoded(job: Job, lines: list[Line], out: RangeResult, identity: DeliveryId
         out.counts[key] += value
     if events:
         out.hashes.append(np.array([hashes, prefixes], dtype=np.uint64))
-    return events
+    return events, rejects
 
 
 @contextmanager
@@ -353,19 +375,21 @@ def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fi
     return marked
 
 
-def _commit(job: Job, files: list[dict]) -> int:
-    """One Delta commit replacing the day's partition of `changes` with `files`; the new version."""
+def _commit(job: Job, name: str, files: list[dict]) -> int:
+    """One Delta commit replacing the day's partition of the table `name` (`changes` or `rejects`) with
+    `files`; the new version."""
     from deltalake import DeltaTable
     from deltalake.transaction import AddAction
 
-    schema = delta_rs.arrow_schema(CANONICAL_SCHEMA)
-    if not DeltaTable.is_deltatable(job.changes):
-        DeltaTable.create(job.changes, schema, mode="ignore", partition_by=list(PARTITION_COLUMNS),
-                          configuration=TABLE_PROPERTIES[CHANGES_DIR])  # fmt: skip
+    path = job.changes if name == CHANGES_DIR else job.rejects
+    schema = delta_rs.arrow_schema(_SCHEMAS[name])
+    if not DeltaTable.is_deltatable(path):
+        DeltaTable.create(path, schema, mode="ignore", partition_by=list(PARTITION_COLUMNS),
+                          configuration=TABLE_PROPERTIES[name])  # fmt: skip
     now = int(time.time() * 1000)
     values = {"dt": job.dt, "source_topic": job.topic}
     adds = [AddAction(f["path"], f["size"], values, now, True, _stats_json(f)) for f in files]
-    table = DeltaTable(job.changes)
+    table = DeltaTable(path)
     held = pa.schema(table.schema().to_arrow())
     if set(schema.names) <= set(held.names):  # a table a later release widened keeps its columns
         schema = held
@@ -373,7 +397,7 @@ def _commit(job: Job, files: list[dict]) -> int:
         adds, mode="overwrite", schema=schema, partition_by=list(PARTITION_COLUMNS),
         partition_filters=[(k, "=", v) for k, v in values.items()],
     )  # fmt: skip
-    return DeltaTable(job.changes).version()
+    return DeltaTable(path).version()
 
 
 def _fixed(job: Job) -> dict[str, str]:
@@ -394,16 +418,15 @@ def pair_bucket(job: Job, bucket: int) -> RangeResult:
         halves.sort(key=lambda h: (h["pair_key"], h["source_file"], h["source_line"]))
         paired = list(pair_halves(halves, codec.update_has_before))
         events = [row for row in paired if row["reject_reason"] is None]
-        out.rejects = [row for row in paired if row["reject_reason"] is not None]
         for key, value in decoded_counts(paired, 0).items():
             out.counts[key] += value
         if events:
             identity = DeliveryIdentity(codec.delivery_fields)
             prefixes = [int(e["event_id"][:ID_PREFIX], 16) for e in events]
             out.hashes.append(np.array([[identity.hash(e) for e in events], prefixes], dtype=np.uint64))
-            files = _Files(job.changes, partition_dir(_fixed(job), PARTITION_COLUMNS))
-            files.write(lake_table(events, CANONICAL_SCHEMA, _fixed(job)))
-            out.files = files.close()
+        files, rejects = _partition_files(job)
+        _write(job, files, rejects, events, [row for row in paired if row["reject_reason"] is not None])
+        out.files, out.reject_files = files.close(), rejects.close()
     return out
 
 
@@ -429,7 +452,8 @@ def decode_with_processes(
     os.makedirs(root, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="_cdc-halves-", dir=root) as halves:
         job = Job(format_id, topic, dt, dict(codec.resolve_options(dict(options or {}))), envelope,
-                  os.path.join(root, CHANGES_DIR), max_message_chars(), halves, max(1, workers))  # fmt: skip
+                  os.path.join(root, CHANGES_DIR), os.path.join(root, REJECTS_DIR), max_message_chars(), halves,
+                  max(1, workers))  # fmt: skip
         # the cycle collector off while the processes' results are read back: unpickling rows with it on took
         # 6x as long (100,000 split-update halves: 2.4 s against 0.4 s)
         with no_cycle_collection(), _mapper(workers) as run:
@@ -438,10 +462,10 @@ def decode_with_processes(
             if os.listdir(halves):
                 results += run(pair_bucket, [job] * job.buckets, range(job.buckets))
     written = [f for result in results for f in result.files]
-    rejects = [row for result in results for row in result.rejects]
     hashes = [h for result in results for h in result.hashes]
     counts = {k: sum(result.counts[k] for result in results) for k in MESSAGE_COUNTS}
     _mark_repeats(job.changes, written, candidate_prefixes(hashes), codec.delivery_fields)
-    _commit(job, written)
-    rejects.sort(key=lambda r: (r["source_file"], r["source_line"]))
-    return replace_rejects_and_counts(root, rejects, counts, format_id=format_id, dt=dt, topic=topic)
+    _commit(job, CHANGES_DIR, written)
+    check_message_counts(counts)  # before `rejects`, as `in_process.replace_rejects_and_counts` checks them
+    _commit(job, REJECTS_DIR, [f for result in results for f in result.reject_files])
+    return replace_counts(root, counts, dt=dt, topic=topic)

@@ -134,7 +134,7 @@ def replace_partitions(
 
 
 def replace_rows(
-    spark: SparkSession,
+    spark: SparkSession | None,
     rows: list[tuple],
     path: str,
     replace: Iterable[Mapping[str, str]],
@@ -144,7 +144,7 @@ def replace_rows(
 ) -> None:
     """`replace_partitions` of rows the driver holds (tuples in `schema`'s order): by delta-rs where the
     table is local (tens of milliseconds, where Spark's write of a rejects or counts table is 1-3 s of
-    jobs and commit), else by Spark."""
+    jobs and commit), else by Spark. No `spark`: a local table, registered in no catalog."""
     from cdc_pipelines.lake import delta_rs
 
     local = delta_rs.local_table_path(path)
@@ -156,7 +156,7 @@ def replace_rows(
     target = delta_rs.arrow_schema(schema)
     data = pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(columns, target, strict=True)], schema=target)
     delta_rs.replace_partitions(data, local, list(replace), schema, PARTITION_COLUMNS, properties)
-    if register_as:
+    if register_as and spark is not None:
         register_table(spark, register_as, path)
 
 
@@ -183,7 +183,7 @@ def committed_version(spark: SparkSession, path: str, tag: str, before: int | No
     return latest
 
 
-def table_version(spark: SparkSession, path: str | Path) -> int | None:
+def table_version(spark: SparkSession | None, path: str | Path) -> int | None:
     """The latest version of the table at `path`, or None where there is no table.
 
     The highest commit file (`_delta_log/<version>.json`) is the latest version by Delta's protocol;

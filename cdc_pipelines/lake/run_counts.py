@@ -30,9 +30,10 @@ def counts_path(lake_root: str | Path) -> str:
 
 
 def write_counts(
-    spark: SparkSession, lake_root: str | Path, dt: str, per_topic: Mapping[str, Mapping[str, int]]
+    spark: SparkSession | None, lake_root: str | Path, dt: str, per_topic: Mapping[str, Mapping[str, int]]
 ) -> None:
-    """Replace the counts of `dt` for each topic in `per_topic` (one commit; by delta-rs on a local lake)."""
+    """Replace the counts of `dt` for each topic in `per_topic` (one commit; by delta-rs on a local lake,
+    where `spark` may be None: no catalog to register the table in)."""
     if not per_topic:
         return
     # counts from before table filters have no `filtered`: none were

@@ -96,8 +96,12 @@ def file_sizes(spark: SparkSession, path: str | Path) -> dict[str, int]:
     return dict(sorted(found.items()))
 
 
-def names(spark: SparkSession, folder: str | Path) -> list[str]:
-    """The names of the entries directly in `folder` (none where it does not exist): one listing."""
+def names(spark: SparkSession | None, folder: str | Path) -> list[str]:
+    """The names of the entries directly in `folder` (none where it does not exist): one listing, of a
+    local folder here (no session needed), else by Hadoop."""
+    local = local_path(folder)
+    if local is not None:
+        return sorted(os.listdir(local)) if os.path.isdir(local) else []
     fs, hpath = _fs(spark, str(folder))
     if not fs.exists(hpath):
         return []

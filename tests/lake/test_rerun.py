@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded
@@ -125,6 +126,7 @@ def test_skipped_events_are_kept_until_a_rerun_skips_none(spark, tmp_path):
     assert skipped() == []
 
 
+@pytest.mark.system  # a whole decode in a JVM of its own, killed: run where no other test's JVM competes
 def test_a_decode_killed_while_writing_keeps_the_committed_version(spark, tmp_path):
     """SIGKILL once the new data files are landing: the Delta log still ends at the committed version,
     so every reader (Spark, delta-rs) sees the committed rows; the next run commits over the debris."""

@@ -1,0 +1,42 @@
+"""The decode of a local extract without Spark, where one applies: the one choice the `decode` command and
+the daily asset make.
+
+In this process up to `in_process.MAX_BYTES_SETTING` (a JVM's start costs more than such a day's work), a
+pool of processes for larger files of plain lines (`decode.pool`: Spark's decode took twice its time on
+one machine), else Spark: Kafka, table filters, compressed or Avro files, CSV tuples, storage other than
+local disk, and settings that ask for Spark (`runtime.session.asks_for_spark`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from cdc_pipelines.decode import pool
+from cdc_pipelines.decode.in_process import decode_in_process, fits_in_process, local_files
+
+
+def decode_without_spark(
+    format_id: str,
+    inputs: Sequence[str],
+    *,
+    topic: str,
+    dt: str,
+    out: str | Path,
+    conf: Mapping[str, str],
+    command_conf: Mapping[str, str] = (),
+    options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
+) -> dict[str, int] | None:
+    """Decode `inputs` into the `(dt, topic)` partition of the lake `out` in this process or by the pool,
+    and commit `changes`, `rejects` and the run counts; the counts, or None where Spark has to decode them
+    (nothing written). `conf`: the process's settings and the command's, `command_conf` the command's."""
+    files = local_files(inputs, str(out), conf, command_conf)
+    if files is None:
+        return None
+    if fits_in_process(files, conf):
+        return decode_in_process(format_id, files, topic=topic, dt=dt, out=out, options=options, envelope=envelope)
+    if pool.takes(format_id, files, conf):
+        return pool.decode_with_processes(format_id, files, topic=topic, dt=dt, out=out,
+                                          workers=pool.processes(conf), options=options, envelope=envelope)  # fmt: skip
+    return None

@@ -1,0 +1,79 @@
+"""A catalog's days decoded as the daily asset does: each local day without Spark where `decode` would,
+each topic with a table filter by Spark, the same lake and counts as Spark's decode of every day; a local
+raw folder counted without a session."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+
+from cdc_pipelines.decode.days import decode_days, extract_stats
+from cdc_pipelines.demo.extracts import wrap_kcat
+from cdc_pipelines.extract.catalog import load_catalog
+from tests.conftest import resource
+
+DAYS = ("2024-01-02", "2024-01-03")
+CATALOG = """topics:
+  - {name: orders, format: oms-canal}
+  - {name: users, format: oms-default, envelope: kcat}
+  - {name: shop, format: oms-canal, tables: {include: ["shop.*"]}}
+  - {name: quiet, format: oms-shareplex}
+"""
+
+
+def _raw(tmp_path: Path) -> Path:
+    raw = tmp_path / "raw"
+    for day in DAYS:
+        for topic in ("orders", "shop"):
+            (raw / topic / f"dt={day}").mkdir(parents=True)
+            shutil.copy(resource("oms-canal", "seed.jsonl"), raw / topic / f"dt={day}" / "part-0.jsonl")
+    wrap_kcat(resource("oms-default", "seed.jsonl"), raw / "users" / f"dt={DAYS[0]}" / "part-0.jsonl", "users")
+    (raw / "users" / f"dt={DAYS[1]}").mkdir(parents=True)
+    (raw / "users" / f"dt={DAYS[1]}" / "part-0.jsonl").write_text("not an envelope\n")
+    (raw / "quiet" / f"dt={DAYS[0]}").mkdir(parents=True)
+    (raw / "quiet" / f"dt={DAYS[0]}" / ".hidden").write_text("x\n")
+    (tmp_path / "catalog.yaml").write_text(CATALOG)
+    return raw
+
+
+def _rows(path: Path, drop: tuple[str, ...] = ()) -> list[tuple]:
+    table = DeltaTable(str(path)).to_pyarrow_table()
+    table = table.drop_columns([c for c in drop if c in table.column_names])
+    return sorted(tuple(str(v) for v in row.values()) for row in table.to_pylist())
+
+
+def test_local_days_without_spark_equal_sparks_decode(spark, tmp_path):
+    raw = _raw(tmp_path)
+    topics = load_catalog(tmp_path / "catalog.yaml")
+    sessions = []
+
+    def folder(topic, dt):
+        return raw / topic / f"dt={dt}"
+
+    def session():
+        sessions.append(1)
+        return spark
+
+    by_spark, none = decode_days(lambda: spark, topics, folder, tmp_path / "spark", DAYS)
+    local, committed = decode_days(session, topics, folder, tmp_path / "local", DAYS, local_conf={})
+    assert none == set()
+    assert committed == {(day, topic) for day in DAYS for topic in ("orders", "users")}
+    assert local == by_spark
+    assert by_spark[DAYS[1]]["users"] == {"read": 1, "decoded": 0, "rejected": 1, "filtered": 0, "events": 0}
+    assert by_spark[DAYS[0]]["shop"]["filtered"] > 0 and by_spark[DAYS[0]]["quiet"]["read"] == 0
+    assert len(sessions) == 1  # the filtered topic's one decode of both days
+    for table in ("changes", "rejects"):
+        assert _rows(tmp_path / "local" / table) == _rows(tmp_path / "spark" / table)
+
+
+def test_a_local_raw_folder_is_counted_without_a_session(tmp_path):
+    raw = _raw(tmp_path)
+
+    def no_session():
+        pytest.fail("a local folder needs no Spark session")
+
+    seed = resource("oms-canal", "seed.jsonl").stat().st_size
+    assert extract_stats(no_session, raw / "orders" / f"dt={DAYS[0]}") == {"files": 1, "bytes": seed}
+    assert extract_stats(no_session, raw / "quiet" / f"dt={DAYS[0]}") == {"files": 0, "bytes": 0}
+    assert extract_stats(no_session, raw / "quiet" / f"dt={DAYS[1]}") == {"files": 0, "bytes": 0}
