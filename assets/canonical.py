@@ -9,11 +9,12 @@ from assets.keys import CANONICAL, raw_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.decode.days import decode_days
 from cdc_pipelines.extract.catalog import Topic
+from cdc_pipelines.lake.delta_rs import local_table_path
 from cdc_pipelines.lake.io import CATALOG_DATABASE, table_version
 from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
 from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
-from cdc_pipelines.runtime.storage import join, local_path
+from cdc_pipelines.runtime.storage import join
 from resources import LakeStorageResource, TopicCatalogResource
 
 
@@ -55,7 +56,7 @@ def canonical_asset(topics: Sequence[Topic]) -> dg.AssetsDefinition:
             session, catalog.topics(), storage.raw_partition, lake, context.partition_keys, local_conf=local
         )
         # the counts of a day without Spark (or of a quiet topic) need no session on a local lake
-        counts_session = None if local is not None and local_path(lake) is not None else session()
+        counts_session = None if local is not None and local_table_path(lake) is not None else session()
         for dt, per_topic in by_day.items():
             # the conservation check compares these with what the lake holds
             write_counts(counts_session, lake, dt, {t: c for t, c in per_topic.items() if (dt, t) not in committed})

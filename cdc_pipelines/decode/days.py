@@ -69,7 +69,8 @@ def decode_days(
     `(dt, topic)` whose counts the decode committed itself.
 
     A topic with no files on a day gets zero counts for it: quiet topics are normal. With `local_conf` (the
-    settings, where nothing asks for Spark), a local topic's day is decoded without Spark where
+    settings, where the caller found that nothing asks for Spark: CDC_SPARK_MASTER may name a local
+    master), a local topic's day is decoded without Spark where
     `without_spark.decode_without_spark` applies (each day apart, its counts committed with it), else every
     day of the topic in one Spark decode. `session()` gives the Spark session where one is needed.
     """
@@ -82,15 +83,16 @@ def decode_days(
 
             by_day = decode_kafka_days(session(), topic.kafka, topic.format, topic=topic.name, dts=list(dts),
                                        lake_root=out, options=topic.options, tables=topic.tables)  # fmt: skip
-            for dt, counts in by_day.items():
+            for dt, counts in by_day.items():  # its counts committed with each day (`kafka_day.write_kafka_day`)
                 results[dt][topic.name] = counts
+                committed.add((dt, topic.name))
             continue
         present = {dt: raw_partition(topic.name, dt) for dt in dts}
         present = {dt: f for dt, f in present.items() if extract_stats(session, f)["files"]}
         if local_conf is not None and topic.tables is None:
             for dt, folder in list(present.items()):
                 counts = decode_without_spark(topic.format, [str(folder)], topic=topic.name, dt=dt, out=out,
-                                              conf=local_conf, options=topic.options,
+                                              conf=local_conf, spark_asked=False, options=topic.options,
                                               envelope=topic.envelope)  # fmt: skip
                 if counts is not None:
                     results[dt][topic.name] = counts

@@ -39,12 +39,18 @@ DEFAULT_MAX_BYTES = 8 << 20
 
 
 def local_files(
-    inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
+    inputs: Sequence[str],
+    out: str,
+    conf: Mapping[str, str],
+    command_conf: Mapping[str, str] = (),
+    spark_asked: bool | None = None,
 ) -> list[str] | None:
-    """The files of `inputs` when they and the lake are on local disk and nothing asks for Spark
-    (`runtime.session.asks_for_spark`: a `spark.` setting on the command may name a catalog database,
-    a master a cluster), else None: what a decode without Spark needs."""
-    if asks_for_spark(conf, command_conf) or local_path(out) is None:
+    """The files of `inputs` when they and the lake are on local disk and nothing asks for Spark, else None:
+    what a decode without Spark needs. `spark_asked`: the caller's own judgement (the Dagster job's, from its
+    session's settings), else `runtime.session.asks_for_spark`'s: a `spark.` setting on the command may name
+    a catalog database, a master a cluster."""
+    asked = asks_for_spark(conf, command_conf) if spark_asked is None else spark_asked
+    if asked or delta_rs.local_table_path(out) is None:
         return None
     if any(local_path(i) is None for i in inputs):
         return None

@@ -8,9 +8,11 @@ process reads a byte range of the files, runs the per-line functions the Spark t
 files by bucket of their pair key, and each bucket paired by one process (`messages.pair_halves`): the
 shuffle Spark does, on local disk. The parent compares exactly only the events whose delivery hashes
 repeat (`in_process.mark_redeliveries`), and commits every file in one Delta transaction (delta-rs's
-`create_write_transaction`, which replaces the day's partition as Spark's replaceWhere does), then
-`rejects` and the run counts as the in-process decode does. Files are home-made Parquet only because
-delta-rs's writer takes one stream: the processes would otherwise hand every row to one writer.
+`create_write_transaction`, which replaces the day's partition as Spark's replaceWhere does). The processes
+write their rejects to files of `rejects` too, which the parent commits once the counts are checked, then
+the run counts. A run that fails before a commit leaves that table's new files outside its log (VACUUM
+removes them). Files are home-made Parquet only because delta-rs's writer takes one stream: the processes
+would otherwise hand every row to one writer.
 
 Only uncompressed line files (not Avro containers or CSV tuples) of a local lake: the rest, Kafka,
 table filters and clusters go through Spark.
@@ -252,9 +254,9 @@ def _is_half(row: dict) -> bool:
 
 
 def decode_range(job: Job, r: ByteRange) -> RangeResult:
-    """Decode one range: events to Parquet files under `job.changes`, the rest reported back. The cycle
-    collector stays off (`no_cycle_collection`): a range is a process's whole work, and its rows hold no
-    cycles."""
+    """Decode one range: events and rejects to Parquet files of `changes` and `rejects`, the rest reported
+    back. The cycle collector stays off (`no_cycle_collection`): a range is a process's whole work, and its
+    rows hold no cycles."""
     identity = DeliveryIdentity(get_codec(job.format_id).delivery_fields)
     uri = spark_file_uri(r.path)
     files, rejects = _partition_files(job)

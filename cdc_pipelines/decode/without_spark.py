@@ -25,13 +25,15 @@ def decode_without_spark(
     out: str | Path,
     conf: Mapping[str, str],
     command_conf: Mapping[str, str] = (),
+    spark_asked: bool | None = None,
     options: Mapping[str, str] | None = None,
     envelope: str | None = None,
 ) -> dict[str, int] | None:
     """Decode `inputs` into the `(dt, topic)` partition of the lake `out` in this process or by the pool,
     and commit `changes`, `rejects` and the run counts; the counts, or None where Spark has to decode them
-    (nothing written). `conf`: the process's settings and the command's, `command_conf` the command's."""
-    files = local_files(inputs, str(out), conf, command_conf)
+    (nothing written). `conf`: the process's settings and the command's, `command_conf` the command's;
+    `spark_asked` as `in_process.local_files` takes it."""
+    files = local_files(inputs, str(out), conf, command_conf, spark_asked)
     if files is None:
         return None
     if fits_in_process(files, conf):

@@ -1,6 +1,7 @@
 """A two-day backfill through the real `dagster` CLI, against a temporary DAGSTER_HOME: one run (the
-single-run backfill policy) materializes the chain of assets for both days."""
+single-run backfill policy) materializes the chain of assets for both days, the days decoded by the pool."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -9,8 +10,10 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from deltalake import DeltaTable
 
 from assets.keys import CANONICAL, SNAPSHOTS, raw_key, target_key
+from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING
 from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.snapshots.store import read_summary
 from tests.conftest import resource
@@ -36,6 +39,8 @@ def test_dagster_cli_materializes_a_partition_range(spark, tmp_path, monkeypatch
         "CDC_RAW_ROOT": str(tmp_path / "raw"),
         "CDC_LAKE_ROOT": str(tmp_path / "lake"),
         "CDC_SPARK_MASTER": "local[2]",
+        # the days decoded by the pool, whose processes start from the `dagster` command's own process
+        "CDC_SPARK_CONF": json.dumps({MAX_BYTES_SETTING: "0"}),
         "PYTHONPATH": str(ROOT),
     }
     dagster = Path(sys.executable).parent / "dagster"
@@ -61,5 +66,7 @@ def test_dagster_cli_materializes_a_partition_range(spark, tmp_path, monkeypatch
         # each day's evaluation is recorded against its partition, plus the run's summary
         assert {c.partition: c.status.value for c in checks} == {**dict.fromkeys(DAYS, "SUCCEEDED"), None: "SUCCEEDED"}
     assert all(read_counts(spark, tmp_path / "lake", day)["orders"]["read"] == 4 for day in DAYS)
+    files = DeltaTable(str(tmp_path / "lake" / "changes")).file_uris()
+    assert files and all(f.endswith(".c000.snappy.parquet") for f in files)  # the pool's files, both days
     summaries = [read_summary(tmp_path / "lake" / "snapshots", day) for day in DAYS]
     assert [s["previous_dt"] for s in summaries] == [None, *DAYS[:-1]]

@@ -2,6 +2,7 @@
 each topic with a table filter by Spark, the same lake and counts as Spark's decode of every day; a local
 raw folder counted without a session."""
 
+import gzip
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.decode.days import decode_days, extract_stats
+from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING
+from cdc_pipelines.decode.pool import PROCESSES_SETTING
 from cdc_pipelines.demo.extracts import wrap_kcat
 from cdc_pipelines.extract.catalog import load_catalog
 from tests.conftest import resource
@@ -37,13 +40,20 @@ def _raw(tmp_path: Path) -> Path:
     return raw
 
 
-def _rows(path: Path, drop: tuple[str, ...] = ()) -> list[tuple]:
-    table = DeltaTable(str(path)).to_pyarrow_table()
-    table = table.drop_columns([c for c in drop if c in table.column_names])
-    return sorted(tuple(str(v) for v in row.values()) for row in table.to_pylist())
+def _rows(path: Path, but: str = "\0") -> list[tuple]:
+    """The table's rows as text, but those of files whose name holds `but`."""
+    rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    return sorted(tuple(str(v) for v in row.values()) for row in rows if but not in row["source_file"])
+
+
+def _counts(lake: Path) -> dict[tuple, dict]:
+    rows = DeltaTable(str(lake / "counts")).to_pyarrow_table().to_pylist()
+    return {(r.pop("dt"), r.pop("source_topic")): r for r in rows}
 
 
 def test_local_days_without_spark_equal_sparks_decode(spark, tmp_path):
+    """In process, then by the pool (in-process limit 0; one process, so in this one), where the second
+    day of `orders` is gzipped: that day goes to Spark, the first stays local."""
     raw = _raw(tmp_path)
     topics = load_catalog(tmp_path / "catalog.yaml")
     sessions = []
@@ -56,15 +66,31 @@ def test_local_days_without_spark_equal_sparks_decode(spark, tmp_path):
         return spark
 
     by_spark, none = decode_days(lambda: spark, topics, folder, tmp_path / "spark", DAYS)
-    local, committed = decode_days(session, topics, folder, tmp_path / "local", DAYS, local_conf={})
     assert none == set()
-    assert committed == {(day, topic) for day in DAYS for topic in ("orders", "users")}
-    assert local == by_spark
     assert by_spark[DAYS[1]]["users"] == {"read": 1, "decoded": 0, "rejected": 1, "filtered": 0, "events": 0}
     assert by_spark[DAYS[0]]["shop"]["filtered"] > 0 and by_spark[DAYS[0]]["quiet"]["read"] == 0
+    local, committed = decode_days(session, topics, folder, tmp_path / "local", DAYS, local_conf={})
+    assert committed == {(day, topic) for day in DAYS for topic in ("orders", "users")}
     assert len(sessions) == 1  # the filtered topic's one decode of both days
+    assert local == by_spark
+    assert _counts(tmp_path / "local") == {key: local[key[0]][key[1]] for key in committed}
     for table in ("changes", "rejects"):
         assert _rows(tmp_path / "local" / table) == _rows(tmp_path / "spark" / table)
+
+    gzipped = raw / "orders" / f"dt={DAYS[1]}" / "part-0.jsonl"
+    with gzip.open(f"{gzipped}.gz", "wb") as out:
+        out.write(gzipped.read_bytes())
+    gzipped.unlink()
+    pool_conf = {MAX_BYTES_SETTING: "0", PROCESSES_SETTING: "1"}
+    pooled, committed = decode_days(session, topics, folder, tmp_path / "pool", DAYS, local_conf=pool_conf)
+    assert committed == {(DAYS[0], "orders"), (DAYS[0], "users"), (DAYS[1], "users")}
+    assert len(sessions) == 3  # the filtered topic, and the gzipped day of `orders`
+    assert pooled == by_spark
+    assert _counts(tmp_path / "pool") == {key: pooled[key[0]][key[1]] for key in committed}
+    assert pooled[DAYS[1]]["orders"]["events"] > 0
+    the_gzipped_day = f"orders/dt={DAYS[1]}/"  # its files' names differ: .jsonl.gz, .jsonl
+    for table in ("changes", "rejects"):
+        assert _rows(tmp_path / "pool" / table, the_gzipped_day) == _rows(tmp_path / "spark" / table, the_gzipped_day)
 
 
 def test_a_local_raw_folder_is_counted_without_a_session(tmp_path):

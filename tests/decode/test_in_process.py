@@ -86,6 +86,7 @@ def test_which_extracts_are_decoded_in_process(tmp_path, extract):
     assert in_process_inputs([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "0"}) is None
     assert in_process_inputs([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "100"}) is None  # too big
     assert in_process_inputs([str(extract)], "s3a://bucket/lake", {}) is None
+    assert in_process_inputs([str(extract)], str(tmp_path / "a%20b"), {}) is None  # delta-rs reads %20 as a space
     catalog = {"spark.cdc.catalog.database": "cdc"}
     assert in_process_inputs([str(extract)], str(tmp_path), catalog, catalog) is None  # a Spark setting
     assert in_process_inputs([str(extract)], str(tmp_path), {"spark.master": "spark://host:7077"}) is None

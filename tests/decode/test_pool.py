@@ -102,6 +102,10 @@ def test_two_processes_mark_redeliveries_across_ranges_and_a_rerun_replaces_the_
     assert changelog(events)[-2:] == ["202:+I[3, n7]~8", "203:+I[2, n150]~151"]
     assert sum(e["source_topic"] == "other" for e in _rows(lake / "changes")) == 202
     assert DeltaTable(str(lake / "changes")).version() == 3  # the table's creation, then one commit per run
+    assert sorted(r["source_topic"] for r in _rows(lake / "rejects")) == ["orders", "other"]
+    extract.write_text("\n".join(lines[:200]) + "\n")  # a rerun without the bad line: its reject goes
+    pool.decode_with_processes("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(lake), workers=2)
+    assert [r["source_topic"] for r in _rows(lake / "rejects")] == ["other"]
 
 
 def test_ranges_number_lines_as_splitlines_does(tmp_path, monkeypatch):
