@@ -335,8 +335,12 @@ def _mapper(workers: int) -> Iterator[Callable]:
         yield lambda fn, *args: list(map(fn, *args))
         return
     context = get_context("spawn")  # not fork: this process may already run pyarrow's and delta-rs's threads
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    try:
         yield lambda fn, *args: list(pool.map(fn, *args))
+    finally:
+        # not waited for: the processes, their work done, exit while this one commits (waiting took 0.24 s)
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def numbered_ranges(ranges: Sequence[ByteRange], lines: Sequence[int]) -> list[ByteRange]:
