@@ -1,7 +1,7 @@
 """Decoding extracts in this process, without Spark: for tests and small samples.
 
 The same per-line function as the Spark runner (`rows.decoded_rows`) and the same split-update
-pairing (`messages.pair_halves`); only the reading (Python file objects) and the grouping of halves
+pairing (`messages.pair_halves_in_memory`); only the reading (Python file objects) and the grouping of halves
 (a sort in memory instead of a shuffle) differ. Rows come out as the canonical table's rows read back
 from Spark look: times as naive UTC datetimes, maps as dicts.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 
-from cdc_pipelines.decode.messages import EVENT_FIELDS, pair_halves
+from cdc_pipelines.decode.messages import EVENT_FIELDS, pair_halves_in_memory
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extract.files import list_input_files
@@ -75,12 +75,9 @@ def decoded_paths(
     resolved = codec.resolve_options(dict(options or {}))
     lines = [line for p in paths for f in _files(p) for line in file_lines(f, format_id)]
     rows = list(decoded_rows(format_id, topic, lines, resolved, envelope))
-    halves = sorted(
-        (r for r in rows if r.get("pair_key") is not None and r["reject_reason"] is None),
-        key=lambda r: (r["pair_key"], r["source_file"], r["source_line"]),
-    )
+    halves = [r for r in rows if r.get("pair_key") is not None and r["reject_reason"] is None]
     rows = [r for r in rows if r.get("pair_key") is None or r["reject_reason"] is not None] + list(
-        pair_halves(halves, codec.update_has_before)
+        pair_halves_in_memory(halves, codec.update_has_before)
     )
     return rows, len(lines)
 

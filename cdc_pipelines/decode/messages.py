@@ -218,6 +218,13 @@ def orphan_reason(before: dict) -> str:
     return f"{before['raw_op']} without its matching after half (pair key {before['pair_key']})"
 
 
+def pair_halves_in_memory(halves: Iterable[dict], update_has_before: bool = False) -> Iterator[dict]:
+    """`pair_halves` of halves in any order, sorted here: a local decode's, a pool bucket's (Spark sorts its
+    shuffle's partitions itself)."""
+    ordered = sorted(halves, key=lambda h: (h["pair_key"], h["source_file"], h["source_line"]))
+    return pair_halves(ordered, update_has_before)
+
+
 def pair_halves(halves: Iterable[dict], update_has_before: bool = False) -> Iterator[dict]:
     """Split-update halves sorted by (pair_key, source_file, source_line) -> paired rows.
 

@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from cdc_pipelines.decode.delivery import DeliveryIdentity
 from cdc_pipelines.decode.in_process import lake_table, local_files, mark_redeliveries, replace_counts
 from cdc_pipelines.decode.local import decoded_counts, is_csv
-from cdc_pipelines.decode.messages import pair_halves
+from cdc_pipelines.decode.messages import pair_halves_in_memory
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import STATS_COLUMNS, TABLE_PROPERTIES, batch_to_rows, check_message_counts
@@ -421,8 +421,7 @@ def pair_bucket(job: Job, bucket: int) -> RangeResult:
             if name.startswith(f"{bucket}-"):
                 with open(os.path.join(job.halves, name), "rb") as fh:
                     halves += pickle.load(fh)
-        halves.sort(key=lambda h: (h["pair_key"], h["source_file"], h["source_line"]))
-        paired = list(pair_halves(halves, codec.update_has_before))
+        paired = list(pair_halves_in_memory(halves, codec.update_has_before))
         events = [row for row in paired if row["reject_reason"] is None]
         for key, value in decoded_counts(paired, 0).items():
             out.counts[key] += value
