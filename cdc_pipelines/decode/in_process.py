@@ -57,22 +57,9 @@ def local_files(
     return list_input_files(inputs)
 
 
-def in_process_inputs(
-    inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
-) -> list[str] | None:
-    """The files of `inputs` when this extract is decoded in process, else None: `local_files` that
-    `fits_in_process` (`conf`: the process's settings and the command's)."""
-    files = local_files(inputs, out, conf, command_conf) if _max_bytes(conf) > 0 else None
-    return files if files is not None and fits_in_process(files, conf) else None
-
-
-def _max_bytes(conf: Mapping[str, str]) -> int:
-    return int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
-
-
 def fits_in_process(files: Sequence[str], conf: Mapping[str, str]) -> bool:
     """Whether local `files` hold at most `MAX_BYTES_SETTING` in all (0 turns the in-process decode off)."""
-    limit = _max_bytes(conf)
+    limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
     return limit > 0 and sum(os.path.getsize(local_path(f)) for f in files) <= limit
 
 

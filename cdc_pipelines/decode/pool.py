@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
-from cdc_pipelines.decode.in_process import lake_table, local_files, mark_redeliveries, replace_counts
+from cdc_pipelines.decode.in_process import lake_table, mark_redeliveries, replace_counts
 from cdc_pipelines.decode.local import decoded_counts, is_csv
 from cdc_pipelines.decode.messages import pair_halves_in_memory
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
@@ -81,15 +81,6 @@ def processes(conf: Mapping[str, str]) -> int:
     if PROCESSES_SETTING in conf:
         return int(conf[PROCESSES_SETTING])
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def pool_inputs(
-    format_id: str, inputs: Sequence[str], out: str, conf: Mapping[str, str], command_conf: Mapping[str, str] = ()
-) -> list[str] | None:
-    """The files of `inputs` when this extract is decoded by processes, else None (Spark decodes it):
-    `in_process.local_files` the pool `takes`."""
-    files = local_files(inputs, out, conf, command_conf) if processes(conf) > 0 else None
-    return files if files is not None and takes(format_id, files, conf) else None
 
 
 def takes(format_id: str, files: Sequence[str], conf: Mapping[str, str]) -> bool:

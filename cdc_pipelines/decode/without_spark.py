@@ -15,6 +15,8 @@ from pathlib import Path
 from cdc_pipelines.decode import pool
 from cdc_pipelines.decode.in_process import decode_in_process, fits_in_process, local_files
 
+IN_PROCESS, POOL = "in process", "pool"
+
 
 def decode_without_spark(
     format_id: str,
@@ -33,12 +35,30 @@ def decode_without_spark(
     and commit `changes`, `rejects` and the run counts; the counts, or None where Spark has to decode them
     (nothing written). `conf`: the process's settings and the command's, `command_conf` the command's;
     `spark_asked` as `in_process.local_files` takes it."""
-    files = local_files(inputs, str(out), conf, command_conf, spark_asked)
-    if files is None:
-        return None
-    if fits_in_process(files, conf):
+    engine, files = local_engine(format_id, inputs, str(out), conf, command_conf, spark_asked)
+    if engine == IN_PROCESS:
         return decode_in_process(format_id, files, topic=topic, dt=dt, out=out, options=options, envelope=envelope)
-    if pool.takes(format_id, files, conf):
+    if engine == POOL:
         return pool.decode_with_processes(format_id, files, topic=topic, dt=dt, out=out,
                                           workers=pool.processes(conf), options=options, envelope=envelope)  # fmt: skip
     return None
+
+
+def local_engine(
+    format_id: str,
+    inputs: Sequence[str],
+    out: str,
+    conf: Mapping[str, str],
+    command_conf: Mapping[str, str] = (),
+    spark_asked: bool | None = None,
+) -> tuple[str | None, list[str] | None]:
+    """(`IN_PROCESS` or `POOL`, the files) for the engine that decodes `inputs` without Spark, else
+    (None, None): the choice `decode_without_spark` makes, the inputs listed once."""
+    files = local_files(inputs, out, conf, command_conf, spark_asked)
+    if files is None:
+        return None, None
+    if fits_in_process(files, conf):
+        return IN_PROCESS, files
+    if pool.takes(format_id, files, conf):
+        return POOL, files
+    return None, None

@@ -8,7 +8,8 @@ import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING, decode_in_process, in_process_inputs
+from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING, decode_in_process
+from cdc_pipelines.decode.without_spark import IN_PROCESS, POOL, local_engine
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 
 TYPES = {"mysqlType": {"id": "int", "name": "varchar(8)"}, "sqlType": {"id": 4, "name": 12}, "pkNames": ["id"]}
@@ -81,16 +82,20 @@ def test_a_rerun_replaces_its_partition_and_leaves_other_topics(tmp_path, extrac
 
 def test_which_extracts_are_decoded_in_process(tmp_path, extract):
     files = [str(extract)]
-    assert in_process_inputs([str(extract)], str(tmp_path), {}) == files
-    assert in_process_inputs([str(tmp_path)], str(tmp_path), {}) == files  # a folder's files
-    assert in_process_inputs([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "0"}) is None
-    assert in_process_inputs([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "100"}) is None  # too big
-    assert in_process_inputs([str(extract)], "s3a://bucket/lake", {}) is None
-    assert in_process_inputs([str(extract)], str(tmp_path / "a%20b"), {}) is None  # delta-rs reads %20 as a space
+
+    def engine(inputs, out, conf, command_conf=()):
+        return local_engine("oms-canal", inputs, out, conf, command_conf)
+
+    assert engine([str(extract)], str(tmp_path), {}) == (IN_PROCESS, files)
+    assert engine([str(tmp_path)], str(tmp_path), {}) == (IN_PROCESS, files)  # a folder's files
+    assert engine([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "0"}) == (POOL, files)
+    assert engine([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "100"}) == (POOL, files)  # too big
+    assert engine([str(extract)], "s3a://bucket/lake", {}) == (None, None)
+    assert engine([str(extract)], str(tmp_path / "a%20b"), {}) == (None, None)  # delta-rs reads %20 as a space
     catalog = {"spark.cdc.catalog.database": "cdc"}
-    assert in_process_inputs([str(extract)], str(tmp_path), catalog, catalog) is None  # a Spark setting
-    assert in_process_inputs([str(extract)], str(tmp_path), {"spark.master": "spark://host:7077"}) is None
-    assert in_process_inputs([str(extract)], str(tmp_path), {"spark.sql.shuffle.partitions": "4"}) == files
+    assert engine([str(extract)], str(tmp_path), catalog, catalog) == (None, None)  # a Spark setting
+    assert engine([str(extract)], str(tmp_path), {"spark.master": "spark://host:7077"}) == (None, None)
+    assert engine([str(extract)], str(tmp_path), {"spark.sql.shuffle.partitions": "4"}) == (IN_PROCESS, files)
 
 
 def test_the_cli_decodes_a_small_extract_without_a_spark_session(tmp_path, extract, capsys, monkeypatch):

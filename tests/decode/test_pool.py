@@ -16,6 +16,7 @@ from deltalake import DeltaTable
 import cdc_pipelines.decode.pool as pool
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING, decode_in_process
+from cdc_pipelines.decode.without_spark import POOL, local_engine
 from cdc_pipelines.demo import extracts as demo
 from cdc_pipelines.formats import FORMAT_IDS
 from cdc_pipelines.samples import sample_folder
@@ -130,12 +131,16 @@ def test_which_extracts_the_pool_decodes(tmp_path):
     plain, packed = tmp_path / "a.jsonl", tmp_path / "a.jsonl.gz"
     plain.write_text("{}\n")
     packed.write_bytes(b"")
-    out = str(tmp_path / "lake")
-    assert pool.pool_inputs("oms-canal", [str(plain)], out, {}) == [str(plain)]
-    assert pool.pool_inputs("oms-canal", [str(plain)], out, {pool.PROCESSES_SETTING: "0"}) is None
-    assert pool.pool_inputs("oms-canal", [str(tmp_path)], out, {}) is None  # a .gz among the files
-    assert pool.pool_inputs("oms-canal", [str(plain)], "s3a://bucket/lake", {}) is None
-    assert pool.pool_inputs("oms-canal", [str(plain)], out, {"spark.master": "local[2]"}) is None
+    out, larger = str(tmp_path / "lake"), {MAX_BYTES_SETTING: "0"}  # past the in-process limit
+
+    def engine(inputs, out, conf):
+        return local_engine("oms-canal", inputs, out, larger | conf)
+
+    assert engine([str(plain)], out, {}) == (POOL, [str(plain)])
+    assert engine([str(plain)], out, {pool.PROCESSES_SETTING: "0"}) == (None, None)
+    assert engine([str(tmp_path)], out, {}) == (None, None)  # a .gz among the files
+    assert engine([str(plain)], "s3a://bucket/lake", {}) == (None, None)
+    assert engine([str(plain)], out, {"spark.master": "local[2]"}) == (None, None)
     assert not pool.splittable("x.csv", "datahub-tuple") and pool.splittable("x.jsonl", "datahub-tuple")
     assert not pool.splittable("x.avro", "dts-avro")
 
