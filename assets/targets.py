@@ -5,6 +5,7 @@ from collections.abc import Sequence
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
+from assets.canonical import settings_without_spark
 from assets.keys import CANONICAL, target_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.decode.days import encode_days, target_path
@@ -34,7 +35,12 @@ def target_asset(format_id: str) -> dg.AssetsDefinition:
         catalog: TopicCatalogResource,
     ) -> dg.MaterializeResult:
         topics = [t.name for t in catalog.topics() if format_id in t.targets]
-        by_day = encode_days(pyspark.spark_session, storage.lake_root, format_id, topics, context.partition_keys)
+
+        def session():  # the JVM started only where the days need it
+            return pyspark.spark_session
+
+        by_day = encode_days(session, storage.lake_root, format_id, topics, context.partition_keys,
+                             local_conf=settings_without_spark(pyspark.spark_config))  # fmt: skip
         for dt, counts in by_day.items():
             context.add_asset_metadata(counts, partition_key=dt)
         path = target_path(storage.lake_root, format_id)

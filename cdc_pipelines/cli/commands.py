@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from cdc_pipelines.bench.command import BENCH_HELP
@@ -19,7 +19,7 @@ from cdc_pipelines.extract.messages import ENVELOPES
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime.progress import spark_progress
-from cdc_pipelines.runtime.storage import absolute
+from cdc_pipelines.runtime.storage import absolute, local_path
 
 
 def _options(pairs: list[str]) -> dict[str, str]:
@@ -413,6 +413,23 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     return counts | {"written": written["written"], "skipped": written["skipped"]}
 
 
+def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) -> dict[str, int] | None:
+    """`encode` of a small local table in this process (`encode.in_process`): its counts, or None where
+    Spark encodes it."""
+    from cdc_pipelines.encode.in_process import encode_in_process, encodes_in_process
+    from cdc_pipelines.runtime.session import asks_for_spark
+
+    conf, command_conf = _confs(args)
+    target, dts = f"{args.out}/{args.target}", [args.dt] if args.dt else None
+    local = local_path(str(args.canonical))
+    if local is not None and not os.path.isdir(os.path.join(local, "_delta_log")):
+        raise InputError(f"no canonical Delta table at {args.canonical}")
+    if not encodes_in_process(str(args.canonical), target, dts, conf, asks_for_spark(conf, command_conf)):
+        return None
+    by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options).values()
+    return {k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")}
+
+
 def _encode(args: argparse.Namespace) -> dict[str, int]:
     from pyspark.sql import functions as F
 
@@ -420,6 +437,9 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.lake.io import is_table, read_canonical
 
     options = get_codec(args.target).resolve_options(_options(args.target_option))
+    written = _encode_without_spark(args, options)
+    if written is not None:
+        return {"events": written["encoded"] + written["skipped"], **{k: written[k] for k in ("written", "skipped")}}
     spark = _spark(args)
     if not is_table(spark, args.canonical):
         raise InputError(f"no canonical Delta table at {args.canonical}")

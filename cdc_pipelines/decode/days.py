@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
 from cdc_pipelines.decode.without_spark import decode_without_spark
+from cdc_pipelines.encode.in_process import encode_in_process, encodes_in_process
 from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.extract.files import InputError, list_input_files
@@ -116,22 +117,33 @@ def canonical_days(spark: SparkSession, lake_root: str | Path, dts: Sequence[str
 
 
 def encode_days(
-    spark: SparkSession, lake_root: str | Path, target: str, topics: Sequence[str], dts: Sequence[str]
+    session: Callable[[], SparkSession],
+    lake_root: str | Path,
+    target: str,
+    topics: Sequence[str],
+    dts: Sequence[str],
+    local_conf: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, int]]:
     """Re-encode the days `dts` of `topics` into `lake_root/targets/<target>/`; counts per day.
 
     events = written events + skipped events; `written` counts messages (a DTS Avro event can be two).
+    With `local_conf` (the settings, where the caller found that nothing asks for Spark), days of a local
+    lake small enough are encoded in this process (`encode.in_process`); `session()` gives the Spark
+    session where one is needed.
     """
     zero = {"events": 0, "written": 0, "skipped": 0}
     results = {dt: dict(zero) for dt in dts}
-    if not topics or not io.is_table(spark, join(lake_root, CHANGES_DIR)):
+    changes, out = join(lake_root, CHANGES_DIR), target_path(lake_root, target)
+    if local_conf is not None and encodes_in_process(changes, out, dts, local_conf, spark_asked=False):
+        by_day = encode_in_process(changes, out, target, dts, topics) if topics else {}
+    elif not topics or not io.is_table(session(), changes):
         return results
-    encoded = encode_events(canonical_days(spark, lake_root, dts, topics), target)
-    for dt, counts in write_encoded_by_day(encoded, target_path(lake_root, target), target).items():
-        results[dt] = {
-            "events": counts["encoded"] + counts["skipped"],
-            **{k: counts[k] for k in ("written", "skipped")},
-        }
+    else:
+        encoded = encode_events(canonical_days(session(), lake_root, dts, topics), target)
+        by_day = write_encoded_by_day(encoded, out, target)
+    for dt, counts in by_day.items():
+        results[dt] = {"events": counts["encoded"] + counts["skipped"], "written": counts["written"],
+                       "skipped": counts["skipped"]}  # fmt: skip
     return results
 
 

@@ -82,7 +82,7 @@ class _Container:
             self.fs.move(self.written, self.path)
 
 
-class _Partition:
+class ContainerPartition:
     """A partition's containers: records of older writers (no `bornTimestamp`) go to a file of their own."""
 
     def __init__(self, fs: pafs.FileSystem, folder: str):
@@ -126,7 +126,7 @@ def _write_partitions(target: str, where: WorkerFs):
                         yield written()
                     key = (dt, topic)
                     folder = f"{root}/{partition_dir({'dt': dt, 'source_topic': topic}, PARTITION_COLUMNS)}"
-                    partition = _Partition(fs, folder)
+                    partition = ContainerPartition(fs, folder)
                 partition.append(base64.b64decode(message), older)
         if partition is not None:
             yield written()

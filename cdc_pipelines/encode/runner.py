@@ -64,6 +64,8 @@ def _row_index(event: dict) -> int:
 
 
 LINEAGE = ("dt", "source_topic", "event_id", "source_file", "source_line")
+# the order messages are written in: input order, a DTS Avro event's two messages in turn
+ORDER = ("dt", "source_topic", "source_file", "source_line", "row_index", "part")
 
 
 # where an event came from: taken over into the output as Arrow columns, never read by an encoder
@@ -94,7 +96,7 @@ def _events(batch: pa.RecordBatch) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-def _encoded_batch(batch: pa.RecordBatch, encoder, options: Mapping[str, str], schema: pa.Schema) -> pa.RecordBatch:
+def encoded_batch(batch: pa.RecordBatch, encoder, options: Mapping[str, str], schema: pa.Schema) -> pa.RecordBatch:
     """One batch of canonical events -> its ENCODED_SCHEMA rows: messages, or a skip reason per event."""
     events, parts, messages, reasons, row_indexes, older = [], [], [], [], [], []
     for i, event in enumerate(_events(batch)):
@@ -130,7 +132,7 @@ def _encode_batches(format_id: str, options: Mapping[str, str]):
         schema = to_arrow_schema(ENCODED_SCHEMA)
         for batch in batches:
             with no_cycle_collection():
-                out = _encoded_batch(batch, encoder, options, schema)
+                out = encoded_batch(batch, encoder, options, schema)
             yield out
 
     return run
@@ -166,14 +168,13 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
     the reason (the table exists once an event was skipped).
     """
     target = str(target)
-    order = ("dt", "source_topic", "source_file", "source_line", "row_index", "part")
     if get_codec(format_id).binary_messages:
         # a container file per partition is written by one task
-        ordered = encoded.messages.repartition("dt", "source_topic").sortWithinPartitions(*order)
+        ordered = encoded.messages.repartition("dt", "source_topic").sortWithinPartitions(*ORDER)
     else:
         # range partitions keep input order across files (part-00000 < part-00001) while every core sorts
         # and writes; the partition columns lead the sort: the writer sorts by them anyway
-        ordered = encoded.messages.repartitionByRange(*order).sortWithinPartitions(*order)
+        ordered = encoded.messages.repartitionByRange(*ORDER).sortWithinPartitions(*ORDER)
     encoded.all_rows.persist()
     try:
         counts = (

@@ -40,6 +40,15 @@ def read_rows(path: str) -> list[dict]:
 def read_partition(path: str, column: str, value: str, columns: Sequence[str]) -> pa.Table | None:
     """The rows of the local table at `path` whose partition `column` is `value`, with `columns` (a
     column the table lacks, written before a release added it, reads as null); None where there is no table."""
+    batches = partition_batches(path, column, value, columns)
+    return None if batches is None else batches.read_all().select(list(columns))
+
+
+def partition_batches(
+    path: str, column: str, value: str, columns: Sequence[str], batch_rows: int = 131_072
+) -> pa.RecordBatchReader | None:
+    """`read_partition`'s rows as a stream of batches of at most `batch_rows`: a caller that handles a batch
+    at a time holds one, not the partition."""
     import pyarrow.dataset as ds  # here: a third of a second of every process importing this module
     from deltalake import DeltaTable
 
@@ -52,11 +61,17 @@ def read_partition(path: str, column: str, value: str, columns: Sequence[str]) -
     # 1677-2262 (an epoch in the wrong unit) would wrap
     options = ds.ParquetReadOptions(coerce_int96_timestamp_unit="us")
     dataset = table.to_pyarrow_dataset(parquet_read_options=options, file_pruning_predicate=[(column, "=", value)])
-    data = dataset.to_table(columns=[c for c in columns if c in held], filter=ds.field(column) == value)
-    for name in columns:
-        if name not in held:
-            data = data.append_column(name, pa.nulls(data.num_rows))
-    return data.select(list(columns))
+    scanner = dataset.scanner(columns=[c for c in columns if c in held], filter=ds.field(column) == value,
+                              batch_size=batch_rows)  # fmt: skip
+    missing = [name for name in columns if name not in held]
+    if not missing:
+        return scanner.to_reader()
+    schema = pa.schema([*scanner.projected_schema, *(pa.field(n, pa.null()) for n in missing)])
+    filled = (
+        pa.RecordBatch.from_arrays([*b.columns, *(pa.nulls(b.num_rows) for _ in missing)], schema=schema)
+        for b in scanner.to_batches()
+    )
+    return pa.RecordBatchReader.from_batches(schema, filled)
 
 
 def partition_rows(path: str, column: str, value: str) -> int | None:
@@ -68,6 +83,18 @@ def partition_rows(path: str, column: str, value: str) -> int | None:
     if local is None or not DeltaTable.is_deltatable(local):
         return None
     return file_rows(DeltaTable(local), column, value, value)
+
+
+def partition_values(path: str, column: str) -> list[str] | None:
+    """The values of the partition `column` the local table at `path` has files in, sorted, from its log
+    (no scan); None for a table elsewhere or not there."""
+    from deltalake import DeltaTable
+
+    local = local_table_path(path)
+    if local is None or not DeltaTable.is_deltatable(local):
+        return None
+    files = pa.table(DeltaTable(local).get_add_actions(flatten=True))
+    return sorted(set(files.column(f"partition.{column}").to_pylist())) if files.num_rows else []
 
 
 def rows_from(path: str, column: str, first: str) -> int | None:

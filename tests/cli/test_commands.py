@@ -169,6 +169,24 @@ def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers
     assert (session_settings.get(session.C1_ONLY) == "false") is full
 
 
+def test_encode_of_a_small_local_lake_starts_no_session(tmp_path, session_settings, capsys):
+    """In process (`encode.in_process`); the limit 0, or a `spark.` setting on the command, starts Spark."""
+    from cdc_pipelines.decode.in_process import decode_in_process
+
+    decode_in_process("oms-canal", [str(resource("oms-canal", "seed.jsonl"))], topic="t", dt="2024-03-01",
+                      out=str(tmp_path))  # fmt: skip
+    args = ["encode", "--to", "oms-default", "--out", str(tmp_path / "enc"), str(tmp_path / "changes")]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"events": 4, "written": 4, "skipped": 0}
+    (written,) = (tmp_path / "enc" / "oms-default" / "dt=2024-03-01" / "source_topic=t").glob("part-*")
+    assert len(written.read_text().splitlines()) == 4
+    for setting in ("cdc.encode.in_process_max_events=0", "spark.sql.shuffle.partitions=1"):
+        with pytest.raises(_Started):
+            main([*args[:1], "--conf", setting, *args[1:]])
+    assert main(["encode", "--to", "oms-default", "--out", str(tmp_path), str(tmp_path / "none")]) == 2
+    assert "no canonical Delta table" in capsys.readouterr().err
+
+
 def test_the_library_never_imports_assets():
     """No import of `assets` or `resources` anywhere in `cdc_pipelines`, inside functions too (the
     `demo` command is added by `assets.cli`, the program's entry point)."""

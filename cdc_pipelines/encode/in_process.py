@@ -1,0 +1,172 @@
+"""Days of a local lake re-encoded in this process, without Spark: no JVM for a small day's targets.
+
+A new Spark process spends 15-20 s on its start and first jobs however few events a day holds, and the
+encoders are plain Python the Spark path runs in `mapInArrow` batches anyway. So where the lake and the
+target folder are on local disk, nothing asks for Spark and the days hold at most `MAX_EVENTS_SETTING`
+events (by the files' statistics), the events are read with delta-rs, encoded by the same batch function
+(`runner.encoded_batch`), and written as Spark writes them: each `dt=/source_topic=` folder of the days
+read replaced whole, a folder that gets no message removed, the messages in input order, DTS Avro as
+`.avro` containers (`avro_containers.ContainerPartition`), the skipped events in `_skipped/` (committed
+by delta-rs). `tests/encode/test_in_process.py` holds the two paths to the same files, byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from cdc_pipelines.encode.avro_containers import ContainerPartition
+from cdc_pipelines.encode.runner import ENCODED_SCHEMA, ORDER, SKIPPED_SCHEMA, encoded_batch
+from cdc_pipelines.formats import OptionError, get_codec
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.layout import SKIPPED_DIR
+from cdc_pipelines.lake.partition_paths import partition_dir
+from cdc_pipelines.model.canonical import PARTITION_COLUMNS
+from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
+from cdc_pipelines.runtime.storage import join, local_path
+
+# the setting (`--conf` or CDC_SPARK_CONF) of the most events a run encodes in process; 0 turns it off.
+# A bound on memory (the encoded messages are held until written) more than on time (BENCHMARKS.md turn 27)
+MAX_EVENTS_SETTING = "cdc.encode.in_process_max_events"
+DEFAULT_MAX_EVENTS = 200_000
+BATCH_ROWS = 4096  # events handed to the encoder at once, as Spark's Arrow batches hand them
+
+
+def encodes_in_process(
+    changes: str, target: str, dts: Sequence[str] | None, conf: Mapping[str, str], spark_asked: bool
+) -> bool:
+    """Whether the days `dts` (all when None) of the table `changes` are encoded into `target` in this
+    process: nothing asks for Spark, both are on local disk, and the days hold at most `MAX_EVENTS_SETTING`
+    events (in `conf`) by the files' statistics."""
+    text = str(conf.get(MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS))
+    if not text.isdigit():
+        raise OptionError(f"{MAX_EVENTS_SETTING} takes a whole number of events, not {text!r}")
+    limit = int(text)
+    if limit <= 0 or spark_asked or delta_rs.local_table_path(target) is None:
+        return False
+    days = delta_rs.partition_values(changes, "dt") if dts is None else list(dts)
+    if days is None:  # no local table
+        return False
+    rows = [delta_rs.partition_rows(changes, "dt", dt) for dt in days]
+    return None not in rows and sum(rows) <= limit
+
+
+def encode_in_process(
+    changes: str,
+    target: str,
+    format_id: str,
+    dts: Sequence[str] | None = None,
+    topics: Sequence[str] | None = None,
+    options: Mapping[str, str] | None = None,
+) -> dict[str, dict[str, int]]:
+    """Re-encode the days `dts` (all when None) of `topics` (all when None) of the local table `changes`
+    into `target/dt=/source_topic=/`: `written`, `skipped` and `encoded` per day, as
+    `runner.write_encoded_by_day` counts them."""
+    codec = get_codec(format_id)
+    if codec.encode is None:
+        raise NotImplementedError(f"no encoder for {format_id}")
+    resolved = codec.resolve_options(dict(options or {}))
+    days = delta_rs.partition_values(changes, "dt") if dts is None else list(dts)
+    rows = _encoded(changes, days or [], topics, codec.encode_event, resolved)
+    rows = rows.sort_by([(c, "ascending") for c in ORDER])
+    counts: dict[str, dict[str, int]] = {}
+    partitions: list[dict[str, str]] = []
+    root = local_path(target)
+    for dt, topic in _partitions(rows):
+        part = rows.filter(pc.and_(pc.equal(rows["dt"], dt), pc.equal(rows["source_topic"], topic)))
+        skipped = part["skip_reason"].is_valid()
+        messages = part.filter(pc.invert(skipped))
+        day = counts.setdefault(dt, dict.fromkeys(("written", "skipped", "encoded"), 0))
+        day["written"] += messages.num_rows
+        day["skipped"] += part.num_rows - messages.num_rows
+        day["encoded"] += pc.sum(pc.equal(messages["part"], 0)).as_py() or 0
+        partition = {"dt": dt, "source_topic": topic}
+        partitions.append(partition)
+        folder = os.path.join(root, partition_dir(partition, PARTITION_COLUMNS))
+        if codec.binary_messages:
+            _write_containers(folder, messages)
+        else:
+            _write_text(folder, messages["message"])
+    if partitions:
+        _replace_skipped(rows, target, format_id, partitions)
+    return counts
+
+
+def _encoded(changes: str, dts: Sequence[str], topics: Sequence[str] | None, encoder, options) -> pa.Table:
+    """The `ENCODED_SCHEMA` rows of the days `dts` of `topics`, read and encoded a batch at a time (times
+    as UTC instants, as the Spark path's batches give them): only the encoded rows are held."""
+    schema, encoded = delta_rs.arrow_schema(CANONICAL_SCHEMA), to_arrow_schema(ENCODED_SCHEMA)
+    wanted = None if topics is None else pa.array(list(topics), pa.string())
+    out = []
+    for dt in dts:
+        batches = delta_rs.partition_batches(changes, "dt", dt, CANONICAL_COLUMNS, batch_rows=BATCH_ROWS)
+        for batch in batches or ():
+            batch = pa.Table.from_batches([batch]).select(list(CANONICAL_COLUMNS)).cast(schema)
+            if wanted is not None:
+                batch = batch.filter(pc.is_in(batch["source_topic"], wanted))
+            out += [encoded_batch(b, encoder, options, encoded) for b in batch.to_batches()]
+    return pa.Table.from_batches(out, schema=encoded)
+
+
+def _partitions(rows: pa.Table) -> list[tuple[str, str]]:
+    """The `(dt, source_topic)` of the events read, in order: each is replaced, even with no message."""
+    pairs = rows.select(["dt", "source_topic"]).group_by(["dt", "source_topic"]).aggregate([])
+    return sorted(zip(pairs["dt"].to_pylist(), pairs["source_topic"].to_pylist(), strict=True))
+
+
+def _write_text(folder: str, messages: pa.ChunkedArray) -> None:
+    """The partition folder holding one file of `messages`, a line each, or removed when there are none:
+    written aside under a hidden name, the earlier files removed, then renamed (a reader may find the
+    folder empty in between, as Spark's committer leaves it between its delete and its rename)."""
+    if not len(messages):
+        _remove_folder(folder)
+        return
+    os.makedirs(folder, exist_ok=True)
+    name = f"part-00000-{uuid.uuid4()}.c000.txt"
+    aside = os.path.join(folder, f".{name}.tmp")
+    with open(aside, "w", encoding="utf-8", newline="\n") as out:
+        for start in range(0, len(messages), BATCH_ROWS):  # a slice at a time as Python text
+            out.writelines(m + "\n" for m in messages.slice(start, BATCH_ROWS).to_pylist())
+    for old in os.listdir(folder):
+        if not old.startswith((".", "_")):
+            os.remove(os.path.join(folder, old))
+    os.rename(aside, os.path.join(folder, name))
+
+
+def _write_containers(folder: str, messages: pa.Table) -> None:
+    """The partition's `.avro` containers, as `avro_containers` writes them from Spark's tasks."""
+    if not messages.num_rows:
+        _remove_folder(folder)
+        return
+    partition = ContainerPartition(pafs.LocalFileSystem(), folder)
+    columns = (messages[c].to_pylist() for c in ("message", "older_schema"))
+    for message, older in zip(*columns, strict=True):
+        partition.append(base64.b64decode(message), older)
+    partition.close()
+
+
+def _remove_folder(folder: str) -> None:
+    if os.path.isdir(folder):
+        pafs.LocalFileSystem().delete_dir(folder)
+
+
+def _replace_skipped(rows: pa.Table, target: str, format_id: str, partitions: list[dict[str, str]]) -> None:
+    """`runner._replace_skipped` by delta-rs: the partitions' skipped events replace an earlier run's; a
+    run that skipped none creates no table."""
+    path = local_path(join(target, SKIPPED_DIR))
+    skipped = rows.filter(rows["skip_reason"].is_valid())
+    if not skipped.num_rows and delta_rs.partition_values(path, "dt") is None:
+        return
+    names = [f.name for f in SKIPPED_SCHEMA.fields]
+    table = pa.table({
+        **{n: skipped[n] for n in names if n != "target"},
+        "target": pa.array([format_id] * skipped.num_rows, pa.string()),
+    }).select(names)  # fmt: skip
+    delta_rs.replace_partitions(table, path, partitions, SKIPPED_SCHEMA, PARTITION_COLUMNS)

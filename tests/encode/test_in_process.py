@@ -1,0 +1,162 @@
+"""Days of a local lake re-encoded in this process: every target's messages as the codec encodes the
+day's events, in input order, each partition replaced whole; the same files as Spark's encode writes."""
+
+from __future__ import annotations
+
+from io import BytesIO
+from pathlib import Path
+
+import fastavro
+import pytest
+from deltalake import DeltaTable
+
+from cdc_pipelines.decode.days import encode_days
+from cdc_pipelines.decode.in_process import decode_in_process
+from cdc_pipelines.decode.local import decode_paths, encode_local
+from cdc_pipelines.encode.in_process import MAX_EVENTS_SETTING, encode_in_process, encodes_in_process
+from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
+from cdc_pipelines.formats import FORMAT_IDS, get_codec
+from cdc_pipelines.formats.dts_avro_records import container_schema
+from cdc_pipelines.lake.io import read_canonical
+from tests.conftest import resource
+
+# (format, topic, day): two topics on one day, a third on the next
+DAYS = (("oms-canal", "orders", "2024-01-01"), ("oms-debezium", "users", "2024-01-01"),
+        ("dts-avro", "orders", "2024-01-02"))  # fmt: skip
+TARGETS = [f for f in FORMAT_IDS if get_codec(f).encode is not None]
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> Path:
+    """A lake of three (day, topic) partitions, decoded in process."""
+    root = tmp_path_factory.mktemp("lake")
+    for format_id, topic, day in DAYS:
+        decode_in_process(format_id, [str(resource(format_id, "seed.jsonl"))], topic=topic, dt=day, out=root)
+    return root
+
+
+def _expected(format_id: str, topic: str, day: str, target: str) -> tuple[list, list[str]]:
+    """The messages the codec encodes the partition's events into, in input order, and the skipped ids."""
+    events = decode_paths(format_id, [resource(format_id, "seed.jsonl")], topic=topic, dt=day).events
+    messages, skipped = encode_local(events, target)
+    messages = [m for _, _, m in messages]
+    return _records(messages) if get_codec(target).binary_messages else messages, [e["event_id"] for e, _ in skipped]
+
+
+def _written(folder: Path) -> list:
+    """A partition's messages as written: text lines, or the records of its `.avro` containers."""
+    if not folder.exists():
+        return []
+    messages = []
+    for path in sorted(p for p in folder.iterdir() if not p.name.startswith((".", "_"))):
+        if path.suffix == ".avro":
+            with open(path, "rb") as f:
+                messages += list(fastavro.reader(f, return_record_name=True))
+        else:
+            messages += path.read_text(encoding="utf-8").splitlines()
+    return messages
+
+
+def _records(messages: list) -> list:
+    """DTS Avro messages (schemaless records) as the containers' reader gives them back."""
+    schema = fastavro.parse_schema(container_schema(False))
+    return [fastavro.schemaless_reader(BytesIO(m), schema, return_record_name=True) for m in messages]
+
+
+def _skipped(target: Path) -> list[tuple]:
+    path = target / "_skipped"
+    if not (path / "_delta_log").exists():
+        return []
+    rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    return sorted((r["dt"], r["source_topic"], r["event_id"], r["target"], bool(r["skip_reason"])) for r in rows)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_each_target_holds_the_codecs_messages_in_input_order(lake, tmp_path, target):
+    out = tmp_path / target
+
+    counts = encode_in_process(str(lake / "changes"), str(out), target)
+
+    skipped, totals = [], {}
+    for format_id, topic, day in DAYS:
+        messages, ids = _expected(format_id, topic, day, target)
+        assert _written(out / f"dt={day}" / f"source_topic={topic}") == messages, (format_id, target)
+        skipped += [(day, topic, i, target, True) for i in ids]
+        total = totals.setdefault(day, {"written": 0, "skipped": 0})
+        total["written"] += len(messages)
+        total["skipped"] += len(ids)
+    assert _skipped(out) == sorted(skipped)
+    assert {d: {k: c[k] for k in ("written", "skipped")} for d, c in counts.items()} == totals
+
+
+def test_a_rerun_replaces_its_partitions_only(lake, tmp_path):
+    """The partitions read lose an earlier run's files and skips; a day or topic not read keeps its files."""
+    out = tmp_path / "oms-debezium-smt"
+    encode_in_process(str(lake / "changes"), str(out), "oms-debezium-smt")
+    users, orders = (out / "dt=2024-01-01" / f"source_topic={t}" for t in ("users", "orders"))
+    (users / "part-99999-stale.txt").write_text("stale\n")
+    stale_day = out / "dt=2023-12-31" / "source_topic=orders"
+    stale_day.mkdir(parents=True)
+    (stale_day / "part-00000.txt").write_text("kept\n")
+    before = _skipped(out)
+
+    counts = encode_in_process(str(lake / "changes"), str(out), "oms-debezium-smt", dts=["2024-01-01"])
+
+    assert _written(users) == _expected("oms-debezium", "users", "2024-01-01", "oms-debezium-smt")[0]
+    assert not (users / "part-99999-stale.txt").exists()
+    assert (stale_day / "part-00000.txt").read_text() == "kept\n"
+    assert list(counts) == ["2024-01-01"]
+    assert _skipped(out) == before  # the same skips, replaced, not doubled
+
+    files = sorted(p.name for p in users.iterdir())
+    only = encode_in_process(str(lake / "changes"), str(out), "oms-debezium-smt", ["2024-01-01"], ["orders"])
+    assert sorted(p.name for p in users.iterdir()) == files  # another topic's partition left as it was
+    assert only["2024-01-01"]["written"] == len(_written(orders)) > 0
+    assert _skipped(out) == before
+
+
+def test_the_choice_follows_the_setting_and_the_lake(lake, tmp_path):
+    changes, target = str(lake / "changes"), str(tmp_path / "t")
+    events = DeltaTable(changes).to_pyarrow_table().num_rows
+
+    assert encodes_in_process(changes, target, None, {}, spark_asked=False)
+    assert encodes_in_process(changes, target, ["2024-01-02"], {MAX_EVENTS_SETTING: "5"}, spark_asked=False)
+    assert not encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: str(events - 1)}, spark_asked=False)
+    assert encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: str(events)}, spark_asked=False)
+    assert not encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: "0"}, spark_asked=False)
+    assert not encodes_in_process(changes, target, None, {}, spark_asked=True)
+    assert not encodes_in_process(changes, "s3a://bucket/t", None, {}, spark_asked=False)
+    assert not encodes_in_process(str(tmp_path / "none"), target, None, {}, spark_asked=False)
+
+
+def test_the_daily_asset_encodes_a_local_day_without_a_session(lake, tmp_path):
+    def session():
+        raise AssertionError("a local day asked for Spark")
+
+    by_day = encode_days(session, lake, "oms-canal", ["orders", "users"], ["2024-01-01", "2024-01-03"], local_conf={})
+
+    written = sum(len(_expected(f, t, d, "oms-canal")[0]) for f, t, d in DAYS if d == "2024-01-01")
+    assert by_day["2024-01-01"]["written"] == written
+    assert by_day["2024-01-03"] == {"events": 0, "written": 0, "skipped": 0}
+
+
+@pytest.mark.parametrize("target", ["oms-canal", "dts-avro", "datahub-tuple"])
+def test_the_same_files_as_sparks_encode(spark, lake, tmp_path, target):
+    """Text, Avro containers (two messages for some events) and a target that skips events."""
+    events = read_canonical(spark, str(lake / "changes"))
+    by_spark = write_encoded_by_day(encode_events(events, target), str(tmp_path / "spark"), target)
+
+    by_python = encode_in_process(str(lake / "changes"), str(tmp_path / "python"), target)
+
+    assert by_python == by_spark
+    for _, topic, day in DAYS:
+        folder = Path(f"dt={day}") / f"source_topic={topic}"
+        assert _written(tmp_path / "python" / folder) == _written(tmp_path / "spark" / folder), (topic, day)
+    assert _skipped(tmp_path / "python") == _skipped(tmp_path / "spark")
+    spark_reasons = {r["event_id"]: r["skip_reason"] for r in _skipped_rows(tmp_path / "spark")}
+    assert {r["event_id"]: r["skip_reason"] for r in _skipped_rows(tmp_path / "python")} == spark_reasons
+
+
+def _skipped_rows(target: Path) -> list[dict]:
+    path = target / "_skipped"
+    return DeltaTable(str(path)).to_pyarrow_table().to_pylist() if (path / "_delta_log").exists() else []
