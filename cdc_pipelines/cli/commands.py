@@ -393,6 +393,10 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     if kafka is None:
         _check_inputs(args)
     source = _detected(args.inputs) if args.source == "auto" else args.source
+    if kafka is None and _tables(args) is None:
+        converted = _convert_without_spark(args, source, target_options)
+        if converted is not None:
+            return converted
     spark = _spark(args)
     with spark_progress(spark, "convert"):
         if kafka is not None:
@@ -428,6 +432,26 @@ def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) 
         return None
     by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options).values()
     return {k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")}
+
+
+def _convert_without_spark(args: argparse.Namespace, source: str, target_options: Mapping[str, str]) -> dict | None:
+    """`convert` of small local files into a local folder in this process, as `decode` and `encode` run
+    there (`decode.in_process`, `encode.in_process`): the counts, or None where Spark converts them."""
+    from cdc_pipelines.decode.in_process import decoded_events, fits_in_process, local_files
+    from cdc_pipelines.decode.runner import check_message_counts
+    from cdc_pipelines.encode.in_process import BATCH_ROWS, write_encoded_in_process
+
+    conf, command_conf = _confs(args)
+    files = local_files(args.inputs, args.out, conf, command_conf)
+    if files is None or not fits_in_process(files, conf):
+        return None
+    events, _, counts = decoded_events(source, files, topic=args.topic, dt=args.dt, options=_options(args.option),
+                                       envelope=args.envelope)  # fmt: skip
+    check_message_counts(counts)
+    target = f"{args.out}/{args.target}"
+    by_day = write_encoded_in_process(events.to_batches(max_chunksize=BATCH_ROWS), target, args.target, target_options)
+    written = {k: sum(c[k] for c in by_day.values()) for k in ("written", "skipped")}
+    return {k: counts[k] for k in MESSAGE_COUNTS} | written
 
 
 def _encode(args: argparse.Namespace) -> dict[str, int]:

@@ -101,18 +101,31 @@ def decode_in_process(
 ) -> dict[str, int]:
     """Decode `files` and replace the `(dt, topic)` partition of the lake's `changes`, `rejects` and
     run counts (events first, counts last, as the Spark decode commits them); the counts, checked."""
-    codec = get_codec(format_id)
+    events, rejects, counts = decoded_events(format_id, files, topic=topic, dt=dt, options=options, envelope=envelope)
+    root = local_path(out)
+    replace = [{"dt": dt, "source_topic": topic}]
+    delta_rs.replace_partitions(events, os.path.join(root, CHANGES_DIR), replace, CANONICAL_SCHEMA,
+                                PARTITION_COLUMNS, TABLE_PROPERTIES[CHANGES_DIR])  # fmt: skip
+    return replace_rejects_and_counts(root, rejects, counts, format_id=format_id, dt=dt, topic=topic)
+
+
+def decoded_events(
+    format_id: str,
+    files: Sequence[str],
+    *,
+    topic: str,
+    dt: str,
+    options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
+) -> tuple[pa.Table, list[dict], dict[str, int]]:
+    """`files` decoded as the `(dt, topic)` partition of the lake's `changes`: its rows (redeliveries
+    marked), the reject rows, and the run's counts."""
     rows, read = decoded_paths(format_id, files, topic=topic, options=options, envelope=envelope)
     fixed = {"source_format": format_id, "source_topic": topic, "dt": dt}
     events = [row | fixed for row in rows if row["reject_reason"] is None]
     rejects = [row for row in rows if row["reject_reason"] is not None]
-    counts = decoded_counts(rows, read) | {"filtered": 0}
-    mark_redeliveries(events, codec.delivery_fields)
-    root = local_path(out)
-    replace = [{"dt": dt, "source_topic": topic}]
-    delta_rs.replace_partitions(lake_table(events, CANONICAL_SCHEMA), os.path.join(root, CHANGES_DIR), replace,
-                                CANONICAL_SCHEMA, PARTITION_COLUMNS, TABLE_PROPERTIES[CHANGES_DIR])  # fmt: skip
-    return replace_rejects_and_counts(root, rejects, counts, format_id=format_id, dt=dt, topic=topic)
+    mark_redeliveries(events, get_codec(format_id).delivery_fields)
+    return lake_table(events, CANONICAL_SCHEMA), rejects, decoded_counts(rows, read) | {"filtered": 0}
 
 
 def replace_rejects_and_counts(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -69,13 +69,22 @@ def encode_in_process(
     """Re-encode the days `dts` (all when None) of `topics` (all when None) of the local table `changes`
     into `target/dt=/source_topic=/`: `written`, `skipped` and `encoded` per day, as
     `runner.write_encoded_by_day` counts them."""
+    days = delta_rs.partition_values(changes, "dt") if dts is None else list(dts)
+    return write_encoded_in_process(_day_batches(changes, days or [], topics), target, format_id, options)
+
+
+def write_encoded_in_process(
+    events: Iterable[pa.RecordBatch], target: str, format_id: str, options: Mapping[str, str] | None = None
+) -> dict[str, dict[str, int]]:
+    """Canonical events (batches of the changes table's rows, times as UTC instants) encoded into
+    `format_id` and written under the local `target` as `runner.write_encoded_by_day` writes them, encoded a
+    batch at a time (only the encoded rows are held); the counts per day."""
     codec = get_codec(format_id)
     if codec.encode is None:
         raise NotImplementedError(f"no encoder for {format_id}")
-    resolved = codec.resolve_options(dict(options or {}))
-    days = delta_rs.partition_values(changes, "dt") if dts is None else list(dts)
-    rows = _encoded(changes, days or [], topics, codec.encode_event, resolved)
-    rows = rows.sort_by([(c, "ascending") for c in ORDER])
+    resolved, schema = codec.resolve_options(dict(options or {})), to_arrow_schema(ENCODED_SCHEMA)
+    batches = [encoded_batch(b, codec.encode_event, resolved, schema) for b in events]
+    rows = pa.Table.from_batches(batches, schema=schema).sort_by([(c, "ascending") for c in ORDER])
     counts: dict[str, dict[str, int]] = {}
     partitions: list[dict[str, str]] = []
     root = local_path(target)
@@ -99,20 +108,17 @@ def encode_in_process(
     return counts
 
 
-def _encoded(changes: str, dts: Sequence[str], topics: Sequence[str] | None, encoder, options) -> pa.Table:
-    """The `ENCODED_SCHEMA` rows of the days `dts` of `topics`, read and encoded a batch at a time (times
-    as UTC instants, as the Spark path's batches give them): only the encoded rows are held."""
-    schema, encoded = delta_rs.arrow_schema(CANONICAL_SCHEMA), to_arrow_schema(ENCODED_SCHEMA)
+def _day_batches(changes: str, dts: Sequence[str], topics: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+    """The events of the days `dts` of `topics`, a batch at a time, times as UTC instants (as the Spark
+    path's batches give them)."""
+    schema = delta_rs.arrow_schema(CANONICAL_SCHEMA)
     wanted = None if topics is None else pa.array(list(topics), pa.string())
-    out = []
     for dt in dts:
-        batches = delta_rs.partition_batches(changes, "dt", dt, CANONICAL_COLUMNS, batch_rows=BATCH_ROWS)
-        for batch in batches or ():
+        for batch in delta_rs.partition_batches(changes, "dt", dt, CANONICAL_COLUMNS, batch_rows=BATCH_ROWS) or ():
             batch = pa.Table.from_batches([batch]).select(list(CANONICAL_COLUMNS)).cast(schema)
             if wanted is not None:
                 batch = batch.filter(pc.is_in(batch["source_topic"], wanted))
-            out += [encoded_batch(b, encoder, options, encoded) for b in batch.to_batches()]
-    return pa.Table.from_batches(out, schema=encoded)
+            yield from batch.to_batches()
 
 
 def _partitions(rows: pa.Table) -> list[tuple[str, str]]:

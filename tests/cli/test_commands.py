@@ -187,6 +187,27 @@ def test_encode_of_a_small_local_lake_starts_no_session(tmp_path, session_settin
     assert "no canonical Delta table" in capsys.readouterr().err
 
 
+def test_convert_of_small_local_files_starts_no_session(tmp_path, session_settings, capsys):
+    """Decoded and encoded in process: the codec's messages of the decoded events, in input order; a
+    table filter, or the in-process limit 0, starts Spark."""
+    from cdc_pipelines.decode.local import decode_paths, encode_local
+
+    seed = resource("oms-canal", "seed.jsonl")
+    args = ["convert", "--from", "oms-canal", "--to", "dataworks-json", "--out", str(tmp_path), "--topic", "t",
+            "--dt", "2024-03-01", str(seed)]  # fmt: skip
+    assert main(args) == 0
+    counts = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    events = decode_paths("oms-canal", [seed], topic="t", dt="2024-03-01").events
+    messages, skipped = encode_local(events, "dataworks-json")
+    (written,) = (tmp_path / "dataworks-json" / "dt=2024-03-01" / "source_topic=t").glob("part-*")
+    assert written.read_text().splitlines() == [m for _, _, m in messages]
+    assert counts == {"read": 4, "decoded": 4, "rejected": 0, "filtered": 0, "events": len(events),
+                      "written": len(messages), "skipped": len(skipped)}  # fmt: skip
+    for extra in (["--include", "shop.*"], ["--conf", "cdc.decode.in_process_max_bytes=0"]):
+        with pytest.raises(_Started):
+            main([*args[:1], *extra, *args[1:]])
+
+
 def test_the_library_never_imports_assets():
     """No import of `assets` or `resources` anywhere in `cdc_pipelines`, inside functions too (the
     `demo` command is added by `assets.cli`, the program's entry point)."""
