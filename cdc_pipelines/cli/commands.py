@@ -439,15 +439,15 @@ def _convert_without_spark(args: argparse.Namespace, source: str, target_options
     there (`decode.in_process`, `encode.in_process`): the counts, or None where Spark converts them."""
     from cdc_pipelines.decode.in_process import decoded_events, fits_in_process, local_files
     from cdc_pipelines.decode.runner import check_message_counts
-    from cdc_pipelines.encode.in_process import BATCH_ROWS, write_encoded_in_process
+    from cdc_pipelines.encode.in_process import BATCH_ROWS, max_events, write_encoded_in_process
 
     conf, command_conf = _confs(args)
     files = local_files(args.inputs, args.out, conf, command_conf)
-    if files is None or not fits_in_process(files, conf):
+    if files is None or not fits_in_process(files, conf) or max_events(conf) <= 0:
         return None
     events, _, counts = decoded_events(source, files, topic=args.topic, dt=args.dt, options=_options(args.option),
                                        envelope=args.envelope)  # fmt: skip
-    check_message_counts(counts)
+    check_message_counts(counts)  # before anything is written: a failed check leaves no output
     target = f"{args.out}/{args.target}"
     by_day = write_encoded_in_process(events.to_batches(max_chunksize=BATCH_ROWS), target, args.target, target_options)
     written = {k: sum(c[k] for c in by_day.values()) for k in ("written", "skipped")}

@@ -22,7 +22,7 @@ from cdc_pipelines.encode.in_process import encode_in_process, encodes_in_proces
 from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.extract.files import InputError, list_input_files
-from cdc_pipelines.lake import io
+from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, TARGETS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime import storage
@@ -134,7 +134,10 @@ def encode_days(
     zero = {"events": 0, "written": 0, "skipped": 0}
     results = {dt: dict(zero) for dt in dts}
     changes, out = join(lake_root, CHANGES_DIR), target_path(lake_root, target)
-    if local_conf is not None and encodes_in_process(changes, out, dts, local_conf, spark_asked=False):
+    local = local_conf is not None and delta_rs.local_table_path(changes) is not None
+    if local and delta_rs.partition_counts(changes, "dt") is None:
+        return results  # a local lake without changes: nothing to encode, no session to find that out
+    if local and encodes_in_process(changes, out, dts, local_conf, spark_asked=False):
         by_day = encode_in_process(changes, out, target, dts, topics) if topics else {}
     elif not topics or not io.is_table(session(), changes):
         return results

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines.encode.avro_containers import ContainerPartition
+from cdc_pipelines.encode.avro_containers import CONTAINER_FILES, ContainerPartition
 from cdc_pipelines.encode.runner import ENCODED_SCHEMA, ORDER, SKIPPED_SCHEMA, encoded_batch
 from cdc_pipelines.formats import OptionError, get_codec
 from cdc_pipelines.lake import delta_rs
@@ -39,23 +39,27 @@ DEFAULT_MAX_EVENTS = 200_000
 BATCH_ROWS = 4096  # events handed to the encoder at once, as Spark's Arrow batches hand them
 
 
+def max_events(conf: Mapping[str, str]) -> int:
+    """The most events encoded in process (`MAX_EVENTS_SETTING` in `conf`); 0: none."""
+    text = str(conf.get(MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS))
+    if not text.isdigit():
+        raise OptionError(f"{MAX_EVENTS_SETTING} takes a whole number of events, not {text!r}")
+    return int(text)
+
+
 def encodes_in_process(
     changes: str, target: str, dts: Sequence[str] | None, conf: Mapping[str, str], spark_asked: bool
 ) -> bool:
     """Whether the days `dts` (all when None) of the table `changes` are encoded into `target` in this
     process: nothing asks for Spark, both are on local disk, and the days hold at most `MAX_EVENTS_SETTING`
     events (in `conf`) by the files' statistics."""
-    text = str(conf.get(MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS))
-    if not text.isdigit():
-        raise OptionError(f"{MAX_EVENTS_SETTING} takes a whole number of events, not {text!r}")
-    limit = int(text)
+    limit = max_events(conf)
     if limit <= 0 or spark_asked or delta_rs.local_table_path(target) is None:
         return False
-    days = delta_rs.partition_values(changes, "dt") if dts is None else list(dts)
-    if days is None:  # no local table
+    counts = delta_rs.partition_counts(changes, "dt")
+    if counts is None:  # no local table
         return False
-    rows = [delta_rs.partition_rows(changes, "dt", dt) for dt in days]
-    return None not in rows and sum(rows) <= limit
+    return sum(counts.get(dt, 0) for dt in (counts if dts is None else dts)) <= limit
 
 
 def encode_in_process(
@@ -69,7 +73,7 @@ def encode_in_process(
     """Re-encode the days `dts` (all when None) of `topics` (all when None) of the local table `changes`
     into `target/dt=/source_topic=/`: `written`, `skipped` and `encoded` per day, as
     `runner.write_encoded_by_day` counts them."""
-    days = delta_rs.partition_values(changes, "dt") if dts is None else list(dts)
+    days = sorted(delta_rs.partition_counts(changes, "dt") or ()) if dts is None else list(dts)
     return write_encoded_in_process(_day_batches(changes, days or [], topics), target, format_id, options)
 
 
@@ -128,30 +132,34 @@ def _partitions(rows: pa.Table) -> list[tuple[str, str]]:
 
 
 def _write_text(folder: str, messages: pa.ChunkedArray) -> None:
-    """The partition folder holding one file of `messages`, a line each, or removed when there are none:
-    written aside under a hidden name, the earlier files removed, then renamed (a reader may find the
-    folder empty in between, as Spark's committer leaves it between its delete and its rename)."""
+    """The partition folder replaced whole by one holding one file of `messages`, a line each, or removed
+    when there are none, as Spark's dynamic partition overwrite replaces it: the new folder is written
+    aside under a hidden name (readers skip it, and so does a later run if this one fails), the old one
+    removed, the new one renamed (a reader may find the partition missing in between, as with Spark)."""
     if not len(messages):
         _remove_folder(folder)
         return
-    os.makedirs(folder, exist_ok=True)
-    name = f"part-00000-{uuid.uuid4()}.c000.txt"
-    aside = os.path.join(folder, f".{name}.tmp")
-    with open(aside, "w", encoding="utf-8", newline="\n") as out:
+    parent, name = os.path.split(folder)
+    os.makedirs(parent, exist_ok=True)
+    aside = os.path.join(parent, f".{name}.{uuid.uuid4()}.tmp")
+    os.mkdir(aside)
+    with open(os.path.join(aside, f"part-00000-{uuid.uuid4()}.c000.txt"), "w", encoding="utf-8", newline="\n") as out:
         for start in range(0, len(messages), BATCH_ROWS):  # a slice at a time as Python text
             out.writelines(m + "\n" for m in messages.slice(start, BATCH_ROWS).to_pylist())
-    for old in os.listdir(folder):
-        if not old.startswith((".", "_")):
-            os.remove(os.path.join(folder, old))
-    os.rename(aside, os.path.join(folder, name))
+    _remove_folder(folder)
+    os.rename(aside, folder)
 
 
 def _write_containers(folder: str, messages: pa.Table) -> None:
-    """The partition's `.avro` containers, as `avro_containers` writes them from Spark's tasks."""
+    """The partition's `.avro` containers, as `avro_containers` writes them from Spark's tasks; with no
+    message, the containers an earlier run left there removed (the folder stays, as Spark leaves it)."""
+    fs = pafs.LocalFileSystem()
     if not messages.num_rows:
-        _remove_folder(folder)
+        for name in CONTAINER_FILES.values():
+            if os.path.exists(os.path.join(folder, name)):
+                fs.delete_file(os.path.join(folder, name))
         return
-    partition = ContainerPartition(pafs.LocalFileSystem(), folder)
+    partition = ContainerPartition(fs, folder)
     columns = (messages[c].to_pylist() for c in ("message", "older_schema"))
     for message, older in zip(*columns, strict=True):
         partition.append(base64.b64decode(message), older)
@@ -168,7 +176,7 @@ def _replace_skipped(rows: pa.Table, target: str, format_id: str, partitions: li
     run that skipped none creates no table."""
     path = local_path(join(target, SKIPPED_DIR))
     skipped = rows.filter(rows["skip_reason"].is_valid())
-    if not skipped.num_rows and delta_rs.partition_values(path, "dt") is None:
+    if not skipped.num_rows and delta_rs.partition_counts(path, "dt") is None:
         return
     names = [f.name for f in SKIPPED_SCHEMA.fields]
     table = pa.table({

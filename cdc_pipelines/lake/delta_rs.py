@@ -85,16 +85,21 @@ def partition_rows(path: str, column: str, value: str) -> int | None:
     return file_rows(DeltaTable(local), column, value, value)
 
 
-def partition_values(path: str, column: str) -> list[str] | None:
-    """The values of the partition `column` the local table at `path` has files in, sorted, from its log
-    (no scan); None for a table elsewhere or not there."""
+def partition_counts(path: str, column: str) -> dict[str, int] | None:
+    """The rows of the local table at `path` per value of its partition `column`, from one read of its log
+    (no scan; see `file_rows`); None for a table elsewhere or not there."""
     from deltalake import DeltaTable
 
     local = local_table_path(path)
     if local is None or not DeltaTable.is_deltatable(local):
         return None
     files = pa.table(DeltaTable(local).get_add_actions(flatten=True))
-    return sorted(set(files.column(f"partition.{column}").to_pylist())) if files.num_rows else []
+    counts: dict[str, int] = {}
+    if files.num_rows:
+        values = files.column(f"partition.{column}").to_pylist()
+        for value, rows in zip(values, files.column("num_records").to_pylist(), strict=True):
+            counts[value] = counts.get(value, 0) + (rows or 0)
+    return counts
 
 
 def rows_from(path: str, column: str, first: str) -> int | None:

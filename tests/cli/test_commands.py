@@ -118,6 +118,7 @@ def session_settings(monkeypatch) -> dict:
 
     monkeypatch.setattr(session, "spark_session", started)
     monkeypatch.delenv(session.SPARK_CONF_ENV, raising=False)
+    monkeypatch.delenv(session.MASTER_ENV, raising=False)  # a master named asks for Spark
     return seen
 
 

@@ -3,6 +3,7 @@ day's events, in input order, each partition replaced whole; the same files as S
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 
@@ -20,25 +21,37 @@ from cdc_pipelines.formats.dts_avro_records import container_schema
 from cdc_pipelines.lake.io import read_canonical
 from tests.conftest import resource
 
-# (format, topic, day): two topics on one day, a third on the next
+# (format, topic, day): two topics on one day, a third on the next; `schema` holds the canal seed's DDL
+# alone, which some targets skip: its folder is left with no message
 DAYS = (("oms-canal", "orders", "2024-01-01"), ("oms-debezium", "users", "2024-01-01"),
-        ("dts-avro", "orders", "2024-01-02"))  # fmt: skip
+        ("dts-avro", "orders", "2024-01-02"), ("oms-canal", "schema", "2024-01-02"))  # fmt: skip
 TARGETS = [f for f in FORMAT_IDS if get_codec(f).encode is not None]
 
 
+@dataclass
+class Lake:
+    root: Path
+    events: dict[tuple[str, str], list[dict]]  # each partition's events, `(topic, day)`, as the codec decodes them
+
+
 @pytest.fixture(scope="module")
-def lake(tmp_path_factory) -> Path:
-    """A lake of three (day, topic) partitions, decoded in process."""
+def lake(tmp_path_factory) -> Lake:
+    """A lake of four (day, topic) partitions, decoded in process."""
     root = tmp_path_factory.mktemp("lake")
+    ddl = root / "ddl.jsonl"
+    ddl.write_text("".join(line for line in resource("oms-canal", "seed.jsonl").open() if '"isDdl":true' in line))
+    events = {}
     for format_id, topic, day in DAYS:
-        decode_in_process(format_id, [str(resource(format_id, "seed.jsonl"))], topic=topic, dt=day, out=root)
-    return root
+        source = str(ddl if topic == "schema" else resource(format_id, "seed.jsonl"))
+        decode_in_process(format_id, [source], topic=topic, dt=day, out=root)
+        events[topic, day] = decode_paths(format_id, [source], topic=topic, dt=day).events
+    assert [e["op"] for e in events["schema", "2024-01-02"]] == ["DDL"]
+    return Lake(root, events)
 
 
-def _expected(format_id: str, topic: str, day: str, target: str) -> tuple[list, list[str]]:
+def _expected(lake: Lake, topic: str, day: str, target: str) -> tuple[list, list[str]]:
     """The messages the codec encodes the partition's events into, in input order, and the skipped ids."""
-    events = decode_paths(format_id, [resource(format_id, "seed.jsonl")], topic=topic, dt=day).events
-    messages, skipped = encode_local(events, target)
+    messages, skipped = encode_local(lake.events[topic, day], target)
     messages = [m for _, _, m in messages]
     return _records(messages) if get_codec(target).binary_messages else messages, [e["event_id"] for e, _ in skipped]
 
@@ -73,54 +86,67 @@ def _skipped(target: Path) -> list[tuple]:
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_each_target_holds_the_codecs_messages_in_input_order(lake, tmp_path, target):
+    """Every partition's messages; a partition whose events the target skips all has no folder."""
     out = tmp_path / target
 
-    counts = encode_in_process(str(lake / "changes"), str(out), target)
+    counts = encode_in_process(str(lake.root / "changes"), str(out), target)
 
     skipped, totals = [], {}
-    for format_id, topic, day in DAYS:
-        messages, ids = _expected(format_id, topic, day, target)
-        assert _written(out / f"dt={day}" / f"source_topic={topic}") == messages, (format_id, target)
+    for _, topic, day in DAYS:
+        messages, ids = _expected(lake, topic, day, target)
+        folder = out / f"dt={day}" / f"source_topic={topic}"
+        assert _written(folder) == messages, (topic, day, target)
+        assert folder.is_dir() is bool(messages), (topic, day, target)
         skipped += [(day, topic, i, target, True) for i in ids]
-        total = totals.setdefault(day, {"written": 0, "skipped": 0})
+        total = totals.setdefault(day, {"written": 0, "skipped": 0, "encoded": 0})
         total["written"] += len(messages)
         total["skipped"] += len(ids)
+        total["encoded"] += len(lake.events[topic, day]) - len(ids)
     assert _skipped(out) == sorted(skipped)
-    assert {d: {k: c[k] for k in ("written", "skipped")} for d, c in counts.items()} == totals
+    assert counts == totals
 
 
 def test_a_rerun_replaces_its_partitions_only(lake, tmp_path):
-    """The partitions read lose an earlier run's files and skips; a day or topic not read keeps its files."""
-    out = tmp_path / "oms-debezium-smt"
-    encode_in_process(str(lake / "changes"), str(out), "oms-debezium-smt")
+    """The partitions read lose an earlier run's files and skips (a folder left with no message goes); a day
+    or topic not read keeps its files."""
+    changes, out = str(lake.root / "changes"), tmp_path / "oms-debezium-smt"
+    encode_in_process(changes, str(out), "oms-debezium-smt")
     users, orders = (out / "dt=2024-01-01" / f"source_topic={t}" for t in ("users", "orders"))
     (users / "part-99999-stale.txt").write_text("stale\n")
+    (users / "_SUCCESS").write_text("")
+    schema = out / "dt=2024-01-02" / "source_topic=schema"  # only a DDL, which DebeziumSmt skips
+    schema.mkdir(parents=True)
+    (schema / "part-00000-stale.txt").write_text("stale\n")
     stale_day = out / "dt=2023-12-31" / "source_topic=orders"
     stale_day.mkdir(parents=True)
     (stale_day / "part-00000.txt").write_text("kept\n")
-    before = _skipped(out)
+    before, version = _skipped(out), DeltaTable(str(out / "_skipped")).version()
 
-    counts = encode_in_process(str(lake / "changes"), str(out), "oms-debezium-smt", dts=["2024-01-01"])
+    counts = encode_in_process(changes, str(out), "oms-debezium-smt")
 
-    assert _written(users) == _expected("oms-debezium", "users", "2024-01-01", "oms-debezium-smt")[0]
-    assert not (users / "part-99999-stale.txt").exists()
+    assert _written(users) == _expected(lake, "users", "2024-01-01", "oms-debezium-smt")[0]
+    assert [p.name for p in users.iterdir() if not p.name.startswith("part-")] == []  # the folder replaced whole
+    assert not schema.exists()
     assert (stale_day / "part-00000.txt").read_text() == "kept\n"
-    assert list(counts) == ["2024-01-01"]
-    assert _skipped(out) == before  # the same skips, replaced, not doubled
+    assert list(counts) == ["2024-01-01", "2024-01-02"]
+    assert _skipped(out) == before  # the same skips, replaced in a new version, not doubled
+    assert DeltaTable(str(out / "_skipped")).version() == version + 1
+    assert not [p for p in out.rglob(".*")]  # nothing left aside
 
     files = sorted(p.name for p in users.iterdir())
-    only = encode_in_process(str(lake / "changes"), str(out), "oms-debezium-smt", ["2024-01-01"], ["orders"])
+    only = encode_in_process(changes, str(out), "oms-debezium-smt", ["2024-01-01"], ["orders"])
     assert sorted(p.name for p in users.iterdir()) == files  # another topic's partition left as it was
     assert only["2024-01-01"]["written"] == len(_written(orders)) > 0
     assert _skipped(out) == before
 
 
 def test_the_choice_follows_the_setting_and_the_lake(lake, tmp_path):
-    changes, target = str(lake / "changes"), str(tmp_path / "t")
+    changes, target = str(lake.root / "changes"), str(tmp_path / "t")
     events = DeltaTable(changes).to_pyarrow_table().num_rows
 
     assert encodes_in_process(changes, target, None, {}, spark_asked=False)
-    assert encodes_in_process(changes, target, ["2024-01-02"], {MAX_EVENTS_SETTING: "5"}, spark_asked=False)
+    assert encodes_in_process(changes, target, ["2024-01-02"], {MAX_EVENTS_SETTING: "6"}, spark_asked=False)
+    assert not encodes_in_process(changes, target, ["2024-01-02"], {MAX_EVENTS_SETTING: "5"}, spark_asked=False)
     assert not encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: str(events - 1)}, spark_asked=False)
     assert encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: str(events)}, spark_asked=False)
     assert not encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: "0"}, spark_asked=False)
@@ -133,28 +159,38 @@ def test_the_daily_asset_encodes_a_local_day_without_a_session(lake, tmp_path):
     def session():
         raise AssertionError("a local day asked for Spark")
 
-    by_day = encode_days(session, lake, "oms-canal", ["orders", "users"], ["2024-01-01", "2024-01-03"], local_conf={})
+    days = ["2024-01-01", "2024-01-03"]
+    by_day = encode_days(session, lake.root, "oms-canal", ["orders", "users"], days, local_conf={})
 
-    written = sum(len(_expected(f, t, d, "oms-canal")[0]) for f, t, d in DAYS if d == "2024-01-01")
+    written = sum(len(_expected(lake, t, d, "oms-canal")[0]) for _, t, d in DAYS if d == "2024-01-01")
     assert by_day["2024-01-01"]["written"] == written
     assert by_day["2024-01-03"] == {"events": 0, "written": 0, "skipped": 0}
+    assert encode_days(session, tmp_path, "oms-canal", ["orders"], days, local_conf={})["2024-01-01"]["events"] == 0
+
+
+def _files(target: Path) -> list[str]:
+    """The partition folders holding a file, as paths under `target`."""
+    folders = {p.parent.relative_to(target) for p in target.glob("dt=*/source_topic=*/part-*")}
+    return sorted(str(f) for f in folders)
 
 
 @pytest.mark.parametrize("target", ["oms-canal", "dts-avro", "datahub-tuple"])
 def test_the_same_files_as_sparks_encode(spark, lake, tmp_path, target):
-    """Text, Avro containers (two messages for some events) and a target that skips events."""
-    events = read_canonical(spark, str(lake / "changes"))
+    """Text, Avro containers (two messages for some events) and a target that skips events (one partition
+    left without a message): the same partitions, messages, counts and skipped rows."""
+    events = read_canonical(spark, str(lake.root / "changes"))
     by_spark = write_encoded_by_day(encode_events(events, target), str(tmp_path / "spark"), target)
 
-    by_python = encode_in_process(str(lake / "changes"), str(tmp_path / "python"), target)
+    by_python = encode_in_process(str(lake.root / "changes"), str(tmp_path / "python"), target)
 
     assert by_python == by_spark
+    assert _files(tmp_path / "python") == _files(tmp_path / "spark")
     for _, topic, day in DAYS:
         folder = Path(f"dt={day}") / f"source_topic={topic}"
         assert _written(tmp_path / "python" / folder) == _written(tmp_path / "spark" / folder), (topic, day)
-    assert _skipped(tmp_path / "python") == _skipped(tmp_path / "spark")
     spark_reasons = {r["event_id"]: r["skip_reason"] for r in _skipped_rows(tmp_path / "spark")}
     assert {r["event_id"]: r["skip_reason"] for r in _skipped_rows(tmp_path / "python")} == spark_reasons
+    assert _skipped(tmp_path / "python") == _skipped(tmp_path / "spark")
 
 
 def _skipped_rows(target: Path) -> list[dict]:
