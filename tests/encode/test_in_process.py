@@ -196,3 +196,25 @@ def test_the_same_files_as_sparks_encode(spark, lake, tmp_path, target):
 def _skipped_rows(target: Path) -> list[dict]:
     path = target / "_skipped"
     return DeltaTable(str(path)).to_pyarrow_table().to_pylist() if (path / "_delta_log").exists() else []
+
+
+@pytest.mark.parametrize("target", ["oms-default", "dts-avro"])
+def test_a_lake_spark_wrote_encodes_as_spark_encodes_it(spark, tmp_path, target):
+    """Spark's Parquet (its timestamps, maps and lists as Spark writes them) read by delta-rs: the same
+    partitions, messages and counts as Spark's own encode of that lake."""
+    from cdc_pipelines.decode.runner import decode_files, write_decoded
+
+    lake = tmp_path / "lake"
+    for format_id, topic, day in DAYS[:3]:
+        write_decoded(decode_files(spark, format_id, [resource(format_id, "seed.jsonl")], topic=topic, dt=day), lake)
+    events = read_canonical(spark, str(lake / "changes"))
+    assert DeltaTable(str(lake / "changes")).history()[0]["operation"] != "CREATE TABLE"  # Spark committed it
+    by_spark = write_encoded_by_day(encode_events(events, target), str(tmp_path / "spark"), target)
+
+    by_python = encode_in_process(str(lake / "changes"), str(tmp_path / "python"), target)
+
+    assert by_python == by_spark
+    assert _files(tmp_path / "python") == _files(tmp_path / "spark")
+    for _, topic, day in DAYS[:3]:
+        folder = Path(f"dt={day}") / f"source_topic={topic}"
+        assert _written(tmp_path / "python" / folder) == _written(tmp_path / "spark" / folder), (topic, day)
