@@ -420,7 +420,8 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
 def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) -> dict[str, int] | None:
     """`encode` of a small local table in this process (`encode.in_process`): its counts, or None where
     Spark encodes it."""
-    from cdc_pipelines.encode.in_process import encode_in_process, encodes_in_process
+    from cdc_pipelines.encode.in_process import PROCESSES_SETTING, encode_in_process, encodes_in_process
+    from cdc_pipelines.runtime.processes import processes
     from cdc_pipelines.runtime.session import asks_for_spark
 
     conf, command_conf = _confs(args)
@@ -430,7 +431,8 @@ def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) 
         raise InputError(f"no canonical Delta table at {args.canonical}")
     if not encodes_in_process(str(args.canonical), target, dts, conf, asks_for_spark(conf, command_conf)):
         return None
-    by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options).values()
+    by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
+                               processes=processes(conf, PROCESSES_SETTING)).values()  # fmt: skip
     return {k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")}
 
 

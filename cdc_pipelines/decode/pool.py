@@ -27,11 +27,8 @@ import tempfile
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +53,8 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
+from cdc_pipelines.runtime.processes import process_map
+from cdc_pipelines.runtime.processes import processes as runtime_processes
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
 from cdc_pipelines.runtime.storage import local_path, spark_file_uri
 
@@ -78,9 +77,7 @@ _SCHEMAS = {CHANGES_DIR: CANONICAL_SCHEMA, REJECTS_DIR: REJECTS_SCHEMA}
 
 def processes(conf: Mapping[str, str]) -> int:
     """The pool's size by the setting, else the cores this process may use."""
-    if PROCESSES_SETTING in conf:
-        return int(conf[PROCESSES_SETTING])
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return runtime_processes(conf, PROCESSES_SETTING)
 
 
 def takes(format_id: str, files: Sequence[str], conf: Mapping[str, str]) -> bool:
@@ -319,21 +316,6 @@ def _decoded(
     return events, rejects
 
 
-@contextmanager
-def _mapper(workers: int) -> Iterator[Callable]:
-    """`map` over a pool of `workers` processes, or in this process for one (no process to start)."""
-    if workers <= 1:
-        yield lambda fn, *args: list(map(fn, *args))
-        return
-    context = get_context("spawn")  # not fork: this process may already run pyarrow's and delta-rs's threads
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-    try:
-        yield lambda fn, *args: list(pool.map(fn, *args))
-    finally:
-        # not waited for: the processes, their work done, exit while this one commits (waiting took 0.24 s)
-        pool.shutdown(wait=False, cancel_futures=True)
-
-
 def numbered_ranges(ranges: Sequence[ByteRange], lines: Sequence[int]) -> list[ByteRange]:
     """`ranges` (in file order) with the number of their first line, from each range's line count."""
     starts: dict[str, int] = {}
@@ -452,7 +434,7 @@ def decode_with_processes(
                   max(1, workers))  # fmt: skip
         # the cycle collector off while the processes' results are read back: unpickling rows with it on took
         # 6x as long (100,000 split-update halves: 2.4 s against 0.4 s)
-        with no_cycle_collection(), _mapper(workers) as run:
+        with no_cycle_collection(), process_map(workers) as run:
             numbered = numbered_ranges(ranges, run(count_lines, ranges))
             results = run(decode_range, [job] * len(numbered), numbered)
             if os.listdir(halves):

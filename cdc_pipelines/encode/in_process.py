@@ -16,6 +16,7 @@ import base64
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,6 +31,8 @@ from cdc_pipelines.lake.layout import SKIPPED_DIR
 from cdc_pipelines.lake.partition_paths import partition_dir
 from cdc_pipelines.model.canonical import PARTITION_COLUMNS
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
+from cdc_pipelines.runtime.processes import process_map
+from cdc_pipelines.runtime.python_workers import no_cycle_collection
 from cdc_pipelines.runtime.storage import join, local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the most events a run encodes in process; 0 turns it off.
@@ -37,6 +40,10 @@ from cdc_pipelines.runtime.storage import join, local_path
 MAX_EVENTS_SETTING = "cdc.encode.in_process_max_events"
 DEFAULT_MAX_EVENTS = 200_000
 BATCH_ROWS = 4096  # events handed to the encoder at once, as Spark's Arrow batches hand them
+# the setting of the processes that encode a large run (default: one per core; 1: this process alone)
+PROCESSES_SETTING = "cdc.encode.processes"
+# fewer events are encoded in this process alone: a process's start and imports cost about a second
+POOL_MIN_EVENTS = 50_000
 
 
 def max_events(conf: Mapping[str, str]) -> int:
@@ -69,26 +76,67 @@ def encode_in_process(
     dts: Sequence[str] | None = None,
     topics: Sequence[str] | None = None,
     options: Mapping[str, str] | None = None,
+    processes: int = 1,
 ) -> dict[str, dict[str, int]]:
     """Re-encode the days `dts` (all when None) of `topics` (all when None) of the local table `changes`
     into `target/dt=/source_topic=/`: `written`, `skipped` and `encoded` per day, as
-    `runner.write_encoded_by_day` counts them."""
-    days = sorted(delta_rs.partition_counts(changes, "dt") or ()) if dts is None else list(dts)
-    return write_encoded_in_process(_day_batches(changes, days or [], topics), target, format_id, options)
+    `runner.write_encoded_by_day` counts them. Days of at least `POOL_MIN_EVENTS` events are encoded by
+    `processes` processes (`runtime.processes`), each every n-th batch of them."""
+    counts = delta_rs.partition_counts(changes, "dt") or {}
+    days = tuple(sorted(counts) if dts is None else dts)
+    workers = processes if sum(counts.get(d, 0) for d in days) >= POOL_MIN_EVENTS else 1
+    wanted = None if topics is None else tuple(topics)
+    shares = [_Share(changes, days, wanted, format_id, dict(options or {}), k, workers, BATCH_ROWS)
+              for k in range(workers)]  # fmt: skip
+    with process_map(workers) as run:
+        rows = pa.concat_tables(run(_encode_share, shares))
+    return _write_rows(rows, target, format_id)
 
 
 def write_encoded_in_process(
     events: Iterable[pa.RecordBatch], target: str, format_id: str, options: Mapping[str, str] | None = None
 ) -> dict[str, dict[str, int]]:
     """Canonical events (batches of the changes table's rows, times as UTC instants) encoded into
-    `format_id` and written under the local `target` as `runner.write_encoded_by_day` writes them, encoded a
-    batch at a time (only the encoded rows are held); the counts per day."""
+    `format_id` in this process and written under the local `target` as `runner.write_encoded_by_day`
+    writes them; the counts per day."""
+    return _write_rows(_encoded(events, format_id, options), target, format_id)
+
+
+@dataclass(frozen=True)
+class _Share:
+    """One process's part of an encode: every `of`-th batch of the days' events, from the `index`-th."""
+
+    changes: str
+    days: tuple[str, ...]
+    topics: tuple[str, ...] | None
+    format_id: str
+    options: dict[str, str]
+    index: int
+    of: int
+    batch_rows: int
+
+
+def _encode_share(share: _Share) -> pa.Table:
+    batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows)
+    mine = (b for i, b in enumerate(batches) if i % share.of == share.index)
+    return _encoded(mine, share.format_id, share.options)
+
+
+def _encoded(events: Iterable[pa.RecordBatch], format_id: str, options: Mapping[str, str] | None) -> pa.Table:
+    """The `ENCODED_SCHEMA` rows of `events`, encoded a batch at a time (only the encoded rows are held)."""
     codec = get_codec(format_id)
     if codec.encode is None:
         raise NotImplementedError(f"no encoder for {format_id}")
     resolved, schema = codec.resolve_options(dict(options or {})), to_arrow_schema(ENCODED_SCHEMA)
-    batches = [encoded_batch(b, codec.encode_event, resolved, schema) for b in events]
-    rows = pa.Table.from_batches(batches, schema=schema).sort_by([(c, "ascending") for c in ORDER])
+    with no_cycle_collection():
+        batches = [encoded_batch(b, codec.encode_event, resolved, schema) for b in events]
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[str, int]]:
+    """`rows` (`ENCODED_SCHEMA`) written in input order, each partition of the events replaced; the counts."""
+    binary = get_codec(format_id).binary_messages
+    rows = rows.sort_by([(c, "ascending") for c in ORDER])
     counts: dict[str, dict[str, int]] = {}
     partitions: list[dict[str, str]] = []
     root = local_path(target)
@@ -103,7 +151,7 @@ def write_encoded_in_process(
         partition = {"dt": dt, "source_topic": topic}
         partitions.append(partition)
         folder = os.path.join(root, partition_dir(partition, PARTITION_COLUMNS))
-        if codec.binary_messages:
+        if binary:
             _write_containers(folder, messages)
         else:
             _write_text(folder, messages["message"])
@@ -112,13 +160,15 @@ def write_encoded_in_process(
     return counts
 
 
-def _day_batches(changes: str, dts: Sequence[str], topics: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+def _day_batches(
+    changes: str, dts: Sequence[str], topics: Sequence[str] | None, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
     """The events of the days `dts` of `topics`, a batch at a time, times as UTC instants (as the Spark
     path's batches give them)."""
     schema = delta_rs.arrow_schema(CANONICAL_SCHEMA)
     wanted = None if topics is None else pa.array(list(topics), pa.string())
     for dt in dts:
-        for batch in delta_rs.partition_batches(changes, "dt", dt, CANONICAL_COLUMNS, batch_rows=BATCH_ROWS) or ():
+        for batch in delta_rs.partition_batches(changes, "dt", dt, CANONICAL_COLUMNS, batch_rows=batch_rows) or ():
             batch = pa.Table.from_batches([batch]).select(list(CANONICAL_COLUMNS)).cast(schema)
             if wanted is not None:
                 batch = batch.filter(pc.is_in(batch["source_topic"], wanted))

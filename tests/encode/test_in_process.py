@@ -140,6 +140,26 @@ def test_a_rerun_replaces_its_partitions_only(lake, tmp_path):
     assert _skipped(out) == before
 
 
+@pytest.mark.parametrize("target", ["oms-canal", "dts-avro"])
+def test_two_processes_write_what_one_writes(lake, tmp_path, monkeypatch, target):
+    """Batches of 2 events dealt out to two processes: the same files and counts as this process alone."""
+    from cdc_pipelines.encode import in_process
+
+    monkeypatch.setattr(in_process, "BATCH_ROWS", 2)
+    monkeypatch.setattr(in_process, "POOL_MIN_EVENTS", 1)
+    changes = str(lake.root / "changes")
+    one = encode_in_process(changes, str(tmp_path / "one" / target), target)
+
+    two = encode_in_process(changes, str(tmp_path / "two" / target), target, processes=2)
+
+    assert two == one
+    assert _files(tmp_path / "two" / target) == _files(tmp_path / "one" / target)
+    for _, topic, day in DAYS:
+        folder = Path(f"dt={day}") / f"source_topic={topic}"
+        assert _written(tmp_path / "two" / target / folder) == _written(tmp_path / "one" / target / folder)
+    assert _skipped(tmp_path / "two" / target) == _skipped(tmp_path / "one" / target)
+
+
 def test_the_choice_follows_the_setting_and_the_lake(lake, tmp_path):
     changes, target = str(lake.root / "changes"), str(tmp_path / "t")
     events = DeltaTable(changes).to_pyarrow_table().num_rows
