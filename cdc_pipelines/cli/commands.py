@@ -420,8 +420,7 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
 def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) -> dict[str, int] | None:
     """`encode` of a small local table in this process (`encode.in_process`): its counts, or None where
     Spark encodes it."""
-    from cdc_pipelines.encode.in_process import PROCESSES_SETTING, encode_in_process, encodes_in_process
-    from cdc_pipelines.runtime.processes import processes
+    from cdc_pipelines.encode.in_process import encode_in_process, encode_processes, encodes_in_process
     from cdc_pipelines.runtime.session import asks_for_spark
 
     conf, command_conf = _confs(args)
@@ -432,7 +431,7 @@ def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) 
     if not encodes_in_process(str(args.canonical), target, dts, conf, asks_for_spark(conf, command_conf)):
         return None
     by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
-                               processes=processes(conf, PROCESSES_SETTING)).values()  # fmt: skip
+                               processes=encode_processes(conf)).values()  # fmt: skip
     return {k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")}
 
 

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
 from cdc_pipelines.decode.without_spark import decode_without_spark
-from cdc_pipelines.encode.in_process import PROCESSES_SETTING, encode_in_process, encodes_in_process
+from cdc_pipelines.encode.in_process import encode_in_process, encode_processes, encodes_in_process
 from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.extract.files import InputError, list_input_files
@@ -26,7 +26,6 @@ from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, TARGETS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime import storage
-from cdc_pipelines.runtime.processes import processes
 from cdc_pipelines.runtime.storage import join
 
 _DT_FOLDER = re.compile(r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/")
@@ -139,7 +138,7 @@ def encode_days(
     if local and delta_rs.partition_counts(changes, "dt") is None:
         return results  # a local lake without changes: nothing to encode, no session to find that out
     if local and encodes_in_process(changes, out, dts, local_conf, spark_asked=False):
-        workers = processes(local_conf, PROCESSES_SETTING)
+        workers = encode_processes(local_conf)
         by_day = encode_in_process(changes, out, target, dts, topics, processes=workers) if topics else {}
     elif not topics or not io.is_table(session(), changes):
         return results

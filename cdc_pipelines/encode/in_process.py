@@ -27,11 +27,12 @@ from cdc_pipelines.encode.avro_containers import CONTAINER_FILES, ContainerParti
 from cdc_pipelines.encode.runner import ENCODED_SCHEMA, ORDER, SKIPPED_SCHEMA, encoded_batch
 from cdc_pipelines.formats import OptionError, get_codec
 from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.io import table_version
 from cdc_pipelines.lake.layout import SKIPPED_DIR
 from cdc_pipelines.lake.partition_paths import partition_dir
 from cdc_pipelines.model.canonical import PARTITION_COLUMNS
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
-from cdc_pipelines.runtime.processes import process_map
+from cdc_pipelines.runtime.processes import cores, process_map
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
 from cdc_pipelines.runtime.storage import join, local_path
 
@@ -84,13 +85,27 @@ def encode_in_process(
     `processes` processes (`runtime.processes`), each every n-th batch of them."""
     counts = delta_rs.partition_counts(changes, "dt") or {}
     days = tuple(sorted(counts) if dts is None else dts)
-    workers = processes if sum(counts.get(d, 0) for d in days) >= POOL_MIN_EVENTS else 1
+    events = sum(counts.get(d, 0) for d in days)
+    workers = max(1, min(processes, -(-events // BATCH_ROWS))) if events >= POOL_MIN_EVENTS else 1
+    # every process reads this version of the table: they deal its batches out by their order in it
+    version = table_version(None, changes)
     wanted = None if topics is None else tuple(topics)
-    shares = [_Share(changes, days, wanted, format_id, dict(options or {}), k, workers, BATCH_ROWS)
+    shares = [_Share(changes, version, days, wanted, format_id, dict(options or {}), k, workers, BATCH_ROWS)
               for k in range(workers)]  # fmt: skip
     with process_map(workers) as run:
-        rows = pa.concat_tables(run(_encode_share, shares))
+        encoded = sorted((part for share in run(_encode_share, shares) for part in share), key=lambda p: p[0])
+    schema = to_arrow_schema(ENCODED_SCHEMA)
+    # the batches back in their order before the (stable) sort: rows whose lineage ties keep it, as in one process
+    rows = pa.Table.from_batches([batch for _, batch in encoded], schema=schema)
     return _write_rows(rows, target, format_id)
+
+
+def encode_processes(conf: Mapping[str, str]) -> int:
+    """The processes that encode a large run (`PROCESSES_SETTING` in `conf`, else one per core; below 1: 1)."""
+    text = str(conf.get(PROCESSES_SETTING, cores()))
+    if not text.lstrip("-").isdigit():
+        raise OptionError(f"{PROCESSES_SETTING} takes a whole number of processes, not {text!r}")
+    return max(1, int(text))
 
 
 def write_encoded_in_process(
@@ -107,6 +122,7 @@ class _Share:
     """One process's part of an encode: every `of`-th batch of the days' events, from the `index`-th."""
 
     changes: str
+    version: int | None
     days: tuple[str, ...]
     topics: tuple[str, ...] | None
     format_id: str
@@ -116,10 +132,14 @@ class _Share:
     batch_rows: int
 
 
-def _encode_share(share: _Share) -> pa.Table:
-    batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows)
-    mine = (b for i, b in enumerate(batches) if i % share.of == share.index)
-    return _encoded(mine, share.format_id, share.options)
+def _encode_share(share: _Share) -> list[tuple[int, pa.RecordBatch]]:
+    """The share's batches encoded, each with its place among all the batches."""
+    codec = get_codec(share.format_id)
+    resolved, schema = codec.resolve_options(dict(share.options)), to_arrow_schema(ENCODED_SCHEMA)
+    batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows, share.version)
+    with no_cycle_collection():
+        return [(i, encoded_batch(b, codec.encode_event, resolved, schema))
+                for i, b in enumerate(batches) if i % share.of == share.index]  # fmt: skip
 
 
 def _encoded(events: Iterable[pa.RecordBatch], format_id: str, options: Mapping[str, str] | None) -> pa.Table:
@@ -161,14 +181,15 @@ def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[s
 
 
 def _day_batches(
-    changes: str, dts: Sequence[str], topics: Sequence[str] | None, batch_rows: int
+    changes: str, dts: Sequence[str], topics: Sequence[str] | None, batch_rows: int, version: int | None = None
 ) -> Iterator[pa.RecordBatch]:
     """The events of the days `dts` of `topics`, a batch at a time, times as UTC instants (as the Spark
     path's batches give them)."""
     schema = delta_rs.arrow_schema(CANONICAL_SCHEMA)
     wanted = None if topics is None else pa.array(list(topics), pa.string())
     for dt in dts:
-        for batch in delta_rs.partition_batches(changes, "dt", dt, CANONICAL_COLUMNS, batch_rows=batch_rows) or ():
+        read = delta_rs.partition_batches(changes, "dt", dt, CANONICAL_COLUMNS, batch_rows=batch_rows, version=version)
+        for batch in read or ():
             batch = pa.Table.from_batches([batch]).select(list(CANONICAL_COLUMNS)).cast(schema)
             if wanted is not None:
                 batch = batch.filter(pc.is_in(batch["source_topic"], wanted))

@@ -45,17 +45,17 @@ def read_partition(path: str, column: str, value: str, columns: Sequence[str]) -
 
 
 def partition_batches(
-    path: str, column: str, value: str, columns: Sequence[str], batch_rows: int = 131_072
+    path: str, column: str, value: str, columns: Sequence[str], batch_rows: int = 131_072, version: int | None = None
 ) -> pa.RecordBatchReader | None:
-    """`read_partition`'s rows as a stream of batches of at most `batch_rows`: a caller that handles a batch
-    at a time holds one, not the partition."""
+    """`read_partition`'s rows (of the table's `version`, else its latest) as a stream of batches of at most
+    `batch_rows`: a caller that handles a batch at a time holds one, not the partition."""
     import pyarrow.dataset as ds  # here: a third of a second of every process importing this module
     from deltalake import DeltaTable
 
     local = local_table_path(path)
     if local is None or not DeltaTable.is_deltatable(local):
         return None
-    table = DeltaTable(local)
+    table = DeltaTable(local, version=version)
     held = set(table.schema().to_arrow().names)
     # Spark writes timestamps as INT96, which Arrow reads as nanoseconds unless told: years outside
     # 1677-2262 (an epoch in the wrong unit) would wrap

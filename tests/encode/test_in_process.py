@@ -160,6 +160,29 @@ def test_two_processes_write_what_one_writes(lake, tmp_path, monkeypatch, target
     assert _skipped(tmp_path / "two" / target) == _skipped(tmp_path / "one" / target)
 
 
+def test_each_process_encodes_its_own_batches_of_one_version(lake):
+    """Two shares of batches of 2 events: disjoint, together every batch, in the table's order; the setting
+    of the processes read as a whole number, at least 1."""
+    from cdc_pipelines.encode.in_process import PROCESSES_SETTING, _encode_share, _Share, encode_processes
+    from cdc_pipelines.formats import OptionError
+
+    changes = str(lake.root / "changes")
+    version = DeltaTable(changes).version()
+    days = ("2024-01-01", "2024-01-02")
+    shares = [_encode_share(_Share(changes, version, days, None, "oms-canal", {}, k, 2, 2)) for k in range(2)]
+    alone = _encode_share(_Share(changes, version, days, None, "oms-canal", {}, 0, 1, 2))
+
+    indexes = [[i for i, _ in share] for share in shares]
+    assert all(indexes) and not set(indexes[0]) & set(indexes[1])
+    assert sorted(indexes[0] + indexes[1]) == [i for i, _ in alone]
+    together = sorted((part for share in shares for part in share), key=lambda p: p[0])
+    assert [b.to_pylist() for _, b in together] == [b.to_pylist() for _, b in alone]
+    assert encode_processes({PROCESSES_SETTING: "0"}) == 1 and encode_processes({PROCESSES_SETTING: "3"}) == 3
+    assert encode_processes({}) >= 1
+    with pytest.raises(OptionError):
+        encode_processes({PROCESSES_SETTING: "two"})
+
+
 def test_the_choice_follows_the_setting_and_the_lake(lake, tmp_path):
     changes, target = str(lake.root / "changes"), str(tmp_path / "t")
     events = DeltaTable(changes).to_pyarrow_table().num_rows
