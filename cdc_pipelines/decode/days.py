@@ -135,7 +135,7 @@ def encode_days(
     results = {dt: dict(zero) for dt in dts}
     changes, out = join(lake_root, CHANGES_DIR), target_path(lake_root, target)
     local = local_conf is not None and delta_rs.local_table_path(changes) is not None
-    if local and delta_rs.partition_counts(changes, "dt") is None:
+    if local and io.table_version(None, changes) is None:
         return results  # a local lake without changes: nothing to encode, no session to find that out
     if local and encodes_in_process(changes, out, dts, local_conf, spark_asked=False):
         workers = encode_processes(local_conf)

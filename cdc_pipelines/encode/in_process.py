@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -134,23 +134,27 @@ class _Share:
 
 def _encode_share(share: _Share) -> list[tuple[int, pa.RecordBatch]]:
     """The share's batches encoded, each with its place among all the batches."""
-    codec = get_codec(share.format_id)
-    resolved, schema = codec.resolve_options(dict(share.options)), to_arrow_schema(ENCODED_SCHEMA)
+    encode = _encoder(share.format_id, share.options)
     batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows, share.version)
     with no_cycle_collection():
-        return [(i, encoded_batch(b, codec.encode_event, resolved, schema))
-                for i, b in enumerate(batches) if i % share.of == share.index]  # fmt: skip
+        return [(i, encode(b)) for i, b in enumerate(batches) if i % share.of == share.index]
 
 
 def _encoded(events: Iterable[pa.RecordBatch], format_id: str, options: Mapping[str, str] | None) -> pa.Table:
     """The `ENCODED_SCHEMA` rows of `events`, encoded a batch at a time (only the encoded rows are held)."""
+    encode = _encoder(format_id, options)
+    with no_cycle_collection():
+        batches = [encode(b) for b in events]
+    return pa.Table.from_batches(batches, schema=to_arrow_schema(ENCODED_SCHEMA))
+
+
+def _encoder(format_id: str, options: Mapping[str, str] | None) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
+    """A batch of canonical events -> its `ENCODED_SCHEMA` rows, by `format_id`'s encoder with `options`."""
     codec = get_codec(format_id)
     if codec.encode is None:
         raise NotImplementedError(f"no encoder for {format_id}")
     resolved, schema = codec.resolve_options(dict(options or {})), to_arrow_schema(ENCODED_SCHEMA)
-    with no_cycle_collection():
-        batches = [encoded_batch(b, codec.encode_event, resolved, schema) for b in events]
-    return pa.Table.from_batches(batches, schema=schema)
+    return lambda batch: encoded_batch(batch, codec.encode_event, resolved, schema)
 
 
 def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[str, int]]:
