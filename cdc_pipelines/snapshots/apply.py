@@ -55,8 +55,9 @@ class Applied:
     events: DataFrame
     live_before: DataFrame
     # every effect with its key's neighbours and its table's TRUNCATEs (`_neighbours`): `net`, `opened`,
-    # `closed` and the anomalies are filters and projections of it
-    ordered: DataFrame
+    # `closed` and the anomalies are filters and projections of it; None where the driver folded the day
+    # (`fold.fold_day`: every frame is local data then, nothing to keep)
+    ordered: DataFrame | None
 
 
 def table_id() -> Column:
@@ -76,21 +77,38 @@ def key_text(key: Column) -> Column:
     return F.to_json(key)
 
 
+def names_no_key() -> Column:
+    """Whether an event is a row change that names no key columns (its table is skipped: `apply_day`)."""
+    return F.col("op").isin("INSERT", "UPDATE", "DELETE", "UPSERT") & (F.coalesce(F.size("pk_columns"), F.lit(0)) <= 0)
+
+
+def skipped_table(table: tuple, events: int) -> dict:
+    return {**dict(zip(TABLE, table, strict=True)), "reason": NO_PK, "events": events}
+
+
 def day_tables(changes: DataFrame) -> tuple[list[tuple], list[dict]]:
     """The tables `changes` has row events (or TRUNCATEs) for, and those of them with a row change that
-    names no key columns (skipped: `apply_day`), from one aggregate: small metadata, collected."""
-    no_pk = F.col("op").isin("INSERT", "UPDATE", "DELETE", "UPSERT") & (F.coalesce(F.size("pk_columns"), F.lit(0)) <= 0)
+    names no key columns (skipped: `apply_day`, in table order), from one aggregate: small metadata,
+    collected."""
     rows = (
         changes.where(F.col("op").isin(*APPLIED_OPS))
         .groupBy(*TABLE)
-        .agg(F.count(F.when(no_pk, 1)).alias("events"))
+        .agg(F.count(F.when(names_no_key(), 1)).alias("events"))
         .collect()
     )
-    skipped = [{**{c: r[c] for c in TABLE}, "reason": NO_PK, "events": r["events"]} for r in rows if r["events"]]
-    return [tuple(r[c] for c in TABLE) for r in rows], skipped
+    tables = [(tuple(r[c] for c in TABLE), r["events"]) for r in rows]
+    skipped = [skipped_table(t, n) for t, n in sorted(tables, key=lambda t: table_order(t[0])) if n]
+    return [t for t, _ in tables], skipped
 
 
-def _effects(events: DataFrame) -> DataFrame:
+def table_order(table: tuple) -> tuple:
+    """A table's place when tables are listed: by name, a null part first."""
+    return tuple(x or "" for x in table)
+
+
+def effect_list() -> Column:
+    """Each event's effects in order (`key`, `kind`, `sub`, `expect`): its key set or removed, and, for an
+    UPDATE whose key changed, the new key set (`sub` 1); an effect without a key is left out."""
     op, before, after = F.col("op"), key_of("before"), key_of("after")
     moved = (op == "UPDATE") & before.isNotNull() & after.isNotNull() & (F.to_json(before) != F.to_json(after))
     first_key = F.when(op.isin("UPDATE", "DELETE"), F.coalesce(before, after)).otherwise(after)
@@ -102,14 +120,16 @@ def _effects(events: DataFrame) -> DataFrame:
     )
     second = F.when(moved, F.struct(after.alias("key"), F.lit("set").alias("kind"), F.lit(1).alias("sub"),
                                     F.lit(None).cast("string").alias("expect")))  # fmt: skip
-    exploded = events.where(op != "TRUNCATE").select(
-        "*", F.explode(F.filter(F.array(first, second), lambda e: e.isNotNull())).alias("_e")
-    )
+    return F.filter(F.array(first, second), lambda e: e.isNotNull() & e["key"].isNotNull())
+
+
+def _effects(events: DataFrame) -> DataFrame:
+    exploded = events.where(F.col("op") != "TRUNCATE").select("*", F.explode(effect_list()).alias("_e"))
     return exploded.select(
         "_t", "_pos", *TABLE, "pk_columns", "op", "event_id", "event_time", "after", "column_types",
         F.col("_e.key").alias("key"), key_text(F.col("_e.key")).alias("_k"),
         *[F.col(f"_e.{c}").alias(c) for c in ("kind", "sub", "expect")],
-    ).where(F.col("key").isNotNull())  # fmt: skip
+    )  # fmt: skip
 
 
 def _truncations(truncates: DataFrame) -> DataFrame:
@@ -205,6 +225,16 @@ def _closed(keyed: DataFrame, truncations: DataFrame, previous_keys: DataFrame) 
     )
 
 
+def applied_events(changes: DataFrame, skipped: list[dict]) -> DataFrame:
+    """The events a day applies (row ops and TRUNCATEs of the tables not `skipped`) with their table
+    (`_t`) and place in its order (`_pos`), only the columns the day needs."""
+    skipped_ids = [F.to_json(F.array(*[F.lit(s[c]).cast("string") for c in TABLE])) for s in skipped]
+    events = changes.where(F.col("op").isin(*APPLIED_OPS)).withColumn("_t", table_id())
+    if skipped_ids:
+        events = events.where(~F.col("_t").isin(*skipped_ids))
+    return events.withColumn("_pos", event_position()).select(*TABLE, "_t", "_pos", *_EVENT_COLUMNS)
+
+
 def keyed_changes(
     changes: DataFrame, keys: Mapping[str, Sequence[str]] | None = None, kafka_keys: Collection[str] | bool = ()
 ) -> DataFrame:
@@ -231,11 +261,7 @@ def apply_day(
     changes = keyed_changes(changes, keys, kafka_keys)
     if skipped is None:
         skipped = day_tables(changes)[1]
-    skipped_ids = [F.to_json(F.array(*[F.lit(s[c]).cast("string") for c in TABLE])) for s in skipped]
-    events = changes.where(F.col("op").isin(*APPLIED_OPS)).withColumn("_t", table_id())
-    if skipped_ids:
-        events = events.where(~F.col("_t").isin(*skipped_ids))
-    events = events.withColumn("_pos", event_position()).select(*TABLE, "_t", "_pos", *_EVENT_COLUMNS)
+    events = applied_events(changes, skipped)
     truncates = events.where(F.col("op") == "TRUNCATE").select(*TABLE, "_t", "_pos", "event_time")
     truncations = _truncations(truncates)
     effects = _effects(events)

@@ -31,8 +31,8 @@ from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
-from cdc_pipelines.snapshots import small_tables
-from cdc_pipelines.snapshots.apply import Applied, apply_day, day_tables, keyed_changes
+from cdc_pipelines.snapshots import fold, small_tables
+from cdc_pipelines.snapshots.apply import Applied, apply_day, day_tables, keyed_changes, table_order
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
@@ -101,11 +101,12 @@ def snapshot_days(
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
     restored = set(restore_before(spark, root, days[0])) if days and any(d >= days[0] for d in before) else set()
     events = delta_rs.rows_from(join(lake_root, CHANGES_DIR), "dt", days[0]) if days else 0
+    in_driver = events is not None and events <= fold.max_events(spark)
     with static_plans(spark, events is not None and events <= STATIC_PLAN_MAX_EVENTS):
         return {
             day: snapshot_day(
                 spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys,
-                kafka_keys=kafka_keys, restored=restored,
+                kafka_keys=kafka_keys, restored=restored, fold_in_driver=in_driver,
             )
             for day in days
         }  # fmt: skip
@@ -151,14 +152,14 @@ def _match(table: tuple):
 
 def previous_keys(
     spark: SparkSession, root: str, tables: list[tuple]
-) -> tuple[DataFrame, dict[tuple, list[ColumnPlan]]]:
+) -> tuple[DataFrame, dict[tuple, list[ColumnPlan]], set[tuple]]:
     """The live keys (`_k`) of each of `tables`, read from the current tables at their latest version,
     pinned: the day's MERGEs must not change what its plans read. Also the source columns of each table
     there is, from the same read: which tables exist and what they hold, known without another probe or
-    load of each table's log."""
+    load of each table's log; and the tables whose keys Spark reads (the others' are local rows)."""
     schema = T.StructType([*(T.StructField(c, T.StringType()) for c in TABLE), T.StructField("_k", T.StringType())])
     keys = spark.createDataFrame([], schema)
-    held, read = {}, []
+    held, read, spark_read = {}, [], set()
     small = small_tables.max_rows(spark) > 0
     for table in tables:
         path = _table_paths(root, table).current
@@ -174,13 +175,14 @@ def previous_keys(
             live = spark.read.format(io.DELTA).option("versionAsOf", version).load(path)
             held[table] = source_columns(live.schema)
             keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k")))
+            spark_read.add(table)
     if read:
         columns = {
             c: pa.array([t[i] for t, k in read for _ in range(len(k))], pa.string()) for i, c in enumerate(TABLE)
         }
         local = pa.table({**columns, "_k": pa.concat_arrays([k for _, k in read]).cast(pa.string())})
         keys = keys.unionByName(spark.createDataFrame(local, schema))
-    return keys, held
+    return keys, held, spark_read
 
 
 def snapshot_day(
@@ -193,26 +195,32 @@ def snapshot_day(
     keys: Mapping[str, Sequence[str]] | None = None,
     kafka_keys: Collection[str] | bool = (),
     restored: set[tuple] | None = None,
+    fold_in_driver: bool = False,
 ) -> dict:
     """Write one day into each table it changed; record the versions, the day's anomalies and figures.
     `restored`: tables a backfill restored that no day since changed, at their state at the start of the
-    day by a new version: not restored again; the day's tables leave the set."""
+    day by a new version: not restored again; the day's tables leave the set. `fold_in_driver`: a day small
+    enough to collect, folded in the driver (`fold.fold_day`) unless it truncates a table Spark holds."""
     changes = keyed_changes(day_changes(spark, lake_root, day, topics), keys, kafka_keys)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
-    tables, skipped = day_tables(changes)
+    collected = fold.collect_day(changes) if fold_in_driver else None
+    tables, skipped = day_tables(changes) if collected is None else fold.day_tables(collected)
     restored = set() if restored is None else restored
     restore_unfinished(spark, root, day, {t: _table_paths(root, t) for t in tables if t not in restored})
     restored.difference_update(tables)
-    live_keys, held = previous_keys(spark, root, tables)
-    result = apply_day(live_keys, changes, skipped=skipped)
-    # persisted in the order they are built from one another (a frame persisted later plans its inputs
-    # from the frames persisted before it), so the day's events, the live keys it touched and its one
-    # window by key are computed once; the two frames of every event on disk only: a first day of
-    # millions of inserts would not fit beside the rest
+    live_keys, held, spark_read = previous_keys(spark, root, tables)
+    result = fold.fold_day(live_keys, collected, skipped, spark_read) if collected is not None else None
+    result = result or apply_day(live_keys, changes, skipped=skipped)
+    # Spark's fold persisted in the order its frames are built from one another (a frame persisted later
+    # plans its inputs from the frames persisted before it), so the day's events, the live keys it touched
+    # and its one window by key are computed once; the two frames of every event on disk only: a first day
+    # of millions of inserts would not fit beside the rest. The driver's fold is local data: nothing to keep
     levels = {"events": StorageLevel.DISK_ONLY, "live_before": StorageLevel.MEMORY_AND_DISK,
               "ordered": StorageLevel.DISK_ONLY, "opened": StorageLevel.MEMORY_AND_DISK,
               "closed": StorageLevel.MEMORY_AND_DISK}  # fmt: skip
-    kept = [getattr(result, name).persist(level) for name, level in levels.items()]
+    kept = (
+        [getattr(result, name).persist(level) for name, level in levels.items()] if result.ordered is not None else []
+    )
     # a local lake: a small day's datasets and every day's versions committed by delta-rs
     local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
     try:
@@ -321,7 +329,7 @@ def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[Column
         keys = list(r["key_list"] or []) if r["keys"] <= KEY_LITERALS else None
         days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"], r["opened"],
                              r["live"], keys, r["earliest_end"], held=held.get(t)))  # fmt: skip
-    return sorted(days, key=lambda d: tuple(x or "" for x in d.table))
+    return sorted(days, key=lambda d: table_order(d.table))
 
 
 def _merge_tables(
@@ -468,7 +476,7 @@ def _summary(
         kinds[r["kind"]] = kinds.get(r["kind"], 0) + r.get("n", 1)
     versions = {e.table: e for e in as_of(spark, root, day)}
     tables = {}
-    for table in sorted(set(versions) | set(counts), key=lambda t: tuple(x or "" for x in t)):
+    for table in sorted(set(versions) | set(counts), key=table_order):
         names = dict(zip(TABLE, table, strict=True))
         entry = versions.get(table)
         tables[label(names)] = {

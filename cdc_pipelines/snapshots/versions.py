@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import small_tables
+from cdc_pipelines.snapshots.apply import table_order
 from cdc_pipelines.snapshots.schema import TABLE, VERSIONS_SCHEMA
 from cdc_pipelines.snapshots.store import VERSIONS
 from cdc_pipelines.snapshots.tables import TablePaths, restore
@@ -77,7 +78,7 @@ def as_of(spark: SparkSession, root: str | Path, day: str, before: bool = False)
         table = tuple(r[c] for c in TABLE)
         if (r["dt"] < day if before else r["dt"] <= day) and (table not in latest or r["dt"] > latest[table]["dt"]):
             latest[table] = r
-    return [_entry(latest[t]) for t in sorted(latest, key=lambda t: tuple(x or "" for x in t))]
+    return [_entry(latest[t]) for t in sorted(latest, key=table_order)]
 
 
 def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tuple]:
@@ -93,7 +94,7 @@ def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tupl
         targets += [(entry.current, start.current_version if start else 0),
                     (entry.history, start.history_version if start else 0)]  # fmt: skip
     _restore(spark, targets)
-    return sorted(tables, key=lambda t: tuple(x or "" for x in t))
+    return sorted(tables, key=table_order)
 
 
 def restore_unfinished(spark: SparkSession, root: str | Path, day: str, tables: Mapping[tuple, TablePaths]) -> list:
