@@ -58,6 +58,8 @@ class Applied:
     # `closed` and the anomalies are filters and projections of it; None where the driver folded the day
     # (`fold.fold_day`: every frame is local data then, nothing to keep)
     ordered: DataFrame | None
+    # what the writes need of each table's day (`run.table_figures`), where the driver folded the day
+    tables: list[dict] | None = None
 
 
 def table_id() -> Column:

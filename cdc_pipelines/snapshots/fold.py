@@ -1,14 +1,14 @@
 """A small day's fold in the driver: what `apply.apply_day` finds with a window by key, found here by one
 walk over the day's events in order, its frames handed back to Spark as local data.
 
-Why: `apply_day`'s frames are a window, joins and a broadcast that Spark plans and runs in about 20
-small jobs however few the events: 3-4 s of a quiet day's driver on this machine (BENCHMARKS.md turn
-28). Spark still computes every value the frames hold (the events' order, their keys as `_cdc_key`
-text, their effects, and later their types), in one sorted collect; only each effect's neighbours
-(its key's previous, next and first effect, its table's TRUNCATEs around it) are found here, so none
-of Spark's semantics is written twice. `tests/snapshots/test_fold.py` holds the two to the same frames
-on generated days.
-"""
+Why: `apply_day`'s frames are a window, joins and a broadcast that Spark plans and runs in some 20
+small jobs however few the events, and the writes' figures of each table one more aggregate: 3-4 s
+of a quiet day on this machine (BENCHMARKS.md turn 28). Spark still computes every value the frames
+hold (the events' order, their keys as `_cdc_key` text, their effects, and later their types), in one
+sorted collect; only each effect's neighbours (its key's previous, next and first effect, its
+table's TRUNCATEs around it) and the tables' counts are found here, so none of Spark's semantics is
+written twice. `tests/snapshots/test_fold.py` holds the two folds to the same frames and figures on
+generated days."""
 
 from __future__ import annotations
 
@@ -174,6 +174,38 @@ def fold_day(
         return {**{c: take(effects, c) for c in (*TABLE, "pk_columns", "_t")}, "_k": text([e.key for e in effects])}
 
     closed = live.take(pa.array(closed_rows, pa.int64()))
+    micros = day["event_time"].cast(pa.int64()).to_pylist()
+    names = dict(zip(tables, zip(*(day[c].to_pylist() for c in TABLE), strict=True), strict=True))
+    figures: dict[str, dict] = {}
+
+    def of(table: str) -> dict:
+        return figures.setdefault(table, {**dict(zip(TABLE, names[table], strict=True)), "pk_columns": None,
+                                          "sets": 0, "truncated": table in truncates, "live": 0, "opened": 0,
+                                          "keys": 0, "key_list": [], "earliest_end": None})  # fmt: skip
+
+    def ended(table: str, order: int | None) -> None:
+        f = of(table)
+        if order is not None:
+            end = micros[order // 2]
+            f["earliest_end"] = end if f["earliest_end"] is None else min(f["earliest_end"], end)
+
+    pk_columns = day["pk_columns"].to_pylist()
+    for e in net:
+        f = of(e.table)
+        f["pk_columns"] = f["pk_columns"] or pk_columns[e.row]
+        f["sets"], f["keys"] = f["sets"] + (e.kind == "set"), f["keys"] + 1
+        f["key_list"].append(e.key)
+    for table in truncates:
+        of(table)
+    for table in live["_t"].to_pylist():
+        of(table)["live"] += 1
+    for e, order in zip(opened, ends, strict=True):
+        of(e.table)["opened"] += 1
+        ended(e.table, order)
+    for table, order in zip(closed["_t"].to_pylist(), closed_ends, strict=True):
+        ended(table, order)
+    for f in figures.values():
+        f["key_list"] = sorted(f["key_list"])[: KEY_LITERALS + 1] or None  # as Spark's `min_by` of no row
     kinds = ["insert_of_existing_key" if e.expect == "absent" else ops[e.row].lower() + "_of_missing_key"
              for e in anomalies]  # fmt: skip
     return Applied(
@@ -214,4 +246,5 @@ def fold_day(
         events=local({c: day[c] for c in (*TABLE, "_t", "dt", "op", "event_id")}),
         live_before=local({c: live[c] for c in (*TABLE, "_k", "_t")}),
         ordered=None,
+        tables=list(figures.values()),
     )

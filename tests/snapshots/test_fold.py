@@ -9,6 +9,7 @@ import pytest
 
 from cdc_pipelines.snapshots import fold
 from cdc_pipelines.snapshots.apply import apply_day, day_tables
+from cdc_pipelines.snapshots.run import table_figures
 from tests.snapshots.events import T0, changes_df, delete, insert, live_keys, truncate, update
 
 FRAMES = ("net", "truncated", "opened", "closed", "anomalies", "live_before")
@@ -54,6 +55,7 @@ def test_the_driver_fold_gives_the_spark_fold(spark, seed):
     columns = ["db", "db_schema", "table_name", "_t", "dt", "op", "event_id"]
     assert _rows(driver_fold.events) == _rows(spark_fold.events, columns)
     assert driver_fold.skipped == spark_fold.skipped
+    assert sorted(map(repr, driver_fold.tables)) == sorted(map(repr, table_figures(spark_fold)))
 
 
 def _changelog(applied):
