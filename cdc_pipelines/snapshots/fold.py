@@ -40,7 +40,7 @@ MAX_EVENTS_SETTING = "cdc.snapshots.driver_fold_max_events"
 # 50,000 events with their images are some 100 MB in the driver, the bound the plans without adaptive
 # execution already keep (`run.STATIC_PLAN_MAX_EVENTS`)
 DEFAULT_MAX_EVENTS = 50_000
-_EVENT_COLUMNS = (*TABLE, "_t", "dt", "pk_columns", "op", "event_id", "event_time", "after", "column_types")
+_DAY_COLUMNS = (*TABLE, "_t", "dt", "pk_columns", "op", "event_id", "event_time", "after", "column_types")
 
 
 def max_events(spark: SparkSession) -> int:
@@ -70,7 +70,7 @@ def collect_day(changes: DataFrame) -> pa.Table:
     effects = F.transform(effect_list(), lambda e: F.struct(key_text(e["key"]).alias("_k"), e["kind"], e["expect"]))
     effects = F.when(F.col("op") != "TRUNCATE", effects)
     ordered = events.withColumn("_pos", event_position()).coalesce(1).sortWithinPartitions("_pos")
-    return ordered.select(*_EVENT_COLUMNS, effects.alias("_e"), names_no_key().alias("_no_key")).toArrow()
+    return ordered.select(*_DAY_COLUMNS, effects.alias("_e"), names_no_key().alias("_no_key")).toArrow()
 
 
 def day_tables(day: pa.Table) -> tuple[list[tuple], list[dict]]:
@@ -97,7 +97,7 @@ def _live_keys(previous_keys: DataFrame, touched: set[tuple[str, str]], truncate
         found = live.join(pairs.withColumn("_touched", F.lit(True)), ["_t", "_k"], "left")
         found = found.where(wanted | F.col("_touched").isNotNull()).drop("_touched")
     if found is None:
-        return pa.table({**{c: pa.array([], pa.string()) for c in (*TABLE, "_k", "_t")}})
+        return pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_k", "_t")})
     rows = found.toArrow()
     pairs = zip(rows["_t"].to_pylist(), rows["_k"].to_pylist(), strict=True)
     pick = [(t, k) in touched or t in truncated for t, k in pairs]
@@ -143,8 +143,10 @@ def fold_day(
                 existed = previous.kind == "set"
             else:
                 existed = last_tr is None and (e.table, e.key) in live_set
-            if (e.expect == "present" and not existed) or (e.expect == "absent" and existed):
-                anomalies.append(e)
+            if e.expect == "present" and not existed:
+                anomalies.append((e, ops[e.row].lower() + "_of_missing_key"))
+            elif e.expect == "absent" and existed:
+                anomalies.append((e, "insert_of_existing_key"))
             if e.kind == "set":
                 opened.append(e)
                 ends.append(_earlier(following.order if following else None, next_tr))
@@ -175,18 +177,17 @@ def fold_day(
 
     closed = live.take(pa.array(closed_rows, pa.int64()))
     micros = day["event_time"].cast(pa.int64()).to_pylist()
-    names = dict(zip(tables, zip(*(day[c].to_pylist() for c in TABLE), strict=True), strict=True))
+    table_names = dict(zip(tables, zip(*(day[c].to_pylist() for c in TABLE), strict=True), strict=True))
     figures: dict[str, dict] = {}
 
     def of(table: str) -> dict:
-        return figures.setdefault(table, {**dict(zip(TABLE, names[table], strict=True)), "pk_columns": None,
+        return figures.setdefault(table, {**dict(zip(TABLE, table_names[table], strict=True)), "pk_columns": None,
                                           "sets": 0, "truncated": table in truncates, "live": 0, "opened": 0,
                                           "keys": 0, "key_list": [], "earliest_end": None})  # fmt: skip
 
     def ended(table: str, order: int | None) -> None:
-        f = of(table)
-        if order is not None:
-            end = micros[order // 2]
+        f, end = of(table), micros[order // 2] if order is not None else None
+        if end is not None:  # a version ended at no time (an event without one) counts as Spark's `min` counts it
             f["earliest_end"] = end if f["earliest_end"] is None else min(f["earliest_end"], end)
 
     pk_columns = day["pk_columns"].to_pylist()
@@ -206,8 +207,7 @@ def fold_day(
         ended(table, order)
     for f in figures.values():
         f["key_list"] = sorted(f["key_list"])[: KEY_LITERALS + 1] or None  # as Spark's `min_by` of no row
-    kinds = ["insert_of_existing_key" if e.expect == "absent" else ops[e.row].lower() + "_of_missing_key"
-             for e in anomalies]  # fmt: skip
+    anomalous = [e for e, _ in anomalies]
     return Applied(
         net=local(
             {
@@ -235,11 +235,11 @@ def fold_day(
         closed=local({**{c: closed[c] for c in (*TABLE, "_t", "_k")}, "_cdc_end_at": times(closed_ends)}),
         anomalies=local(
             {
-                **{c: take(anomalies, c) for c in TABLE},
-                "kind": text(kinds),
-                "event_id": take(anomalies, "event_id"),
-                "op": take(anomalies, "op"),
-                "detail": text(["key " + e.key for e in anomalies]),
+                **{c: take(anomalous, c) for c in TABLE},
+                "kind": text([kind for _, kind in anomalies]),
+                "event_id": take(anomalous, "event_id"),
+                "op": take(anomalous, "op"),
+                "detail": text(["key " + e.key for e in anomalous]),
             }
         ),  # fmt: skip
         skipped=skipped,

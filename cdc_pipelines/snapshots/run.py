@@ -102,7 +102,8 @@ def snapshot_days(
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
     restored = set(restore_before(spark, root, days[0])) if days and any(d >= days[0] for d in before) else set()
     events = delta_rs.rows_from(join(lake_root, CHANGES_DIR), "dt", days[0]) if days else 0
-    in_driver = events is not None and events <= fold.max_events(spark)
+    limit = fold.max_events(spark)
+    in_driver = limit > 0 and events is not None and events <= limit
     with static_plans(spark, events is not None and events <= STATIC_PLAN_MAX_EVENTS):
         return {
             day: snapshot_day(
@@ -139,8 +140,9 @@ def day_changes(
     by delta-rs and handed to Spark as local rows: Spark's load of the changes' log and its listing of
     the day's files cost a quiet day 0.4-0.6 s."""
     local = delta_rs.read_partition(join(lake_root, CHANGES_DIR), "dt", day, CANONICAL_COLUMNS) if small else None
-    if local is not None:
-        events = spark.createDataFrame(local, CANONICAL_SCHEMA)
+    if local is not None:  # nullable: a column an older lake lacks reads as null, as in `io.read_table`
+        nullable = T.StructType([T.StructField(f.name, f.dataType) for f in CANONICAL_SCHEMA])
+        events = spark.createDataFrame(local, nullable)
     else:
         events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
     events = events.where(F.element_at("meta", F.lit(DUPLICATE_OF)).isNull())

@@ -10,13 +10,15 @@ import pytest
 from cdc_pipelines.snapshots import fold
 from cdc_pipelines.snapshots.apply import apply_day, day_tables
 from cdc_pipelines.snapshots.run import table_figures
-from tests.snapshots.events import T0, changes_df, delete, insert, live_keys, truncate, update
+from cdc_pipelines.snapshots.tables import KEY_LITERALS
+from tests.snapshots.events import T0, change, changes_df, delete, insert, live_keys, truncate, update
 
 FRAMES = ("net", "truncated", "opened", "closed", "anomalies", "live_before")
 
 
 def _day(rng: random.Random) -> tuple[list[dict], dict]:
-    """20-50 events over two tables and a key-less one, on 6 keys, with times and seqs that tie."""
+    """20-50 events over two tables, another database's table of one's name and a key-less one, on 6 keys,
+    with times and seqs that tie, and some events without a time (they sort first)."""
     previous = {(t, (str(k),)): {} for t in ("t", "u") for k in range(6) if rng.random() < 0.4}
     events = []
     for n in range(rng.randint(20, 50)):
@@ -24,14 +26,20 @@ def _day(rng: random.Random) -> tuple[list[dict], dict]:
         kw = {"table": table, "at": T0 + dt.timedelta(seconds=rng.randint(0, 8)),
               "seq": rng.choice((None, "9", "10", "009", "x"))}  # fmt: skip
         a, b = ({"id": str(rng.randrange(6)), "name": f"v{n}"} for _ in range(2))
-        op = rng.choice(("insert", "update", "update", "delete", "truncate", "other"))
-        if op == "truncate":
-            events.append(truncate(n, **kw))
-            continue
-        if table == "nopk":
+        op = rng.choice(("insert", "update", "update", "delete", "truncate", "upsert"))
+        if op != "truncate" and table == "nopk":
             kw["pk"] = None
-        events.append(update(n, b, a, **kw) if op == "update" else delete(n, a, **kw) if op == "delete"
-                      else insert(n, a, **kw))  # fmt: skip
+        if op == "truncate":
+            event = truncate(n, **kw)
+        elif op == "update":
+            event = update(n, b, a, **kw)
+        else:
+            event = delete(n, a, **kw) if op == "delete" else change(n, op.upper(), after=a, **kw)
+        if rng.random() < 0.1:
+            event["event_time"] = None
+        if table == "u" and rng.random() < 0.3:
+            event["db"] = "db2"
+        events.append(event)
     return events, previous
 
 
@@ -56,6 +64,21 @@ def test_the_driver_fold_gives_the_spark_fold(spark, seed):
     assert _rows(driver_fold.events) == _rows(spark_fold.events, columns)
     assert driver_fold.skipped == spark_fold.skipped
     assert sorted(map(repr, driver_fold.tables)) == sorted(map(repr, table_figures(spark_fold)))
+
+
+def test_more_keys_than_literals(spark):
+    """Above `KEY_LITERALS` keys the live keys are joined as local rows, and each table's key list is cut."""
+    events = [insert(n, {"id": str(n), "name": "x"}) for n in range(KEY_LITERALS + 5)]
+    previous = {("t", (str(n),)): {} for n in (3, 500, 1003)}
+    changes, keys = changes_df(spark, events), live_keys(spark, previous)
+    spark_fold = apply_day(keys, changes, skipped=[])
+    driver_fold = fold.fold_day(keys, fold.collect_day(changes), [], spark_tables=())
+    for name in ("live_before", "anomalies", "closed"):
+        assert _rows(getattr(driver_fold, name)) == _rows(getattr(spark_fold, name)), name
+    assert _rows(driver_fold.anomalies, ["event_id"]) == _rows(spark_fold.anomalies, ["event_id"]) != []
+    [figures] = driver_fold.tables
+    assert figures["keys"] == KEY_LITERALS + 5 and len(figures["key_list"]) == KEY_LITERALS + 1
+    assert repr(figures) == repr(table_figures(spark_fold)[0])
 
 
 def _changelog(applied):
