@@ -38,19 +38,16 @@ from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
     APPLIED,
-    CURRENT,
     DDL,
-    HISTORY,
     applied_days,
     read_day,
     read_summary,
     replace_day,
-    table_root,
+    table_paths,
     write_summary,
 )
 from cdc_pipelines.snapshots.tables import (
     KEY_LITERALS,
-    TablePaths,
     append_current,
     append_history,
     column_order,
@@ -149,11 +146,6 @@ def day_changes(
     return events if topics is None else events.where(F.col("source_topic").isin(list(topics)))
 
 
-def _table_paths(root: str, table: tuple) -> TablePaths:
-    folder = table_root(root, *table)
-    return TablePaths(join(folder, CURRENT), join(folder, HISTORY))
-
-
 def _match(table: tuple):
     match = F.lit(True)
     for column, value in zip(TABLE, table, strict=True):
@@ -173,7 +165,7 @@ def previous_keys(
     held, read, spark_read = {}, [], set()
     small = small_tables.max_rows(spark) > 0
     for table in tables:
-        path = _table_paths(root, table).current
+        path = table_paths(root, table).current
         # a table delta-rs wrote: its keys read without a Spark job (Delta's log replay is one per table)
         own = small_tables.live_keys(path) if small else None
         if own is not None:
@@ -217,7 +209,7 @@ def snapshot_day(
     collected = fold.collect_day(changes) if fold_in_driver else None
     tables, skipped = day_tables(changes) if collected is None else fold.day_tables(collected)
     restored = set() if restored is None else restored
-    restore_unfinished(spark, root, day, {t: _table_paths(root, t) for t in tables if t not in restored})
+    restore_unfinished(spark, root, day, {t: table_paths(root, t) for t in tables if t not in restored})
     restored.difference_update(tables)
     live_keys, held, spark_read = previous_keys(spark, root, tables)
     result = fold.fold_day(live_keys, collected, skipped, spark_read) if collected is not None else None
@@ -378,7 +370,7 @@ def _small_columns(
     """A small table's columns (`small_tables.takes`), an existing one's brought to the day's; None for a
     table Spark writes. Small: its current rows after the day, and its history's rows with the day's
     versions, each at most `limit`."""
-    paths = _table_paths(root, table_day.table)
+    paths = table_paths(root, table_day.table)
     existed = table_day.held is not None
     current = rows_before.get(table_day.table, 0) if table_day.table in rows_before or not existed else None
     if existed and current is None:  # restored to its first version (a backfill, or a run that did not finish)
@@ -410,7 +402,7 @@ def _merge_table(
     columns `small`, its rows in `small_rows`), else by Spark. Its rows are its rows before the day
     (`rows_before`) plus what its MERGE added less what it removed."""
     table = table_day.table
-    paths = _table_paths(root, table)
+    paths = table_paths(root, table)
     existed = table_day.held is not None
     match = _match(table)
     if small is not None:

@@ -25,6 +25,7 @@ from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.io import is_table
 from cdc_pipelines.lake.partition_paths import escape_value
 from cdc_pipelines.runtime import storage
+from cdc_pipelines.snapshots.tables import TablePaths
 
 VERSIONS, ANOMALIES, DDL, APPLIED, RUNS = "_versions", "_anomalies", "_ddl", "_applied", "_runs"
 CURRENT, HISTORY = "current", "history"
@@ -37,6 +38,12 @@ def table_root(root: str | Path, db: str | None, db_schema: str | None, table: s
     if db_schema is not None:
         parts.append(f"schema={escape_value(db_schema)}")
     return storage.join(root, *parts, f"table={escape_value(table)}")
+
+
+def table_paths(root: str | Path, table: tuple) -> TablePaths:
+    """One source table's current and history tables under the snapshot root `root`."""
+    folder = table_root(root, *table)
+    return TablePaths(storage.join(folder, CURRENT), storage.join(folder, HISTORY))
 
 
 def table_roots(root: str | Path) -> list[Path]:

@@ -23,7 +23,7 @@ from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import small_tables
 from cdc_pipelines.snapshots.apply import table_order
 from cdc_pipelines.snapshots.schema import TABLE, VERSIONS_SCHEMA
-from cdc_pipelines.snapshots.store import VERSIONS
+from cdc_pipelines.snapshots.store import VERSIONS, table_paths
 from cdc_pipelines.snapshots.tables import TablePaths, restore
 
 
@@ -54,9 +54,13 @@ def _rows(spark: SparkSession, root: str | Path) -> list[dict]:
     return [r.asDict() for r in io.read_table(spark, path, VERSIONS_SCHEMA).collect()]
 
 
-def _entry(r: dict) -> TableVersion:
-    return TableVersion(tuple(r[c] for c in TABLE), r["current"], r["history"], r["current_version"],
-                        r["history_version"], r["rows"], r["dt"])  # fmt: skip
+def _entry(r: dict, root: str | Path) -> TableVersion:
+    """A `_versions` row, its tables found under `root` rather than at the paths it recorded: a lake copied
+    or moved elsewhere reads and restores its own tables, not the ones it was copied from."""
+    table = tuple(r[c] for c in TABLE)
+    paths = table_paths(root, table)
+    return TableVersion(table, paths.current, paths.history, r["current_version"], r["history_version"], r["rows"],
+                        r["dt"])  # fmt: skip
 
 
 def record(spark: SparkSession, root: str | Path, day: str, entries: list[TableVersion], local: bool = False) -> None:
@@ -78,21 +82,19 @@ def as_of(spark: SparkSession, root: str | Path, day: str, before: bool = False)
         table = tuple(r[c] for c in TABLE)
         if (r["dt"] < day if before else r["dt"] <= day) and (table not in latest or r["dt"] > latest[table]["dt"]):
             latest[table] = r
-    return [_entry(latest[t]) for t in sorted(latest, key=table_order)]
+    return [_entry(latest[t], root) for t in sorted(latest, key=table_order)]
 
 
 def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tuple]:
-    """Restore every table changed on `day` or later to its state at the start of `day`; the tables."""
-    changed = [_entry(r) for r in _rows(spark, root) if r["dt"] >= day]
+    """Restore every table changed on `day` or later (its tables under `root`: `_entry`) to its state at
+    the start of `day`; the tables."""
+    tables = {tuple(r[c] for c in TABLE) for r in _rows(spark, root) if r["dt"] >= day}
     earlier = {e.table: e for e in as_of(spark, root, day, before=True)}
-    tables = {}
-    for entry in changed:
-        tables.setdefault(entry.table, entry)
     targets = []
-    for table, entry in tables.items():
-        start = earlier.get(table)
-        targets += [(entry.current, start.current_version if start else 0),
-                    (entry.history, start.history_version if start else 0)]  # fmt: skip
+    for table in tables:
+        start, paths = earlier.get(table), table_paths(root, table)
+        targets += [(paths.current, start.current_version if start else 0),
+                    (paths.history, start.history_version if start else 0)]  # fmt: skip
     _restore(spark, targets)
     return sorted(tables, key=table_order)
 

@@ -4,6 +4,7 @@ kept, versions recorded per day, reruns exact, backfills re-applied."""
 import datetime as dt
 import io
 import json
+import shutil
 
 import pytest
 from pyspark.sql import functions as F
@@ -152,12 +153,20 @@ def test_two_days_then_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
     clean = _state(lake)
     again = snapshot_days(spark, lake, [D2])  # a plain rerun of the last day
     assert list(again) == [D2] and again[D2]["anomalies"] == 2 and _state(lake) == clean
-    again = snapshot_days(spark, lake, [D1])  # a backfill with the same events: nothing late
+    # a backfill with the same events, of a copy of the lake: nothing late, and the copy restores its own
+    # tables, not those at the paths its `_versions` recorded (the original's)
+    moved = tmp_path / "moved"
+    shutil.copytree(lake, moved)
+    logs = sorted(str(p) for p in (lake / "snapshots").rglob("_delta_log/*.json"))
+    again = snapshot_days(spark, moved, [D1])
     assert list(again) == [D1, D2] and again[D1]["anomalies"] == 0 and again[D2]["anomalies"] == 2
-    assert _state(lake) == clean
+    assert _state(moved) == clean and sorted(str(p) for p in (lake / "snapshots").rglob("_delta_log/*.json")) == logs
+    assert again[D2]["per_table"]["db.t"]["current"] == _path(moved)
     for table in ("t", "bad", "wide"):  # and Spark reads the backfilled tables as delta-rs does
         for kind in ("current", "history"):
-            delta_rs.assert_same_as_spark(spark, _path(lake, table, kind))
+            delta_rs.assert_same_as_spark(spark, _path(moved, table, kind))
+    again = snapshot_days(spark, lake, [D1])
+    assert _state(lake) == clean
     # day 1 is re-decoded with one more event: it is late, and day 2 is applied on top of it again
     late = insert(9, _row(9, "late"), at=dt.datetime(2024, 1, 1, 23))
     write_partitions(changes_df(spark, [*DAY1, late]), lake / "changes")
