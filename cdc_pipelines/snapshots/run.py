@@ -98,14 +98,17 @@ def snapshot_days(
     before = applied_days(spark, root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
     restored = set(restore_before(spark, root, days[0])) if days and any(d >= days[0] for d in before) else set()
-    events = delta_rs.rows_from(join(lake_root, CHANGES_DIR), "dt", days[0]) if days else 0
+    # each day's events by the changes' Delta log (local lake only): the whole run's plan the days' sum,
+    # a day's fold its own
+    counts = delta_rs.partition_counts(join(lake_root, CHANGES_DIR), "dt")
+    events = sum(counts.get(day, 0) for day in days) if counts is not None else None
     limit = fold.max_events(spark)
-    in_driver = limit > 0 and events is not None and events <= limit
     with static_plans(spark, events is not None and events <= STATIC_PLAN_MAX_EVENTS):
         return {
             day: snapshot_day(
                 spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys,
-                kafka_keys=kafka_keys, restored=restored, fold_in_driver=in_driver,
+                kafka_keys=kafka_keys, restored=restored,
+                fold_in_driver=limit > 0 and counts is not None and counts.get(day, 0) <= limit,
             )
             for day in days
         }  # fmt: skip

@@ -187,6 +187,20 @@ def test_two_days_then_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
     assert spark.read.format("delta").load(str(lake / "snapshots" / ANOMALIES)).where(F.col("dt") == D2).isEmpty()
 
 
+def test_each_day_is_folded_in_the_driver_by_its_own_events(spark, tmp_path, monkeypatch):
+    """The driver's fold is chosen per day: day 1's 5 events are over a limit of 4, day 2's 3 are not."""
+    lake = _lake(spark, tmp_path, DAY1 + DAY2)
+    collected = []
+    collect_day = fold.collect_day
+    monkeypatch.setattr(fold, "collect_day", lambda changes: collected.append(1) or collect_day(changes))
+    spark.conf.set(fold.MAX_EVENTS_SETTING, "4")
+    try:
+        days = snapshot_days(spark, lake, [D1, D2])
+    finally:
+        spark.conf.unset(fold.MAX_EVENTS_SETTING)
+    assert len(collected) == 1 and (days[D2]["rows"], days[D2]["anomalies"]) == (3, 2)
+
+
 def test_a_failed_day_of_spark_tables_whose_history_alone_committed_is_applied_once(spark, tmp_path):
     """Spark commits no empty append: a day whose only new key is inserted and deleted commits the history
     (one closed version) and not the current table. Failed after that, its rerun restores the history."""
