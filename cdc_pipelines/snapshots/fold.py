@@ -73,11 +73,15 @@ def collect_day(changes: DataFrame) -> pa.Table:
     return ordered.select(*_DAY_COLUMNS, effects.alias("_e"), names_no_key().alias("_no_key")).toArrow()
 
 
+def _table_names(rows: pa.Table) -> list[tuple]:
+    """Each row's table as its `TABLE` values."""
+    return list(zip(*(rows[c].to_pylist() for c in TABLE), strict=True))
+
+
 def day_tables(day: pa.Table) -> tuple[list[tuple], list[dict]]:
     """`apply.day_tables` of a collected day (`collect_day`)."""
     no_key: dict[tuple, int] = {}
-    names = zip(*(day[c].to_pylist() for c in TABLE), strict=True)
-    for table, flag in zip(names, day["_no_key"].to_pylist(), strict=True):
+    for table, flag in zip(_table_names(day), day["_no_key"].to_pylist(), strict=True):
         no_key[table] = no_key.get(table, 0) + flag
     return list(no_key), [skipped_table(t, no_key[t]) for t in sorted(no_key, key=table_order) if no_key[t]]
 
@@ -113,8 +117,7 @@ def fold_day(
     spark = previous_keys.sparkSession
     if skipped:
         gone = {tuple(s[c] for c in TABLE) for s in skipped}
-        names = zip(*(day[c].to_pylist() for c in TABLE), strict=True)
-        day = day.filter(pa.array([t not in gone for t in names], pa.bool_()))
+        day = day.filter(pa.array([t not in gone for t in _table_names(day)], pa.bool_()))
     ops, tables = day["op"].to_pylist(), day["_t"].to_pylist()
     truncates: dict[str, list[int]] = {}
     by_key: dict[tuple[str, str], list[_Effect]] = {}
@@ -126,7 +129,7 @@ def fold_day(
             by_key.setdefault((table, e["_k"]), []).append(_Effect(row, 2 * row + sub, table, e["_k"], e["kind"],
                                                                    e["expect"]))  # fmt: skip
     truncated = day.take(pa.array([orders[0] // 2 for orders in truncates.values()], pa.int64())).select([*TABLE, "_t"])
-    if set(zip(*(truncated[c].to_pylist() for c in TABLE), strict=True)) & set(spark_tables):
+    if set(_table_names(truncated)) & set(spark_tables):
         return None
     live = _live_keys(previous_keys, set(by_key), set(truncates))
     live_set = set(zip(live["_t"].to_pylist(), live["_k"].to_pylist(), strict=True))
@@ -177,7 +180,7 @@ def fold_day(
 
     closed = live.take(pa.array(closed_rows, pa.int64()))
     micros = day["event_time"].cast(pa.int64()).to_pylist()
-    table_names = dict(zip(tables, zip(*(day[c].to_pylist() for c in TABLE), strict=True), strict=True))
+    table_names = dict(zip(tables, _table_names(day), strict=True))
     figures: dict[str, dict] = {}
 
     def of(table: str) -> dict:
