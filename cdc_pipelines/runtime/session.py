@@ -183,9 +183,17 @@ def session_conf(conf: Mapping[str, str] | None = None, master: str | None = Non
         if resolved and "spark.jars" not in merged:
             # resolved before: the same jars straight from Ivy's cache, without a resolution (a few
             # seconds and a screen of Ivy's report on every start)
-            merged["spark.jars"] = ",".join(resolved)
             for key in ("spark.jars.packages", "spark.jars.excludes"):
                 merged.pop(key)
+            if local_cores(merged["spark.master"]) is None:
+                merged["spark.jars"] = ",".join(resolved)
+            else:
+                # a local master's executor is the driver's JVM: `spark.jars` would have it copy every jar
+                # into the session's temporary folder (686 MB a session, most of it the AWS SDK bundle;
+                # CI ran out of disk), where the driver's class path needs no copy
+                paths = [j.removeprefix("file://").removeprefix("file:") for j in resolved]
+                given = merged.get("spark.driver.extraClassPath")
+                merged["spark.driver.extraClassPath"] = os.pathsep.join([*paths, *filter(None, [given])])
     log_dir = os.path.abspath(os.environ.get(LOG_DIR_ENV, ".cdc_pipelines/logs"))
     java = f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} -Dcdc.log.dir={log_dir}"
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
@@ -304,8 +312,10 @@ def class_archive(conf: Mapping[str, str]) -> Path:
     """
     java = os.path.realpath(shutil.which("java") or os.environ.get("JAVA_HOME", "java"))
     spark_home = str(Path(pyspark.__file__).resolve().parent)
+    # the jars' place on the class path too (the driver's own for a local master, see `session_conf`)
+    place = "driver class path" if local_cores(conf.get("spark.master", "")) is not None else "spark.jars"
     key = "\n".join([java, pyspark.__version__, spark_home, conf.get("spark.jars", ""),
-                      conf.get("spark.jars.packages", "")])  # fmt: skip
+                      conf.get("spark.jars.packages", ""), place])  # fmt: skip
     folder = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "cdc_pipelines") / "jvm"
     return folder / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".jsa")
 

@@ -92,3 +92,16 @@ def test_jars_count_as_resolved_only_while_every_listed_one_is_in_the_cache(monk
     assert jars_resolved(conf)
     jar.unlink()
     assert not jars_resolved(conf)
+
+
+def test_resolved_jars_go_on_a_local_drivers_class_path_and_to_a_clusters_executors(monkeypatch, tmp_path):
+    monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
+    conf = {"spark.jars.ivy": str(tmp_path)}
+    jar = _resolved_jar(conf, tmp_path)
+    local = session_conf({**conf, "spark.driver.extraClassPath": "/opt/mine.jar"}, master="local[2]")
+    assert local["spark.driver.extraClassPath"] == f"{jar}:/opt/mine.jar" and "spark.jars" not in local
+    cluster = session_conf(conf, master="spark://127.0.0.1:7077")
+    assert cluster["spark.jars"] == f"file:{jar}" and "spark.driver.extraClassPath" not in cluster
+    assert "spark.jars.packages" not in local and "spark.jars.packages" not in cluster
+    archives = {class_archive(_with_packages(conf, master)[0]) for master in ("local[2]", "spark://h:7077")}
+    assert len(archives) == 2  # one class path each
