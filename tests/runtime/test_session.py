@@ -1,7 +1,9 @@
-"""The session's settings and the package it ships to a cluster, without starting Spark."""
+"""The session's settings, the package it ships to a cluster, and where a local session reads its jars."""
 
 import zipfile
 from pathlib import Path
+
+import pytest
 
 from cdc_pipelines.runtime.session import (
     C1_ONLY,
@@ -105,3 +107,13 @@ def test_resolved_jars_go_on_a_local_drivers_class_path_and_to_a_clusters_execut
     assert "spark.jars.packages" not in local and "spark.jars.packages" not in cluster
     archives = {class_archive(_with_packages(conf, master)[0]) for master in ("local[2]", "spark://h:7077")}
     assert len(archives) == 2  # one class path each
+
+
+def test_a_local_session_reads_its_jars_where_ivy_keeps_them(spark):
+    conf = spark.sparkContext.getConf()
+    if conf.contains("spark.jars.packages"):
+        pytest.skip("this start resolved the packages (a machine without scripts/setup): they come as spark.jars")
+    spark.range(1).count()  # an executor fetches what `spark.jars` lists before its first task
+    files = Path(spark.sparkContext._jvm.org.apache.spark.SparkFiles.getRootDirectory())
+    assert not list(files.glob("*.jar"))  # 686 MB a session when the jars were copied here
+    assert "io.delta_delta-spark" in conf.get("spark.driver.extraClassPath")
