@@ -24,6 +24,8 @@ from pathlib import Path
 import pyspark
 from pyspark.sql import SparkSession
 
+from cdc_pipelines.runtime.storage import local_path
+
 DEFAULT_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
@@ -191,7 +193,7 @@ def session_conf(conf: Mapping[str, str] | None = None, master: str | None = Non
                 # a local master's executor is the driver's JVM: `spark.jars` would have it copy every jar
                 # into the session's temporary folder (686 MB a session, most of it the AWS SDK bundle;
                 # CI ran out of disk), where the driver's class path needs no copy
-                paths = [j.removeprefix("file://").removeprefix("file:") for j in resolved]
+                paths = [local_path(j) for j in resolved]  # Ivy's `file:` URIs
                 given = merged.get("spark.driver.extraClassPath")
                 merged["spark.driver.extraClassPath"] = os.pathsep.join([*paths, *filter(None, [given])])
     log_dir = os.path.abspath(os.environ.get(LOG_DIR_ENV, ".cdc_pipelines/logs"))
