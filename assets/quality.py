@@ -1,9 +1,9 @@
-"""Data-quality asset checks on `canonical_changes`, one per rule, run together as one step that scans
+"""Data-quality asset checks on `canonical_changes`, one per rule, run together as one step that reads
 each day once; the UI can still run any one of them alone.
 
-With every rule selected (the daily run), the step computes the day's whole quality (`write_day_figures`:
-also the event counts, volume, lag and the GX suite) and keeps it in the day's report folder, so the
-report step renders it instead of scanning the day again.
+The step computes the day's whole quality (`write_day_figures`: every rule, the event counts, volume, lag
+and the GX suite: the rules share one read of the day, so one rule alone costs as much) and keeps it in the
+day's report folder, so the report step renders it instead of reading the day again.
 
 Conservation is blocking (ERROR): a partition that lost messages must not feed anything downstream.
 The event rules WARN: a handful of odd events is worth a look, not a stopped pipeline. A run of
@@ -16,9 +16,9 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL
 from assets.partitions import DAILY
-from cdc_pipelines.quality import RULES, RuleResult, check_partition_rules
+from cdc_pipelines.engines.choice import QUALITY, Run, asked, engine_for
+from cdc_pipelines.quality import RULES, RuleResult
 from cdc_pipelines.quality.daily_report import write_day_figures
-from cdc_pipelines.quality.in_process import in_process_or_spark, judged_in_process
 from resources import LakeStorageResource, QualityConfigResource
 
 DESCRIPTIONS = {
@@ -29,12 +29,10 @@ DESCRIPTIONS = {
 }
 
 
-def in_process_day(pyspark: LazyPySparkResource, lake: str, dt: str) -> bool:
-    """Whether the day's quality is judged without Spark (`quality.in_process`: a small day of a local
-    lake), on a local master."""
-    conf = dict(pyspark.spark_config)
-    local_master = str(conf.get("spark.master", "local")).startswith("local")
-    return judged_in_process(lake, dt, None, conf, spark_asked=not local_master)
+def quality_engine(pyspark: LazyPySparkResource, lake: str):
+    """The engine of the day's quality (`engines.choice`: `cdc.engine` among the resource's Spark settings)."""
+    conf = {k: str(v) for k, v in pyspark.spark_config.items()}
+    return engine_for(Run(QUALITY, lake, None, conf), asked(conf), lambda: pyspark.spark_session)
 
 
 def rule_metadata(result: RuleResult) -> dict:
@@ -111,18 +109,11 @@ def quality_checks(
     """
     rules = [r for r in RULES if dg.AssetCheckKey(CANONICAL, r) in context.selected_asset_check_keys]
     lake, thresholds = storage.lake_root, quality.thresholds()
-    if len(rules) == len(RULES):
-        days = {}
-        for dt in context.partition_keys:
-            day = in_process_or_spark(
-                lambda spark, dt=dt: write_day_figures(spark, lake, dt, thresholds=thresholds,
-                                                       great_expectations=quality.data_docs),
-                lambda: pyspark.spark_session, in_process_day(pyspark, lake, dt),
-            )  # fmt: skip
-            days[dt] = {r.rule: r for r in day.results}
-    else:
-        spark = pyspark.spark_session
-        days = {dt: check_partition_rules(spark, lake, dt, rules, thresholds) for dt in context.partition_keys}
+    engine = quality_engine(pyspark, lake)
+    days = {}
+    for dt in context.partition_keys:
+        day = write_day_figures(engine, lake, dt, thresholds=thresholds, great_expectations=quality.data_docs)
+        days[dt] = {r.rule: r for r in day.results}
     for rule in rules:
         severity, blocking = SEVERITY[rule], SEVERITY[rule] == dg.AssetCheckSeverity.ERROR
         if context.has_partition_key:

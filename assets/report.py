@@ -5,9 +5,8 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL, REPORT
 from assets.partitions import DAILY, SINGLE_RUN
-from assets.quality import in_process_day
+from assets.quality import quality_engine
 from cdc_pipelines.quality.daily_report import DayReport, write_day_report
-from cdc_pipelines.quality.in_process import in_process_or_spark
 from resources import LakeStorageResource, QualityConfigResource
 
 
@@ -48,11 +47,9 @@ def quality_report(
     quality: QualityConfigResource,
 ) -> dg.MaterializeResult:
     """`<lake>/reports/dt=.../index.html` and `summary.json` for each day of the run (rules, volume, lag)."""
+    engine = quality_engine(pyspark, storage.lake_root)
     for dt in context.partition_keys:
-        report = in_process_or_spark(
-            lambda spark, dt=dt: write_day_report(spark, storage.lake_root, dt, thresholds=quality.thresholds(),
-                                                  great_expectations=quality.data_docs),
-            lambda: pyspark.spark_session, in_process_day(pyspark, storage.lake_root, dt),
-        )  # fmt: skip
+        report = write_day_report(engine, storage.lake_root, dt, thresholds=quality.thresholds(),
+                                  great_expectations=quality.data_docs)  # fmt: skip
         context.add_asset_metadata(report_metadata(report), partition_key=dt)
     return dg.MaterializeResult()

@@ -139,3 +139,16 @@ def resource(*parts: str) -> Path:
     """A seed example file (the built-in samples) or, failing that, a test-only resource."""
     sample = SAMPLES.joinpath(*parts)
     return sample if sample.exists() else RESOURCES.joinpath(*parts)
+
+
+@pytest.fixture(params=["local", pytest.param("spark", marks=pytest.mark.spark)])
+def engine(request):
+    """Each engine in turn, so that one test body holds both to a behaviour: the local one runs in
+    scripts/test, Spark's (over the test session) in scripts/test-spark."""
+    if request.param == "local":
+        from cdc_pipelines.engines.local import LocalEngine
+
+        return LocalEngine()
+    from cdc_pipelines.engines.spark import SparkEngine
+
+    return SparkEngine(request.getfixturevalue("spark"))

@@ -189,6 +189,14 @@ def _quality_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
     )
+    _engine_argument(parser)
+
+
+def _engine_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--engine", choices=("local", "spark", "auto"),
+        help="the engine that runs the rules (default: the cdc.engine setting, else auto: see docs/engines.md)",
+    )  # fmt: skip
 
 
 def _snapshot_arguments(parser: argparse.ArgumentParser) -> None:
@@ -482,17 +490,13 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
 
 def _quality(args: argparse.Namespace) -> dict[str, bool]:
     """Rules -> passed; failing rules still exit 0 (the report says why), missing inputs exit 2."""
+    from cdc_pipelines.engines.choice import QUALITY, Run, asked, engine_for
     from cdc_pipelines.quality.daily_report import write_day_report
-    from cdc_pipelines.quality.in_process import in_process_or_spark, judged_in_process
-    from cdc_pipelines.runtime.session import asks_for_spark
 
     conf, command_conf = _confs(args)
-    spark_asked = asks_for_spark(conf, command_conf)
-    local = judged_in_process(args.canonical, args.dt, args.out, conf, spark_asked)
-    report = in_process_or_spark(
-        lambda spark: write_day_report(spark, args.canonical, args.dt, args.out, great_expectations=not args.no_gx),
-        lambda: _spark(args), local,
-    )  # fmt: skip
+    run = Run(QUALITY, args.canonical, args.out, conf, command_conf)
+    engine = engine_for(run, asked(conf, args.engine), lambda: _spark(args))
+    report = write_day_report(engine, args.canonical, args.dt, args.out, great_expectations=not args.no_gx)
     print(f"quality report: {report.html}", file=sys.stderr)
     return report.rules
 

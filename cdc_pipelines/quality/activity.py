@@ -1,8 +1,8 @@
 """How volume and replication lag moved through one day: the figures behind the report's pictures.
 
-Two Spark aggregates over the day's scan (events per topic, table, op and hour, which also gives the
-report's event counts; lag quantiles and a log-scale histogram per topic), and only those small
-results reach the driver. The flags name what an operator looks for first: a
+Counted from the day's events batch by batch (`Volume`: events per topic, table, op and hour, which also
+gives the report's event counts; each topic's lags, for exact quantiles and a log-scale histogram), so an
+engine adds up what its batches counted. The flags name what an operator looks for first: a
 topic whose volume drops to zero for hours, and one whose lag jumps far above its usual.
 """
 
@@ -12,9 +12,6 @@ import datetime as dt
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
 QUIET_HOURS = 3  # this many consecutive hours without events flags a topic ...
 QUIET_EXPECTED = 5.0  # ... whose day's average would have put at least this many events in them
@@ -70,77 +67,91 @@ class Activity:
         }
 
 
-def lag_seconds() -> Column:
-    """sync_time - event_time in seconds, microsecond exact; null where either time is missing."""
-    return (F.unix_micros("sync_time") - F.unix_micros("event_time")) / F.lit(1_000_000.0)
-
-
 def bucket_label(decade: int) -> str:
     return f"1e{decade}s"
 
 
-def lag_bucket() -> Column:
-    """The histogram bucket of a lag: `<=0`, or the decade floor(log10(lag)) clamped to LAG_BUCKETS."""
-    lag = lag_seconds()
-    decade = F.least(F.greatest(F.floor(F.log10(lag)), F.lit(LAG_BUCKETS[0])), F.lit(LAG_BUCKETS[-1]))
-    return F.when(lag <= 0, F.lit(NON_POSITIVE)).otherwise(F.concat(F.lit("1e"), decade.cast("string"), F.lit("s")))
+_DAY_US, _HOUR_US = 86_400_000_000, 3_600_000_000
 
 
-def event_columns(dt_value: str) -> list[Column]:
-    """The scan's per-event columns these figures count: hour of the day (null when the event has no
-    time or one on another day), lag and its histogram bucket (null without both times)."""
-    in_day = F.to_date("event_time") == F.lit(dt.date.fromisoformat(dt_value))
-    return [
-        F.when(in_day, F.hour("event_time")).alias("hour"),
-        lag_seconds().alias("lag"),
-        lag_bucket().alias("lag_bucket"),
-    ]
+@dataclass
+class Volume:
+    """Events by (source_topic, table, op, hour of the day in UTC; None for an event without a time or with
+    one on another day), and each topic's lags (`sync_time - event_time`, seconds, microsecond exact) of
+    the events carrying both times: what merges across batches."""
 
+    counts: dict[tuple, int] = field(default_factory=dict)
+    lags: dict[str, list[float]] = field(default_factory=dict)
 
-def volume(events: DataFrame) -> list:
-    """Events by (source_topic, table, op, hour): the one aggregate behind the hourly pictures and the
-    report's event counts (one Spark job)."""
-    return sorted(events.groupBy("source_topic", "table", "op", "hour").count().collect(), key=volume_order)
+    def add(self, events, dt_value: str) -> Volume:
+        """Count `events` (dicts with their `table` label, times as epoch microseconds) of the day `dt_value`."""
+        day = (dt.date.fromisoformat(dt_value) - dt.date(1970, 1, 1)).days
+        counts, lags = self.counts, self.lags
+        for e in events:
+            event_us, sync_us = e["event_time"], e["sync_time"]
+            hour = None
+            if event_us is not None and event_us // _DAY_US == day:
+                hour = event_us // _HOUR_US % 24
+            key = (e["source_topic"], e["table"], e["op"], hour)
+            counts[key] = counts.get(key, 0) + 1
+            if event_us is not None and sync_us is not None:
+                lags.setdefault(e["source_topic"], []).append((sync_us - event_us) / 1_000_000.0)
+        return self
+
+    def merge(self, other: Volume) -> Volume:
+        for key, n in other.counts.items():
+            self.counts[key] = self.counts.get(key, 0) + n
+        for topic, lags in other.lags.items():
+            self.lags.setdefault(topic, []).extend(lags)
+        return self
+
+    def rows(self) -> list[dict]:
+        """{source_topic, table, op, hour, count} per group, in `volume_order`."""
+        rows = [{"source_topic": t, "table": table, "op": op, "hour": h, "count": n}
+                for (t, table, op, h), n in self.counts.items()]  # fmt: skip
+        return sorted(rows, key=volume_order)
 
 
 def volume_order(row) -> tuple:
-    """The order `volume`'s rows are given in (topic, table, op, hour; nulls first), so the summary's
+    """The order `Volume.rows` are given in (topic, table, op, hour; nulls first), so the summary's
     ops come in the same order from every run."""
     return tuple((row[c] is not None, row[c]) for c in ("source_topic", "table", "op", "hour"))
 
 
-def hourly_from(volume_rows: list) -> tuple[dict, dict]:
+def hourly_from(volume_rows: list[dict]) -> tuple[dict, dict]:
     """Per topic {hour: {op: events}} for the 24 hours, and the events outside the day per topic."""
     hourly: dict[str, dict[int, dict[str, int]]] = {}
     outside: dict[str, int] = {}
     for r in volume_rows:
-        hours = hourly.setdefault(r.source_topic, {h: {} for h in range(24)})
-        if r.hour is None:  # no event time, or one on another day
-            outside[r.source_topic] = outside.get(r.source_topic, 0) + r["count"]
+        topic, hour, op = r["source_topic"], r["hour"], r["op"]
+        hours = hourly.setdefault(topic, {h: {} for h in range(24)})
+        if hour is None:  # no event time, or one on another day
+            outside[topic] = outside.get(topic, 0) + r["count"]
         else:
-            hours[r.hour][r.op] = hours[r.hour].get(r.op, 0) + r["count"]
+            hours[hour][op] = hours[hour].get(op, 0) + r["count"]
     return hourly, outside
 
 
-def event_counts_of(volume_rows: list) -> list[dict]:
-    """Events by source_topic, table and op (for the report), from `volume`'s rows."""
+def event_counts_of(volume_rows: list[dict]) -> list[dict]:
+    """Events by source_topic, table and op (for the report), from `Volume.rows`."""
     out: dict[tuple[str, str], dict] = {}
     for r in volume_rows:
-        entry = out.setdefault((r.source_topic, r.table), {"source_topic": r.source_topic, "table": r.table, "ops": {}})
-        entry["ops"][r.op] = entry["ops"].get(r.op, 0) + r["count"]
-    return [out[k] for k in sorted(out)]
+        topic, table = r["source_topic"], r["table"]
+        entry = out.setdefault((topic, table), {"source_topic": topic, "table": table, "ops": {}})
+        entry["ops"][r["op"]] = entry["ops"].get(r["op"], 0) + r["count"]
+    return [out[k] for k in sorted(out, key=lambda k: tuple((v is not None, v) for v in k))]
 
 
-def py_lag_bucket(lag: float) -> str:
-    """`lag_bucket` of one lag, in Python."""
+def lag_bucket(lag: float) -> str:
+    """The histogram bucket of a lag: `<=0`, or the decade floor(log10(lag)) clamped to LAG_BUCKETS."""
     if lag <= 0:
         return NON_POSITIVE
     return bucket_label(min(max(math.floor(math.log10(lag)), LAG_BUCKETS[0]), LAG_BUCKETS[-1]))
 
 
 def _percentile(ordered: list[float], fraction: float) -> float:
-    """Spark's exact `percentile` of sorted values: linear interpolation between the two ranks around
-    (n - 1) * fraction, in its order of operations so the digits agree."""
+    """The exact percentile of sorted values: linear interpolation between the two ranks around
+    (n - 1) * fraction (as Spark's `percentile` and numpy's default compute it)."""
     position = (len(ordered) - 1) * fraction
     lower, higher = math.floor(position), math.ceil(position)
     low, high = ordered[lower], ordered[higher]
@@ -150,48 +161,18 @@ def _percentile(ordered: list[float], fraction: float) -> float:
 
 
 def lag_figures(lags: dict[str, list[float]]) -> dict[str, TopicLag]:
-    """`lag_from`'s figures from each topic's lags (seconds), in Python."""
+    """Lag quantiles, maximum, negatives and histogram per topic, from each topic's lags (seconds)."""
     labels = [NON_POSITIVE, *(bucket_label(d) for d in LAG_BUCKETS)]
     out = {}
     for topic in sorted(lags):
         ordered = sorted(lags[topic])
         histogram = dict.fromkeys(labels, 0)
         for lag in ordered:
-            histogram[py_lag_bucket(lag)] += 1
+            histogram[lag_bucket(lag)] += 1
         quantiles = [_percentile(ordered, q) for q in QUANTILES]
         negative = sum(lag < 0 for lag in ordered)
         out[topic] = TopicLag(len(ordered), *quantiles, max=ordered[-1], negative=negative, histogram=histogram)
     return out
-
-
-def lag_from(events: DataFrame) -> dict[str, TopicLag]:
-    """Lag quantiles, maximum, negatives and histogram per topic from the scan's `lag` columns (one job)."""
-    labels = [NON_POSITIVE, *(bucket_label(d) for d in LAG_BUCKETS)]
-    lag = F.col("lag")
-    stats = (
-        events.where(lag.isNotNull())
-        .groupBy("source_topic")
-        .agg(
-            F.count("*").alias("events"),
-            F.percentile(lag, list(QUANTILES)).alias("q"),
-            F.max(lag).alias("max"),
-            F.count(F.when(lag < 0, 1)).alias("negative"),
-            *[F.count(F.when(F.col("lag_bucket") == b, 1)).alias(f"b{i}") for i, b in enumerate(labels)],
-        )
-        .collect()
-    )
-    return {
-        r.source_topic: TopicLag(
-            events=r.events,
-            p50=r.q[0],
-            p95=r.q[1],
-            p99=r.q[2],
-            max=r["max"],
-            negative=r.negative,
-            histogram={b: r[f"b{i}"] for i, b in enumerate(labels)},
-        )
-        for r in sorted(stats, key=lambda r: r.source_topic)
-    }
 
 
 def longest_quiet_run(hours: dict[int, dict[str, int]]) -> int:
@@ -218,22 +199,11 @@ def topic_flags(hours: dict[int, dict[str, int]] | None, lag: TopicLag | None) -
     return flags
 
 
-def activity_from(events: DataFrame, dt_value: str, volume_rows: list) -> Activity:
-    """Hourly volume (from `volume`'s rows) and lag figures of the scan's events, with the flagged topics."""
-    return activity_of(dt_value, volume_rows, lag_from(events))
-
-
-def activity_of(dt_value: str, volume_rows: list, lag: dict[str, TopicLag]) -> Activity:
-    """The day's activity from `volume`'s rows and the topics' lag figures, with the flagged topics."""
+def activity_of(dt_value: str, volume_rows: list[dict], lag: dict[str, TopicLag]) -> Activity:
+    """The day's activity from `Volume.rows` and the topics' lag figures, with the flagged topics."""
     hourly, outside = hourly_from(volume_rows)
     topics = sorted(set(hourly) | set(lag))
     flags = {t: f for t in topics if (f := topic_flags(hourly.get(t), lag.get(t)))}
     return Activity(
         dt=dt_value, hourly={t: hourly[t] for t in sorted(hourly)}, outside_day=outside, lag=lag, flags=flags
     )
-
-
-def day_activity(changes: DataFrame, dt_value: str) -> Activity:
-    """Hourly volume and lag figures of one partition's events, with the flagged topics (a scan of its own)."""
-    events = changes.select("source_topic", "op", F.lit(None).alias("table"), *event_columns(dt_value))
-    return activity_from(events, dt_value, volume(events))

@@ -8,10 +8,7 @@ usually means the source changed its format.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
-
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from dataclasses import dataclass, replace
 
 from cdc_pipelines.model import meta_keys
 from cdc_pipelines.quality.partition import Partition, Thresholds
@@ -22,42 +19,43 @@ RULE = "conservation_check"
 TOP_REASONS = 10
 
 
-def event_columns() -> list[Column]:
-    """The scan's per-event columns this rule counts: is the event a merged split update (its before half
-    was a message too), is it a redelivery."""
-    return [
-        F.element_at("meta", F.lit(meta_keys.BEFORE_SOURCE_LINE)).isNotNull().alias("before_half"),
-        F.element_at("meta", F.lit(meta_keys.DUPLICATE_OF)).isNotNull().alias("repeat"),
-    ]
+@dataclass
+class TopicCounts:
+    """What one topic's events say of its messages: events, before halves of merged split updates (each
+    was a message too) and redeliveries (events marked `cdc.duplicate_of`); merges across batches."""
+
+    events: int = 0
+    before_halves: int = 0
+    duplicates: int = 0
+
+    def merge(self, other: TopicCounts) -> TopicCounts:
+        self.events += other.events
+        self.before_halves += other.before_halves
+        self.duplicates += other.duplicates
+        return self
 
 
-def counts_from(events: DataFrame, rejects: RejectSummary) -> dict[str, dict[str, int]]:
-    """Messages decoded (distinct input lines behind the events, plus the before halves of merged
-    split updates), rejected and redelivered (events marked `cdc.duplicate_of`), by topic, as the lake
-    holds them; `events` carries `event_columns` (one Spark job)."""
-    decoded = events.groupBy("source_topic").agg(
-        (F.count_distinct("source_file", "source_line") + F.count(F.when(F.col("before_half"), 1))).alias("decoded"),
-        F.count(F.lit(1)).alias("events"),
-        F.count(F.when(F.col("repeat"), 1)).alias("duplicates"),
-    )
-    return _with_rejects([r.asDict() for r in decoded.collect()], rejects)
-
-
-def counts_of(events: list[dict], rejects: RejectSummary) -> dict[str, dict[str, int]]:
-    """`counts_from` over events as dicts (in Python, for a day judged without a JVM)."""
-    lines: dict[str, set] = {}
-    topics: dict[str, dict] = {}
+def count_events(counts: dict[str, TopicCounts], events) -> dict[str, TopicCounts]:
+    """`counts` with `events` (dicts of canonical rows) counted in, by topic."""
     for e in events:
         meta = e["meta"] or {}
-        topic = topics.setdefault(e["source_topic"], {"source_topic": e["source_topic"], "decoded": 0, "events": 0,
-                                                      "duplicates": 0})  # fmt: skip
-        lines.setdefault(e["source_topic"], set()).add((e["source_file"], e["source_line"]))
-        topic["decoded"] += meta.get(meta_keys.BEFORE_SOURCE_LINE) is not None
-        topic["events"] += 1
-        topic["duplicates"] += meta.get(meta_keys.DUPLICATE_OF) is not None
-    for name, topic in topics.items():
-        topic["decoded"] += len(lines[name])
-    return _with_rejects(list(topics.values()), rejects)
+        topic = counts.get(e["source_topic"])
+        if topic is None:
+            topic = counts[e["source_topic"]] = TopicCounts()
+        topic.events += 1
+        topic.before_halves += meta.get(meta_keys.BEFORE_SOURCE_LINE) is not None
+        topic.duplicates += meta.get(meta_keys.DUPLICATE_OF) is not None
+    return counts
+
+
+def counts_of(
+    counts: dict[str, TopicCounts], lines: dict[str, int], rejects: RejectSummary
+) -> dict[str, dict[str, int]]:
+    """Messages decoded (the distinct input `lines` behind each topic's events, plus the before halves of
+    merged split updates), rejected and redelivered, by topic, as the lake holds them."""
+    decoded = [{"source_topic": t, "decoded": lines.get(t, 0) + c.before_halves, "events": c.events,
+                "duplicates": c.duplicates} for t, c in counts.items()]  # fmt: skip
+    return _with_rejects(decoded, rejects)
 
 
 def _with_rejects(decoded: list[dict], rejects: RejectSummary) -> dict[str, dict[str, int]]:

@@ -11,24 +11,29 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-
-from pyspark.sql import SparkSession
+from typing import Any, Protocol
 
 from cdc_pipelines.lake.layout import REPORTS_DIR
-from cdc_pipelines.quality import in_process
 from cdc_pipelines.quality.activity import Activity
-from cdc_pipelines.quality.day_figures import (
-    FIGURES_FILE,
-    DayQuality,
-    compute_day_quality,
-    figures_key,
-    read_figures,
-)
+from cdc_pipelines.quality.day_figures import FIGURES_FILE, DayQuality, figures_key, read_figures
 from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.quality.report import report_day, write_quality_report
 from cdc_pipelines.runtime import storage
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.run import snapshots_root
+
+
+class QualityEngine(Protocol):
+    """What a report asks of an engine (`engines.local.LocalEngine`, `engines.spark.SparkEngine`): the day's
+    quality, the day's first snapshot anomalies, and its session (None without one) for other storage."""
+
+    spark: Any
+
+    def day_quality(
+        self, lake_root: str, dt: str, thresholds: Thresholds, key: dict, report_day: Path | None
+    ) -> DayQuality: ...
+
+    def snapshot_anomalies(self, root: str, day: str, per_kind: int) -> list[dict]: ...
 
 
 @dataclass(frozen=True)
@@ -66,20 +71,16 @@ class _DayFolder:
         """The day's folder at `target`, where readers find the report."""
         return storage.join(self.target, f"dt={self.dt}")
 
-    def scan(self, spark: SparkSession | None) -> DayQuality:
-        """The day's whole quality from one scan (judged in this process without `spark`), its figures kept
-        in the local report folder."""
+    def scan(self, engine: QualityEngine) -> DayQuality:
+        """The day's whole quality from one read of it by `engine`, its figures kept in the local report folder."""
         gx_day = self.day if self.great_expectations else None
-        if spark is None:
-            quality = in_process.day_quality(self.lake_root, self.dt, self.thresholds, self.key, gx_day)
-        else:
-            quality = compute_day_quality(spark, self.lake_root, self.dt, self.thresholds, self.key, gx_day)
+        quality = engine.day_quality(self.lake_root, self.dt, self.thresholds, self.key, gx_day)
         (self.day / FIGURES_FILE).write_text(quality.to_json(), encoding="utf-8")
         return quality
 
 
 def _day_folder(
-    spark: SparkSession | None,
+    spark,
     lake_root: str | Path,
     dt: str,
     out_dir: str | Path | None,
@@ -93,14 +94,11 @@ def _day_folder(
     target = storage.absolute(out_dir) if out_dir else storage.join(lake_root, REPORTS_DIR)
     staging = None if storage.local_path(target) is not None else tempfile.mkdtemp(prefix="cdc-report-")
     out = Path(storage.local_path(target) or staging)
-    if spark is None:
-        key = in_process.figures_key(lake_root, thresholds, great_expectations)
-    else:
-        key = figures_key(spark, lake_root, thresholds, great_expectations)
+    key = figures_key(spark, lake_root, thresholds, great_expectations)
     return _DayFolder(lake_root, dt, thresholds, great_expectations, target, staging, out, report_day(out, dt), key)
 
 
-def _publish(spark: SparkSession, folder: _DayFolder, whole: bool) -> None:
+def _publish(spark, folder: _DayFolder, whole: bool) -> None:
     """Copy the staged day to its target through Hadoop: the whole folder replaced, or (`whole` false)
     only the files staged, beside what the folder holds."""
     if folder.staging is None:
@@ -114,7 +112,7 @@ def _publish(spark: SparkSession, folder: _DayFolder, whole: bool) -> None:
 
 
 def write_day_figures(
-    spark: SparkSession,
+    engine: QualityEngine,
     lake_root: str | Path,
     dt: str,
     out_dir: str | Path | None = None,
@@ -123,14 +121,14 @@ def write_day_figures(
 ) -> DayQuality:
     """The day's whole quality from one scan, kept in its report folder (`figures.json`, and the GX Data
     Docs) for `write_day_report` to render: what the daily run's checks step calls."""
-    folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
-    quality = folder.scan(spark)
-    _publish(spark, folder, whole=True)
+    folder = _day_folder(engine.spark, lake_root, dt, out_dir, thresholds, great_expectations)
+    quality = folder.scan(engine)
+    _publish(engine.spark, folder, whole=True)
     return quality
 
 
 def write_day_report(
-    spark: SparkSession | None,
+    engine: QualityEngine,
     lake_root: str | Path,
     dt: str,
     out_dir: str | Path | None = None,
@@ -143,17 +141,15 @@ def write_day_report(
     ones they were computed for; otherwise the day is scanned here (and its figures kept). Local paths
     are made absolute first: GX's Data Docs site refuses a relative base directory. A report bound for
     another filesystem (`s3a://...`) is written to a local folder, then copied there through Hadoop.
-    Without `spark`, a small day of a local lake is judged in this process (`in_process`): it raises
-    `NeedsSpark` for an event only Spark judges exactly.
     """
+    spark = engine.spark
     folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
     day = folder.published
     quality = read_figures(spark, day, folder.key, folder.day)
     computed = quality is None
     if computed:
-        quality = folder.scan(spark)
-    root = snapshots_root(folder.lake_root)
-    snapshot = in_process.snapshot_section(root, dt) if spark is None else snapshot_report(spark, root, dt)
+        quality = folder.scan(engine)
+    snapshot = snapshot_report(engine, snapshots_root(folder.lake_root), dt)
     html = write_quality_report(
         quality.results, folder.out, dt, event_counts=quality.event_counts, gx=quality.gx,
         activity=quality.activity, snapshot=snapshot,

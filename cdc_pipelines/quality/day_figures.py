@@ -17,19 +17,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import SparkSession
-
+from cdc_pipelines.extract.files import InputError
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
 from cdc_pipelines.quality.activity import Activity
-from cdc_pipelines.quality.partition import Thresholds
+from cdc_pipelines.quality.day import DayTally, day_figures
+from cdc_pipelines.quality.partition import Partition, Thresholds
+from cdc_pipelines.quality.rejects import RejectSummary
 from cdc_pipelines.quality.result import RuleResult
-from cdc_pipelines.quality.runner import RULES, load_partition
-from cdc_pipelines.quality.scan import DayScan
 from cdc_pipelines.runtime import storage
 
 FIGURES_FILE = "figures.json"
 SOURCE_TABLES = (CHANGES_DIR, REJECTS_DIR, COUNTS_DIR)
+
+
+class MissingPartitionError(InputError):
+    """The partition was never decoded: no changes, no rejects, no recorded counts."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,9 @@ class DayQuality:
         )
 
 
-def figures_key(spark: SparkSession, lake_root: str, thresholds: Thresholds, great_expectations: bool) -> dict:
-    """What a day's figures depend on: the latest version of each source table, the thresholds, GX or not."""
+def figures_key(spark, lake_root: str, thresholds: Thresholds, great_expectations: bool) -> dict:
+    """What a day's figures depend on: the latest version of each source table (listed through `spark`'s
+    Hadoop, or locally without it), the thresholds, GX or not."""
     versions = {name: io.table_version(spark, storage.join(lake_root, name)) for name in SOURCE_TABLES}
     return figures_key_of(versions, thresholds, great_expectations)
 
@@ -106,24 +110,22 @@ def figures_key_of(versions: dict[str, int | None], thresholds: Thresholds, grea
     }
 
 
-def compute_day_quality(
-    spark: SparkSession, lake_root: str, dt: str, thresholds: Thresholds, key: dict, report_day: Path | None
+def day_quality_of(
+    partition: Partition,
+    tally: DayTally,
+    lines: dict[str, int],
+    rejects: RejectSummary,
+    thresholds: Thresholds,
+    key: dict,
+    gx: Any,
 ) -> DayQuality:
-    """The day's whole quality from one scan of its partition; with `report_day`, the GX suite validates
-    the scan's own flags and writes its Data Docs there. `key` is taken before the scan, so a commit
-    during it leaves the figures stale rather than wrongly current."""
-    partition = load_partition(spark, lake_root, dt)
-    with DayScan(partition, thresholds, RULES, figures=True) as scan:
-        results, counts, activity = scan.results(), scan.event_counts(), scan.activity()
-        gx = None
-        if report_day is not None:
-            from cdc_pipelines.quality.expectations import run_expectations  # slow import: only when asked
-
-            gx = run_expectations(partition.changes, report_day, thresholds, scan=scan)
-    return DayQuality(dt=dt, key=key, results=results, event_counts=counts, activity=activity, gx=gx)
+    """The day's whole quality from what an engine counted (`day.day_figures`), and the GX outcome. `key`
+    is taken before the day is read, so a commit meanwhile leaves the figures stale rather than wrongly current."""
+    results, counts, activity = day_figures(partition, tally, lines, rejects, thresholds)
+    return DayQuality(dt=partition.dt, key=key, results=results, event_counts=counts, activity=activity, gx=gx)
 
 
-def read_figures(spark: SparkSession | None, target_day: str, key: dict, report_day: Path) -> DayQuality | None:
+def read_figures(spark, target_day: str, key: dict, report_day: Path) -> DayQuality | None:
     """The figures kept in `target_day` (the day's report folder, any filesystem; local without `spark`)
     if they were computed for `key`; None where there are none or they are stale."""
     path = storage.join(target_day, FIGURES_FILE)

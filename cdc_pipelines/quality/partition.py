@@ -1,11 +1,9 @@
-"""What a quality run reads and holds against: one day of the lake and the thresholds it must meet."""
+"""What a quality run reads and holds against: what one day's decode recorded, and the thresholds it must meet."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-
-from pyspark.sql import DataFrame
 
 
 @dataclass(frozen=True)
@@ -21,11 +19,9 @@ class Thresholds:
 
 @dataclass
 class Partition:
-    """One dt of the lake: its events, its rejects and the counts its decode run recorded (if any)."""
+    """One dt of the lake as its decode runs recorded it: the counts per topic (read, filtered, ...) and the
+    gaps and overlaps of Kafka offsets between this day and the days beside it (`model.kafka_offsets`)."""
 
     dt: str
-    changes: DataFrame | None  # None where the day is judged in process (`in_process`), its rows as dicts
-    rejects: DataFrame | None
     recorded: dict[str, dict[str, int]] = field(default_factory=dict)
-    # gaps and overlaps of Kafka offsets between this day and the days beside it (model.kafka_offsets)
     kafka_gaps: list = field(default_factory=list)

@@ -1,16 +1,14 @@
-"""The day's rejects in one aggregate, shared by conservation (counts, top reasons, examples) and split-update
+"""The day's rejects in one summary, shared by conservation (counts, top reasons, examples) and split-update
 pairing (the orphan before halves the decoder rejected).
 
 Counts by (source_topic, reason) with each group's first MAX_EXAMPLES lines: the first examples overall,
-or of any set of reasons, are among those, so one Spark job answers every question the rules ask of them.
+or of any set of reasons, are among those, so one summary answers every question the rules ask of them.
+Summaries of separate batches of rejects merge (`merge`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from cdc_pipelines.quality.result import MAX_EXAMPLES, null_first
 
@@ -59,27 +57,27 @@ class RejectSummary:
         ]
 
 
-def summarize_rejects(rejects: DataFrame) -> RejectSummary:
-    """One group-by over the rejects (one Spark job)."""
-    line = F.struct(*ORDER)
-    rows = (
-        rejects.groupBy("source_topic", "reason")
-        .agg(F.count(F.lit(1)).alias("n"), F.min_by(line, line, MAX_EXAMPLES).alias("first"))
-        .collect()
-    )
-    return RejectSummary(
-        tuple(RejectGroup(r.source_topic, r.reason, r.n, tuple(tuple(x) for x in r["first"] or ())) for r in rows)
-    )
-
-
-def summary_of(rejects: list[dict]) -> RejectSummary:
-    """`summarize_rejects` over rejects as dicts (in Python, for a day judged without a JVM)."""
+def summary_of(rejects) -> RejectSummary:
+    """The summary of `rejects` (dicts with source_topic, source_file, source_line and reason)."""
     groups: dict[tuple, list] = {}
     for r in rejects:
         groups.setdefault((r["source_topic"], r["reason"]), []).append(tuple(r[c] for c in ORDER))
     return RejectSummary(
-        tuple(
-            RejectGroup(t, reason, len(lines), tuple(sorted(lines, key=lambda x: null_first(*x))[:MAX_EXAMPLES]))
-            for (t, reason), lines in groups.items()
-        )
+        tuple(RejectGroup(t, reason, len(lines), _first(lines)) for (t, reason), lines in groups.items())
     )
+
+
+def _first(lines) -> tuple:
+    return tuple(sorted(lines, key=lambda x: null_first(*x))[:MAX_EXAMPLES])
+
+
+def merge(summaries) -> RejectSummary:
+    """One summary of the rejects `summaries` counted apart."""
+    groups: dict[tuple, RejectGroup] = {}
+    for summary in summaries:
+        for g in summary.groups:
+            key = (g.source_topic, g.reason)
+            held = groups.get(key)
+            groups[key] = g if held is None else RejectGroup(g.source_topic, g.reason, held.count + g.count,
+                                                             _first(held.first + g.first))  # fmt: skip
+    return RejectSummary(tuple(groups.values()))

@@ -1,30 +1,24 @@
-"""The result object every rule returns, and the one aggregation that fills it.
+"""The result every rule returns, and the one way an event rule is judged and counted.
 
-A rule declares sub-checks (does it apply to an event, does it fail, why); `rule_columns` turns them
-into per-event flag columns of the day's one scan (see `scan`), and `rule_aggregates` counts those
-flags by (source_topic, table) and keeps each group's first failing examples (`min_by` with k) in
-the same aggregation, so a day's event rules cost one Spark job and only aggregates reach the driver.
+An event rule declares its sub-checks in order and one `verdicts` function that judges one event (a dict of
+the canonical row, times as epoch microseconds): per sub-check whether it applies, whether it fails and why.
+`RuleTally` counts those verdicts by (source_topic, table) with each group's first failing examples; tallies
+of separate batches merge (`merge`), so an engine may judge a day's batches wherever it likes (in this
+process, in a pool, in Spark's tasks) and add the tallies up. `rule_result` turns the merged tally into the
+rule's `RuleResult`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
-
-from pyspark.sql import Column, DataFrame, Row
-from pyspark.sql import functions as F
+from typing import Any
 
 MAX_EXAMPLES = 5
 NO_TABLE = "(none)"
-
-
-class SubCheck(NamedTuple):
-    """One sub-check of a rule: rows it `applies` to, rows that `fail`, and a short `reason` text."""
-
-    applies: Column
-    fails: Column
-    reason: Column
+# failing examples are the first by this order, nulls first
+EXAMPLE_ORDER = ("source_topic", "source_file", "source_line", "event_id")
+FLAG_SEPARATOR = "__"
 
 
 @dataclass
@@ -71,58 +65,20 @@ class RuleResult:
         }
 
 
-def table_label() -> Column:
-    """`db.schema.table` of an event, `(none)` for events without an object (heartbeats)."""
-    label = F.concat_ws(".", F.col("db"), F.col("db_schema"), F.col("table_name"))
-    return F.when(label == "", F.lit(NO_TABLE)).otherwise(label)
-
-
 def event_table_label(event: Mapping[str, Any]) -> str:
-    """`table_label` of one event as a dict (`concat_ws` leaves the nulls out)."""
+    """`db.schema.table` of an event (its null parts left out), `(none)` for events without an object."""
     label = ".".join(p for p in (event["db"], event["db_schema"], event["table_name"]) if p is not None)
     return label or NO_TABLE
 
 
-KEY_COLUMNS = ("event_id", "source_topic", "source_file", "source_line", "table")
-# failing examples are the first by this order (min_by keeps nulls first, as orderBy does)
-EXAMPLE_ORDER = ("source_topic", "source_file", "source_line", "event_id")
-
-
-@dataclass(frozen=True)
-class EventRule:
-    """A rule judged event by event: its sub-checks, its boolean info flags and its threshold."""
-
-    name: str
-    checks: Mapping[str, SubCheck]
-    info: Mapping[str, Column] = field(default_factory=dict)
-    threshold: float = 0.0
-    # adds columns its sub-checks share: figures of the whole day joined back, or values computed once
-    added_columns: Callable[[DataFrame], DataFrame] | None = None
-
-    def prepare(self, events: DataFrame) -> DataFrame:
-        """`events` with the rule's added columns (unchanged for a rule without any)."""
-        return self.added_columns(events) if self.added_columns else events
-
-    def column(self, kind: str, name: str = "") -> str:
-        """The scan's column of this rule: a(pplies)/f(ails) per sub-check, i(nfo), reason."""
-        return rule_column(self.name, kind, name)
-
-
-def rule_column(rule: str, kind: str, name: str = "") -> str:
-    return f"{kind}__{rule}__{name}" if name else f"{kind}__{rule}"
-
-
-FLAG_SEPARATOR = "__"
-
-
 def flag_column(rule: str, check: str) -> str:
-    """A sub-check's column of the GX flags (`expectations.flag_frame`, `in_process.flag_rows`)."""
+    """A sub-check's column of the GX flags (`day.flag_batch`)."""
     return f"{rule}{FLAG_SEPARATOR}{check}"
 
 
-class NeedsSpark(Exception):
-    """An event whose figures the Python judges cannot give exactly as Spark's expressions do (a time
-    outside Python's years, a `cdc.changed_columns` Spark would read leniently): judge the day with Spark."""
+def null_first(*values: Any) -> tuple:
+    """A sort key ordering ascending with nulls first."""
+    return tuple((v is not None, v) for v in values)
 
 
 # one sub-check's verdict on one event: applies, fails, and the reason (read only where it fails)
@@ -130,90 +86,97 @@ Verdict = tuple[bool, bool, "str | None"]
 
 
 @dataclass(frozen=True)
-class EventJudge:
-    """An `EventRule` judged in Python, one event (a dict of the canonical row, times as epoch
-    microseconds) at a time: the same sub-checks in the same order, each giving a `Verdict`, and the
-    same info flags. It judges a day small enough to need no JVM (`in_process`); the Spark suite holds
-    both forms to the same results on every fixture (`tests/quality/test_in_process.py`)."""
+class EventRule:
+    """A rule judged event by event: its sub-checks and info flags (in order), the function giving their
+    verdicts on one event, and its threshold. `verdicts` may read what `day.DayContext` sets on the event
+    (figures of the whole day, such as the events sharing its id)."""
 
     name: str
     checks: Sequence[str]
     info: Sequence[str]
     verdicts: Callable[[Mapping[str, Any]], tuple[Sequence[Verdict], Sequence[bool]]]
     threshold: float = 0.0
-    # day-wide figures the verdicts read (the keys rule's tables and repeated ids), set on the events
-    prepare: Callable[[list[dict]], None] | None = None
-
-    def column(self, kind: str, name: str = "") -> str:
-        return rule_column(self.name, kind, name)
 
 
-def key_columns() -> list[Column]:
-    """What every event rule groups and cites by: id, topic, line and table label."""
-    return [F.col(c) for c in KEY_COLUMNS[:-1]] + [table_label().alias("table")]
+@dataclass
+class GroupTally:
+    """One (source_topic, table)'s counts of a rule: events checked and failed, each sub-check's applies
+    and fails, each info flag, and the first MAX_EXAMPLES failing events as (EXAMPLE_ORDER..., reason)."""
+
+    checked: int = 0
+    failed: int = 0
+    applies: list[int] = field(default_factory=list)
+    fails: list[int] = field(default_factory=list)
+    info: list[int] = field(default_factory=list)
+    examples: list[tuple] = field(default_factory=list)
+
+    def merge(self, other: GroupTally) -> None:
+        self.checked += other.checked
+        self.failed += other.failed
+        self.applies = [a + b for a, b in zip(self.applies, other.applies, strict=True)]
+        self.fails = [a + b for a, b in zip(self.fails, other.fails, strict=True)]
+        self.info = [a + b for a, b in zip(self.info, other.info, strict=True)]
+        self.examples = first_examples([*self.examples, *other.examples])
 
 
-def rule_columns(rule: EventRule) -> list[Column]:
-    """The rule's per-event columns: applies and fails per sub-check, info flags, the first failing reason.
-
-    An event counts as checked when any sub-check applies and as failed when any applicable one fails;
-    its reason is the first failing sub-check's, in the order given.
-    """
-    flags = {}
-    for name, check in rule.checks.items():
-        applies = F.coalesce(check.applies, F.lit(False))
-        flags[rule.column("a", name)] = applies
-        flags[rule.column("f", name)] = applies & F.coalesce(check.fails, F.lit(False))
-    reasons = [F.when(flags[rule.column("f", n)], c.reason) for n, c in rule.checks.items()]
-    return [
-        *[col.alias(name) for name, col in flags.items()],
-        *[F.coalesce(col, F.lit(False)).alias(rule.column("i", n)) for n, col in rule.info.items()],
-        F.coalesce(*reasons, F.lit(None)).alias(rule.column("reason")),
-    ]
+def first_examples(examples: Iterable[tuple], limit: int = MAX_EXAMPLES) -> list[tuple]:
+    """The first `limit` examples by their fields, nulls first."""
+    return sorted(examples, key=lambda e: null_first(*e))[:limit]
 
 
-def _counted(rule: EventRule) -> list[str]:
-    return [
-        *[rule.column(k, n) for n in rule.checks for k in ("a", "f")],
-        *[rule.column("i", n) for n in rule.info],
-    ]
+@dataclass
+class RuleTally:
+    """A rule's counts over some events, by (source_topic, table): what merges across batches."""
+
+    groups: dict[tuple, GroupTally] = field(default_factory=dict)
+
+    def add(self, rule: EventRule, events: Iterable[Mapping[str, Any]]) -> RuleTally:
+        """Judge `events` (each with its `table` label) and count their verdicts in."""
+        checks, infos = len(rule.checks), len(rule.info)
+        for event in events:
+            key = (event["source_topic"], event["table"])
+            group = self.groups.get(key)
+            if group is None:
+                group = self.groups[key] = GroupTally(0, 0, [0] * checks, [0] * checks, [0] * infos, [])
+            verdicts, flags = rule.verdicts(event)
+            reason, applies = None, False
+            for i, (a, f, why) in enumerate(verdicts):
+                if a:
+                    applies = True
+                    group.applies[i] += 1
+                    if f:
+                        group.fails[i] += 1
+                        if reason is None:
+                            reason = why
+            for i, flag in enumerate(flags):
+                group.info[i] += bool(flag)
+            group.checked += applies
+            if reason is not None:
+                group.failed += 1
+                group.examples.append((*(event[c] for c in EXAMPLE_ORDER), reason))
+                if len(group.examples) > 4 * MAX_EXAMPLES:
+                    group.examples = first_examples(group.examples)
+        return self
+
+    def merge(self, other: RuleTally) -> RuleTally:
+        for key, group in other.groups.items():
+            if key in self.groups:
+                self.groups[key].merge(group)
+            else:
+                self.groups[key] = group
+        return self
 
 
-def rule_aggregates(rule: EventRule) -> list[Column]:
-    """Per group: checked, failed, each flag's count and the first MAX_EXAMPLES failing events."""
-    any_applies = F.lit(False)
-    for name in rule.checks:
-        any_applies = any_applies | F.col(rule.column("a", name))
-    reason = F.col(rule.column("reason"))
-    example = F.struct(*[F.col(c) for c in EXAMPLE_ORDER], reason.alias("reason"))
-    return [
-        F.count(F.when(any_applies, 1)).alias(rule.column("checked")),
-        F.count(reason).alias(rule.column("failed")),
-        *[F.count(F.when(F.col(c), 1)).alias(c) for c in _counted(rule)],
-        F.min_by(example, F.when(reason.isNotNull(), F.struct(*EXAMPLE_ORDER)), MAX_EXAMPLES).alias(
-            rule.column("examples")
-        ),
-    ]
-
-
-def null_first(*values: Any) -> tuple:
-    """A sort key ordering like Spark's ascending sort: nulls first."""
-    return tuple((v is not None, v) for v in values)
-
-
-def rule_result(rule: EventRule | EventJudge, rows: list) -> RuleResult:
-    """The rule's RuleResult from the grouped rows of `rule_aggregates` (any order), or of `judged_groups`."""
-    groups = sorted((r if isinstance(r, dict) else r.asDict() for r in rows),
-                    key=lambda g: null_first(g["source_topic"], g["table"]))  # fmt: skip
-    counted = [rule.column("checked"), rule.column("failed"), *_counted(rule)]
-    total = {c: sum(g[c] for g in groups) for c in counted}
-    candidates = [(e, g["table"]) for g in groups for e in g[rule.column("examples")] or []]
-    candidates.sort(key=lambda x: null_first(*(x[0][c] for c in EXAMPLE_ORDER)))
-    examples = [
-        {"id": e.event_id, "reason": e.reason, "source_topic": e.source_topic, "table": table}
-        for e, table in candidates[:MAX_EXAMPLES]
-    ]
-    checked, failed = total[rule.column("checked")], total[rule.column("failed")]
+def rule_result(rule: EventRule, tally: RuleTally) -> RuleResult:
+    """The rule's RuleResult from its merged tally: totals, per sub-check and info figures, the groups in
+    (topic, table) order and the first MAX_EXAMPLES failing events of the day."""
+    keys = sorted(tally.groups, key=lambda k: null_first(*k))
+    groups = [tally.groups[k] for k in keys]
+    checked, failed = sum(g.checked for g in groups), sum(g.failed for g in groups)
+    candidates = [(e, table) for (_, table), g in zip(keys, groups, strict=True) for e in g.examples]
+    candidates.sort(key=lambda x: null_first(*x[0]))
+    examples = [{"id": e[3], "reason": e[4], "source_topic": e[0], "table": table}
+                for e, table in candidates[:MAX_EXAMPLES]]  # fmt: skip
     ratio = failed / checked if checked else 0.0
     return RuleResult(
         rule=rule.name,
@@ -221,76 +184,13 @@ def rule_result(rule: EventRule | EventJudge, rows: list) -> RuleResult:
         failed=failed,
         passed=ratio <= rule.threshold,
         threshold=rule.threshold,
-        checks={n: {"checked": total[rule.column("a", n)], "failed": total[rule.column("f", n)]} for n in rule.checks},
-        info={n: total[rule.column("i", n)] for n in rule.info},
+        checks={n: {"checked": sum(g.applies[i] for g in groups), "failed": sum(g.fails[i] for g in groups)}
+                for i, n in enumerate(rule.checks)},  # fmt: skip
+        info={n: sum(g.info[i] for g in groups) for i, n in enumerate(rule.info)},
         groups=[
-            {
-                "source_topic": g["source_topic"],
-                "table": g["table"],
-                "checked": g[rule.column("checked")],
-                "failed": g[rule.column("failed")],
-                **{n: g[rule.column("i", n)] for n in rule.info},
-            }
-            for g in groups
-        ],
+            {"source_topic": topic, "table": table, "checked": g.checked, "failed": g.failed,
+             **{n: g.info[i] for i, n in enumerate(rule.info)}}
+            for (topic, table), g in zip(keys, groups, strict=True)
+        ],  # fmt: skip
         examples=examples,
     )
-
-
-def aggregate_rules(events: DataFrame, rules: list[EventRule]) -> dict[str, RuleResult]:
-    """Every rule's figures from the scan's per-event columns in one group-by (one Spark job)."""
-    if not rules:
-        return {}
-    rows = events.groupBy("source_topic", "table").agg(*[a for r in rules for a in rule_aggregates(r)]).collect()
-    return {r.name: rule_result(r, rows) for r in rules}
-
-
-def evaluate(df: DataFrame, rule: EventRule) -> RuleResult:
-    """One rule over a frame of canonical events (its own scan and job): for callers with one rule only."""
-    return aggregate_rules(rule.prepare(df).select(*key_columns(), *rule_columns(rule)), [rule])[rule.name]
-
-
-def judged_groups(judge: EventJudge, events: Iterable[Mapping[str, Any]]) -> list[dict]:
-    """What `rule_aggregates` gives per (source_topic, table), from the judge's verdicts on `events` (each
-    carrying its `table` label): counts of every flag, and each group's first failing examples."""
-    groups: dict[tuple, dict] = {}
-    counted = _counted(judge)
-    flags = [(judge.column("a", n), judge.column("f", n)) for n in judge.checks]
-    info = [judge.column("i", n) for n in judge.info]
-    checked, failed, examples = judge.column("checked"), judge.column("failed"), judge.column("examples")
-    for event in events:
-        key = (event["source_topic"], event["table"])
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = {"source_topic": key[0], "table": key[1], checked: 0, failed: 0,
-                                   **dict.fromkeys(counted, 0), examples: []}  # fmt: skip
-        verdicts, infos = judge.verdicts(event)
-        reason = None
-        applies = False
-        for (a_col, f_col), (a, f, why) in zip(flags, verdicts, strict=True):
-            if a:
-                applies = True
-                group[a_col] += 1
-                if f:
-                    group[f_col] += 1
-                    if reason is None:
-                        reason = why
-        for i_col, flag in zip(info, infos, strict=True):
-            group[i_col] += bool(flag)
-        group[checked] += applies
-        if reason is not None:
-            group[failed] += 1
-            group[examples].append(Row(**{c: event[c] for c in EXAMPLE_ORDER}, reason=reason))
-    for group in groups.values():
-        group[examples] = sorted(group[examples], key=lambda e: null_first(*(e[c] for c in EXAMPLE_ORDER)))[
-            :MAX_EXAMPLES
-        ]
-    return list(groups.values())
-
-
-def judge_rules(events: list[dict], judges: Sequence[EventJudge]) -> dict[str, RuleResult]:
-    """Every judge's RuleResult over `events` (dicts with their `table` label), as `aggregate_rules` gives."""
-    for judge in judges:
-        if judge.prepare is not None:
-            judge.prepare(events)
-    return {j.name: rule_result(j, judged_groups(j, events)) for j in judges}

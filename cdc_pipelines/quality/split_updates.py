@@ -8,11 +8,9 @@ well as in the events: a half that reached the table on its own is unpaired too.
 
 from __future__ import annotations
 
-from pyspark.sql import functions as F
-
 from cdc_pipelines.model import meta_keys
 from cdc_pipelines.quality.rejects import RejectSummary
-from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, SubCheck, Verdict
+from cdc_pipelines.quality.result import MAX_EXAMPLES, RuleResult, Verdict
 
 CHECK = "split_update_paired"
 BEFORE_HALF_OPS = ("UPDATE_BEFOR", "UPDATE BEFORE")
@@ -21,24 +19,9 @@ ORPHAN_REJECT = " without its matching after half"
 REJECTS_TABLE = "(rejected messages)"
 
 
-def split_update_subcheck() -> SubCheck:
-    """Events written as a split half: a before half standing alone, or an after half with no before
-    image and no paired lineage, fails (a merged `UPDATE_AFTER` carrying both images passes)."""
-    raw_op, before = F.col("raw_op"), F.col("before").isNotNull()
-    paired = F.element_at("meta", F.lit(meta_keys.BEFORE_SOURCE_LINE)).isNotNull()
-    lone_before = raw_op.isin(*BEFORE_HALF_OPS)
-    lone_after = raw_op.isin(*AFTER_HALF_OPS) & ~before & ~paired
-    return SubCheck(
-        (F.col("op") == "UPDATE") & raw_op.isin(*BEFORE_HALF_OPS, *AFTER_HALF_OPS),
-        lone_before | lone_after,
-        F.when(lone_before, F.concat(raw_op, F.lit(" half without its after half"))).otherwise(
-            F.concat(raw_op, F.lit(" half without its before half"))
-        ),
-    )
-
-
 def split_update_verdict(event) -> Verdict:
-    """`split_update_subcheck` of one event, in Python (see `result.EventJudge`)."""
+    """Events written as a split half: a before half standing alone, or an after half with no before image
+    and no paired lineage, fails (a merged `UPDATE_AFTER` carrying both images passes)."""
     raw_op = event["raw_op"]
     lone_before = raw_op in BEFORE_HALF_OPS
     paired = (event["meta"] or {}).get(meta_keys.BEFORE_SOURCE_LINE) is not None

@@ -7,10 +7,11 @@ from pathlib import Path
 from pyspark.sql import functions as F
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded
+from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.lake.run_counts import write_counts
-from cdc_pipelines.quality.runner import check_conservation, load_partition
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.store import table_root
+from tests.quality.rows import rules_of
 
 DAY = "2024-01-01"
 TYPES = {"mysqlType": {"id": "int", "name": "varchar(8)"}, "sqlType": {"id": 4, "name": 12}, "pkNames": ["id"]}
@@ -49,7 +50,7 @@ def test_a_canal_message_delivered_three_times_applies_once(spark, tmp_path):
     lake = _decode(spark, tmp_path, "oms-canal", [x, y, x, x, z])
     assert _marks(spark, lake) == [(3, "0", 1), (4, "0", 1)]
 
-    conservation = check_conservation(load_partition(spark, lake, DAY))
+    conservation = rules_of(SparkEngine(spark), lake, DAY)["conservation_check"]
     assert conservation.passed
     assert [(g["source_topic"], g["read"], g["decoded"], g["duplicates"]) for g in conservation.groups] == [
         ("t", 5, 5, 2)

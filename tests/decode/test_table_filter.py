@@ -5,9 +5,10 @@ import pytest
 
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.decode.table_filter import TableFilter, TableFilterError
+from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.extract.catalog import CatalogError, load_catalog
 from cdc_pipelines.lake.io import read_canonical
-from cdc_pipelines.quality.runner import check_conservation, load_partition
+from tests.quality.rows import rules_of
 
 
 def _parts(name: str) -> tuple[str | None, str]:
@@ -68,6 +69,6 @@ def test_decode_counts_what_the_filter_leaves_out(spark, tmp_path, capsys):
     assert summary == {"read": 6, "decoded": 3, "rejected": 1, "filtered": 2, "events": 3}
     changes = read_canonical(spark, out / "changes").collect()
     assert sorted(r.table_name for r in changes) == ["order_items", "orders", "orders"]
-    conservation = check_conservation(load_partition(spark, out, "2024-01-01"))
+    conservation = rules_of(SparkEngine(spark), out, "2024-01-01")["conservation_check"]
     assert conservation.checks["balance"] == {"checked": 2, "failed": 0} and conservation.info["filtered"] == 2
     assert [(g["read"], g["decoded"], g["rejected"], g["filtered"]) for g in conservation.groups] == [(6, 3, 1, 2)]

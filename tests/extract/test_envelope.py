@@ -8,12 +8,13 @@ import pytest
 
 from cdc_pipelines.decode.local import encode_local
 from cdc_pipelines.decode.runner import decode_files, write_decoded
+from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.extract.catalog import CatalogError, load_catalog
 from cdc_pipelines.formats import FORMAT_IDS, get_codec
+from cdc_pipelines.lake.io import read_canonical
 from cdc_pipelines.lake.run_counts import write_counts
-from cdc_pipelines.quality import Thresholds, load_partition, run_all
 from tests.conftest import resource
-from tests.quality.rows import NOW
+from tests.quality.rows import rules_of
 
 
 def _envelopes(messages: list[str]) -> list[str]:
@@ -138,13 +139,13 @@ def test_a_debezium_topic_with_tombstones_passes_its_quality_checks(spark, tmp_p
     counts = write_decoded(decoded, lake)
     assert counts == {"read": 12, "decoded": 12, "rejected": 0, "filtered": 0, "events": 12}
     write_counts(spark, lake, "2024-01-01", {"dbz": counts})
-    part = load_partition(spark, lake, "2024-01-01")
-    assert sorted(part.changes.groupBy("op", "raw_op").count().collect()) == [
+    changes = read_canonical(spark, str(lake / "changes"))
+    assert sorted(changes.groupBy("op", "raw_op").count().collect()) == [
         ("DELETE", "d", 3), ("INSERT", "c", 6), ("OTHER", "TOMBSTONE", 3)
     ]  # fmt: skip
-    results, _ = run_all(part, Thresholds(now=NOW))
-    assert {r.rule: r.checks for r in results if not r.passed} == {}
-    tombstones = part.changes.where("raw_op = 'TOMBSTONE'").select("event_time", "sync_time").collect()
+    results = rules_of(SparkEngine(spark), lake, "2024-01-01")
+    assert {name: r.checks for name, r in results.items() if not r.passed} == {}
+    tombstones = changes.where("raw_op = 'TOMBSTONE'").select("event_time", "sync_time").collect()
     assert [(t.event_time, t.sync_time.isoformat()) for t in tombstones] == [
         (None, "2024-01-01T00:00:00.123000")
     ] * 3  # the Kafka timestamp

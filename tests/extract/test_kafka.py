@@ -187,7 +187,8 @@ def test_offsets_table_and_a_rerun_after_more_messages(spark, topics, tmp_path):
 
 
 def test_incomplete_day_refused_and_one_read_on_purpose_leaves_a_gap_conservation_reports(spark, topics, tmp_path):
-    from cdc_pipelines.quality.runner import check_conservation, load_partition
+    from cdc_pipelines.engines.spark import SparkEngine
+    from tests.quality.rows import rules_of
 
     name, lake = "customers", tmp_path / "lake"
     with pytest.raises(KafkaSourceError) as refused:
@@ -207,7 +208,7 @@ def test_incomplete_day_refused_and_one_read_on_purpose_leaves_a_gap_conservatio
     pin_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(4), lake_root=lake)  # its offsets
     gaps = find_gaps(read_days_offsets(spark, lake, [day(3), day(4)]))
     assert [(g.partition, g.kind, g.messages) for g in gaps] == [(0, "gap", 1)]
-    result = check_conservation(load_partition(spark, str(lake), day(3)))  # day 3 beside the day after it
+    result = rules_of(SparkEngine(spark), lake, day(3))["conservation_check"]  # day 3 beside the day after it
     assert not result.passed
     assert result.checks["kafka_offsets"] == {"checked": 1, "failed": 1}
     assert f"gap in topic {name} partition 0" in result.info["kafka_offset_gaps"][0]

@@ -1,15 +1,26 @@
-"""Hand-built canonical events: one clean oms-canal INSERT by default, overridden field by field."""
+"""Hand-built canonical events (one clean oms-canal INSERT by default, overridden field by field), written as
+a day of a lake and judged by an engine."""
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
+import os
+from pathlib import Path
 
-from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
-from cdc_pipelines.quality import Partition
+import pyarrow as pa
+
+from cdc_pipelines.decode.runner import rows_to_batch
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
+from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
+from cdc_pipelines.model.canonical import PARTITION_COLUMNS
+from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
+from cdc_pipelines.quality import Thresholds
 
 DT = "2024-01-01"
 NOW = dt.datetime(2024, 1, 2, tzinfo=dt.UTC)
+THRESHOLDS = Thresholds(now=NOW)
 _ids = itertools.count(1)
 
 
@@ -62,26 +73,45 @@ def clean_events() -> list[dict]:
 
 def frame(spark, rows: list[dict]):
     """A DataFrame of canonical rows (give datetimes a tzinfo: naive ones would be read as local time)."""
+    from cdc_pipelines.model.schema import CANONICAL_COLUMNS
+
     return spark.createDataFrame([tuple(r[c] for c in CANONICAL_COLUMNS) for r in rows], CANONICAL_SCHEMA)
 
 
-def partition(spark, rows: list[dict], recorded: dict | None = None, rejects: list[dict] | None = None) -> Partition:
-    """A Partition of `rows`; by default the run recorded exactly one message per event, no rejects."""
-    from cdc_pipelines.model.schema import REJECTS_COLUMNS, REJECTS_SCHEMA
+def _micros(value):
+    return None if value is None else (value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
 
-    reject_rows = [tuple(r[c] for c in REJECTS_COLUMNS) for r in rejects or []]
+
+def write_table(lake: str | Path, rows: list[dict], schema, name: str, parts: list[dict]) -> None:
+    """`rows` (times as aware datetimes) as the partitions `parts` of the lake's table `name`, by delta-rs."""
+    target = delta_rs.arrow_schema(schema)
+    data = rows_to_batch([{**r, **{k: _micros(r[k]) for k in ("event_time", "sync_time") if k in r}} for r in rows],
+                         target)  # fmt: skip
+    delta_rs.replace_partitions(pa.Table.from_batches([data], schema=target), os.path.join(lake, name), parts, schema,
+                                PARTITION_COLUMNS)  # fmt: skip
+
+
+def write_day(lake: str | Path, rows: list[dict], recorded: dict | None = None, rejects: list[dict] | None = None):
+    """A lake of one day: `rows`, `rejects` and the counts its run `recorded` (by default exactly one message
+    per event and reject; `{}`: none recorded)."""
     if recorded is None:
         recorded = {}
-        for r in rows:
+        for r in [*rows, *(rejects or [])]:
             recorded.setdefault(r["source_topic"], {"read": 0})["read"] += 1
-        for r in rejects or []:
-            recorded.setdefault(r["source_topic"], {"read": 0})["read"] += 1
-    return Partition(
-        dt=DT,
-        changes=frame(spark, rows),
-        rejects=spark.createDataFrame(reject_rows, REJECTS_SCHEMA),
-        recorded=recorded,
-    )
+    topics = sorted({r["source_topic"] for r in [*rows, *(rejects or [])]} | set(recorded))
+    parts = [{"dt": DT, "source_topic": t} for t in topics]
+    write_table(lake, rows, CANONICAL_SCHEMA, CHANGES_DIR, parts)
+    write_table(lake, rejects or [], REJECTS_SCHEMA, REJECTS_DIR, parts)
+    counts = [{"read": c.get("read", 0), "decoded": 0, "rejected": 0, "filtered": c.get("filtered", 0), "events": 0,
+               "dt": DT, "source_topic": t} for t, c in recorded.items()]  # fmt: skip
+    write_table(lake, counts, COUNTS_SCHEMA, COUNTS_DIR, parts)
+    return lake
+
+
+def judge_day(engine, lake, rows, recorded=None, rejects=None, thresholds: Thresholds = THRESHOLDS, gx=None):
+    """The day of `rows` (see `write_day`) judged by `engine` (with the GX suite given its folder `gx`)."""
+    write_day(lake, rows, recorded, rejects)
+    return engine.day_quality(str(lake), DT, thresholds, {}, gx)
 
 
 def reject(line: int, reason: str = "not a valid JSON object", topic: str = "orders") -> dict:
@@ -97,9 +127,11 @@ def reject(line: int, reason: str = "not a valid JSON object", topic: str = "ord
     }
 
 
-def failing_rules(part: Partition) -> dict[str, list[str]]:
-    """{rule: example reasons} of the rules that fail on `part` (all four rules, pinned clock)."""
-    from cdc_pipelines.quality import Thresholds, run_all
+def failing_rules(results: dict) -> dict[str, list[str]]:
+    """{rule: example reasons} of the rules that fail among `judge`'s results."""
+    return {name: [e["reason"] for e in r.examples] for name, r in results.items() if not r.passed}
 
-    results, _ = run_all(part, Thresholds(now=NOW))
-    return {r.rule: [e["reason"] for e in r.examples] for r in results if not r.passed}
+
+def rules_of(engine, lake, dt: str = DT, thresholds: Thresholds = THRESHOLDS) -> dict:
+    """{rule: RuleResult} of the lake's day `dt`, judged by `engine`."""
+    return {r.rule: r for r in engine.day_quality(str(lake), dt, thresholds, {}, None).results}

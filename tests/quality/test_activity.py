@@ -1,12 +1,12 @@
-"""Volume per hour and replication lag per topic, computed by Spark, and the topics that stand out."""
+"""Volume per hour and replication lag per topic, as each engine counts them, and the topics that stand out."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from cdc_pipelines.quality.activity import TopicLag, day_activity, longest_quiet_run, topic_flags
+from cdc_pipelines.quality.activity import TopicLag, longest_quiet_run, topic_flags
 from cdc_pipelines.quality.charts import FLAG_COLOUR, OP_COLOURS, activity_charts
-from tests.quality.rows import DT, event, frame
+from tests.quality.rows import event
 
 DAY = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
@@ -28,8 +28,8 @@ def _rows() -> list[dict]:
     return steady + gappy + late
 
 
-def test_hourly_volume_lag_quantiles_and_flags(spark):
-    activity = day_activity(frame(spark, _rows()), DT)
+def test_hourly_volume_lag_quantiles_and_flags(judged_day):
+    activity = judged_day(_rows()).activity
     assert activity.hourly["steady"][1] == {"UPDATE": 1} and activity.hourly["steady"][2] == {"INSERT": 1}
     assert activity.hourly["gappy"][23] == {"INSERT": 1, "DELETE": 1} and activity.hourly["gappy"][9] == {}
     assert activity.hourly["late"][3] == {"INSERT": 1} and activity.outside_day == {"late": 1}
@@ -61,8 +61,8 @@ def test_flag_rules_at_their_edges():
     assert topic_flags({h: {} for h in range(24)}, None) == []  # a topic quiet all day is in no hourly chart
 
 
-def test_charts_are_inline_svg_with_flagged_topics_first(spark):
-    activity = day_activity(frame(spark, _rows()), DT)
+def test_charts_are_inline_svg_with_flagged_topics_first(judged_day):
+    activity = judged_day(_rows()).activity
     charts = activity_charts(activity)
     assert [topic for topic, _, _ in charts] == ["gappy", "late", "steady"]  # flagged first
     topic, hourly, lag = charts[0]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.lake.run_counts import write_counts
 from tests.conftest import resource
@@ -15,15 +17,16 @@ def _decode(lake, fmt: str, topic: str, *inputs) -> dict:
     return args
 
 
-def test_quality_writes_report_and_prints_rule_outcomes(spark, tmp_path, capsys):
+@pytest.mark.parametrize("engine", ["local", pytest.param("spark", marks=pytest.mark.spark)])
+def test_quality_writes_report_and_prints_rule_outcomes(engine, tmp_path, capsys):
     lake = tmp_path / "lake"
     bad = tmp_path / "bad.jsonl"
     bad.write_text("garbage\n")
     _decode(lake, "dts-avro", "orders", resource("dts-avro", "seed.jsonl"), bad)
     counts = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    write_counts(spark, lake, "2024-03-01", {"orders": counts})  # what the Dagster asset records per run
+    write_counts(None, lake, "2024-03-01", {"orders": counts})  # what the Dagster asset records per run
 
-    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01", "--no-gx"]) == 0
+    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01", "--no-gx", "--engine", engine]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     # 1 reject out of 6 messages is over the default 5 % reject rate: reported, still exit 0
     assert last == {
@@ -42,7 +45,7 @@ def test_quality_writes_report_and_prints_rule_outcomes(spark, tmp_path, capsys)
     assert orders["ops"] == {"INSERT": 1, "UPDATE": 1, "DELETE": 1, "DDL": 1}
 
 
-def test_quality_report_folder_option_and_missing_partition(spark, tmp_path, capsys):
+def test_quality_report_folder_option_and_missing_partition(tmp_path, capsys):
     lake = tmp_path / "lake"
     _decode(lake, "oms-shareplex", "t", resource("oms-shareplex", "seed.jsonl"))
     out = tmp_path / "reports"
@@ -52,3 +55,12 @@ def test_quality_report_folder_option_and_missing_partition(spark, tmp_path, cap
     assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-02"]) == 2
     assert "no changes or rejects for dt=2024-03-02" in capsys.readouterr().err
     assert main(["quality", "--canonical", str(tmp_path / "nowhere"), "--dt", "2024-03-01"]) == 2
+
+
+def test_an_engine_that_cannot_serve_the_run_fails_at_once(tmp_path, capsys):
+    """`--engine local` of a lake delta-rs cannot reach: exit 2 naming the case, before any work."""
+    args = ["quality", "--canonical", "s3a://bucket/lake", "--dt", "2024-03-01", "--no-gx", "--engine", "local"]
+    assert main(args) == 2
+    assert "--engine local cannot run quality here: the lake or the output folder is not on local disk" in (
+        capsys.readouterr().err
+    )

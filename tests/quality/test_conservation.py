@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from cdc_pipelines.quality import conservation_check
+from cdc_pipelines.quality import Thresholds, conservation_check
 from cdc_pipelines.quality.rejects import RejectSummary
-from cdc_pipelines.quality.runner import check_conservation
-from tests.quality.rows import clean_events, failing_rules, partition, reject
+from tests.quality.rows import NOW, clean_events, failing_rules, reject
+
+RULE = "conservation_check"
 
 
-def test_read_not_decoded_plus_rejected_fails_only_this_rule(spark):
+def test_read_not_decoded_plus_rejected_fails_only_this_rule(judged):
     events = clean_events()  # 5 events, one message each
-    part = partition(spark, events, recorded={"orders": {"read": 7}})
-    failing = failing_rules(part)
+    failing = failing_rules(judged(events, recorded={"orders": {"read": 7}}))
     assert failing == {"conservation_check": ["read 7 != decoded 5 + rejected 0", "read 7 != decoded 5 + rejected 0"]}
 
 
-def test_balanced_partition_with_rejects_reports_reasons(spark):
+def test_balanced_partition_with_rejects_reports_reasons(judged):
     rejects = [reject(1), reject(2), reject(3, "empty line")]
-    part = partition(spark, clean_events() * 1, rejects=rejects)
-    result = check_conservation(part, max_reject_rate=0.5)
+    events = clean_events()
+    result = judged(events, rejects=rejects, thresholds=Thresholds(now=NOW, max_reject_rate=0.5))[RULE]
     assert result.passed and result.info["balance_checked"]
     assert (result.info["read"], result.info["decoded"], result.info["rejected"]) == (8, 5, 3)
     assert result.info["reject_reasons"] == [
@@ -43,13 +43,12 @@ def test_balanced_partition_with_rejects_reports_reasons(spark):
         }
     ]
     # 3/8 rejected is over the default 5 %
-    strict = check_conservation(part)
+    strict = judged(events, rejects=rejects)[RULE]
     assert not strict.passed and strict.checks["balance"] == {"checked": 2, "failed": 0}
 
 
-def test_unrecorded_read_leaves_the_balance_unchecked(spark):
-    part = partition(spark, clean_events(), recorded={})
-    result = check_conservation(part)
+def test_unrecorded_read_leaves_the_balance_unchecked(judged):
+    result = judged(clean_events(), recorded={})[RULE]
     assert result.passed and result.info["balance_checked"] is False
     assert result.checks["balance"]["checked"] == 0
 

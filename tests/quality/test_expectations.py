@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 
-from cdc_pipelines.quality import Thresholds, run_all, write_quality_report
-from cdc_pipelines.quality.expectations import run_expectations
-from tests.quality.rows import NOW, clean_events, event, partition
+from cdc_pipelines.quality import write_quality_report
+from tests.quality.rows import clean_events, event
 
 IMAGE = {"id": "1", "name": "a", "created": "2024-01-01 10:00:00.123"}
 
 
-def test_gx_suite_matches_our_rules_and_its_docs_are_linked(spark, tmp_path):
+def test_gx_suite_matches_our_rules_and_its_docs_are_linked(judged_day, tmp_path):
     events = clean_events()
     broken = [
         event(before=IMAGE),  # INSERT with a before image
@@ -28,12 +27,9 @@ def test_gx_suite_matches_our_rules_and_its_docs_are_linked(spark, tmp_path):
         event(source_format="dataworks-json", op="UPDATE", raw_op="UPDATE_BEFOR", before=IMAGE, after=None),
         {**events[0], "source_line": 99},  # duplicate event
     ]
-    part = partition(spark, [*events, *broken])
-    thresholds = Thresholds(now=NOW)
-    results, counts = run_all(part, thresholds)
+    day = judged_day([*events, *broken], gx=tmp_path / "reports" / "dt=2024-01-01")
+    results, counts, gx = day.results, day.event_counts, day.gx
     ours = {r.rule: r for r in results}
-
-    gx = run_expectations(part.changes, tmp_path / "reports" / "dt=2024-01-01", thresholds)
 
     assert not gx.success
     by_rule = {o.rule: o for o in gx.outcomes if o.check is None}

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.lake.run_counts import write_counts
-from cdc_pipelines.quality import RULES, check_partition
+from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.quality.daily_report import write_day_figures, write_day_report
 from tests.conftest import resource
 
 DAY = "2024-03-01"
 MAX_REPORT_JOBS = 22  # rules, event counts, volume and lag, without GX
 MAX_RENDER_JOBS = 0  # the report after the checks step kept the day's figures: no scan of the day
-MAX_CHECK_JOBS = {"image_presence_check": 6, "timestamp_precision_check": 6, "pk_consistency_check": 15,
-                  "conservation_check": 10}  # fmt: skip
 
 
 def _lake(spark, root):

@@ -2,42 +2,43 @@
 
 from __future__ import annotations
 
-from cdc_pipelines.quality import pk_consistency_check
-from tests.quality.rows import clean_events, event, failing_rules, frame, partition, reject
+from tests.quality.rows import clean_events, event, failing_rules, reject
+
+RULE = "pk_consistency_check"
 
 ROW = {"id1": "3", "id2": "129", "name": "a"}
 
 
-def test_null_pk_value_fails_only_this_rule(spark):
+def test_null_pk_value_fails_only_this_rule(judged):
     bad = event(after={"id": None, "name": "a"})
-    assert failing_rules(partition(spark, [*clean_events(), bad])) == {
+    assert failing_rules(judged([*clean_events(), bad])) == {
         "pk_consistency_check": ["PK value after id null"]
     }
 
 
-def test_mismatched_record_primary_value_fails_only_this_rule(spark):
+def test_mismatched_record_primary_value_fails_only_this_rule(judged):
     oms = {"source_format": "oms-default", "event_time_unit": "s", "pk_columns": ["id1", "id2"], "column_types": {}}
     rows = [
         event(**oms, after=ROW, meta={"record_primary_value": "3\u0001129"}),
         event(**oms, op="DELETE", after=None, before=ROW, meta={"record_primary_value": "3\u0001129"}),
         event(**oms, after=ROW, meta={"record_primary_value": "3\u0001130"}),
     ]
-    assert failing_rules(partition(spark, [*clean_events(), *rows])) == {
+    assert failing_rules(judged([*clean_events(), *rows])) == {
         "pk_consistency_check": ["meta record_primary_value does not match the image's PK values"]
     }
-    result = pk_consistency_check(frame(spark, rows))
+    result = judged(rows)[RULE]
     assert result.checks["record_primary_value"] == {"checked": 3, "failed": 1}
 
 
-def test_duplicate_event_id_fails_only_this_rule(spark):
+def test_duplicate_event_id_fails_only_this_rule(judged):
     events = clean_events()
     dup = {**events[0], "source_line": 99}
-    assert failing_rules(partition(spark, [*events, dup])) == {
+    assert failing_rules(judged([*events, dup])) == {
         "pk_consistency_check": ["duplicate event_id (2 events)", "duplicate event_id (2 events)"]
     }
 
 
-def test_missing_pk_columns_and_key_changes(spark):
+def test_missing_pk_columns_and_key_changes(judged):
     rows = [
         event(op="UPDATE", before={"id": "1"}, after={"id": "2"}, event_id="key-change"),
         event(
@@ -53,7 +54,7 @@ def test_missing_pk_columns_and_key_changes(spark):
         event(pk_columns=None, table_name="logs"),  # a table without PK: reported apart
         event(pk_columns=None, source_format="oms-debezium", table_name="dbz"),  # format names no PK
     ]
-    result = pk_consistency_check(frame(spark, rows))
+    result = judged(rows)[RULE]
     assert sorted((e["id"], e["reason"]) for e in result.examples) == [
         ("pk-missing", "PK value before id missing"),
         ("pk-unknown", "no PK columns although other events of its table have them"),
@@ -67,7 +68,7 @@ def test_missing_pk_columns_and_key_changes(spark):
     assert result.checks["pk_unchanged"] == {"checked": 3, "failed": 1}
 
 
-def test_orphan_update_befor_rejected_by_the_decoder_fails_only_this_rule(spark):
+def test_orphan_update_befor_rejected_by_the_decoder_fails_only_this_rule(judged):
     # 20 clean events, a paired split update (2 messages) and the orphan: 1 reject in 23 messages stays
     # under the 5 % reject rate
     paired = event(
@@ -79,10 +80,10 @@ def test_orphan_update_befor_rejected_by_the_decoder_fails_only_this_rule(spark)
     )
     events = [e for _ in range(4) for e in clean_events()] + [paired]
     orphan = reject(21, "UPDATE_BEFOR without its matching after half (pair key 1620457642589000001)")
-    assert failing_rules(partition(spark, events, recorded={"orders": {"read": 23}}, rejects=[orphan])) == {
+    assert failing_rules(judged(events, recorded={"orders": {"read": 23}}, rejects=[orphan])) == {
         "pk_consistency_check": [orphan["reason"]]
     }
-    result = pk_consistency_check(frame(spark, events), rejects=partition(spark, [], rejects=[orphan]).rejects)
+    result = judged(events, rejects=[orphan])[RULE]
     assert result.checks["split_update_paired"] == {"checked": 2, "failed": 1}
     assert result.groups[-1] == {
         "source_topic": "orders",
@@ -103,7 +104,7 @@ def test_orphan_update_befor_rejected_by_the_decoder_fails_only_this_rule(spark)
     ]
 
 
-def test_split_update_halves_alone_in_the_table(spark):
+def test_split_update_halves_alone_in_the_table(judged):
     image = {"id": "1", "name": "a"}
     split = {"source_format": "dataworks-json", "op": "UPDATE"}
     rows = [
@@ -119,7 +120,7 @@ def test_split_update_halves_alone_in_the_table(spark):
         ),
         event(op="UPDATE", raw_op="UPDATE", before=image),  # not a split format's half: not checked
     ]
-    result = pk_consistency_check(frame(spark, rows))
+    result = judged(rows)[RULE]
     assert result.checks["split_update_paired"] == {"checked": 4, "failed": 2}
     assert sorted((e["id"], e["reason"]) for e in result.examples) == [
         ("lone-after", "UPDATE_AFTER half without its before half"),

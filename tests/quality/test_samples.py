@@ -7,30 +7,29 @@ import pytest
 from cdc_pipelines.decode.in_process import decode_in_process
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.formats import FORMAT_IDS
-from cdc_pipelines.quality import Thresholds, load_partition, pk_consistency_check, run_all
+from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.samples import sample_folder
-from tests.quality.rows import NOW
+from tests.quality.rows import DT, THRESHOLDS
 
 
 @pytest.fixture(scope="module")
-def samples(spark, tmp_path_factory):
-    """Every sample decoded into a lake (one topic per format, counts recorded), loaded back by Spark.
-
-    Decoded in process, as a small local extract is by `decode` (`decode_in_process`; the Spark decode
-    writes the same tables: tests/lake/test_delta_rs.py): 16 Spark decodes cost a minute here.
-    """
+def samples(tmp_path_factory):
+    """Every sample decoded into a lake (one topic per format, counts recorded), as a small local extract
+    is by `decode` (`decode_in_process`; the Spark decode writes the same tables: tests/lake/test_delta_rs.py)."""
     lake = tmp_path_factory.mktemp("lake")
     for format_id in FORMAT_IDS:
         files = list_input_files([str(sample_folder(format_id))])
-        decode_in_process(format_id, files, topic=format_id, dt="2024-01-01", out=lake)
-    part = load_partition(spark, lake, "2024-01-01")
-    part.changes.cache()
-    yield part
-    part.changes.unpersist()
+        decode_in_process(format_id, files, topic=format_id, dt=DT, out=lake)
+    return str(lake)
 
 
-def test_samples_pass_images_timestamps_and_conservation(samples):
-    results, counts = run_all(samples, Thresholds(now=NOW))
+@pytest.fixture
+def judged_samples(engine, samples):
+    return engine.day_quality(samples, DT, THRESHOLDS, {}, None)
+
+
+def test_samples_pass_images_timestamps_and_conservation(judged_samples, samples):
+    results, counts = judged_samples.results, judged_samples.event_counts
     by_rule = {r.rule: r for r in results}
     assert {r.rule for r in results if r.passed} == {
         "image_presence_check",
@@ -42,11 +41,11 @@ def test_samples_pass_images_timestamps_and_conservation(samples):
         {"reason": "canal DELETE message without rows", "count": 1}
     ]
     assert by_rule["timestamp_precision_check"].checks["temporal_values"]["checked"] > 0
-    assert sum(sum(c["ops"].values()) for c in counts) == samples.changes.count()
+    assert sum(sum(c["ops"].values()) for c in counts) == delta_rs.partition_rows(f"{samples}/changes", "dt", DT)
 
 
-def test_samples_fail_pk_only_where_the_seed_names_pk_columns_its_images_lack(samples):
-    result = pk_consistency_check(samples.changes)
+def test_samples_fail_pk_only_where_the_seed_names_pk_columns_its_images_lack(judged_samples):
+    result = next(r for r in judged_samples.results if r.rule == "pk_consistency_check")
     failing = {(g["source_topic"], g["table"]): g["failed"] for g in result.groups if g["failed"]}
     # oms-canal's DELETE seed names pkNames int8/int16; OMS default seeds name id1/id2 while the images
     # hold col1/col2 (the \u0001 values 3/129 are theirs); oms-dataworks names pkName1/pkName12 likewise
@@ -57,6 +56,6 @@ def test_samples_fail_pk_only_where_the_seed_names_pk_columns_its_images_lack(sa
         ("oms-default-extend", "database.table"): 3,
     }
     assert result.checks["pk_values"]["failed"] == result.failed == 10
-    canal = pk_consistency_check(samples.changes.where("source_topic = 'oms-canal'"))
-    assert [e["reason"] for e in canal.examples] == ["PK value before int8 missing, before int16 missing"]
+    canal = [e["reason"] for e in result.examples if e["source_topic"] == "oms-canal"]
+    assert canal == ["PK value before int8 missing, before int16 missing"]
     assert result.info["tables_without_pk"] == ["dataworks-json/pkset_test.pkset_test_no_pk"]

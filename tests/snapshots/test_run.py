@@ -9,6 +9,7 @@ import shutil
 import pytest
 from pyspark.sql import functions as F
 
+from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import fold, run, snapshot_days
@@ -276,4 +277,4 @@ def test_a_snapshot_root_given_as_a_uri(spark, tmp_path):
     assert list(snapshot_days(spark, lake, [D2], out=root)) == [D2]  # a rerun: D1 was applied
     stream = io.StringIO()
     assert print_as_of(spark, lake, D1, stream, out=root)["tables"]["db.t"]["rows"] == 2
-    assert snapshot_report(spark, root, D2)["rows"] == 1
+    assert snapshot_report(SparkEngine(spark), root, D2)["rows"] == 1

@@ -1,32 +1,28 @@
-"""A day judged in process (`quality.in_process`) gives the Spark scan's figures digit for digit: on hand-built
-events that fail every sub-check, on every format's seed samples and on the peers' files."""
+"""Both engines judge a day alike, digit for digit: on hand-built events that fail every sub-check, on every
+format's seed samples and on the peers' files; and what each engine judges at the edges of the rules."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 
-import pyarrow as pa
 import pytest
 
 from cdc_pipelines.decode.in_process import decode_in_process
-from cdc_pipelines.decode.runner import rows_to_batch
+from cdc_pipelines.engines.local import LocalEngine
+from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.formats import FORMAT_IDS
-from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.kafka_offsets import OFFSETS_DIR, OFFSETS_SCHEMA
 from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
 from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
-from cdc_pipelines.model.canonical import PARTITION_COLUMNS, TOMBSTONE
+from cdc_pipelines.model.canonical import TOMBSTONE
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
-from cdc_pipelines.quality import in_process
-from cdc_pipelines.quality.day_figures import compute_day_quality
 from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.samples import sample_folder
 from tests.conftest import resource
 from tests.formats.test_peer_corpora import FILES, _batch_key
-from tests.quality.rows import DT, NOW, clean_events, event, reject
+from tests.quality.rows import DT, NOW, clean_events, event, reject, write_table
 
 THRESHOLDS = Thresholds(now=NOW)
 QUIET = "2024-01-05"  # a day of the hand-built lake with its counts recorded and no events
@@ -34,10 +30,6 @@ QUIET = "2024-01-05"  # a day of the hand-built lake with its counts recorded an
 
 def _at(hour: int, minute: int = 0, second: int = 0, micros: int = 0) -> dt.datetime:
     return dt.datetime(2024, 1, 1, hour, minute, second, micros, tzinfo=dt.UTC)
-
-
-def _micros(value):
-    return None if value is None else (value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
 
 
 def every_failure() -> list[dict]:
@@ -57,7 +49,7 @@ def every_failure() -> list[dict]:
         event(op="UPDATE", before=None, after=image, source_format="oms-debezium", event_time_unit="ms"),
         event(op="DDL", ddl="   ", after=None, pk_columns=None, column_types=None),
         event(op="DDL", ddl=" \tALTER", after=image, pk_columns=None),
-        event(op="DDL", ddl="\t", after=None, pk_columns=None),  # Spark's trim takes spaces only
+        event(op="DDL", ddl="\t", after=None, pk_columns=None),  # a tab is text: SQL's TRIM takes spaces only
         event(op="HEARTBEAT", after=image, table_name=None, db=None),
         event(op="TX_BEGIN", after=None, before=None, table_name=None, db=None, db_schema=None),
         event(op="OTHER", raw_op=TOMBSTONE, event_time=None, after=None),
@@ -146,14 +138,6 @@ def every_failure() -> list[dict]:
     return rows
 
 
-def _write(lake: str, rows: list[dict], schema, name: str, parts: list[dict]) -> None:
-    target = delta_rs.arrow_schema(schema)
-    data = rows_to_batch([{**r, **{k: _micros(r[k]) for k in ("event_time", "sync_time") if k in r}} for r in rows],
-                         target)  # fmt: skip
-    delta_rs.replace_partitions(pa.Table.from_batches([data], schema=target), os.path.join(lake, name), parts, schema,
-                                PARTITION_COLUMNS)  # fmt: skip
-
-
 def _offsets(day: str, partition: int, first: int, last: int, topic: str = "orders") -> dict:
     return {"kafka_topic": "k", "partition": partition, "start_offset": first, "end_offset": last + 1,
             "scan_end": last + 1, "first": first, "last": last, "messages": last - first + 1, "start_ms": 0,
@@ -167,19 +151,20 @@ def lakes(tmp_path_factory) -> dict[str, str]:
     rules = str(tmp_path_factory.mktemp("rules"))
     events = every_failure()
     topics = sorted({e["source_topic"] for e in events})
-    _write(rules, events, CANONICAL_SCHEMA, CHANGES_DIR, [{"dt": DT, "source_topic": t} for t in topics])
+    write_table(rules, events, CANONICAL_SCHEMA, CHANGES_DIR, [{"dt": DT, "source_topic": t} for t in topics])
     rejects = [reject(1), reject(2, "UPDATE_BEFOR without its matching after half"), reject(3, "x", "payments"),
                reject(4, "UPDATE_BEFOR without its matching after half", "payments")]  # fmt: skip
-    _write(rules, rejects, REJECTS_SCHEMA, REJECTS_DIR, [{"dt": DT, "source_topic": t} for t in topics])
+    write_table(rules, rejects, REJECTS_SCHEMA, REJECTS_DIR, [{"dt": DT, "source_topic": t} for t in topics])
     counts = [{"read": 70, "decoded": 0, "rejected": 0, "filtered": 2, "events": 0, "dt": DT, "source_topic": "orders"},
               {"read": 5, "decoded": 0, "rejected": 0, "filtered": 0, "events": 0, "dt": DT,
                "source_topic": "payments"}]  # fmt: skip
     quiet = {"read": 0, "decoded": 0, "rejected": 0, "filtered": 0, "events": 0, "dt": QUIET, "source_topic": "orders"}
-    _write(rules, counts, COUNTS_SCHEMA, COUNTS_DIR, [{"dt": DT, "source_topic": t} for t in topics])
-    _write(rules, [quiet], COUNTS_SCHEMA, COUNTS_DIR, [{"dt": QUIET, "source_topic": "orders"}])
+    write_table(rules, counts, COUNTS_SCHEMA, COUNTS_DIR, [{"dt": DT, "source_topic": t} for t in topics])
+    write_table(rules, [quiet], COUNTS_SCHEMA, COUNTS_DIR, [{"dt": QUIET, "source_topic": "orders"}])
     offsets = [_offsets("2023-12-31", 0, 0, 9), _offsets(DT, 0, 12, 20), _offsets(DT, 1, 0, 5),
                _offsets("2024-01-02", 0, 20, 30)]  # fmt: skip
-    _write(rules, offsets, OFFSETS_SCHEMA, OFFSETS_DIR, [{"dt": o["dt"], "source_topic": "orders"} for o in offsets])
+    offset_days = [{"dt": o["dt"], "source_topic": "orders"} for o in offsets]
+    write_table(rules, offsets, OFFSETS_SCHEMA, OFFSETS_DIR, offset_days)
 
     samples = str(tmp_path_factory.mktemp("samples"))
     for format_id in FORMAT_IDS:
@@ -194,58 +179,54 @@ def lakes(tmp_path_factory) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", ["rules", "samples", "peers"])
-def test_judged_in_process_as_the_scan_judges(spark, lakes, name):
-    key = in_process.figures_key(lakes[name], THRESHOLDS, False)
-    judged = in_process.day_quality(lakes[name], DT, THRESHOLDS, key, None)
-    scanned = compute_day_quality(spark, lakes[name], DT, THRESHOLDS, key, None)
-    assert json.loads(judged.to_json()) == json.loads(scanned.to_json())
-    assert sum(sum(c["ops"].values()) for c in judged.event_counts) > 0
+def test_the_engines_judge_alike(spark, lakes, name):
+    local = LocalEngine().day_quality(lakes[name], DT, THRESHOLDS, {}, None)
+    on_spark = SparkEngine(spark).day_quality(lakes[name], DT, THRESHOLDS, {}, None)
+    assert json.loads(local.to_json()) == json.loads(on_spark.to_json())
+    assert sum(sum(c["ops"].values()) for c in local.event_counts) > 0
 
 
 @pytest.mark.parametrize("day", [DT, QUIET])
-def test_the_gx_suite_on_the_judged_flags_as_on_the_scans(spark, lakes, tmp_path, day):
-    """GX over a pandas frame of the judges' flags: the same outcome of every expectation as over Spark's
-    frame of the scan's flags, on a day failing every one and on a day without events; Data Docs written."""
-    judged = in_process.day_quality(lakes["rules"], day, THRESHOLDS, {}, tmp_path / "judged")
-    scanned = compute_day_quality(spark, lakes["rules"], day, THRESHOLDS, {}, tmp_path / "scanned")
-    assert json.loads(judged.to_json()) == json.loads(scanned.to_json())
-    assert len(judged.gx.outcomes) == 19 and (tmp_path / "judged" / "gx" / "index.html").is_file()
+def test_the_gx_suite_alike_on_both_engines(spark, lakes, tmp_path, day):
+    """GX over a pandas frame of the flags and over Spark's: the same outcome of every expectation, on a day
+    failing every one and on a day without events; Data Docs written."""
+    local = LocalEngine().day_quality(lakes["rules"], day, THRESHOLDS, {}, tmp_path / "local")
+    on_spark = SparkEngine(spark).day_quality(lakes["rules"], day, THRESHOLDS, {}, tmp_path / "spark")
+    assert json.loads(local.to_json()) == json.loads(on_spark.to_json())
+    assert len(local.gx.outcomes) == 19 and (tmp_path / "local" / "gx" / "index.html").is_file()
     if day == DT:  # every expectation sees a failure
-        assert all(o.failed for o in judged.gx.outcomes) and not judged.gx.success
+        assert all(o.failed for o in local.gx.outcomes) and not local.gx.success
     else:
-        assert all(o.checked == 0 for o in judged.gx.outcomes) and judged.gx.success
+        assert all(o.checked == 0 for o in local.gx.outcomes) and local.gx.success
 
 
 def test_times_far_from_now_in_a_lake_spark_wrote(spark, tmp_path):
     """Spark writes times as INT96, which Arrow reads as nanoseconds unless told: years 1000 and 3000 judged
-    as the scan judges them, and a year past Python's (an epoch in ms read as seconds) sent to Spark."""
+    alike by both engines, and a year past 9999 (an epoch in ms read as seconds) said in microseconds."""
     from pyspark.sql import functions as F
 
     from cdc_pipelines.lake.io import write_partitions
-    from cdc_pipelines.quality.result import NeedsSpark
     from tests.quality.rows import frame
 
     rows = [event(event_time=dt.datetime(year, 1, 1, tzinfo=dt.UTC)) for year in (1000, 3000)]
-    write_partitions(frame(spark, rows), str(tmp_path / "far" / CHANGES_DIR))
-    judged = in_process.day_quality(str(tmp_path / "far"), DT, THRESHOLDS, {}, None)
-    assert json.loads(judged.to_json()) == json.loads(
-        compute_day_quality(spark, str(tmp_path / "far"), DT, THRESHOLDS, {}, None).to_json()
+    beyond = frame(spark, rows[:1]).withColumn("event_time", F.timestamp_micros(F.lit(1_700_000_000_000 * 1_000_000)))
+    write_partitions(frame(spark, rows).unionByName(beyond), str(tmp_path / "far" / CHANGES_DIR))
+    local = LocalEngine().day_quality(str(tmp_path / "far"), DT, THRESHOLDS, {}, None)
+    assert json.loads(local.to_json()) == json.loads(
+        SparkEngine(spark).day_quality(str(tmp_path / "far"), DT, THRESHOLDS, {}, None).to_json()
     )
-    reasons = {e["reason"] for e in judged.results[1].examples}
+    reasons = {e["reason"] for e in local.results[1].examples}
     assert reasons == {
         "event_time 1000-01-01T00:00:00Z is before 2000-01-01",
         "event_time 3000-01-01T00:00:00Z is in the future",
+        "event_time 1700000000000000000 us after 1970-01-01 is in the future",
     }
-    beyond = frame(spark, rows[:1]).withColumn("event_time", F.timestamp_micros(F.lit(1_700_000_000_000 * 1_000_000)))
-    write_partitions(beyond, str(tmp_path / "beyond" / CHANGES_DIR))
-    with pytest.raises(NeedsSpark):
-        in_process.day_quality(str(tmp_path / "beyond"), DT, THRESHOLDS, {}, None)
 
 
-def test_the_hand_built_day_fails_every_sub_check(lakes):
+def test_the_hand_built_day_fails_every_sub_check(engine, lakes):
     """What the comparison above covers: every sub-check fails and every info flag is set somewhere, the
     lags fill the histogram, the counts do not balance and a Kafka offset gap is found."""
-    judged = in_process.day_quality(lakes["rules"], DT, THRESHOLDS, {}, None)
+    judged = engine.day_quality(lakes["rules"], DT, THRESHOLDS, {}, None)
     by_rule = {r.rule: r for r in judged.results}
     for rule in ("image_presence_check", "timestamp_precision_check", "pk_consistency_check"):
         assert all(c["failed"] for c in by_rule[rule].checks.values()), (rule, by_rule[rule].checks)
@@ -282,55 +263,22 @@ def test_quality_command_judges_a_small_local_day_without_a_jvm(tmp_path, capsys
                     "conservation_check": info["reject_rate"] <= 0.05}  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "fields",
-    [
-        {"event_time": dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC) + dt.timedelta(microseconds=999_999)},
-        {"op": "UPDATE", "before": {"id": "1"}, "after": {"id": "2"}, "meta": {"cdc.changed_columns": "[1]"}},
-        {"op": "UPDATE", "before": {"id": "1"}, "after": {"id": "2"}, "meta": {"cdc.changed_columns": "id"}},
-    ],
-)
-def test_an_event_only_spark_judges_exactly_sends_the_day_to_spark(fields):
-    """A failing event time Python cannot print beyond year 9999 as Spark does, a changed-columns list Spark
-    would read leniently: `NeedsSpark`, which the command and the assets answer with Spark's scan."""
-    from cdc_pipelines.quality.result import NeedsSpark
-
-    row = event(**fields)
-    row |= {"table": "shop.orders", **{k: _micros(row[k]) for k in ("event_time", "sync_time")}}
-    row["event_time"] = row["event_time"] + 1 if "event_time" in fields else row["event_time"]
-    partition = in_process.Partition(dt=DT, changes=None, rejects=None)
-    with pytest.raises(NeedsSpark):
-        in_process.judge_day(partition, [row], [], THRESHOLDS)
-
-
-def test_needs_spark_falls_back_to_the_session(capsys):
-    from cdc_pipelines.quality.result import NeedsSpark
-
-    def run(spark):
-        if spark is None:
-            raise NeedsSpark("a year past 9999")
-        return spark
-
-    assert in_process.in_process_or_spark(run, lambda: "session", local=True) == "session"
-    assert "judged with Spark (a year past 9999)" in capsys.readouterr().err
-    assert in_process.in_process_or_spark(lambda spark: spark, lambda: "session", local=False) == "session"
-    assert in_process.in_process_or_spark(lambda spark: spark, lambda: "session", local=True) is None
-
-
-def test_which_days_are_judged_in_process(lakes):
-    """Events and rejects both count against the limit; a session time zone other than UTC, a master, or a
-    report folder elsewhere keeps the day on Spark; a limit that is not a number is an option error."""
-    from cdc_pipelines.formats import OptionError
-
-    rules = lakes["rules"]
-    events = delta_rs.partition_rows(os.path.join(rules, CHANGES_DIR), "dt", DT)
-    limit = in_process.MAX_EVENTS_SETTING
-    assert in_process.judged_in_process(rules, DT, None, {limit: str(events + 4)}, False)
-    assert not in_process.judged_in_process(rules, DT, None, {limit: str(events + 3)}, False)  # 4 rejects
-    assert in_process.judged_in_process(rules, QUIET, None, {}, False)
-    assert not in_process.judged_in_process(rules, DT, None, {"spark.sql.session.timeZone": "Asia/Shanghai"}, False)
-    assert not in_process.judged_in_process(rules, DT, None, {}, True)
-    assert not in_process.judged_in_process(rules, DT, "s3a://bucket/reports", {}, False)
-    assert not in_process.judged_in_process(rules, DT, None, {limit: "0"}, False)
-    with pytest.raises(OptionError):
-        in_process.judged_in_process(rules, DT, None, {limit: "many"}, False)
+def test_events_at_the_edges_of_the_rules(judged):
+    """An event time a microsecond past year 9999, a changed-columns list of a number and one that is not
+    JSON: judged, each the same way by both engines (the list that is not an array of names says nothing)."""
+    last = dt.datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=dt.UTC)
+    rows = [
+        event(event_time=last, event_id="last", sync_time=None),
+        event(op="UPDATE", before={"id": "1"}, after={"id": "2"}, meta={"cdc.changed_columns": "[1]"},
+              event_id="number"),
+        event(op="UPDATE", before={"id": "1"}, after={"id": "2"}, meta={"cdc.changed_columns": "id"}),
+    ]  # fmt: skip
+    results = judged(rows)
+    assert [(e["id"], e["reason"]) for e in results["timestamp_precision_check"].examples] == [
+        ("last", "event_time 9999-12-31T23:59:59Z is in the future")
+    ]
+    pk = results["pk_consistency_check"]
+    assert [(e["id"], e["reason"]) for e in pk.examples] == [
+        ("number", "PK changed but cdc.changed_columns omits it: id")
+    ]
+    assert pk.info["key_changes"] == 1  # the list that is not JSON: a key change, not a failure

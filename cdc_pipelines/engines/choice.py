@@ -1,0 +1,139 @@
+"""Which engine serves a step: one declared table, read in order, the first row whose case holds wins.
+
+`--engine local|spark|auto` on the commands and the `cdc.engine` setting (Dagster's `CDC_SPARK_CONF` or the
+resource's Spark settings) ask for an engine; `auto`, the default, is this table. An engine asked for that
+cannot serve the run fails at once, saying which row stands in the way. The docs publish the table
+(`table_rows`). The steps that are not in it yet (decode, encode, snapshots) keep their own choice.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cdc_pipelines.formats import OptionError
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.runtime.session import MASTER_ENV
+from cdc_pipelines.runtime.storage import join, local_path
+
+LOCAL, SPARK, AUTO = "local", "spark", "auto"
+ENGINES = (LOCAL, SPARK)
+SETTING = "cdc.engine"
+QUALITY = "quality"
+
+
+class EngineError(OptionError):
+    """An engine asked for cannot serve the run (or no such engine)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the table reads of a run: the step, the lake and the output folder, the process's settings and
+    those given on the command line alone (`command_conf`)."""
+
+    step: str
+    lake_root: str
+    out: str | None
+    conf: Mapping[str, str]
+    command_conf: Mapping[str, str] = ()
+
+
+@dataclass(frozen=True)
+class Row:
+    """A row of the table: in the case `when` (in words), `engine` serves `steps`, for the reason `why`;
+    `only` where the other engine cannot serve that case at all (else `auto` prefers `engine`)."""
+
+    steps: tuple[str, ...]
+    when: str
+    engine: str
+    only: bool
+    why: str
+    holds: Callable[[Run], bool]
+
+
+def _cluster(run: Run) -> bool:
+    master = run.conf.get("spark.master") or os.environ.get(MASTER_ENV) or "local"
+    return not master.startswith("local")
+
+
+def _tunes_spark(run: Run) -> bool:
+    return any(key.startswith("spark.") for key in run.command_conf)
+
+
+def _elsewhere(run: Run) -> bool:
+    return local_path(run.lake_root) is None or (run.out is not None and local_path(run.out) is None)
+
+
+def _unreadable(run: Run) -> bool:
+    """A table of the lake that delta-rs cannot open (a folder name delta-rs takes for a URL, a reader
+    feature it lacks)."""
+    from deltalake import DeltaTable
+
+    for name in ("changes", "rejects"):
+        path = join(run.lake_root, name)
+        local = delta_rs.local_table_path(path)
+        if local is None:
+            return True
+        if DeltaTable.is_deltatable(local):
+            try:
+                DeltaTable(local).to_pyarrow_dataset()
+            except Exception:  # delta-rs says "unsupported reader features" by several exception types
+                return True
+    return False
+
+
+TABLE = (
+    Row((QUALITY,), "a cluster's master is named (`spark.master`, `CDC_SPARK_MASTER`; not `local[...]`)", SPARK,
+        False, "the run belongs on that cluster", _cluster),
+    Row((QUALITY,), "the command sets a `spark.` setting", SPARK, False, "the user is tuning a Spark run",
+        _tunes_spark),
+    Row((QUALITY,), "the lake or the output folder is not on local disk", SPARK, True,
+        "Hadoop's FileSystem reaches hdfs://, s3a://, oss://; delta-rs opens local tables here", _elsewhere),
+    Row((QUALITY,), "a table of the lake is one delta-rs cannot read", SPARK, True,
+        "a Delta reader feature delta-rs lacks, or a folder name it takes for a URL", _unreadable),
+    Row((QUALITY,), "otherwise", LOCAL, False,
+        "on one machine the local engine measured faster at every size (docs/performance.md)", lambda run: True),
+)  # fmt: skip
+
+
+def asked(conf: Mapping[str, str], flag: str | None = None) -> str:
+    """The engine asked for: `flag` (`--engine`), else the `cdc.engine` setting, else `auto`."""
+    engine = flag or conf.get(SETTING) or AUTO
+    if engine not in (*ENGINES, AUTO):
+        raise EngineError(f"{SETTING} / --engine takes local, spark or auto, not {engine!r}")
+    return engine
+
+
+def choose(run: Run, engine: str = AUTO) -> str:
+    """The engine that serves `run`: with `auto` the engine of the first row whose case holds; `spark` serves
+    every case; `local` raises `EngineError` where a row that holds says only Spark can serve it."""
+    if engine == SPARK:
+        return SPARK
+    for row in TABLE:
+        if run.step not in row.steps or not row.holds(run):
+            continue
+        if engine == AUTO:
+            return row.engine
+        if row.only and row.engine != engine:
+            raise EngineError(f"--engine {engine} cannot run {run.step} here: {row.when} ({row.why})")
+    if engine == AUTO:
+        raise EngineError(f"no engine serves the step {run.step!r}")
+    return engine
+
+
+def table_rows() -> list[tuple[str, str, str, str, str]]:
+    """(steps, case, engine, only or preferred, why) of every row, in order: the docs' table."""
+    return [(", ".join(r.steps), r.when, r.engine, "only" if r.only else "preferred", r.why) for r in TABLE]
+
+
+def engine_for(run: Run, engine: str, session: Callable[[], Any]):
+    """The engine `choose` names for `run`, built: the local engine, or the Spark engine over `session()`."""
+    if choose(run, engine) == LOCAL:
+        from cdc_pipelines.engines.local import LocalEngine
+
+        return LocalEngine()
+    from cdc_pipelines.engines.spark import SparkEngine
+
+    return SparkEngine(session())

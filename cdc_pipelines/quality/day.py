@@ -1,0 +1,185 @@
+"""A day's quality from Arrow batches of its events and rejects: every rule, the counts, volume and lag.
+
+The one place a day is judged, whichever engine runs it. An engine reads the day and answers two questions
+of the whole day with its own group-by (`DayContext`: which event ids repeat; `distinct lines`: how many
+input lines stand behind each topic's events), then hands out batches: `tally_batch` judges one batch
+into a `DayTally`, tallies merge, and `day_figures` turns the merged tally into the rules' results, the
+event counts and the activity. `flag_batch` gives the per-event flags the GX suite validates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cdc_pipelines.quality import conservation, keys
+from cdc_pipelines.quality.activity import Activity, Volume, activity_of, event_counts_of, lag_figures
+from cdc_pipelines.quality.conservation import TopicCounts, count_events
+from cdc_pipelines.quality.images import image_rule
+from cdc_pipelines.quality.keys import pk_rule
+from cdc_pipelines.quality.partition import Partition, Thresholds
+from cdc_pipelines.quality.rejects import RejectSummary, summary_of
+from cdc_pipelines.quality.result import (
+    EventRule,
+    RuleResult,
+    RuleTally,
+    event_table_label,
+    flag_column,
+    rule_result,
+)
+from cdc_pipelines.quality.timestamps import timestamp_rule
+
+RULES = ("image_presence_check", "timestamp_precision_check", "pk_consistency_check", "conservation_check")
+EVENT_COLUMNS = (
+    "event_id", "source_format", "source_topic", "source_file", "source_line", "op", "raw_op", "db", "db_schema",
+    "table_name", "event_time", "event_time_unit", "sync_time", "pk_columns", "before", "after", "column_types",
+    "source_types", "ddl", "meta",
+)  # fmt: skip
+REJECT_COLUMNS = ("source_topic", "source_file", "source_line", "reason")
+# what the engine's group-bys read: the ids that repeat, the lines behind each topic's events
+ID_COLUMN = "event_id"
+LINE_COLUMNS = ("source_topic", "source_file", "source_line")
+_MAPS = ("before", "after", "column_types", "source_types", "meta")
+_TIMES = ("event_time", "sync_time")
+
+
+def event_rules(thresholds: Thresholds) -> list[EventRule]:
+    """The rules judged event by event, in the report's order, with the thresholds applied."""
+    ratio = thresholds.max_failure_ratio
+    return [image_rule(max_failure_ratio=ratio), timestamp_rule(thresholds), pk_rule(max_failure_ratio=ratio)]
+
+
+def event_dicts(batch: pa.RecordBatch | pa.Table) -> list[dict]:
+    """A batch of `EVENT_COLUMNS` as the rules read events: maps as dicts, times as epoch microseconds
+    (whatever zone the batch's timestamps carry), each with its `table` label."""
+    for name in _TIMES:
+        index = batch.schema.get_field_index(name)
+        column = batch.column(index)
+        if not pa.types.is_integer(column.type):
+            micros = pc.cast(column, pa.timestamp("us", tz=getattr(column.type, "tz", None)))
+            batch = batch.set_column(index, name, pc.cast(micros, pa.int64()))
+    events = batch.to_pylist()
+    for e in events:
+        for name in _MAPS:
+            if e[name] is not None:
+                e[name] = dict(e[name])
+        e["table"] = event_table_label(e)
+    return events
+
+
+def tables_with_pk(batch: pa.RecordBatch | pa.Table) -> set[tuple]:
+    """The tables (`keys.TABLE`) of which some event of `batch` names the PK: one part of `DayContext`,
+    unions of batches' sets make the day's."""
+    columns = batch.select(list(keys.TABLE)).to_pylist()
+    ops, pks = batch.column("op").to_pylist(), batch.column("pk_columns").to_pylist()
+    return {
+        tuple(row[c] for c in keys.TABLE)
+        for row, op, pk in zip(columns, ops, pks, strict=True)
+        if keys.table_has_pk({"op": op, "pk_columns": pk})
+    }
+
+
+@dataclass(frozen=True)
+class DayContext:
+    """Figures of the whole day that an event's verdicts read: the tables that name a PK somewhere in the
+    day, and the events of each id that repeats (a day normally has none)."""
+
+    tables_with_pk: frozenset = frozenset()
+    repeated_ids: Mapping[str, int] = field(default_factory=dict)
+
+    def set_on(self, events: list[dict]) -> list[dict]:
+        for e in events:
+            e[keys.TABLE_HAS_PK] = tuple(e[c] for c in keys.TABLE) in self.tables_with_pk
+            e[keys.EVENT_ID_EVENTS] = self.repeated_ids.get(e["event_id"], 1)
+        return events
+
+
+@dataclass
+class DayTally:
+    """What a day's events counted, batch by batch: each event rule's tally, the volume and lags, and the
+    conservation counts per topic. Tallies of separate batches merge."""
+
+    rules: dict[str, RuleTally] = field(default_factory=dict)
+    volume: Volume = field(default_factory=Volume)
+    topics: dict[str, TopicCounts] = field(default_factory=dict)
+
+    def merge(self, other: DayTally) -> DayTally:
+        for name, tally in other.rules.items():
+            self.rules[name] = self.rules[name].merge(tally) if name in self.rules else tally
+        self.volume.merge(other.volume)
+        for topic, counts in other.topics.items():
+            self.topics[topic] = self.topics[topic].merge(counts) if topic in self.topics else counts
+        return self
+
+
+def tally_batch(batch: pa.RecordBatch, rules: Sequence[EventRule], context: DayContext, dt: str) -> DayTally:
+    """One batch of the day's events judged by every rule and counted."""
+    events = context.set_on(event_dicts(batch))
+    tally = DayTally(rules={r.name: RuleTally().add(r, events) for r in rules})
+    tally.volume.add(events, dt)
+    count_events(tally.topics, events)
+    return tally
+
+
+def merged(tallies: Iterable[DayTally]) -> DayTally:
+    out = DayTally()
+    for tally in tallies:
+        out.merge(tally)
+    return out
+
+
+def reject_summary(batch: pa.RecordBatch | pa.Table) -> RejectSummary:
+    """The summary of a batch of `REJECT_COLUMNS`."""
+    return summary_of(batch.to_pylist())
+
+
+def day_figures(
+    partition: Partition,
+    tally: DayTally,
+    lines: Mapping[str, int],
+    rejects: RejectSummary,
+    thresholds: Thresholds,
+) -> tuple[list[RuleResult], list[dict], Activity]:
+    """Every rule's result (in `RULES` order), the event counts and the activity of the day, from its
+    merged tally, the distinct input lines behind each topic's events and its rejects' summary."""
+    out = {r.name: rule_result(r, tally.rules.get(r.name, RuleTally())) for r in event_rules(thresholds)}
+    out[keys.RULE] = keys.finish(out[keys.RULE], rejects)
+    found = conservation.counts_of(tally.topics, dict(lines), rejects)
+    out[conservation.RULE] = conservation.conservation_result(partition, found, rejects, thresholds)
+    volume = tally.volume.rows()
+    activity = activity_of(partition.dt, volume, lag_figures(tally.volume.lags))
+    return [out[n] for n in RULES], event_counts_of(volume), activity
+
+
+def flag_names(rules: Sequence[EventRule]) -> list[str]:
+    """The GX flags' columns: per rule its sub-checks' and its own."""
+    return [c for r in rules for c in (*(flag_column(r.name, n) for n in r.checks), r.name)]
+
+
+def flag_schema(rules: Sequence[EventRule]) -> pa.Schema:
+    return pa.schema([pa.field("event_id", pa.string()), *(pa.field(n, pa.bool_()) for n in flag_names(rules))])
+
+
+def flag_batch(batch: pa.RecordBatch, rules: Sequence[EventRule], context: DayContext) -> pa.RecordBatch:
+    """The event id and, per rule, a column per sub-check (null where it does not apply, else whether the
+    event fails it) and the rule's own (null where no sub-check applies, else whether any fails)."""
+    events = context.set_on(event_dicts(batch))
+    columns: dict[str, list] = {"event_id": [e["event_id"] for e in events]}
+    for rule in rules:
+        names = [flag_column(rule.name, n) for n in rule.checks]
+        own = []
+        for name in names:
+            columns[name] = []
+        for event in events:
+            verdicts, _ = rule.verdicts(event)
+            any_applies = any_fails = False
+            for name, (applies, fails, _) in zip(names, verdicts, strict=True):
+                failed = bool(applies and fails)
+                columns[name].append(failed if applies else None)
+                any_applies, any_fails = any_applies or bool(applies), any_fails or failed
+            own.append(any_fails if any_applies else None)
+        columns[rule.name] = own
+    return pa.RecordBatch.from_pydict(columns, schema=flag_schema(rules))
