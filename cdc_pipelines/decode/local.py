@@ -22,12 +22,12 @@ from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
-from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.inputs import spark_file_uri
 
 
 def spark_uri(path: str | Path) -> str:
     """A file as Spark's `_metadata.file_path` names it (`file:/a/b%20c`, `s3a://bucket/a%20b`)."""
-    return storage.spark_file_uri(path)
+    return spark_file_uri(path)
 
 
 def is_csv(path: str) -> bool:

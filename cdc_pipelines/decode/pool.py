@@ -53,10 +53,11 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
+from cdc_pipelines.runtime.inputs import spark_file_uri
 from cdc_pipelines.runtime.processes import process_map
 from cdc_pipelines.runtime.processes import processes as runtime_processes
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
-from cdc_pipelines.runtime.storage import local_path, spark_file_uri
+from cdc_pipelines.runtime.storage import local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the processes a large local extract is decoded by; 0 sends it
 # to Spark. Default: the cores this process may run on

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.session import active_spark
 
 
 class InputError(ValueError):
@@ -42,7 +43,7 @@ def list_input_files(inputs: Iterable[str | Path]) -> list[str]:
 
 
 def _hadoop_files(uri: str) -> list[str]:
-    spark = storage.active_spark()
+    spark = active_spark()
     if not storage.exists(spark, uri):
         raise InputError(f"input does not exist: {uri}")
     if not storage.is_dir(spark, uri):

@@ -24,7 +24,7 @@ from cdc_pipelines.decode.local import is_csv, spark_uri
 from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extract.messages import EnvelopeError, Line
 from cdc_pipelines.formats.base import Codec
-from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.inputs import open_input
 
 LINE_SCHEMA = T.StructType(
     [
@@ -92,7 +92,7 @@ class ExtractLines:
 
 
 def _first_line(path: str) -> str:
-    with storage.open_input(path) as raw:
+    with open_input(path) as raw:
         fh = gzip.open(raw, "rb") if path.lower().endswith(".gz") else raw
         return fh.readline().decode("utf-8", "replace").rstrip("\r\n")
 
@@ -101,7 +101,7 @@ def _container_records(path: str) -> int:
     """Messages of a container as its decode sees them: its records, plus one for damage after them."""
     count = 0
     try:
-        with storage.open_input(path) as fh:
+        with open_input(path) as fh:
             for _ in fastavro.reader(fh):
                 count += 1
     except Exception:  # noqa: BLE001 - a corrupt container reads as its good records plus one reject
