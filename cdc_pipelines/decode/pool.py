@@ -38,11 +38,12 @@ import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
 from cdc_pipelines.decode.in_process import lake_table, mark_redeliveries, replace_counts
-from cdc_pipelines.decode.local import decoded_counts, is_csv
+from cdc_pipelines.decode.local import decoded_counts
 from cdc_pipelines.decode.messages import pair_halves_in_memory
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import STATS_COLUMNS, TABLE_PROPERTIES, batch_to_rows, check_message_counts
+from cdc_pipelines.extract.files import is_csv
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars

@@ -1,4 +1,4 @@
-"""The files an input names: files as given, folders walked (hidden and `_` files skipped)."""
+"""The files an input names: files as given, folders walked (hidden and `_` files skipped); a CSV file by its name."""
 
 from __future__ import annotations
 
@@ -49,3 +49,11 @@ def _hadoop_files(uri: str) -> list[str]:
     if not storage.is_dir(spark, uri):
         return [storage.qualified(spark, uri)]
     return storage.list_files(spark, uri)
+
+
+def is_csv(path: str) -> bool:
+    """Whether a file is CSV by its name, a compression suffix aside (`x.csv.gz`)."""
+    name = path.lower()
+    for suffix in (".gz", ".bz2", ".deflate", ".zst"):
+        name = name.removesuffix(suffix)
+    return name.endswith(".csv")
