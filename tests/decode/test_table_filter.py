@@ -4,9 +4,9 @@ import re
 import pytest
 
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.table_filter import TableFilter, TableFilterError
 from cdc_pipelines.extract.catalog import CatalogError, load_catalog
 from cdc_pipelines.lake.io import read_canonical
+from cdc_pipelines.model.table_filter import TableFilter, TableFilterError
 from cdc_pipelines.quality.runner import check_conservation, load_partition
 
 
