@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from cdc_pipelines.decode.local import spark_uri
 from cdc_pipelines.decode.pass_results import PassResults, TaskReports
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import DECODED_SCHEMA, decoded_extract, rows_to_batch, write_decoded
@@ -32,6 +31,7 @@ from cdc_pipelines.extract.lines import read_extract_lines
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.lake.io import read_canonical
+from cdc_pipelines.runtime.inputs import spark_file_uri
 
 HEAD = 10_000  # input rows decoded or encoded beforehand; the replay cycles through them
 
@@ -88,7 +88,7 @@ def decode_replay(spark: SparkSession, format_id: str, source: Path, out: Path) 
     """`write_decoded(decode_files(...))` of one line file, the decoding replayed (see the module): the
     run to time, with the head already decoded (that is the replay's set-up, not the path's cost)."""
     codec = get_codec(format_id)
-    uri = spark_uri(str(source))
+    uri = spark_file_uri(str(source))
     with open(source, "rb") as handle:
         head = [Line(uri, n, line.rstrip(b"\n")) for n, line in enumerate(islice(handle, HEAD), start=1)]
     rows = decoded_rows(format_id, "bench", head, codec.resolve_options({}))

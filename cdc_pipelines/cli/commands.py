@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from cdc_pipelines.bench.command import BENCH_HELP
 from cdc_pipelines.bench.command import add_arguments as add_bench_arguments
-from cdc_pipelines.decode.table_filter import TableFilter
 from cdc_pipelines.extract.files import InputError
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, split_kafka_conf
 from cdc_pipelines.extract.messages import ENVELOPES
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
+from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.progress import spark_progress
 from cdc_pipelines.runtime.storage import absolute, local_path
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from cdc_pipelines.decode.runner import DecodedExtract, decode_lines, write_decoded
-from cdc_pipelines.decode.table_filter import TableFilter
 from cdc_pipelines.extract.kafka import KAFKA_ENVELOPE, KafkaDay, read_kafka_day
 from cdc_pipelines.extract.kafka_days import KafkaDayError, day_bounds
 from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
@@ -22,6 +21,7 @@ from cdc_pipelines.formats import resolve_codec
 from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
 from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.model.kafka_offsets import PartitionOffsets
+from cdc_pipelines.model.table_filter import TableFilter
 
 
 @dataclass

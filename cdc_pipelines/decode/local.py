@@ -17,31 +17,19 @@ from pathlib import Path
 from cdc_pipelines.decode.messages import EVENT_FIELDS, pair_halves_in_memory
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
-from cdc_pipelines.extract.files import list_input_files
+from cdc_pipelines.extract.files import is_csv, list_input_files
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
-from cdc_pipelines.runtime import storage
-
-
-def spark_uri(path: str | Path) -> str:
-    """A file as Spark's `_metadata.file_path` names it (`file:/a/b%20c`, `s3a://bucket/a%20b`)."""
-    return storage.spark_file_uri(path)
-
-
-def is_csv(path: str) -> bool:
-    name = path.lower()
-    for suffix in (".gz", ".bz2", ".deflate", ".zst"):
-        name = name.removesuffix(suffix)
-    return name.endswith(".csv")
+from cdc_pipelines.runtime.inputs import spark_file_uri
 
 
 def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
     """The lines of one extract file with their 1-based numbers (`.gz` read through gzip)."""
     path = Path(path)
     codec = get_codec(format_id)
-    uri = spark_uri(path)
+    uri = spark_file_uri(path)
     if codec.messages == "avro" and path.suffix.lower() == ".avro":
         from cdc_pipelines.extract.messages import container_lines
 

@@ -38,11 +38,12 @@ import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
 from cdc_pipelines.decode.in_process import lake_table, mark_redeliveries, replace_counts
-from cdc_pipelines.decode.local import decoded_counts, is_csv
+from cdc_pipelines.decode.local import decoded_counts
 from cdc_pipelines.decode.messages import pair_halves_in_memory
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import STATS_COLUMNS, TABLE_PROPERTIES, batch_to_rows, check_message_counts
+from cdc_pipelines.extract.files import is_csv
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
@@ -53,10 +54,11 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
+from cdc_pipelines.runtime.inputs import spark_file_uri
 from cdc_pipelines.runtime.processes import process_map
 from cdc_pipelines.runtime.processes import processes as runtime_processes
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
-from cdc_pipelines.runtime.storage import local_path, spark_file_uri
+from cdc_pipelines.runtime.storage import local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the processes a large local extract is decoded by; 0 sends it
 # to Spark. Default: the cores this process may run on

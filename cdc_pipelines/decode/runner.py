@@ -28,7 +28,6 @@ from cdc_pipelines.decode.messages import pair_halves
 from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports
 from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, find_duplicates, mark_duplicates
 from cdc_pipelines.decode.rows import decoded_rows
-from cdc_pipelines.decode.table_filter import TableFilter
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.extract.lines import ExtractLines, LineNumbering, read_extract_lines
 from cdc_pipelines.extract.messages import check_envelope
@@ -39,6 +38,7 @@ from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import ROW_INDEX
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
+from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
 from cdc_pipelines.runtime.progress import message_counter
 from cdc_pipelines.runtime.python_workers import fail_first_attempt, failure_injected, no_cycle_collection

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import yaml
 
-from cdc_pipelines.decode.table_filter import TableFilter, TableFilterError
 from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError, kafka_source
 from cdc_pipelines.extract.messages import check_envelope
 from cdc_pipelines.formats import get_codec
+from cdc_pipelines.model.table_filter import TableFilter, TableFilterError
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.inputs import open_input
 
 _CHUNK = 1 << 20
 
@@ -25,7 +25,7 @@ _CHUNK = 1 << 20
 def _scan(path: str, sink=None) -> tuple[int, str | None]:
     """(complete lines, damage or None) of a gzip file; complete lines are copied to `sink` if given."""
     inflater, lines, pending = zlib.decompressobj(wbits=31), 0, b""
-    with storage.open_input(path) as fh:
+    with open_input(path) as fh:
         while chunk := fh.read(_CHUNK):
             data = chunk
             while data:

@@ -17,7 +17,7 @@ from functools import cache
 
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.formats import DETECTION_ORDER, get_codec
-from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.inputs import open_input
 
 SAMPLE_LINES = 50
 AVRO_MAGIC = b"Obj\x01"
@@ -41,7 +41,7 @@ def message_format(message: object) -> str | None:
 
 
 def _open(path: str):
-    raw = storage.open_input(path)
+    raw = open_input(path)
     return io.TextIOWrapper(gzip.open(raw) if path.endswith(".gz") else raw, encoding="utf-8", errors="replace")
 
 
@@ -50,7 +50,7 @@ def detect_format(inputs, sample_lines: int = SAMPLE_LINES) -> str | None:
     votes: Counter[str] = Counter()
     seen = 0
     for path in list_input_files(inputs):
-        with storage.open_input(path) as fh:
+        with open_input(path) as fh:
             if fh.read(4) == AVRO_MAGIC:
                 votes["dts-avro"] += 1
                 continue

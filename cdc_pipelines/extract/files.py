@@ -1,4 +1,4 @@
-"""The files an input names: files as given, folders walked (hidden and `_` files skipped)."""
+"""The files an input names: files as given, folders walked (hidden and `_` files skipped); a CSV file by its name."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.session import active_spark
 
 
 class InputError(ValueError):
@@ -42,9 +43,17 @@ def list_input_files(inputs: Iterable[str | Path]) -> list[str]:
 
 
 def _hadoop_files(uri: str) -> list[str]:
-    spark = storage.active_spark()
+    spark = active_spark()
     if not storage.exists(spark, uri):
         raise InputError(f"input does not exist: {uri}")
     if not storage.is_dir(spark, uri):
         return [storage.qualified(spark, uri)]
     return storage.list_files(spark, uri)
+
+
+def is_csv(path: str) -> bool:
+    """Whether a file is CSV by its name, a compression suffix aside (`x.csv.gz`)."""
+    name = path.lower()
+    for suffix in (".gz", ".bz2", ".deflate", ".zst"):
+        name = name.removesuffix(suffix)
+    return name.endswith(".csv")

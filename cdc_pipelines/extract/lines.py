@@ -20,11 +20,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc_pipelines.decode.local import is_csv, spark_uri
 from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
+from cdc_pipelines.extract.files import is_csv
 from cdc_pipelines.extract.messages import EnvelopeError, Line
 from cdc_pipelines.formats.base import Codec
-from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.inputs import open_input, spark_file_uri
 
 LINE_SCHEMA = T.StructType(
     [
@@ -92,7 +92,7 @@ class ExtractLines:
 
 
 def _first_line(path: str) -> str:
-    with storage.open_input(path) as raw:
+    with open_input(path) as raw:
         fh = gzip.open(raw, "rb") if path.lower().endswith(".gz") else raw
         return fh.readline().decode("utf-8", "replace").rstrip("\r\n")
 
@@ -101,7 +101,7 @@ def _container_records(path: str) -> int:
     """Messages of a container as its decode sees them: its records, plus one for damage after them."""
     count = 0
     try:
-        with storage.open_input(path) as fh:
+        with open_input(path) as fh:
             for _ in fastavro.reader(fh):
                 count += 1
     except Exception:  # noqa: BLE001 - a corrupt container reads as its good records plus one reject
@@ -130,7 +130,8 @@ def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, enve
             F.lit(None).cast("string").alias("reason"),
         )
         splits = sorted(text.groupBy("source_file", "block").count().collect())  # one row per file split
-        out.numbering.renamed = {spark_uri(copy): spark_uri(original) for original, copy in damage.copies.items()}
+        renamed = damage.copies.items()
+        out.numbering.renamed = {spark_file_uri(copy): spark_file_uri(original) for original, copy in renamed}
         before: dict[str, int] = {}
         for file, block, count in splits:
             out.numbering.first_line[(file, block)] = before.get(file, 0) + 1
@@ -141,9 +142,9 @@ def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, enve
         if codec.messages == "tuple":
             for path in text_files:
                 if is_csv(path):
-                    out.numbering.headers[spark_uri(path)] = _first_line(path)
-                    if spark_uri(path) in out.read:
-                        out.read[spark_uri(path)] -= 1
+                    out.numbering.headers[spark_file_uri(path)] = _first_line(path)
+                    if spark_file_uri(path) in out.read:
+                        out.read[spark_file_uri(path)] -= 1
         frames.append(text)
     if containers:
         binary = spark.read.format("binaryFile").load(containers)
@@ -158,8 +159,8 @@ def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, enve
         )
         for path in containers:
             records = _container_records(path)
-            out.read[spark_uri(path)] = records
-    rejects = [(b"", spark_uri(path), line, REJECT, reason) for path, line, reason in damage.reject_lines()]
+            out.read[spark_file_uri(path)] = records
+    rejects = [(b"", spark_file_uri(path), line, REJECT, reason) for path, line, reason in damage.reject_lines()]
     for _, file, _, _, _ in rejects:
         out.read[file] = out.read.get(file, 0) + 1
     if rejects:

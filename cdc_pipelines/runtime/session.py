@@ -342,6 +342,14 @@ def spark_session(
     return session
 
 
+def active_spark() -> SparkSession:
+    """The process's session, for reaching a filesystem that only Hadoop knows (a URI input)."""
+    session = SparkSession.getActiveSession()
+    if session is None:
+        session = spark_session()
+    return session
+
+
 def _resolution_record(conf: Mapping[str, str]) -> Path:
     """Where the jars resolved for these packages are listed (beside Ivy's cache, one file per set)."""
     key = "\n".join(conf.get(k, "") for k in ("spark.jars.packages", "spark.jars.excludes", "spark.jars.repositories"))

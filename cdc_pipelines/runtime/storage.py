@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -156,16 +155,6 @@ def replace_bytes(spark: SparkSession, path: str | Path, data: bytes) -> None:
         raise OSError(f"could not rename {tmp} to {path}")
 
 
-def active_spark() -> SparkSession:
-    """The process's session, for reaching a filesystem that only Hadoop knows (a URI input)."""
-    session = SparkSession.getActiveSession()
-    if session is None:
-        from cdc_pipelines.runtime.session import spark_session
-
-        session = spark_session()
-    return session
-
-
 class _HadoopReader(io.RawIOBase):
     """A Hadoop input stream as a Python binary file (gzip, fastavro and line reading take it)."""
 
@@ -187,36 +176,9 @@ class _HadoopReader(io.RawIOBase):
         super().close()
 
 
-def open_input(path: str | Path) -> BinaryIO:
-    """`path` opened for reading bytes: local files directly, any other URI through Hadoop."""
-    local = local_path(path)
-    if local is not None:
-        return open(local, "rb")  # noqa: SIM115 - the caller closes it
-    return io.BufferedReader(_HadoopReader(active_spark(), str(path)), CHUNK)
-
-
-# what java.net.URI leaves unquoted in a path besides letters and digits (its "unreserved" marks, "punct"
-# characters, "/" and "@"); it quotes every other ASCII character, "%" included, and keeps non-ASCII ones
-_URI_PATH_SAFE = frozenset("/-_.!~*'();:@&=+$,")
-
-
-def _uri_char(ch: str) -> str:
-    if ch.isascii():
-        return ch if ch.isalnum() or ch in _URI_PATH_SAFE else "".join(f"%{b:02X}" for b in ch.encode())
-    # Java's "other" characters stay as they are; its ISO control and space characters are quoted
-    if 0x80 <= ord(ch) <= 0x9F or unicodedata.category(ch) in ("Zs", "Zl", "Zp"):
-        return "".join(f"%{b:02X}" for b in ch.encode())
-    return ch
-
-
-def spark_file_uri(path: str | Path) -> str:
-    """A file as Spark's `_metadata.file_path` names it: Hadoop's `Path.toUri()` (`file:/a/b%20c/dt=1`
-    locally, `s3a://bucket/a%20b` elsewhere), so lineage and line numbering agree on one name."""
-    local = local_path(path)
-    if local is not None:
-        return "file:" + "".join(map(_uri_char, str(Path(local).resolve())))
-    jvm = active_spark().sparkContext._jvm
-    return str(jvm.org.apache.hadoop.fs.Path(str(path)).toUri().toString())
+def open_read(spark: SparkSession, path: str | Path) -> BinaryIO:
+    """`path` opened for reading bytes through Hadoop's stream, as a buffered Python binary file."""
+    return io.BufferedReader(_HadoopReader(spark, str(path)), CHUNK)
 
 
 def copy_from_local(spark: SparkSession, local: str, target: str | Path) -> None:

@@ -25,6 +25,7 @@ from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.io import is_table
 from cdc_pipelines.lake.partition_paths import escape_value
 from cdc_pipelines.runtime import storage
+from cdc_pipelines.runtime.session import active_spark
 from cdc_pipelines.snapshots.tables import TablePaths
 
 VERSIONS, ANOMALIES, DDL, APPLIED, RUNS = "_versions", "_anomalies", "_ddl", "_applied", "_runs"
@@ -104,5 +105,5 @@ def read_summary(root: str | Path, day: str) -> dict | None:
     local = storage.local_path(path)
     if local is not None:
         return json.loads(Path(local).read_text()) if os.path.isfile(local) else None
-    spark = storage.active_spark()
+    spark = active_spark()
     return json.loads(storage.read_bytes(spark, path)) if storage.exists(spark, path) else None

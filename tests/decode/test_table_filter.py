@@ -4,10 +4,10 @@ import re
 import pytest
 
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.table_filter import TableFilter, TableFilterError
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.extract.catalog import CatalogError, load_catalog
 from cdc_pipelines.lake.io import read_canonical
+from cdc_pipelines.model.table_filter import TableFilter, TableFilterError
 from tests.quality.rows import rules_of
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from cdc_pipelines.runtime.storage import spark_file_uri
+from cdc_pipelines.runtime.inputs import spark_file_uri
 
 # no glob characters: Spark expands them
 NAMES = ("dt=2024-01-01/p.jsonl", "a b/c%d.jsonl", "ü 中/x#y,;@&+$.jsonl", "t'(1)!~.jsonl")
