@@ -5,9 +5,9 @@ reading 20,000 events with delta-rs takes 1.7 s and judging them in Python 0.4 s
 `MAX_EVENTS_SETTING` events, on a lake and a report folder on local disk, is read with delta-rs and judged
 by each rule's Python form (`EventJudge`, beside the Spark form in `images`, `timestamps`, `keys`), its
 counts, rejects and activity by the Python twins of their aggregates, and the GX suite validates the same
-flags as a pandas frame. The rules are thus written twice, against DESIGN.md's "no second
-implementation": what makes them one rule is `tests/quality/test_in_process.py`, which holds both forms
-to the same figures, digit for digit, on events failing every sub-check, every format's samples and the
+flags as a pandas frame. The rules are thus written twice, against the "no second implementation" of
+docs/architecture.md (decision 7): what makes them one rule is `tests/quality/test_in_process.py`, which
+holds both forms to the same figures, digit for digit, on events failing every sub-check, every format's samples and the
 peers' files. An event the Python form cannot judge as Spark does (`NeedsSpark`) sends the day to Spark.
 """
 
@@ -51,8 +51,9 @@ from cdc_pipelines.runtime.storage import join, local_path
 from cdc_pipelines.snapshots.report import snapshot_report_local
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the most events a day judged in process may hold; 0 turns it off.
-# A bound on memory more than on time (BENCHMARKS.md, turn 22): 100,000 canal events judged here took 8.0 s
-# and 1.07 GB of Python objects against the 27.4 s of a new Spark process; 20,000 took 3.3 s against 23.7 s
+# A bound on memory more than on time (docs/benchmarks-history.md, *quality judged without a JVM*): 100,000
+# canal events judged here took 8.0 s and 1.07 GB of Python objects against the 27.4 s of a new Spark
+# process; 20,000 took 3.3 s against 23.7 s
 MAX_EVENTS_SETTING = "cdc.quality.in_process_max_events"
 DEFAULT_MAX_EVENTS = 100_000
 EVENT_COLUMNS = (
