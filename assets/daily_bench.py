@@ -1,10 +1,10 @@
-"""The daily job's benchmark (issue 22): two days of canal messages through the real `daily_cdc` job, one
+"""The daily job's benchmark: two days of canal messages through the real `daily_cdc` job, one
 run per day, each step's wall seconds read from the run's own event log.
 
 The library benchmarks time the library's calls; what an operator waits for is the run, which adds the
 steps that read the day again (checks, report, targets, snapshots) and Dagster's own work between them.
 Day 2 is the day to read: day 1 also pays for the JVM's start (in its first Spark step) and applies
-snapshots to empty tables. The figures the issue's targets name are ratios to the day's decode step.
+snapshots to empty tables. The targets are set as ratios to the day's decode step (`LIMITS`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 TOPIC, SOURCE, TARGET = "orders", "oms-canal", "oms-debezium"
 CHUNK = 1000  # events per generator call: the demo generator is quadratic in a call's events
 DAY_KEYS = 1_000_000_000  # day i's inserts take keys from i * DAY_KEYS on (INT range for two days)
-# the issue's targets, as ratios to the day's decode step (canonical_changes)
+# the daily run's targets, as ratios to the day's decode step (canonical_changes)
 LIMITS = {"quality": 0.5, "snapshots": 0.75, "run": 2.5}
 GROUPS = {"quality": "quality checks + report", "snapshots": "snapshots", "run": "whole run"}
 
@@ -98,7 +98,7 @@ def run_figures(instance: dg.DagsterInstance, run_id: str) -> dict:
 
 
 def ratios(day: dict) -> dict[str, float]:
-    """The issue's figures of one day: quality checks + report, snapshots and the whole run over decode."""
+    """The targets' figures of one day: quality checks + report, snapshots and the whole run over decode."""
     decode = sum(day["steps"][k] for k in day["groups"]["decode"])
     seconds = {g: sum(day["steps"][k] for k in day["groups"].get(g, [])) for g in ("quality", "snapshots")}
     return {g: round(s / decode, 3) for g, s in (seconds | {"run": day["run_s"]}).items()}

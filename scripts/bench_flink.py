@@ -1,4 +1,4 @@
-"""Flink's canal-json decode of one file into Parquet (issue 37); run through scripts/bench-flink.
+"""Flink's canal-json decode of one file into Parquet, timed beside our canal decode; run through scripts/bench-flink.
 
 Usage (from .venv-flink): bench_flink.py INPUT OUT_DIR JAR...
 

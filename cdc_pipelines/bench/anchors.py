@@ -7,7 +7,7 @@
 - the fastavro floor of DTS Avro decode: base64 + `schemaless_reader` alone, one process per core;
 - the Spark floor of encode: the canonical Parquet + `to_json` of every row + a text write;
 - DuckDB: `read_json` -> Parquet, and for encode Parquet -> JSON lines, the embedded engine a user
-  might pick instead (lossy on numbers, see README's 'How values stay exact', and without any CDC semantics);
+  might pick instead (lossy on numbers, see docs/concepts.md, 'How values stay exact', and without any CDC semantics);
 - `cat FILE > /dev/null`: how fast the bytes can be read at all.
 """
 

@@ -149,7 +149,7 @@ def run_snapshot_bench(
 
 
 def render(results: list[dict]) -> str:
-    """The Markdown table of `run_snapshot_bench`'s results, with the ratio the issue's target names."""
+    """The Markdown table of `run_snapshot_bench`'s results, with the ratio its target is set as."""
     lines = [
         "| table rows | tables | day | events | decode s | snapshot s | snapshot / decode | snapshot jobs "
         "| rows after | anomalies | state exact |",

@@ -631,7 +631,8 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
     commands = {command.name: command for command in (*extra, *COMMANDS)}
     args = _parser(list(commands.values())).parse_args(argv)
     if getattr(args, "max_message_chars", None):
-        # the decoders read the limit from the environment, as the Dagster job does
+        # CDC_MAX_MESSAGE_CHARS: the longest message decoded, in characters (16 Mi unless set); longer ones are
+        # rejected unparsed. The decoders read it from the environment, as the Dagster job does
         os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
         commands[args.command].run(args)

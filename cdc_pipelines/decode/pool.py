@@ -2,8 +2,8 @@
 
 Why not Spark here: on one machine Spark's decode spends, beside the codecs, about half as much CPU
 again in the JVM (reading the lines, the Arrow crossing both ways, Parquet's writer: 32-35 of 96 CPU-s
-for 2,000,000 canal messages, BENCHMARKS turn 23), so it stayed above 3x Spark's own reader. Here each
-process reads a byte range of the files, runs the per-line functions the Spark tasks run
+for 2,000,000 canal messages, docs/benchmarks-history.md, *the decode's tail work*), so it stayed above 3x
+Spark's own reader. Here each process reads a byte range of the files, runs the per-line functions the Spark tasks run
 (`rows.decoded_rows`) and writes its events to Parquet with pyarrow. Split-update halves are left in
 files by bucket of their pair key, and each bucket paired by one process (`messages.pair_halves`): the
 shuffle Spark does, on local disk. The parent compares exactly only the events whose delivery hashes

@@ -37,7 +37,8 @@ from cdc_pipelines.runtime.python_workers import no_cycle_collection
 from cdc_pipelines.runtime.storage import join, local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the most events a run encodes in process; 0 turns it off.
-# A bound on memory (the encoded messages are held until written) more than on time (BENCHMARKS.md turn 27)
+# A bound on memory (the encoded messages are held until written) more than on time
+# (docs/benchmarks-history.md, *encode without a JVM*)
 MAX_EVENTS_SETTING = "cdc.encode.in_process_max_events"
 DEFAULT_MAX_EVENTS = 200_000
 BATCH_ROWS = 4096  # events handed to the encoder at once, as Spark's Arrow batches hand them

@@ -1,4 +1,4 @@
-"""The codec registry: format id -> codec. The ids are fixed (README's format table): the CLI, the
+"""The codec registry: format id -> codec. The ids are fixed (the format table of docs/formats/index.md): the CLI, the
 catalog and the tests use exactly these.
 
 Codec modules are imported when first asked for, so a run pays only for the formats it reads.

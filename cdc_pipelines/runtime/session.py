@@ -47,7 +47,7 @@ DEFAULT_CONF = {
     "spark.hadoop.fs.oss.impl": "org.apache.hadoop.fs.aliyun.oss.AliyunOSSFileSystem",
     # Delta rebuilds a table's state from its log in this many tasks (default 50). The lake's logs are small
     # (a checkpoint every 10 commits): one task, not four, took a 10-row partition replacement from 4.3 to
-    # 2.4 s (medians of 20, one warm session, 2 cores; BENCHMARKS.md "Fixed cost")
+    # 2.4 s (medians of 20, one warm session, 2 cores; docs/benchmarks-history.md, "Fixed cost and the one-pass decode")
     "spark.databricks.delta.snapshotPartitions": "1",
     # A partitioned write first sorts each task's rows by partition, holding them all: a decode task of
     # 245,000 canal events held 391 MB of execution memory and wrote its file only once its Python worker
@@ -82,11 +82,17 @@ SHIPPED_WITH_SPARK = (
     "org.locationtech.jts:jts-core",
     "org.jacoco:org.jacoco.agent",
 )
+# Spark and Hadoop settings as a JSON object, for the Dagster job and every command (a command's --conf wins)
 SPARK_CONF_ENV = "CDC_SPARK_CONF"
+# the Spark master (`spark://host:7077`, `yarn`, ...) of every command and the Dagster job
 MASTER_ENV = "CDC_SPARK_MASTER"
+# where the pyspark wheel, the resolved jars' list and the JVM's class-data archive are kept
+# (default ~/.cache/cdc_pipelines)
 CACHE_ENV = "CDC_CACHE_DIR"
+# the folder of Spark's log file (spark.log: WARN and above), under the working directory by default
 LOG_DIR_ENV = "CDC_LOG_DIR"
 LOG4J_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
+# `false`: the driver's JVM starts as Spark would start it (no class-data archive, both JIT compilers)
 QUICK_START = "cdc.jvm.quick_start"
 C1_ONLY = "cdc.jvm.c1_only"  # within the quick start: a local driver with the C1 compiler alone
 # past this much input a local run starts with both JIT compilers (`full_jit`): a 200,000-message decode
@@ -158,6 +164,7 @@ def _with_packages(conf: Mapping[str, str] | None, master: str | None) -> tuple[
     merged["spark.master"] = master or merged.get("spark.master") or os.environ.get(MASTER_ENV, "local[*]")
     quick_start = merged.pop(QUICK_START, "true").lower() != "false"
     c1_only = merged.pop(C1_ONLY, "true").lower() != "false"
+    # `false`: no Delta, hadoop-aws or hadoop-aliyun added to spark.jars.packages (a cluster passes its own jars)
     if merged.pop("cdc.jars.packages", "true").lower() != "false":
         listed = [p for p in merged.get("spark.jars.packages", "").split(",") if p]
         names = {p.rsplit(":", 1)[0] for p in listed}
@@ -246,7 +253,7 @@ def _wait_for_group(group: int, timeout: float = 300) -> None:
 
 
 def driver_java_options(conf: Mapping[str, str], c1_only: bool = True) -> list[str]:
-    """JVM flags that take seconds off a driver's start, measured on the 2-core machine (BENCHMARKS.md):
+    """JVM flags that take seconds off a driver's start, measured on the 2-core machine (docs/benchmarks-history.md):
 
     - the class-data archive (`class_archive`, made by `cdc-pipelines jvm-archive`), where one exists for
       this Spark and these jars: the classes a run loads are mapped from it, not parsed from the jars;
@@ -272,7 +279,7 @@ def full_jit(conf: Mapping[str, str], large: bool = True) -> dict[str, str]:
     `FULL_JIT_MIN_BYTES`, a snapshot of more than `FULL_JIT_MIN_EVENTS`, a Dagster run; the benchmark): its
     local driver keeps the class-data archive and gets both JIT compilers, unless `conf` or CDC_SPARK_CONF
     set either setting. C1 alone slows the JVM's share of a long run (2,000,000 canal messages, 895 MB:
-    112.9 s with it, 88.9 s without) and halves the bench's Spark floors, all JVM work (BENCHMARKS.md)."""
+    112.9 s with it, 88.9 s without) and halves the bench's Spark floors, all JVM work (docs/benchmarks-history.md)."""
     given = {**env_conf(), **conf}
     if not large or QUICK_START in given or C1_ONLY in given:
         return dict(conf)
@@ -296,7 +303,7 @@ def balanced_splits(conf: Mapping[str, str], input_bytes: int) -> dict[str, str]
     Spark cuts an input larger than its cores x 128 MiB into 128 MiB splits and a remainder: 2,000,000
     canal messages (895 MB) into 7 splits on 2 cores, the seventh decoded alone on one core for 9.5 s at
     the end of the run. Eight splits of 112 MB take the same waves with no core idle (91.5-91.9 s -> 79.5-83.7 s,
-    one run each; BENCHMARKS.md turn 23)."""
+    one run each; docs/benchmarks-history.md, *the decode's tail work*)."""
     given = {**env_conf(), **conf}
     cores = local_cores(given.get("spark.master") or os.environ.get(MASTER_ENV) or "local[*]")
     if SPLIT_SETTING in given or cores is None or input_bytes <= cores * DEFAULT_SPLIT_BYTES:

@@ -3,8 +3,8 @@ walk over the day's events in order, its frames handed back to Spark as local da
 
 Why: `apply_day`'s frames are a window, joins and a broadcast that Spark plans and runs in some 20
 small jobs however few the events, and the writes' figures of each table one more aggregate: 3-4 s
-of a quiet day on this machine (BENCHMARKS.md turn 28). Spark still computes every value the frames
-hold (the events' order, their keys as `_cdc_key` text, their effects, and later their types), in one
+of a quiet day on this machine (docs/benchmarks-history.md, *the driver's fold*). Spark still computes every
+value the frames hold (the events' order, their keys as `_cdc_key` text, their effects, and later their types), in one
 sorted collect; only each effect's neighbours (its key's previous, next and first effect, its
 table's TRUNCATEs around it) and the tables' counts are found here, so none of Spark's semantics is
 written twice. `tests/snapshots/test_fold.py` holds the two folds to the same frames and figures on

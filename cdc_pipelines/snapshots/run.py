@@ -119,8 +119,8 @@ def static_plans(spark: SparkSession, small: bool) -> Iterator[None]:
     """Adaptive query execution off while `small` days are applied, unless the session was started with
     a setting of its own. Under it each shuffle stage of a query is a Spark job of its own, and a small
     day's queries are many and tiny: a quiet day on a 1M-row table ran 50 jobs instead of 82, 8.0 s
-    instead of 9.8 s warm, and a snapshot test file 0.90x (BENCHMARKS.md turn 21). A large day keeps it:
-    its joins and shuffles are sized at run time."""
+    instead of 9.8 s warm, and a snapshot test file 0.90x (docs/benchmarks-history.md, *keys replaced instead
+    of MERGEd*). A large day keeps it: its joins and shuffles are sized at run time."""
     if not small or spark.sparkContext.getConf().contains(ADAPTIVE):
         yield
         return
@@ -445,7 +445,7 @@ def _merge_table(
 def _side_by_side(first: Callable[[], R], second: Callable[[], object]) -> R:
     """`first()`'s result, `second()` run beside it in a thread of its own: a table's current and history
     writes are independent, and each is mostly the driver's planning and Delta's commit, so they overlap
-    even on 2 cores (a quiet day's two MERGEs into a 1M-row table, BENCHMARKS.md). Both have ended before
+    even on 2 cores (a quiet day's two MERGEs into a 1M-row table, docs/benchmarks-history.md). Both have ended before
     either's error is raised: a failed day leaves no write running (`versions.restore_unfinished`)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="history") as side:
         later = side.submit(second)

@@ -136,7 +136,7 @@ def history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
 def _on_keys(condition: Column, keys: list[str] | None) -> Column:
     """A MERGE's condition with the day's keys as literals on the target's key too: Delta then filters the
     target's scan by them (its statistics, Parquet's pushdown) before the join; open-source Delta has no
-    dynamic file pruning. A 1-key MERGE into a 1M-row table: 2.5 s instead of 5.6 s (BENCHMARKS.md)."""
+    dynamic file pruning. A 1-key MERGE into a 1M-row table: 2.5 s instead of 5.6 s (docs/benchmarks-history.md)."""
     return condition if keys is None else condition & F.col("t._cdc_key").isin(keys)
 
 
@@ -215,7 +215,7 @@ def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: 
     `KEY_LITERALS`): the rows of those keys replaced by the day's set rows in one commit (`replaceWhere`),
     the replaced rows marked in a deletion vector, without the MERGE's join with the table or its copy of
     the source. A quiet day's two writes into a 1M-row table, side by side: 3.5 s against the two MERGEs'
-    4.9 s (BENCHMARKS.md turn 21)."""
+    4.9 s (docs/benchmarks-history.md, *keys replaced instead of MERGEd*)."""
     rows = current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND)
     predicate = key_predicate(net.sparkSession, keys)
     rows.write.format(DELTA).mode("overwrite").option("replaceWhere", predicate).save(path)

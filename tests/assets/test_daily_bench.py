@@ -1,5 +1,5 @@
 """`cdc-pipelines bench-daily` at a tiny size: both days' runs of the daily job, every step of the job timed
-from the run's event log, and the issue's ratios made of those seconds."""
+from the run's event log, and the targets' ratios made of those seconds."""
 
 import json
 

@@ -12,7 +12,7 @@ from cdc_pipelines.decode.messages import EMPTY_EVENT
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, get_codec
 from cdc_pipelines.formats.base import Option, RawEvent
 
-README = Path(__file__).parents[2] / "README.md"
+FORMATS_PAGE = Path(__file__).parents[2] / "docs" / "formats" / "index.md"
 
 
 @pytest.mark.parametrize("format_id", FORMAT_IDS)
@@ -42,8 +42,8 @@ def test_a_value_the_codec_cannot_take_is_refused_before_any_message(format_id, 
         get_codec(format_id).resolve_options(given)
 
 
-def test_readme_formats_table_names_every_option():
-    formats = README.read_text().split("\n## Formats\n", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_formats_table_names_every_option():
+    formats = FORMATS_PAGE.read_text().split("\n## Format ids and options\n", 1)[1].split("\n## ", 1)[0]
     rows = {m[1]: m[2] for m in re.finditer(r"^\| `([a-z0-9-]+)` \|[^|]*\|(.*)\|$", formats, re.M)}
     for format_id in FORMAT_IDS:
         listed = rows[format_id]

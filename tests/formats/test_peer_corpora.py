@@ -289,7 +289,8 @@ CANONICAL_FORM = {
 
 @pytest.mark.parametrize("name", list(FILES))
 def test_values_fit_their_types(peer, name):
-    """Every image value is in the canonical text form of its logical type (README, Values)."""
+    """Every image value is in the canonical text form of its logical type (docs/concepts.md, the canonical
+    change table)."""
     misfits = []
     for e in peer(name).events:
         for image in (e["before"], e["after"]):

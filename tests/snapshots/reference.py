@@ -1,6 +1,6 @@
 """An independent reference for snapshots: the demo generator's true events folded in plain Python.
 
-Written from the rules (README "Table snapshots"), not from the Spark code: events in generator order
+Written from the rules (docs/snapshots.md), not from the Spark code: events in generator order
 (they are already in event-time order), INSERT/UPDATE set the after image under its key, an UPDATE
 whose key changed drops the old key, DELETE drops the before image's key, TRUNCATE empties the table.
 With `history`, every key's versions too: each set opens one (its op, image and event time), and the
