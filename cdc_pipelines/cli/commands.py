@@ -195,7 +195,7 @@ def _quality_arguments(parser: argparse.ArgumentParser) -> None:
 def _engine_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine", choices=("local", "spark", "auto"),
-        help="the engine that runs the rules (default: the cdc.engine setting, else auto: see docs/engines.md)",
+        help="the engine that runs the rules (default: the cdc.engine setting, else auto: docs/reference/engines.md)",
     )  # fmt: skip
 
 

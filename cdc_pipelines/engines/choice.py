@@ -20,6 +20,7 @@ from cdc_pipelines.runtime.storage import join, local_path
 
 LOCAL, SPARK, AUTO = "local", "spark", "auto"
 ENGINES = (LOCAL, SPARK)
+# the engine asked for: local, spark or auto (the engine table, docs/reference/engines.md); --engine overrides it
 SETTING = "cdc.engine"
 QUALITY = "quality"
 
@@ -131,9 +132,10 @@ def table_rows() -> list[tuple[str, str, str, str, str]]:
 def engine_for(run: Run, engine: str, session: Callable[[], Any]):
     """The engine `choose` names for `run`, built: the local engine, or the Spark engine over `session()`."""
     if choose(run, engine) == LOCAL:
-        from cdc_pipelines.engines.local import LocalEngine
+        from cdc_pipelines.engines.local import PROCESSES_SETTING, LocalEngine
+        from cdc_pipelines.runtime.processes import processes
 
-        return LocalEngine()
+        return LocalEngine(processes(run.conf, PROCESSES_SETTING))
     from cdc_pipelines.engines.spark import SparkEngine
 
     return SparkEngine(session())

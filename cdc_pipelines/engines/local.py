@@ -8,12 +8,14 @@ the rules their batches and adds up what they counted.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.io import table_version
 from cdc_pipelines.lake.kafka_offsets import OFFSETS_DIR, days_around, offsets_by_day
 from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
@@ -21,11 +23,18 @@ from cdc_pipelines.model.kafka_offsets import find_gaps
 from cdc_pipelines.quality import day as quality_day
 from cdc_pipelines.quality.day_figures import DayQuality, MissingPartitionError, day_quality_of
 from cdc_pipelines.quality.partition import Partition, Thresholds
+from cdc_pipelines.runtime.processes import process_map
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots.report import EXAMPLE_COLUMNS, first_anomalies
 from cdc_pipelines.snapshots.store import ANOMALIES
 
 BATCH_ROWS = 16_384  # events judged at a time: a batch's dicts are what the judging holds
+# the setting of the processes that run a large day's rules (default: one per core; 1: this process alone)
+PROCESSES_SETTING = "cdc.local.processes"
+# fewer events are judged in this process alone: a process's start and imports cost about a second
+POOL_MIN_EVENTS = 50_000
+# what the day-wide questions read besides the ids and the lines (`quality.day.tables_with_pk`)
+CONTEXT_COLUMNS = ("db", "db_schema", "table_name", "op", "pk_columns")
 OFFSET_COLUMNS = ("kafka_topic", "partition", "start_offset", "end_offset", "scan_end", "first", "last", "messages",
                   "start_ms", "end_ms", "source_topic")  # fmt: skip
 
@@ -69,36 +78,78 @@ def distinct_lines(events: pa.Table) -> dict[str, int]:
     return dict(zip(per_topic[topic].to_pylist(), per_topic[f"{file}_count"].to_pylist(), strict=True))
 
 
+@dataclass(frozen=True)
+class _Share:
+    """One process's part of a day: every `of`-th batch of the day's events, from the `index`-th."""
+
+    changes: str
+    version: int | None
+    dt: str
+    thresholds: Thresholds
+    context: quality_day.DayContext
+    flags: bool
+    index: int
+    of: int
+    batch_rows: int
+
+
+def _judge_share(share: _Share) -> tuple[quality_day.DayTally, list[tuple[int, pa.RecordBatch]]]:
+    """The share's batches judged into one tally, and (with `flags`) their GX flags by their place in the day."""
+    rules = quality_day.event_rules(share.thresholds)
+    batches = delta_rs.partition_batches(share.changes, "dt", share.dt, quality_day.EVENT_COLUMNS,
+                                         batch_rows=share.batch_rows, version=share.version)  # fmt: skip
+    tallies, flags = [], []
+    for i, batch in enumerate(batches or ()):
+        if i % share.of != share.index:
+            continue
+        tallies.append(quality_day.tally_batch(batch, rules, share.context, share.dt))
+        if share.flags:
+            flags.append((i, quality_day.flag_batch(batch, rules, share.context)))
+    return quality_day.merged(tallies), flags
+
+
 class LocalEngine:
-    """The local engine's steps (see the module)."""
+    """The local engine's steps (see the module); a day of `POOL_MIN_EVENTS` events or more is judged by
+    `processes` processes, each every n-th batch of it."""
 
     name = "local"
     spark = None
 
+    def __init__(self, processes: int = 1):
+        self.processes = max(1, processes)
+
     def day_quality(
         self, lake_root: str, dt: str, thresholds: Thresholds, key: dict, report_day: Path | None
     ) -> DayQuality:
-        """The day's whole quality (`day_figures.day_quality_of`), the GX suite over a pandas frame of the flags."""
+        """The day's whole quality (`day_figures.day_quality_of`), the GX suite over a pandas frame of the flags.
+        The day-wide questions are answered from a read of the few columns they need; the events are read
+        a batch at a time."""
         partition = read_record(lake_root, dt)
-        events = _read_day(join(lake_root, CHANGES_DIR), dt, quality_day.EVENT_COLUMNS)
+        changes = join(lake_root, CHANGES_DIR)
+        version = table_version(None, changes)  # every process reads this version
+        events = _read_day(changes, dt, (quality_day.ID_COLUMN, *quality_day.LINE_COLUMNS, *CONTEXT_COLUMNS))
         rejects = _read_day(join(lake_root, REJECTS_DIR), dt, quality_day.REJECT_COLUMNS)
         if not partition.recorded and not events.num_rows and not rejects.num_rows:
             raise MissingPartitionError(f"no changes or rejects for dt={dt} under {lake_root}")
         context = quality_day.DayContext(frozenset(quality_day.tables_with_pk(events)), repeated_ids(events))
-        rules = quality_day.event_rules(thresholds)
-        batches = events.to_batches(max_chunksize=BATCH_ROWS)
-        tally = quality_day.merged(quality_day.tally_batch(b, rules, context, dt) for b in batches)
+        workers = min(self.processes, -(-events.num_rows // BATCH_ROWS)) if events.num_rows >= POOL_MIN_EVENTS else 1
+        shares = [_Share(changes, version, dt, thresholds, context, report_day is not None, k, workers, BATCH_ROWS)
+                  for k in range(workers)]  # fmt: skip
+        with process_map(workers) as run:
+            judged = run(_judge_share, shares)
+        tally = quality_day.merged(t for t, _ in judged)
         summary = quality_day.reject_summary(rejects)
-        lines = distinct_lines(events)
         gx = None
         if report_day is not None:
             from cdc_pipelines.quality.expectations import validate_flags  # slow import: only when asked
 
-            flags = pa.Table.from_batches([quality_day.flag_batch(b, rules, context) for b in batches],
+            rules = quality_day.event_rules(thresholds)
+            flags = pa.Table.from_batches([b for _, b in sorted((f for _, share in judged for f in share),
+                                                                key=lambda f: f[0])],
                                           schema=quality_day.flag_schema(rules))  # fmt: skip
             gx = validate_flags(lambda sources: sources.add_pandas(name="lake"), flags.to_pandas(),
                                 quality_day.flag_names(rules), report_day, thresholds)  # fmt: skip
-        return day_quality_of(partition, tally, lines, summary, thresholds, key, gx)
+        return day_quality_of(partition, tally, distinct_lines(events), summary, thresholds, key, gx)
 
     def snapshot_anomalies(self, root: str, day: str, per_kind: int) -> list[dict]:
         """The day's first anomalies of each kind (`snapshots.report.first_anomalies`)."""

@@ -31,6 +31,7 @@ from cdc_pipelines.quality.result import (
     rule_result,
 )
 from cdc_pipelines.quality.timestamps import timestamp_rule
+from cdc_pipelines.runtime.python_workers import no_cycle_collection
 
 RULES = ("image_presence_check", "timestamp_precision_check", "pk_consistency_check", "conservation_check")
 EVENT_COLUMNS = (
@@ -42,8 +43,6 @@ REJECT_COLUMNS = ("source_topic", "source_file", "source_line", "reason")
 # what the engine's group-bys read: the ids that repeat, the lines behind each topic's events
 ID_COLUMN = "event_id"
 LINE_COLUMNS = ("source_topic", "source_file", "source_line")
-_MAPS = ("before", "after", "column_types", "source_types", "meta")
-_TIMES = ("event_time", "sync_time")
 
 
 def event_rules(thresholds: Thresholds) -> list[EventRule]:
@@ -52,20 +51,35 @@ def event_rules(thresholds: Thresholds) -> list[EventRule]:
     return [image_rule(max_failure_ratio=ratio), timestamp_rule(thresholds), pk_rule(max_failure_ratio=ratio)]
 
 
+def _map_dicts(column: pa.MapArray) -> list[dict | None]:
+    """A map column as dicts, from its flat keys and items: twice as fast as `to_pylist`'s tuples made dicts."""
+    offsets = column.offsets.to_pylist()
+    first, last = offsets[0], offsets[-1]  # a slice of a batch: its children are the whole batch's
+    keys, items = column.keys[first:last].to_pylist(), column.items[first:last].to_pylist()
+    out = []
+    for i, valid in enumerate(column.is_valid().to_pylist()):
+        start, end = offsets[i] - first, offsets[i + 1] - first
+        out.append(dict(zip(keys[start:end], items[start:end], strict=True)) if valid else None)
+    return out
+
+
 def event_dicts(batch: pa.RecordBatch | pa.Table) -> list[dict]:
     """A batch of `EVENT_COLUMNS` as the rules read events: maps as dicts, times as epoch microseconds
     (whatever zone the batch's timestamps carry), each with its `table` label."""
-    for name in _TIMES:
-        index = batch.schema.get_field_index(name)
-        column = batch.column(index)
-        if not pa.types.is_integer(column.type):
-            micros = pc.cast(column, pa.timestamp("us", tz=getattr(column.type, "tz", None)))
-            batch = batch.set_column(index, name, pc.cast(micros, pa.int64()))
-    events = batch.to_pylist()
+    names, columns = batch.schema.names, []
+    for name in names:
+        column = batch.column(name)
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if pa.types.is_map(column.type):
+            columns.append(_map_dicts(column))
+        elif pa.types.is_timestamp(column.type):
+            micros = pc.cast(column, pa.timestamp("us", tz=column.type.tz))
+            columns.append(pc.cast(micros, pa.int64()).to_pylist())
+        else:
+            columns.append(column.to_pylist())
+    events = [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
     for e in events:
-        for name in _MAPS:
-            if e[name] is not None:
-                e[name] = dict(e[name])
         e["table"] = event_table_label(e)
     return events
 
@@ -117,10 +131,11 @@ class DayTally:
 
 def tally_batch(batch: pa.RecordBatch, rules: Sequence[EventRule], context: DayContext, dt: str) -> DayTally:
     """One batch of the day's events judged by every rule and counted."""
-    events = context.set_on(event_dicts(batch))
-    tally = DayTally(rules={r.name: RuleTally().add(r, events) for r in rules})
-    tally.volume.add(events, dt)
-    count_events(tally.topics, events)
+    with no_cycle_collection():  # many small dicts, no cycles
+        events = context.set_on(event_dicts(batch))
+        tally = DayTally(rules={r.name: RuleTally().add(r, events) for r in rules})
+        tally.volume.add(events, dt)
+        count_events(tally.topics, events)
     return tally
 
 

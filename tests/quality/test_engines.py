@@ -282,3 +282,15 @@ def test_events_at_the_edges_of_the_rules(judged):
         ("number", "PK changed but cdc.changed_columns omits it: id")
     ]
     assert pk.info["key_changes"] == 1  # the list that is not JSON: a key change, not a failure
+
+
+def test_a_day_judged_by_two_processes_as_by_one(lakes, tmp_path, monkeypatch):
+    """The local engine's pool (every n-th batch to each process, the tallies and flags merged back in the
+    day's order) gives the figures and the GX outcomes of one process, on the day failing every sub-check."""
+    from cdc_pipelines.engines import local
+
+    alone = LocalEngine().day_quality(lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "alone")
+    monkeypatch.setattr(local, "POOL_MIN_EVENTS", 1)
+    monkeypatch.setattr(local, "BATCH_ROWS", 7)
+    pooled = LocalEngine(processes=2).day_quality(lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "pooled")
+    assert json.loads(pooled.to_json()) == json.loads(alone.to_json())
