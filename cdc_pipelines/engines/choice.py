@@ -15,8 +15,10 @@ from typing import Any
 
 from cdc_pipelines.formats import OptionError
 from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.runtime.session import MASTER_ENV
 from cdc_pipelines.runtime.storage import join, local_path
+from cdc_pipelines.snapshots.store import ANOMALIES
 
 LOCAL, SPARK, AUTO = "local", "spark", "auto"
 ENGINES = (LOCAL, SPARK)
@@ -72,7 +74,7 @@ def _unreadable(run: Run) -> bool:
     feature it lacks)."""
     from deltalake import DeltaTable
 
-    for name in ("changes", "rejects"):
+    for name in (CHANGES_DIR, REJECTS_DIR, join(SNAPSHOTS_DIR, ANOMALIES)):
         path = join(run.lake_root, name)
         local = delta_rs.local_table_path(path)
         if local is None:

@@ -1,0 +1,61 @@
+"""The engine table: what `auto` takes for each case, what an explicit engine may and may not serve."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdc_pipelines.engines.choice import AUTO, LOCAL, QUALITY, SETTING, SPARK, EngineError, Run, asked, choose
+from cdc_pipelines.runtime.session import MASTER_ENV
+
+
+def _run(lake: str = "/tmp/lake", out: str | None = None, conf=None, command_conf=None) -> Run:
+    return Run(QUALITY, lake, out, conf or {}, command_conf or {})
+
+
+@pytest.mark.parametrize(
+    ("run", "engine"),
+    [
+        (_run(), LOCAL),
+        (_run(conf={"spark.master": "local[2]"}), LOCAL),  # a local master is this machine
+        (_run(conf={"spark.master": "spark://127.0.0.1:7077"}), SPARK),
+        (_run(command_conf={"spark.sql.shuffle.partitions": "4"}), SPARK),
+        (_run(conf={"spark.sql.shuffle.partitions": "4"}), LOCAL),  # the process's settings, not the command's
+        (_run(lake="s3a://bucket/lake"), SPARK),
+        (_run(out="hdfs://nn/reports"), SPARK),
+    ],
+)
+def test_auto_takes_the_first_row_that_holds(run, engine, monkeypatch):
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+    assert choose(run, AUTO) == engine
+
+
+def test_a_cluster_named_in_the_environment_prefers_spark(monkeypatch):
+    monkeypatch.setenv(MASTER_ENV, "spark://127.0.0.1:7077")
+    assert choose(_run()) == SPARK
+    assert choose(_run(), LOCAL) == LOCAL  # a preference: the local engine may still be asked for
+
+
+def test_an_engine_asked_for_serves_what_it_can_and_says_why_it_cannot(monkeypatch):
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+    assert choose(_run(), SPARK) == SPARK  # Spark serves every case
+    assert choose(_run(command_conf={"spark.x": "1"}), LOCAL) == LOCAL
+    with pytest.raises(EngineError, match="--engine local cannot run quality here: the lake or the output folder is "
+                                          "not on local disk"):  # fmt: skip
+        choose(_run(lake="oss://bucket/lake"), LOCAL)
+
+
+def test_a_table_delta_rs_cannot_open_needs_spark(tmp_path, monkeypatch):
+    """A folder name delta-rs would take for a URL (`%`, as Spark escapes partition values)."""
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+    lake = tmp_path / "a%20lake"
+    assert choose(_run(lake=str(lake))) == SPARK
+    with pytest.raises(EngineError, match="a table of the lake is one delta-rs cannot read"):
+        choose(_run(lake=str(lake)), LOCAL)
+
+
+def test_the_engine_asked_for_by_flag_then_setting():
+    assert asked({}) == AUTO
+    assert asked({SETTING: "spark"}) == SPARK
+    assert asked({SETTING: "spark"}, "local") == LOCAL
+    with pytest.raises(EngineError, match="takes local, spark or auto, not 'jvm'"):
+        asked({SETTING: "jvm"})
