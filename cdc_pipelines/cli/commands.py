@@ -136,6 +136,7 @@ def _decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
     _table_arguments(parser)
     _kafka_arguments(parser)
+    _engine_argument(parser)
     parser.add_argument(
         "inputs", type=path_argument, nargs="*", help="files or folders of messages, one per line (.gz too)"
     )
@@ -161,6 +162,7 @@ def _encode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
     parser.add_argument("--dt", type=_date, help="only this partition")
     parser.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
+    _engine_argument(parser)
     parser.add_argument(
         "canonical", type=path_argument, help="a canonical table folder (the changes/ written by decode)"
     )
@@ -195,12 +197,22 @@ def _quality_arguments(parser: argparse.ArgumentParser) -> None:
 def _engine_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine", choices=("local", "spark", "auto"),
-        help="the engine that runs the rules (default: the cdc.engine setting, else auto: docs/reference/engines.md)",
+        help="the engine that runs the command (default: the cdc.engine setting, else auto: "
+        "docs/reference/engines.md)",
     )  # fmt: skip
+
+
+def _engine(args: argparse.Namespace, step: str, lake: str, out: str | None, **run) -> tuple[str, dict, dict]:
+    """The engine of the command's `step` (`engines.choice`), with the process's settings and the command's."""
+    from cdc_pipelines.engines.choice import Run, asked, choose
+
+    conf, command_conf = _confs(args)
+    return choose(Run(step, lake, out, conf, command_conf, **run), asked(conf, args.engine)), conf, command_conf
 
 
 def _snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--canonical", required=True, help="lake folder holding changes/")
+    _engine_argument(parser)
     day = parser.add_mutually_exclusive_group(required=True)
     day.add_argument("--dt", type=_date, help="apply this partition date YYYY-MM-DD")
     day.add_argument("--as-of", type=_date, help="print every table's state at the end of this day (JSON lines)")
@@ -311,23 +323,25 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
 
     if args.format != "auto":
         get_codec(args.format).resolve_options(_options(args.option))
+    from cdc_pipelines.engines.choice import DECODE, LOCAL
+
     source = _kafka(args)
     if source is not None:
+        _engine(args, DECODE, args.out, None, kafka=True)  # Spark's, or why the engine asked for cannot serve it
         return _decode_kafka(args, source)
     _check_inputs(args)
     if args.format == "auto":
         args.format = _detected(args.inputs)
     codec = get_codec(args.format)
     options = codec.resolve_options(_options(args.option))
-    if _tables(args) is None:
+    engine, conf, command_conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs),
+                                         format_id=args.format, filtered=_tables(args) is not None)  # fmt: skip
+    if engine == LOCAL:
         from cdc_pipelines.decode.without_spark import decode_without_spark
 
-        conf, command_conf = _confs(args)
-        counts = decode_without_spark(args.format, args.inputs, topic=args.topic, dt=args.dt, out=args.out,
-                                      conf=conf, command_conf=command_conf, options=options,
-                                      envelope=args.envelope)  # fmt: skip
-        if counts is not None:
-            return counts
+        return decode_without_spark(args.format, args.inputs, topic=args.topic, dt=args.dt, out=args.out, conf=conf,
+                                    command_conf=command_conf, spark_asked=False, options=options,
+                                    envelope=args.envelope)  # fmt: skip
     spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(
@@ -426,17 +440,17 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
 
 
 def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) -> dict[str, int] | None:
-    """`encode` of a small local table in this process (`encode.in_process`): its counts, or None where
-    Spark encodes it."""
-    from cdc_pipelines.encode.in_process import encode_in_process, encode_processes, encodes_in_process
-    from cdc_pipelines.runtime.session import asks_for_spark
+    """`encode` of a small local table by the local engine (`encode.in_process`): its counts, or None where
+    the engine table (`engines.choice`) gives it to Spark."""
+    from cdc_pipelines.encode.in_process import encode_in_process, encode_processes
+    from cdc_pipelines.engines.choice import ENCODE, SPARK
 
-    conf, command_conf = _confs(args)
     target, dts = f"{args.out}/{args.target}", [args.dt] if args.dt else None
     local = local_path(str(args.canonical))
     if local is not None and not os.path.isdir(os.path.join(local, "_delta_log")):
         raise InputError(f"no canonical Delta table at {args.canonical}")
-    if not encodes_in_process(str(args.canonical), target, dts, conf, asks_for_spark(conf, command_conf)):
+    engine, conf, _ = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
+    if engine == SPARK:
         return None
     by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
                                processes=encode_processes(conf)).values()  # fmt: skip
@@ -494,8 +508,8 @@ def _quality(args: argparse.Namespace) -> dict[str, bool]:
     from cdc_pipelines.quality.daily_report import write_day_report
 
     conf, command_conf = _confs(args)
-    run = Run(QUALITY, args.canonical, args.out, conf, command_conf)
-    engine = engine_for(run, asked(conf, args.engine), lambda: _spark(args))
+    engine = engine_for(Run(QUALITY, args.canonical, args.out, conf, command_conf), asked(conf, args.engine),
+                        lambda: _spark(args))  # fmt: skip
     report = write_day_report(engine, args.canonical, args.dt, args.out, great_expectations=not args.no_gx)
     print(f"quality report: {report.html}", file=sys.stderr)
     return report.rules
@@ -525,6 +539,9 @@ def _snapshot(args: argparse.Namespace) -> dict:
         return _snapshot_as_of(args)
     from pyspark.sql import functions as F
 
+    from cdc_pipelines.engines.choice import SNAPSHOTS
+
+    _engine(args, SNAPSHOTS, args.canonical, args.out)  # Spark's, or why the engine asked for cannot serve it
     from cdc_pipelines.lake.delta_rs import rows_from
     from cdc_pipelines.lake.io import read_canonical
     from cdc_pipelines.lake.layout import CHANGES_DIR

@@ -1,9 +1,11 @@
 """Which engine serves a step: one declared table, read in order, the first row whose case holds wins.
 
-`--engine local|spark|auto` on the commands and the `cdc.engine` setting (Dagster's `CDC_SPARK_CONF` or the
-resource's Spark settings) ask for an engine; `auto`, the default, is this table. An engine asked for that
-cannot serve the run fails at once, saying which row stands in the way. The docs publish the table
-(`table_rows`). The steps that are not in it yet (decode, encode, snapshots) keep their own choice.
+`--engine local|spark|auto` on the commands that read or write the lake and the `cdc.engine` setting
+(`CDC_SPARK_CONF`, or the Dagster resource's Spark settings for the quality steps) ask for an engine; `auto`,
+the default, is this table. An engine asked for that cannot serve the run fails at once, saying which row
+stands in the way. The docs publish the table (`table_rows`). Inside the local engine, the decode and the
+encode still choose between this process and a pool by their own sizes (`decode.without_spark`,
+`encode.in_process`); the snapshots have no local engine yet.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from cdc_pipelines.snapshots.store import ANOMALIES
 
 LOCAL, SPARK, AUTO = "local", "spark", "auto"
 ENGINES = (LOCAL, SPARK)
+DECODE, ENCODE, QUALITY, SNAPSHOTS = "decode", "encode", "quality", "snapshots"
+STEPS = (DECODE, ENCODE, QUALITY, SNAPSHOTS)
 # the engine asked for: local, spark or auto (the engine table, docs/reference/engines.md); --engine overrides it
 SETTING = "cdc.engine"
-QUALITY = "quality"
 
 
 class EngineError(OptionError):
@@ -34,13 +37,19 @@ class EngineError(OptionError):
 @dataclass(frozen=True)
 class Run:
     """What the table reads of a run: the step, the lake and the output folder, the process's settings and
-    those given on the command line alone (`command_conf`)."""
+    those given on the command line alone (`command_conf`); a decode's `inputs`, `format_id`, whether it
+    filters tables (`filtered`) and whether it reads Kafka (`kafka`); an encode's days (`dts`, None: all)."""
 
     step: str
     lake_root: str
     out: str | None
     conf: Mapping[str, str]
     command_conf: Mapping[str, str] = ()
+    inputs: tuple[str, ...] = ()
+    format_id: str | None = None
+    filtered: bool = False
+    kafka: bool = False
+    dts: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -56,9 +65,10 @@ class Row:
     holds: Callable[[Run], bool]
 
 
-def _cluster(run: Run) -> bool:
-    master = run.conf.get("spark.master") or os.environ.get(MASTER_ENV) or "local"
-    return not master.startswith("local")
+def _master(run: Run) -> bool:
+    """`CDC_SPARK_MASTER` set (the user's own ask, a local master too: a test of Spark's behaviour), or a
+    cluster's master among the settings (the Dagster resource's always name one, `local[*]` by default)."""
+    return bool(os.environ.get(MASTER_ENV)) or not run.conf.get("spark.master", "local").startswith("local")
 
 
 def _tunes_spark(run: Run) -> bool:
@@ -67,6 +77,21 @@ def _tunes_spark(run: Run) -> bool:
 
 def _elsewhere(run: Run) -> bool:
     return local_path(run.lake_root) is None or (run.out is not None and local_path(run.out) is None)
+
+
+def _decode_needs_spark(run: Run) -> bool:
+    """Inputs the local decode does not read (`decode.without_spark.local_engine`), or a table filter."""
+    from cdc_pipelines.decode.without_spark import local_engine
+
+    files, out = run.inputs, run.lake_root
+    return run.filtered or local_engine(run.format_id, files, out, run.conf, spark_asked=False)[0] is None
+
+
+def _encode_needs_spark(run: Run) -> bool:
+    """Days past the in-process encode's events (`encode.in_process.encodes_in_process`)."""
+    from cdc_pipelines.encode.in_process import encodes_in_process
+
+    return not encodes_in_process(run.lake_root, run.out, run.dts, run.conf, spark_asked=False)
 
 
 def _unreadable(run: Run) -> bool:
@@ -88,15 +113,24 @@ def _unreadable(run: Run) -> bool:
 
 
 TABLE = (
-    Row((QUALITY,), "a cluster's master is named (`spark.master`, `CDC_SPARK_MASTER`; not `local[...]`)", SPARK,
-        False, "the run belongs on that cluster", _cluster),
-    Row((QUALITY,), "the command sets a `spark.` setting", SPARK, False, "the user is tuning a Spark run",
-        _tunes_spark),
-    Row((QUALITY,), "the lake or the output folder is not on local disk", SPARK, True,
+    Row(STEPS, "`CDC_SPARK_MASTER` is set, or `spark.master` names a cluster", SPARK, False,
+        "the run belongs on that master", _master),
+    Row(STEPS, "the command sets a `spark.` setting", SPARK, False, "the user is tuning a Spark run", _tunes_spark),
+    Row(STEPS, "the lake or the output folder is not on local disk", SPARK, True,
         "Hadoop's FileSystem reaches hdfs://, s3a://, oss://; delta-rs opens local tables here", _elsewhere),
+    Row((SNAPSHOTS,), "always", SPARK, True,
+        "the snapshot fold and its MERGEs have no local engine yet (small tables are still written by delta-rs)",
+        lambda run: True),
+    Row((DECODE,), "a day read from Kafka", SPARK, True, "Spark's Kafka source reads it; the local engine has no "
+        "Kafka client yet", lambda run: run.kafka),
+    Row((DECODE,), "a table filter, inputs off local disk, compressed or Avro-container files past "
+        "`cdc.decode.in_process_max_bytes`, or CSV tuples", SPARK, True,
+        "the local decode reads plain local files (a pool of processes past that size)", _decode_needs_spark),
+    Row((ENCODE,), "the days hold more than `cdc.encode.in_process_max_events` events", SPARK, True,
+        "the local encode holds a run's encoded rows in memory", _encode_needs_spark),
     Row((QUALITY,), "a table of the lake is one delta-rs cannot read", SPARK, True,
         "a Delta reader feature delta-rs lacks, or a folder name it takes for a URL", _unreadable),
-    Row((QUALITY,), "otherwise", LOCAL, False,
+    Row(STEPS, "otherwise", LOCAL, False,
         "on one machine the local engine measured faster at every size (docs/performance.md)", lambda run: True),
 )  # fmt: skip
 

@@ -62,10 +62,9 @@ def _read_day(path: str, dt: str, columns) -> pa.Table:
 
 def repeated_ids(events: pa.Table) -> dict[str, int]:
     """The events of each id that more than one event carries."""
-    counts = events.group_by(quality_day.ID_COLUMN).aggregate([(quality_day.ID_COLUMN, "count")])
-    repeated = counts.filter(pc.greater(counts[f"{quality_day.ID_COLUMN}_count"], 1))
-    return dict(zip(repeated[quality_day.ID_COLUMN].to_pylist(), repeated[f"{quality_day.ID_COLUMN}_count"].to_pylist(),
-                    strict=True))  # fmt: skip
+    counts = events.group_by(quality_day.ID_COLUMN).aggregate([([], "count_all")])
+    repeated = counts.filter(pc.greater(counts["count_all"], 1))
+    return dict(zip(repeated[quality_day.ID_COLUMN].to_pylist(), repeated["count_all"].to_pylist(), strict=True))
 
 
 def distinct_lines(events: pa.Table) -> dict[str, int]:

@@ -29,8 +29,9 @@ def test_auto_takes_the_first_row_that_holds(run, engine, monkeypatch):
     assert choose(run, AUTO) == engine
 
 
-def test_a_cluster_named_in_the_environment_prefers_spark(monkeypatch):
-    monkeypatch.setenv(MASTER_ENV, "spark://127.0.0.1:7077")
+@pytest.mark.parametrize("master", ["spark://127.0.0.1:7077", "local[2]"])
+def test_a_master_named_in_the_environment_prefers_spark(master, monkeypatch):
+    monkeypatch.setenv(MASTER_ENV, master)
     assert choose(_run()) == SPARK
     assert choose(_run(), LOCAL) == LOCAL  # a preference: the local engine may still be asked for
 
