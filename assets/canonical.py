@@ -8,6 +8,7 @@ from dagster_pyspark import LazyPySparkResource
 from assets.keys import CANONICAL, raw_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.decode.days import decode_days
+from cdc_pipelines.engines.choice import SPARK, asked
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.lake.delta_rs import local_table_path
 from cdc_pipelines.lake.io import CATALOG_DATABASE, table_version
@@ -19,10 +20,11 @@ from resources import LakeStorageResource, TopicCatalogResource
 
 
 def settings_without_spark(spark_config: Mapping[str, object]) -> dict[str, str] | None:
-    """The settings a decode without Spark reads (the `cdc.` ones), or None where the session's settings
-    ask for Spark: a master other than local, or a catalog database to register the tables in."""
+    """The settings a decode or encode without Spark reads (the `cdc.` ones), or None where the session's
+    settings ask for Spark: `cdc.engine=spark` (`engines.choice`), a master other than local, or a catalog
+    database to register the tables in."""
     conf = {k: str(v) for k, v in spark_config.items()}
-    if not conf.get("spark.master", "local").startswith("local") or conf.get(CATALOG_DATABASE):
+    if asked(conf) == SPARK or not conf.get("spark.master", "local").startswith("local") or conf.get(CATALOG_DATABASE):
         return None
     return {k: v for k, v in conf.items() if not k.startswith("spark.")}
 
