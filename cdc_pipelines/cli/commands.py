@@ -341,7 +341,7 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
 
         return decode_without_spark(args.format, args.inputs, topic=args.topic, dt=args.dt, out=args.out, conf=conf,
                                     command_conf=command_conf, spark_asked=False, options=options,
-                                    envelope=args.envelope)  # fmt: skip
+                                    envelope=args.envelope, tables=_tables(args))  # fmt: skip
     spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(

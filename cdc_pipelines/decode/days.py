@@ -90,11 +90,11 @@ def decode_days(
             continue
         present = {dt: raw_partition(topic.name, dt) for dt in dts}
         present = {dt: f for dt, f in present.items() if extract_stats(session, f)["files"]}
-        if local_conf is not None and topic.tables is None:
+        if local_conf is not None:
             for dt, folder in list(present.items()):
                 counts = decode_without_spark(topic.format, [str(folder)], topic=topic.name, dt=dt, out=out,
                                               conf=local_conf, spark_asked=False, options=topic.options,
-                                              envelope=topic.envelope)  # fmt: skip
+                                              envelope=topic.envelope, tables=topic.tables)  # fmt: skip
                 if counts is not None:
                     results[dt][topic.name] = counts
                     committed.add((dt, topic.name))

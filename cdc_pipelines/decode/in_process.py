@@ -29,6 +29,7 @@ from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
+from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.session import asks_for_spark
 from cdc_pipelines.runtime.storage import local_path
 
@@ -98,10 +99,12 @@ def decode_in_process(
     out: str | Path,
     options: Mapping[str, str] | None = None,
     envelope: str | None = None,
+    tables: TableFilter | None = None,
 ) -> dict[str, int]:
     """Decode `files` and replace the `(dt, topic)` partition of the lake's `changes`, `rejects` and
     run counts (events first, counts last, as the Spark decode commits them); the counts, checked."""
-    events, rejects, counts = decoded_events(format_id, files, topic=topic, dt=dt, options=options, envelope=envelope)
+    events, rejects, counts = decoded_events(format_id, files, topic=topic, dt=dt, options=options, envelope=envelope,
+                                             tables=tables)  # fmt: skip
     root = local_path(out)
     replace = [{"dt": dt, "source_topic": topic}]
     delta_rs.replace_partitions(events, os.path.join(root, CHANGES_DIR), replace, CANONICAL_SCHEMA,
@@ -117,15 +120,22 @@ def decoded_events(
     dt: str,
     options: Mapping[str, str] | None = None,
     envelope: str | None = None,
+    tables: TableFilter | None = None,
 ) -> tuple[pa.Table, list[dict], dict[str, int]]:
     """`files` decoded as the `(dt, topic)` partition of the lake's `changes`: its rows (redeliveries
-    marked), the reject rows, and the run's counts."""
+    marked; those of the tables `tables` leaves out counted as filtered), the reject rows, and the run's
+    counts."""
     rows, read = decoded_paths(format_id, files, topic=topic, options=options, envelope=envelope)
+    if tables is not None:
+        for row in rows:
+            row["filtered"] = row["reject_reason"] is None and not tables.keeps(row["db"], row["table_name"])
     fixed = {"source_format": format_id, "source_topic": topic, "dt": dt}
-    events = [row | fixed for row in rows if row["reject_reason"] is None]
+    events = [row | fixed for row in rows if row["reject_reason"] is None and not row.get("filtered")]
     rejects = [row for row in rows if row["reject_reason"] is not None]
     mark_redeliveries(events, get_codec(format_id).delivery_fields)
-    return lake_table(events, CANONICAL_SCHEMA), rejects, decoded_counts(rows, read) | {"filtered": 0}
+    first_ok = (r for r in rows if r["row_index"] == 0 and r["reject_reason"] is None and r.get("filtered"))
+    filtered = sum(r["messages"] for r in first_ok)
+    return lake_table(events, CANONICAL_SCHEMA), rejects, decoded_counts(rows, read) | {"filtered": filtered}
 
 
 def replace_rejects_and_counts(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cdc_pipelines.decode import pool
 from cdc_pipelines.decode.in_process import decode_in_process, fits_in_process, local_files
+from cdc_pipelines.model.table_filter import TableFilter
 
 IN_PROCESS, POOL = "in process", "pool"
 
@@ -30,14 +31,16 @@ def decode_without_spark(
     spark_asked: bool | None = None,
     options: Mapping[str, str] | None = None,
     envelope: str | None = None,
+    tables: TableFilter | None = None,
 ) -> dict[str, int] | None:
     """Decode `inputs` into the `(dt, topic)` partition of the lake `out` in this process or by the pool,
     and commit `changes`, `rejects` and the run counts; the counts, or None where Spark has to decode them
     (nothing written). `conf`: the process's settings and the command's, `command_conf` the command's;
     `spark_asked` as `in_process.local_files` takes it."""
-    engine, files = local_engine(format_id, inputs, str(out), conf, command_conf, spark_asked)
+    engine, files = local_engine(format_id, inputs, str(out), conf, command_conf, spark_asked, tables is not None)
     if engine == IN_PROCESS:
-        return decode_in_process(format_id, files, topic=topic, dt=dt, out=out, options=options, envelope=envelope)
+        return decode_in_process(format_id, files, topic=topic, dt=dt, out=out, options=options, envelope=envelope,
+                                 tables=tables)  # fmt: skip
     if engine == POOL:
         return pool.decode_with_processes(format_id, files, topic=topic, dt=dt, out=out,
                                           workers=pool.processes(conf), options=options, envelope=envelope)  # fmt: skip
@@ -51,14 +54,16 @@ def local_engine(
     conf: Mapping[str, str],
     command_conf: Mapping[str, str] = (),
     spark_asked: bool | None = None,
+    filtered: bool = False,
 ) -> tuple[str | None, list[str] | None]:
     """(`IN_PROCESS` or `POOL`, the files) for the engine that decodes `inputs` without Spark, else
-    (None, None): the choice `decode_without_spark` makes, the inputs listed once."""
+    (None, None): the choice `decode_without_spark` makes, the inputs listed once. A table filter
+    (`filtered`) is applied in this process only: the pool does not filter."""
     files = local_files(inputs, out, conf, command_conf, spark_asked)
     if files is None:
         return None, None
     if fits_in_process(files, conf):
         return IN_PROCESS, files
-    if pool.takes(format_id, files, conf):
+    if not filtered and pool.takes(format_id, files, conf):
         return POOL, files
     return None, None

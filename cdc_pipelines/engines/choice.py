@@ -80,11 +80,12 @@ def _elsewhere(run: Run) -> bool:
 
 
 def _decode_needs_spark(run: Run) -> bool:
-    """Inputs the local decode does not read (`decode.without_spark.local_engine`), or a table filter."""
+    """Inputs the local decode does not read (`decode.without_spark.local_engine`; a table filter past the
+    in-process size)."""
     from cdc_pipelines.decode.without_spark import local_engine
 
     files, out = run.inputs, run.lake_root
-    return run.filtered or local_engine(run.format_id, files, out, run.conf, spark_asked=False)[0] is None
+    return local_engine(run.format_id, files, out, run.conf, spark_asked=False, filtered=run.filtered)[0] is None
 
 
 def _encode_needs_spark(run: Run) -> bool:
@@ -123,9 +124,10 @@ TABLE = (
         lambda run: True),
     Row((DECODE,), "a day read from Kafka", SPARK, True, "Spark's Kafka source reads it; the local engine has no "
         "Kafka client yet", lambda run: run.kafka),
-    Row((DECODE,), "a table filter, inputs off local disk, compressed or Avro-container files past "
-        "`cdc.decode.in_process_max_bytes`, or CSV tuples", SPARK, True,
-        "the local decode reads plain local files (a pool of processes past that size)", _decode_needs_spark),
+    Row((DECODE,), "past `cdc.decode.in_process_max_bytes`: a table filter, compressed or Avro-container files, "
+        "CSV tuples; or inputs off local disk", SPARK, True,
+        "the local decode reads local files; past that size a pool of processes, which reads plain lines and "
+        "filters no tables", _decode_needs_spark),
     Row((ENCODE,), "the days hold more than `cdc.encode.in_process_max_events` events", SPARK, True,
         "the local encode holds a run's encoded rows in memory", _encode_needs_spark),
     Row((QUALITY,), "a table of the lake is one delta-rs cannot read", SPARK, True,

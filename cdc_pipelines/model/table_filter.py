@@ -9,7 +9,7 @@ against `db.table` (`table` alone where the event has no db).
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -64,13 +64,18 @@ class TableFilter:
         return _regex(self.exclude) if self.exclude else None
 
     def keeps(self, db: str | None, table: str | None) -> bool:
-        """Whether an event of `db`.`table` is kept (the plain-Python twin of the Spark column)."""
+        """Whether an event of `db`.`table` is kept, by `include_regex` and `exclude_regex`: the one form of
+        the filter, which Spark's `rlike` runs on its engine and Python's `re` here."""
         if table is None:
             return True
         name = table if db is None else f"{db}.{table}"
-        if self.include and not any(fnmatch.fnmatchcase(name, p) for p in self.include):
-            return False
-        return not any(fnmatch.fnmatchcase(name, p) for p in self.exclude)
+        include, exclude = _compiled(self.include_regex), _compiled(self.exclude_regex)
+        return (include is None or include.match(name) is not None) and (exclude is None or not exclude.match(name))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(regex: str | None) -> re.Pattern | None:
+    return None if regex is None else re.compile(regex, re.DOTALL)
 
 
 def _patterns(patterns: Iterable[str] | None, what: str) -> tuple[str, ...]:

@@ -21,8 +21,11 @@ def _error(capsys) -> str:
 def test_local_asked_where_only_spark_serves_fails_at_once_saying_why(tmp_path, capsys):
     seed = str(resource("oms-canal", "seed.jsonl"))
     decode = ["decode", "--format", "oms-canal", "--out", str(tmp_path / "lake"), "--dt", DAY, "--engine", "local"]
-    assert main([*decode, "--include", "shop.*", seed]) == 2
-    assert "--engine local cannot run decode here: a table filter" in _error(capsys)
+    past = ["--conf", "cdc.decode.in_process_max_bytes=1"]  # the pool's size, where no table is filtered
+    assert main([*decode, *past, "--include", "shop.*", seed]) == 2
+    assert "--engine local cannot run decode here: past `cdc.decode.in_process_max_bytes`: a table filter" in (
+        _error(capsys)
+    )
     assert main([*decode, "--kafka", "127.0.0.1:1"]) == 2
     assert "--engine local cannot run decode here: a day read from Kafka" in _error(capsys)
     assert not (tmp_path / "lake").exists()  # nothing written
