@@ -274,11 +274,16 @@ ARCHIVE_FORMATS = ("oms-canal", "oms-shareplex", "dts-avro")
 def write_class_archive(conf: Mapping[str, str] | None = None, force: bool = False) -> Path:
     """Write the driver's class-data archive (see `driver_java_options`) for these settings, unless one
     is there (or `force`): a JVM that decodes the `ARCHIVE_FORMATS` samples dumps the classes it loaded as
-    it exits (JDK 17's dynamic archive), under a temporary name first, so no run maps a half-written one."""
-    archive = class_archive(_with_packages(conf, None)[0])
+    it exits (JDK 17's dynamic archive), under a temporary name first, so no run maps a half-written one.
+    That JVM's output goes to `jvm-archive.log` (the log folder's), which a failure names."""
+    merged = _with_packages(conf, None)[0]
+    archive = class_archive(merged)
     if archive.exists() and not force:
         return archive
+    with_fetched_jars(_from_resolved_jars(merged))  # the fetch's progress line here, the child's output in a log
     archive.parent.mkdir(parents=True, exist_ok=True)
+    log = Path(log_dir()) / "jvm-archive.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.partial")
     with tempfile.TemporaryDirectory(prefix="cdc-jvm-archive-") as scratch:
         dump = f"-XX:ArchiveClassesAtExit={partial} -XX:TieredStopAtLevel=1"
@@ -286,9 +291,10 @@ def write_class_archive(conf: Mapping[str, str] | None = None, force: bool = Fal
         settings += ["--conf", "cdc.jvm.quick_start=false", "--conf", f"spark.driver.extraJavaOptions={dump}"]
         formats = [f"--format={f}" for f in ARCHIVE_FORMATS]
         command = [sys.executable, "-m", "cdc_pipelines.cli", "sample", "--out", scratch, *formats, *settings]
-        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
-        if child.wait() != 0:
-            raise RuntimeError(f"the sample decode that loads the classes failed (exit {child.returncode})")
+        with open(log, "w", encoding="utf-8") as out:
+            child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            if child.wait() != 0:
+                raise RuntimeError(f"the sample decode that loads the classes failed (exit {child.returncode}; {log})")
         _wait_for_group(child.pid)  # the JVM writes the archive as it exits, after the Python process
     if not partial.exists():
         raise RuntimeError(f"the JVM wrote no class-data archive at {partial}")
