@@ -6,6 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.automation import daily_schedule, day_ready_sensor
 from assets.canonical import canonical_asset
 from assets.quality import QUALITY_CHECKS
 from assets.raw import raw_extract_asset
@@ -56,12 +57,14 @@ def daily_job():
 def build_definitions(
     catalog: str | Path, raw_root: str | Path, lake_root: str | Path, data_docs: bool = True
 ) -> dg.Definitions:
-    """Definitions over the topics of `catalog`; the schedule runs yesterday's partition at 02:00 UTC."""
-    job = daily_job()
+    """Definitions over the topics of `catalog`; a day runs once it is ready in every topic (the sensor), or
+    at 02:00 UTC the next day (the schedule), whichever comes first (`assets.automation`)."""
+    job, topics = daily_job(), load_catalog(catalog)
     return dg.Definitions(
-        assets=build_assets(load_catalog(catalog)),
+        assets=build_assets(topics),
         jobs=[job],
-        schedules=[dg.build_schedule_from_partitioned_job(job, hour_of_day=2)],
+        schedules=[daily_schedule(job)],
+        sensors=[day_ready_sensor(topics, job)],
         resources=build_resources(catalog, raw_root, lake_root, data_docs),
         # one JVM for the whole run: the multiprocess executor would start one per step
         executor=dg.in_process_executor,
