@@ -14,13 +14,14 @@ from pathlib import Path
 
 SUCCESS_MARKER = "_SUCCESS"
 # minutes an extract folder's files must stay unchanged before a day without a _SUCCESS marker is ready
+# (DEFAULT_SETTLE_MINUTES: 30)
 SETTLE_MINUTES_ENV = "CDC_EXTRACT_SETTLE_MINUTES"
 DEFAULT_SETTLE_MINUTES = 30.0
 
 
 def settle_minutes(environ=os.environ) -> float:
     """CDC_EXTRACT_SETTLE_MINUTES, else `DEFAULT_SETTLE_MINUTES`."""
-    return float(environ.get(SETTLE_MINUTES_ENV) or DEFAULT_SETTLE_MINUTES)
+    return float(environ.get(SETTLE_MINUTES_ENV, DEFAULT_SETTLE_MINUTES))
 
 
 def folder_waits_for(folder: str | Path, settle_minutes: float, now: float | None = None) -> str | None:

@@ -89,7 +89,8 @@ MASTER_ENV = "CDC_SPARK_MASTER"
 # where the pyspark wheel, the resolved jars' list and the JVM's class-data archive are kept
 # (default ~/.cache/cdc_pipelines)
 CACHE_ENV = "CDC_CACHE_DIR"
-# the folder of Spark's log file (spark.log: WARN and above), under the working directory by default
+# the folder of Spark's log file (spark.log: WARN and above) and of the logs of the jars' first fetch (jars.log)
+# and of the class-data archive's run (jvm-archive.log), under the working directory by default
 LOG_DIR_ENV = "CDC_LOG_DIR"
 LOG4J_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 # `false`: the driver's JVM starts as Spark would start it (no class-data archive, both JIT compilers)
