@@ -23,8 +23,14 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime.session import log_dir
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
-# the demo instance's dagster.yaml: no telemetry banner or upload, no first-visit tour in `dagster dev`
-INSTANCE_SETTINGS = {"telemetry": {"enabled": False}, "nux": {"enabled": False}}
+# the demo instance's dagster.yaml: no telemetry banner or upload, no first-visit tour in `dagster dev`, and a
+# run's console at INFO where one runs `dagster` against it (`dagster asset materialize`: Dagster's DEBUG
+# events stay in the event log, which takes every event whatever this level)
+INSTANCE_SETTINGS = {
+    "telemetry": {"enabled": False},
+    "nux": {"enabled": False},
+    "python_logs": {"python_log_level": "INFO"},
+}
 
 
 def demo_instance_home(out: Path) -> str:
