@@ -27,7 +27,7 @@ from resources import LakeStorageResource
 from resources.spark import ProjectSparkResource
 
 SENSOR = "day_ready_sensor"
-LOOKBACK_DAYS = 7  # a day later than this after its end is left to a backfill
+LOOKBACK_DAYS = 7  # a day that gets ready later than this after its end is left to a backfill
 PARTITION_TAG = "dagster/partition"
 
 
