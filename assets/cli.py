@@ -32,6 +32,9 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the run's summary as JSON, not as the per-day table")
 
 
+DAGSTER = os.path.join(os.path.dirname(sys.executable), "dagster")  # this environment's `dagster` command
+
+
 def _shown(path: str) -> str:
     """`path` relative to the working directory when it is under it: what a person copies to open it."""
     relative = os.path.relpath(path)
@@ -54,7 +57,7 @@ def demo_table(summary: dict) -> list[str]:
     lines = [
         f"canonical table: {_shown(summary['lake'])}/changes  targets: {_shown(summary['targets'])}"
         f"  snapshots: {_shown(summary['snapshots'])}",
-        f"the runs in the UI: DAGSTER_HOME={_shown(summary['dagster_home'])} dagster dev",
+        f"the runs in the UI: DAGSTER_HOME={_shown(summary['dagster_home'])} {_shown(DAGSTER)} dev",
     ]
     if summary["failure"]:
         failed = summary["failure"]
