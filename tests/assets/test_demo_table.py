@@ -1,7 +1,12 @@
 """The demo's terminal result (no JVM): per day the counts, each check's verdict and the report's path, and a
 failed run's step, error and logs above the table."""
 
-from assets.cli import demo_table
+import json
+
+import pytest
+
+import assets.demo
+from assets.cli import demo_table, main
 
 
 def _summary(tmp_path, failure=None):
@@ -30,3 +35,14 @@ def test_a_failed_run_says_its_step_error_and_logs(tmp_path):
     lines = demo_table(_summary(tmp_path, failure))
     assert "the run FAILED at step canonical_changes: boom" in lines
     assert any("run r1" in line and "/logs/spark.log" in line for line in lines)
+
+
+def test_json_prints_the_summary_and_a_failure_exits_1(tmp_path, monkeypatch, capsys):
+    summary = _summary(tmp_path)
+    monkeypatch.setattr(assets.demo, "run_demo", lambda out, days, per_day: summary)
+    assert main(["demo", "--json", "--out", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out) == summary
+    summary["failure"] = {"step": "canonical_changes", "error": "boom", "run_id": "r1", "spark_log": "spark.log"}
+    with pytest.raises(SystemExit) as stopped:
+        main(["demo", "--out", str(tmp_path)])
+    assert stopped.value.code == 1 and capsys.readouterr().out.splitlines()[-1].startswith("2026-11-30")
