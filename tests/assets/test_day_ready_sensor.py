@@ -1,5 +1,6 @@
 """The day-ready sensor over extract folders (no JVM): a day is requested when its `_SUCCESS` marker lands,
-once; the skip reason names the topics a day still waits for."""
+once; the skip reason names the topics a day still waits for; a day with a run is left alone by the sensor
+and the schedule alike."""
 
 import datetime as dt
 import os
@@ -9,7 +10,7 @@ import dagster as dg
 import yaml
 
 from assets.automation import SENSOR
-from assets.graph import build_definitions
+from assets.graph import DAILY_JOB, build_definitions
 from cdc_pipelines.extract.ready import SUCCESS_MARKER, folder_waits_for
 
 
@@ -61,3 +62,18 @@ def test_files_unchanged_for_the_settle_time_make_a_day_ready_without_a_marker(t
     os.utime(folder / "part-0.jsonl", (old, old))
     assert folder_waits_for(folder, 30) is None
     assert folder_waits_for(tmp_path / "raw" / "orders" / "dt=2026-12-01", 30).startswith("no files in")
+
+
+def test_a_day_that_has_a_run_is_left_alone_by_the_sensor_and_the_schedule(tmp_path):
+    yesterday = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    day = yesterday.isoformat()
+    defs = _defs(tmp_path, topics=("orders",))
+    _extract(tmp_path, "orders", day, marker=True)
+    schedule = defs.resolve_schedule_def(f"{DAILY_JOB}_schedule")
+    at = dt.datetime.combine(yesterday + dt.timedelta(days=1), dt.time(2), dt.UTC)
+    with dg.instance_for_test() as instance:
+        instance.add_run(dg.DagsterRun(job_name=DAILY_JOB, tags={"dagster/partition": day}))  # the other one's run
+        assert not [r for r in _tick(defs, instance).run_requests if r.partition_key == day]
+        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=at,
+                                            repository_def=defs.get_repository_def())  # fmt: skip
+        assert schedule.evaluate_tick(context).skip_message == f"{day} already ran"
