@@ -29,6 +29,43 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--per-day", type=int, default=60, help="row events per day")
     parser.add_argument("--out", type=cli.path_argument, default="out/demo", help="output folder")
+    parser.add_argument("--json", action="store_true", help="print the run's summary as JSON, not as the per-day table")
+
+
+DAGSTER = os.path.join(os.path.dirname(sys.executable), "dagster")  # this environment's `dagster` command
+
+
+def _shown(path: str) -> str:
+    """`path` relative to the working directory when it is under it: what a person copies to open it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def demo_table(summary: dict) -> list[str]:
+    """The demo's result for a person: where things are, then per day the messages read, decoded and
+    rejected, each check's verdict and the quality report's path."""
+    days = summary["days"]
+    checks = list(dict.fromkeys(c for day in days.values() for c in day["checks"]))
+    header = ["day", "read", "decoded", "rejected", *(c.removesuffix("_check") for c in checks), "report"]
+    rows = [
+        [day, *(str(r.get(k, "-")) for k in ("read", "decoded", "rejected")),
+         *({True: "pass", False: "FAIL"}.get(r["checks"].get(c), "-") for c in checks),
+         _shown(r["report"]) if r["report"] else "not written"]
+        for day, r in days.items()
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        f"canonical table: {_shown(summary['lake'])}/changes  targets: {_shown(summary['targets'])}"
+        f"  snapshots: {_shown(summary['snapshots'])}",
+        f"the runs in the UI: DAGSTER_HOME={_shown(summary['dagster_home'])} {_shown(DAGSTER)} dev",
+    ]
+    if summary["failure"]:
+        failed = summary["failure"]
+        lines.append(f"the run FAILED at step {failed['step']}: {failed['error']}")
+        lines.append(
+            f"  its events: run {failed['run_id']} in the UI above; Spark's log: {_shown(failed['spark_log'])}"
+        )
+    return lines + ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
 
 
 def _demo(args: argparse.Namespace) -> None:
@@ -36,12 +73,9 @@ def _demo(args: argparse.Namespace) -> None:
 
     _job_conf(args)
     summary = run_demo(args.out, args.days, args.per_day)
-    print(json.dumps(summary, indent=1), file=sys.stderr)
-    print(f"canonical table: {summary['lake']}/changes  targets: {summary['targets']}")
-    for day, result in summary["days"].items():
-        print(f"quality report {day}: {result['report'] or 'not written (the run stopped before it)'}")
-    print(f"table snapshots: {summary['snapshots']}")
-    print(json.dumps({day: r["success"] for day, r in summary["days"].items()}))
+    print(json.dumps(summary, indent=1) if args.json else "\n".join(demo_table(summary)))
+    if summary["failure"] is not None:
+        raise SystemExit(1)  # after the table, which says where and why
 
 
 DEMO = cli.Command(

@@ -18,6 +18,7 @@ import yaml
 
 from assets.graph import DAILY_JOB, build_definitions
 from assets.keys import CANONICAL, REPORT, SNAPSHOTS
+from assets.run_progress import run_with_step_lines
 from cdc_pipelines.bench.data import message_block, moved
 from cdc_pipelines.demo.extracts import canonical_events
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
@@ -119,7 +120,7 @@ def run_daily_bench(out: str | Path, messages: int, data_docs: bool = True) -> d
     (out / "dagster_home").mkdir()
     with dg.DagsterInstance.local_temp(tempdir=str(out / "dagster_home")) as instance:
         for day in (d.isoformat() for d in days):
-            run = job.execute_in_process(instance=instance, partition_key=day, raise_on_error=False)
+            run = run_with_step_lines(job, instance, partition_key=day, raise_on_error=False)
             if not run.success:  # the figures of a run that stopped part way measure nothing
                 raise RuntimeError(f"the daily job failed on {day} (run {run.run_id}, {out / 'dagster_home'})")
             counts = {m.partition: m.metadata for m in run.asset_materializations_for_node(CANONICAL.path[-1])}

@@ -14,12 +14,18 @@ import sys
 from typing import Any
 
 from dagster_pyspark import LazyPySparkResource
+from dagster_pyspark.resources import spark_session_from_config
 
-from cdc_pipelines.runtime.session import full_jit, session_conf, ship_package
+from cdc_pipelines.runtime.session import full_jit, session_conf, ship_package, with_fetched_jars
 
 
 class ProjectSparkResource(LazyPySparkResource):
-    """dagster-pyspark's lazy session, plus this project's package shipped to a cluster's executors."""
+    """dagster-pyspark's lazy session, its jars fetched first when never resolved (one progress line, not Ivy's
+    listing), plus this project's package shipped to a cluster's executors."""
+
+    def _init_session(self) -> None:
+        if self._spark_session is None:
+            self._spark_session = spark_session_from_config(with_fetched_jars(self.spark_config))
 
     @property
     def spark_session(self) -> Any:

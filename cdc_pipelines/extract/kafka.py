@@ -56,6 +56,20 @@ class KafkaDay:
     kafka_topic: str
 
 
+def day_waits_for(
+    spark: SparkSession, source: KafkaSource, bounds: DayBounds, states: list[PartitionState] | None = None
+) -> str | None:
+    """None when the day is complete (every partition holds a message at or past its end plus its late
+    seconds), else why not, naming each partition behind. What the read requires and the sensor waits for;
+    `states` the partitions' states when already looked up (at the day's scan end, among others)."""
+    states = partition_states(spark, source, [bounds.scan_end_ms]) if states is None else states
+    behind = [s for s in states if s.at[bounds.scan_end_ms] is None]
+    if not behind:
+        return None
+    why = incomplete_message(source.topic, bounds, newest_timestamps(spark, source, behind))
+    return why or f"day {bounds.day} of topic {source.topic} is not complete"
+
+
 def plan_ranges(
     spark: SparkSession,
     source: KafkaSource,
@@ -70,10 +84,9 @@ def plan_ranges(
     if recorded:
         planned = [PlannedRange(p.partition, p.start_offset, p.end_offset, p.scan_end) for p in recorded.values()]
     else:
-        behind = [s for s in states if s.at[bounds.scan_end_ms] is None]
-        if behind and not source.allow_incomplete:
-            why = incomplete_message(source.topic, bounds, newest_timestamps(spark, source, behind))
-            raise KafkaSourceError(why or f"day {bounds.day} of topic {source.topic} is not complete")
+        why = None if source.allow_incomplete else day_waits_for(spark, source, bounds, states)
+        if why:
+            raise KafkaSourceError(why)
         planned = [_by_timestamps(s, bounds) for s in states]
         for state, plan in zip(states, planned, strict=True):
             # the first message kept is the day's first at or past its start: those before it were deleted,

@@ -89,7 +89,8 @@ MASTER_ENV = "CDC_SPARK_MASTER"
 # where the pyspark wheel, the resolved jars' list and the JVM's class-data archive are kept
 # (default ~/.cache/cdc_pipelines)
 CACHE_ENV = "CDC_CACHE_DIR"
-# the folder of Spark's log file (spark.log: WARN and above), under the working directory by default
+# the folder of Spark's log file (spark.log: WARN and above) and of the logs of the jars' first fetch (jars.log)
+# and of the class-data archive's run (jvm-archive.log), under the working directory by default
 LOG_DIR_ENV = "CDC_LOG_DIR"
 LOG4J_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 # `false`: the driver's JVM starts as Spark would start it (no class-data archive, both JIT compilers)
@@ -187,28 +188,83 @@ def session_conf(conf: Mapping[str, str] | None = None, master: str | None = Non
     merged, quick_start, c1_only = _with_packages(conf, master)
     # the archive is named by the packages, not where they resolved
     quick = driver_java_options(merged, c1_only) if quick_start else []
-    if "spark.jars.packages" in merged:
-        resolved = resolved_jars(merged)
-        if resolved and "spark.jars" not in merged:
-            # resolved before: the same jars straight from Ivy's cache, without a resolution (a few
-            # seconds and a screen of Ivy's report on every start)
-            for key in ("spark.jars.packages", "spark.jars.excludes"):
-                merged.pop(key)
-            if local_cores(merged["spark.master"]) is None:
-                merged["spark.jars"] = ",".join(resolved)
-            else:
-                # a local master's executor is the driver's JVM: `spark.jars` would have it copy every jar
-                # into the session's temporary folder (686 MB a session, most of it the AWS SDK bundle;
-                # CI ran out of disk), where the driver's class path needs no copy
-                paths = [local_path(j) for j in resolved]  # Ivy's `file:` URIs
-                given = merged.get("spark.driver.extraClassPath")
-                merged["spark.driver.extraClassPath"] = os.pathsep.join([*paths, *filter(None, [given])])
-    log_dir = os.path.abspath(os.environ.get(LOG_DIR_ENV, ".cdc_pipelines/logs"))
-    java = f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} -Dcdc.log.dir={log_dir}"
+    merged = _from_resolved_jars(merged)
+    java = f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} -Dcdc.log.dir={log_dir()}"
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         options = [java, *(quick if "driver" in key else ()), merged.get(key, "")]
         merged[key] = " ".join(filter(None, options))
     return merged
+
+
+def log_dir() -> str:
+    """The folder of the logs a terminal only points to: Spark's (spark.log) and the jars' fetch (jars.log)."""
+    return os.path.abspath(os.environ.get(LOG_DIR_ENV, ".cdc_pipelines/logs"))
+
+
+def _from_resolved_jars(conf: Mapping[str, str]) -> dict[str, str]:
+    """`conf` with its packages swapped for the jars an earlier start resolved, where one did (`resolved_jars`):
+    the same jars straight from Ivy's cache, without a resolution (a few seconds and a screen of Ivy's report
+    on every start); `conf` unchanged otherwise, or where the user lists `spark.jars` of their own."""
+    merged = dict(conf)
+    resolved = resolved_jars(merged) if "spark.jars.packages" in merged else None
+    if not resolved or "spark.jars" in merged:
+        return merged
+    for key in ("spark.jars.packages", "spark.jars.excludes"):
+        merged.pop(key, None)
+    if local_cores(merged["spark.master"]) is None:
+        merged["spark.jars"] = ",".join(resolved)
+    else:
+        # a local master's executor is the driver's JVM: `spark.jars` would have it copy every jar
+        # into the session's temporary folder (686 MB a session, most of it the AWS SDK bundle;
+        # CI ran out of disk), where the driver's class path needs no copy
+        paths = [local_path(j) for j in resolved]  # Ivy's `file:` URIs
+        given = merged.get("spark.driver.extraClassPath")
+        merged["spark.driver.extraClassPath"] = os.pathsep.join([*paths, *filter(None, [given])])
+    return merged
+
+
+# what a first fetch of `jar_packages` downloads into Ivy's cache (most of it the AWS SDK bundle)
+JARS_DOWNLOAD = "700 MB"
+# the settings of Ivy's resolution: all a child JVM needs to resolve (and `_resolution_record` to name) them
+RESOLUTION_SETTINGS = ("spark.jars.packages", "spark.jars.excludes", "spark.jars.repositories", "spark.jars.ivy",
+                       "spark.jars.ivySettings")  # fmt: skip
+
+
+def with_fetched_jars(conf: Mapping[str, str]) -> dict[str, str]:
+    """`conf` (of `session_conf`) ready to start a session: where its packages were never resolved, they are
+    fetched first by `fetch_jars`, so the terminal gets one progress line, not Ivy's listing and warnings."""
+    if "spark.jars.packages" not in conf or "spark.jars" in conf:
+        return dict(conf)
+    fetch_jars(conf)
+    return _from_resolved_jars(conf)
+
+
+def fetch_jars(conf: Mapping[str, str]) -> None:
+    """Resolve `conf`'s packages once in a child JVM whose output (Ivy's listing, its download and proxy
+    warnings) goes to `jars.log`, recording the jars as any start would (`remember_jars`). Raises, naming
+    the log, when the child fails or records nothing."""
+    log = Path(log_dir()) / "jars.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    print(f"fetching Spark's jars, once: {JARS_DOWNLOAD} (log: {log})", file=sys.stderr, flush=True)
+    settings = {k: conf[k] for k in RESOLUTION_SETTINGS if k in conf}
+    child = (
+        "import json, sys; from cdc_pipelines.runtime.session import resolve_in_this_jvm as resolve; "
+        "resolve(json.loads(sys.argv[1]))"
+    )
+    with open(log, "w", encoding="utf-8") as out:
+        done = subprocess.run([sys.executable, "-c", child, json.dumps(settings)], stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0 or resolved_jars(settings) is None:
+        raise RuntimeError(f"fetching Spark's jars failed (exit {done.returncode}); Ivy's log: {log}")
+
+
+def resolve_in_this_jvm(settings: Mapping[str, str]) -> None:
+    """`fetch_jars`'s child: a session of the resolution's settings alone, started (Ivy resolves) and stopped."""
+    builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    remember_jars(settings, session)
+    session.stop()
 
 
 # the samples whose decode loads the classes the archive keeps: one of each path the JVM takes (lines,
@@ -219,11 +275,16 @@ ARCHIVE_FORMATS = ("oms-canal", "oms-shareplex", "dts-avro")
 def write_class_archive(conf: Mapping[str, str] | None = None, force: bool = False) -> Path:
     """Write the driver's class-data archive (see `driver_java_options`) for these settings, unless one
     is there (or `force`): a JVM that decodes the `ARCHIVE_FORMATS` samples dumps the classes it loaded as
-    it exits (JDK 17's dynamic archive), under a temporary name first, so no run maps a half-written one."""
-    archive = class_archive(_with_packages(conf, None)[0])
+    it exits (JDK 17's dynamic archive), under a temporary name first, so no run maps a half-written one.
+    That JVM's output goes to `jvm-archive.log` (the log folder's), which a failure names."""
+    merged = _with_packages(conf, None)[0]
+    archive = class_archive(merged)
     if archive.exists() and not force:
         return archive
+    with_fetched_jars(_from_resolved_jars(merged))  # the fetch's progress line here, the child's output in a log
     archive.parent.mkdir(parents=True, exist_ok=True)
+    log = Path(log_dir()) / "jvm-archive.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.partial")
     with tempfile.TemporaryDirectory(prefix="cdc-jvm-archive-") as scratch:
         dump = f"-XX:ArchiveClassesAtExit={partial} -XX:TieredStopAtLevel=1"
@@ -231,9 +292,10 @@ def write_class_archive(conf: Mapping[str, str] | None = None, force: bool = Fal
         settings += ["--conf", "cdc.jvm.quick_start=false", "--conf", f"spark.driver.extraJavaOptions={dump}"]
         formats = [f"--format={f}" for f in ARCHIVE_FORMATS]
         command = [sys.executable, "-m", "cdc_pipelines.cli", "sample", "--out", scratch, *formats, *settings]
-        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
-        if child.wait() != 0:
-            raise RuntimeError(f"the sample decode that loads the classes failed (exit {child.returncode})")
+        with open(log, "w", encoding="utf-8") as out:
+            child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            if child.wait() != 0:
+                raise RuntimeError(f"the sample decode that loads the classes failed (exit {child.returncode}; {log})")
         _wait_for_group(child.pid)  # the JVM writes the archive as it exits, after the Python process
     if not partial.exists():
         raise RuntimeError(f"the JVM wrote no class-data archive at {partial}")
@@ -339,7 +401,7 @@ def spark_session(
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    merged = session_conf(conf, master)
+    merged = with_fetched_jars(session_conf(conf, master))
     builder = SparkSession.builder.appName(app_name).master(merged.pop("spark.master"))
     for key, value in merged.items():
         builder = builder.config(key, value)

@@ -53,8 +53,12 @@ def test_daily_schedule_runs_the_latest_day():
     schedule = defs.resolve_schedule_def(f"{DAILY_JOB}_schedule")
     assert schedule.job_name == DAILY_JOB and schedule.cron_schedule == "0 2 * * *"
     at = dt.datetime(2024, 3, 5, 2, 0, tzinfo=dt.UTC)
-    requests = schedule.evaluate_tick(dg.build_schedule_context(scheduled_execution_time=at)).run_requests
-    assert [r.partition_key for r in requests] == ["2024-03-04"]
+    with dg.instance_for_test() as instance:
+        context = dg.build_schedule_context(
+            instance=instance, scheduled_execution_time=at, repository_def=defs.get_repository_def()
+        )
+        requests = schedule.evaluate_tick(context).run_requests
+    assert [(r.partition_key, r.run_key) for r in requests] == [("2024-03-04", "2024-03-04")]
 
 
 def test_catalog_yaml_is_the_demos_catalog():

@@ -1,5 +1,6 @@
 """The session's settings, the package it ships to a cluster, and where a local session reads its jars."""
 
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from cdc_pipelines.runtime.session import (
     local_cores,
     package_zip,
     session_conf,
+    with_fetched_jars,
 )
 
 
@@ -94,6 +96,31 @@ def test_jars_count_as_resolved_only_while_every_listed_one_is_in_the_cache(monk
     assert jars_resolved(conf)
     jar.unlink()
     assert not jars_resolved(conf)
+
+
+def test_unresolved_jars_are_fetched_once_with_one_line_on_the_terminal_and_ivys_words_in_a_log(
+    monkeypatch, tmp_path, capfd
+):
+    """The child JVM stood in by a process that prints as Ivy does and records the jars as a start would."""
+    monkeypatch.delenv(SPARK_CONF_ENV, raising=False)
+    monkeypatch.setenv("CDC_LOG_DIR", str(tmp_path / "logs"))
+    conf = session_conf({"spark.jars.ivy": str(tmp_path)}, master="local[2]")
+    assert "spark.jars.packages" in conf  # never resolved: the JVM would print Ivy's listing
+
+    def child(command, stdout, stderr):
+        stdout.write(":: resolving dependencies ::\n")
+        _resolved_jar(conf, tmp_path)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(subprocess, "run", child)
+    started = with_fetched_jars(conf)
+    assert "spark.jars.packages" not in started and str(tmp_path / "jars") in started["spark.driver.extraClassPath"]
+    out, err = capfd.readouterr()
+    log = tmp_path / "logs" / "jars.log"
+    assert (out, err) == ("", f"fetching Spark's jars, once: 700 MB (log: {log})\n")
+    assert log.read_text() == ":: resolving dependencies ::\n"
+    assert with_fetched_jars(session_conf({"spark.jars.ivy": str(tmp_path)}, master="local[2]")) == started
+    assert capfd.readouterr() == ("", "")  # once: the next start takes the recorded jars
 
 
 def test_resolved_jars_go_on_a_local_drivers_class_path_and_to_a_clusters_executors(monkeypatch, tmp_path):
