@@ -16,6 +16,7 @@ from cdc_pipelines.extract.files import InputError
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, split_kafka_conf
 from cdc_pipelines.extract.messages import ENVELOPES
 from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
+from cdc_pipelines.formats.registry import RegistryError
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.progress import spark_progress
@@ -636,7 +637,7 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
         os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
         commands[args.command].run(args)
-    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError) as exc:
+    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError, RegistryError) as exc:
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -21,6 +21,7 @@ _WHERE = {
     "oms-debezium": ("debezium", "OMS_DEBEZIUM"),
     "oms-debezium-flatten": ("debezium", "OMS_DEBEZIUM_FLATTEN"),
     "oms-debezium-smt": ("debezium", "OMS_DEBEZIUM_SMT"),
+    "debezium-avro-confluent": ("debezium_avro", "DEBEZIUM_AVRO"),
     "dts-avro": ("dts_avro", "DTS_AVRO"),
     "dts-shareplex": ("shareplex", "DTS_SHAREPLEX"),
     "dts-canal": ("canal", "DTS_CANAL"),
