@@ -529,10 +529,15 @@ class _Values:
         self.binary = binary
         self.same = E.from_same_family(event, *VALUE_FAMILY)
         self.numbers = E.json_numbers(event) or set()
+        # a ZonedTime column of a Debezium event is written back with the `Z` its decoder took off
+        named = (event.get("source_types") or {}) if self.same else {}
+        self.zoned = {c for c, t in named.items() if t.endswith(" io.debezium.time.ZonedTime")}
 
     def value(self, column: str, text: str | None):
         if text is None:
             return None
+        if column in self.zoned and not text.endswith("Z"):
+            return text + "Z"
         logical = self.types.get(column, "UNKNOWN")
         as_number = column in self.numbers
         if logical == "BYTES":

@@ -4,7 +4,7 @@ The only I/O a codec does, kept here: `GET {url}/schemas/ids/{id}` for a message
 `POST {url}/subjects/{subject}/versions` for an encoder's, over the standard library's HTTP client.
 Both are cached per process (a schema id names one schema for ever). Credentials are the options
 `basic-auth.user-info` (`user:password`) and `bearer-auth.token`, each `${NAME}` in them read from
-the environment when a request is made; an error never shows them (`kafka_source.scrub`).
+the environment when a request is made; an error never shows them (`_scrub`).
 
 A registry that cannot be reached, or refuses us, is a `RegistryError` (the run stops, exit 2,
 nothing committed); a schema id it does not know is a verdict on the message (`Reject`).
@@ -23,11 +23,11 @@ from collections.abc import Mapping
 
 import fastavro
 
-from cdc_pipelines.extract.kafka_source import scrub
 from cdc_pipelines.formats.base import Reject
 
 URL, USER_INFO, TOKEN = "url", "basic-auth.user-info", "bearer-auth.token"
 TIMEOUT_S = 30
+REDACTED = "*****"
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 _LOCK = threading.Lock()
@@ -49,18 +49,18 @@ def _expand(value: str) -> str:
     return _ENV_REFERENCE.sub(lookup, value)
 
 
-def _secrets(options: Mapping[str, str]) -> dict[str, str]:
-    """The credential settings with their values as sent (for `scrub`: the keys read as secrets)."""
-    out = {}
-    for key, name in ((USER_INFO, "user-info.password"), (TOKEN, "token")):
-        value = options.get(key) or ""
-        if value:
-            out[name] = value
-            try:
-                out[name + ".expanded"] = _expand(value)
-            except RegistryError:
-                pass
-    return out
+def _scrub(text: str, options: Mapping[str, str]) -> str:
+    """`text` (an error from the HTTP client or the registry) with the credentials blanked out, as given
+    and as sent (`${NAME}` read), as `extract.kafka_source.scrub` blanks Kafka's secrets."""
+    for key in (USER_INFO, TOKEN):
+        given = options.get(key) or ""
+        try:
+            sent = _expand(given)
+        except RegistryError:
+            sent = given
+        for value in {given, sent, sent.partition(":")[2] if key == USER_INFO else ""} - {""}:
+            text = text.replace(value, REDACTED)
+    return text
 
 
 def _request(options: Mapping[str, str], path: str, body: dict | None = None) -> tuple[int, dict]:
@@ -88,12 +88,12 @@ def _request(options: Mapping[str, str], path: str, body: dict | None = None) ->
             answer = {}
         return exc.code, answer if isinstance(answer, dict) else {}
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        cause = scrub(str(getattr(exc, "reason", exc)), _secrets(options))
+        cause = _scrub(str(getattr(exc, "reason", exc)), options)
         raise RegistryError(f"schema registry {url} cannot be reached: {cause}") from None
 
 
 def _refused(options: Mapping[str, str], what: str, status: int, answer: dict) -> RegistryError:
-    message = scrub(str(answer.get("message") or ""), _secrets(options))
+    message = _scrub(str(answer.get("message") or ""), options)
     said = f" {message}" if message else ""
     return RegistryError(f"schema registry {options.get(URL)}: {what}: HTTP {status}{said}")
 
