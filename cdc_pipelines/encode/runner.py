@@ -144,6 +144,7 @@ def encode_events(events: DataFrame, format_id: str, options: Mapping[str, str] 
     if codec.encode is None:
         raise NotImplementedError(f"no encoder for {format_id}")
     resolved = codec.resolve_options(dict(options or {}))
+    codec.check_ready(resolved)
     rows = events.mapInArrow(_encode_batches(format_id, resolved), ENCODED_SCHEMA)
     return EncodedTable(
         messages=rows.where(F.col("skip_reason").isNull()),

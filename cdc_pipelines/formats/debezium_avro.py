@@ -445,4 +445,5 @@ DEBEZIUM_AVRO = Codec(
     delivery_fields=D.REPLAYED,
     description="Debezium Avro in Confluent's wire format, its schemas in a schema registry",
     decode_key=decode_key,
+    preflight=R.check_reachable,
 )

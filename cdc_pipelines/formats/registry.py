@@ -98,6 +98,13 @@ def _refused(options: Mapping[str, str], what: str, status: int, answer: dict) -
     return RegistryError(f"schema registry {options.get(URL)}: {what}: HTTP {status}{said}")
 
 
+def check_reachable(options: Mapping[str, str]) -> None:
+    """RegistryError unless the registry answers (`GET {url}/subjects`) and takes the credentials."""
+    status, answer = _request(options, "/subjects")
+    if status != 200:
+        raise _refused(options, "list subjects", status, answer)
+
+
 def writer_schema(options: Mapping[str, str], schema_id: int) -> tuple[dict, object]:
     """(schema JSON, fastavro's parsed schema) of `schema_id`; Reject when the registry has no such id."""
     url = options.get(URL, "")

@@ -21,7 +21,7 @@ class FakeRegistry:
             def log_message(self, *args) -> None:
                 pass
 
-            def _answer(self, status: int, body: dict) -> None:
+            def _answer(self, status: int, body: dict | list) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
@@ -32,7 +32,9 @@ class FakeRegistry:
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 registry.authorizations.append(self.headers.get("Authorization"))
                 parts = self.path.strip("/").split("/")
-                if parts[:2] == ["schemas", "ids"] and int(parts[2]) in registry.schemas:
+                if parts == ["subjects"]:
+                    self._answer(200, sorted(registry.subjects))
+                elif parts[:2] == ["schemas", "ids"] and int(parts[2]) in registry.schemas:
                     self._answer(200, {"schema": registry.schemas[int(parts[2])]})
                 else:
                     self._answer(404, {"error_code": 40403, "message": "Schema not found"})

@@ -320,3 +320,14 @@ def test_credentials_are_sent_from_the_environment_and_never_shown(registry, mon
 
     assert redacted(options)["basic-auth.user-info"] == "*****"
     assert redacted({"bearer-auth.token": "x"})["bearer-auth.token"] == "*****"
+
+
+def test_a_spark_run_asks_the_registry_before_any_task(registry):
+    """The Spark paths (a decode of files or of a Kafka day, an encode) check the registry first: a task's
+    error would not reach the command as a registry error."""
+    codec = resolve_codec(FORMAT, {"url": registry.url})
+    codec.codec.check_ready(codec.options)
+    with pytest.raises(R.RegistryError, match=r"schema registry http://127.0.0.1:9 cannot be reached"):
+        codec.codec.check_ready(resolve_codec(FORMAT, {"url": "http://127.0.0.1:9"}).options)
+    with pytest.raises(R.RegistryError, match=r"no schema registry: the format's option `url` is not set"):
+        codec.codec.check_ready(resolve_codec(FORMAT, {}).options)
