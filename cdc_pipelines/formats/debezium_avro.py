@@ -55,6 +55,7 @@ AVRO_TYPES = {
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 DECIMAL_PRECISION = 64  # Confluent's AvroData default (`connect.decimal.precision`)
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Convert = Callable[[object], object]
@@ -281,7 +282,9 @@ def _avro_field(field: dict, values: list, records: dict) -> dict:
             schema = {"type": "record", "name": name.rpartition(".")[2], "namespace": name.rpartition(".")[0],
                       "fields": NAMED_STRUCTS[name][0], "connect.name": name}  # fmt: skip
     elif kind == "struct":
-        record_name = {"before": "Value", "after": "Value"}.get(field.get("field"), (field.get("field") or "S").title())
+        record_name = field.get("record") or {"before": "Value", "after": "Value"}.get(
+            field.get("field"), (field.get("field") or "S").title()
+        )
         if record_name in records:
             schema = record_name
         else:
@@ -297,6 +300,8 @@ def _avro_field(field: dict, values: list, records: dict) -> dict:
             "type": "bytes", "scale": scale, "precision": DECIMAL_PRECISION, "connect.version": 1,
             "connect.parameters": {"scale": str(scale)}, "connect.name": name, "logicalType": "decimal",
         }  # fmt: skip
+    elif kind in ("int64", "float32", "float64") and not name and not _held(kind, values):
+        schema = "string"  # a number no Avro long / float / double holds keeps its digits as text
     elif kind in AVRO_TYPES:
         schema = {"type": AVRO_TYPES[kind]}
         if kind in ("int8", "int16"):
@@ -341,6 +346,34 @@ def _unscaled_bytes(unscaled: int) -> bytes:
     return unscaled.to_bytes(max(1, (unscaled.bit_length() + 8) // 8), "big", signed=True)
 
 
+def _held(kind: str, values: list) -> bool:
+    """Whether every value is held digit for digit by the Avro type of Connect's `kind`."""
+    for value in values:
+        if value is None:
+            continue
+        if kind == "int64":
+            if not _LONG_MIN <= int(value) <= _LONG_MAX:
+                return False
+            continue
+        try:
+            _binary_float(value, AVRO_TYPES[kind])
+        except E.Unsupported:
+            return False
+    return True
+
+
+def _binary_float(value, kind: str) -> float:
+    """The float32 / double of a FLOAT / DOUBLE value; Unsupported unless its shortest text (what the
+    decoder gives back, as Java's Float/Double.toString) is the value: no digit is ever changed."""
+    number = float(value)
+    if not np.isfinite(number):
+        return number
+    shortest = str(np.float32(number)) if kind == "float" else repr(number)
+    if shortest != str(value):
+        raise E.Unsupported(f"an Avro {kind} does not hold {value} digit for digit")
+    return float(np.float32(number)) if kind == "float" else number
+
+
 def _avro_value(schema, value):
     """The Avro datum of a JSON value written by the Debezium encoder, for `schema` (before logical types)."""
     if value is None:
@@ -361,7 +394,7 @@ def _avro_value(schema, value):
     if kind in ("int", "long"):
         return int(value)
     if kind in ("float", "double"):
-        return float(value)
+        return _binary_float(value, kind)
     if kind == "string":
         return value if isinstance(value, str) else J.text(value)
     return value
@@ -389,9 +422,23 @@ def writer_schema_of(event: dict, message: dict) -> dict:
     payload, records = message["payload"], {}
     fields = []
     for field in message["schema"]["fields"]:
-        # the images share one record schema (`Value`): a Decimal's scale is that of both images' values
+        # the images share one record schema (`Value`, as Debezium's), with the images' columns: an Avro
+        # record has every field, so a column of the table's types that no image has would come back as a
+        # null. Images of different columns (an update of the changed columns only) each get their own
+        # (`Value` after, `BeforeValue` before); a Decimal's scale is that of the record's values
         images = field["field"] in D.IMAGE_FIELDS
-        values = [payload.get(f) for f in D.IMAGE_FIELDS] if images else [payload.get(field["field"])]
+        if images:
+            columns = [set(payload[f]) for f in D.IMAGE_FIELDS if isinstance(payload.get(f), dict)]
+            shared = len(columns) < 2 or columns[0] == columns[1]
+            own = [payload.get(field["field"])]
+            values = [payload.get(f) for f in D.IMAGE_FIELDS] if shared else own
+            present = {c for v in values if isinstance(v, dict) for c in v}
+            if present:
+                field = {**field, "fields": [f for f in field["fields"] if f["field"] in present]}
+            if not shared and field["field"] == "before":
+                field = {**field, "record": "BeforeValue"}
+        else:
+            values = [payload.get(field["field"])]
         fields.append(_avro_field(field, values, records))
     namespace = ".".join(re.sub(r"[^A-Za-z0-9_]", "_", p) for p in (event.get("db"), event.get("table_name")) if p)
     schema = {"type": "record", "name": "Envelope", "fields": fields, "connect.name": f"{namespace}.Envelope"}
