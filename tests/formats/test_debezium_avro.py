@@ -331,3 +331,28 @@ def test_a_spark_run_asks_the_registry_before_any_task(registry):
         codec.codec.check_ready(resolve_codec(FORMAT, {"url": "http://127.0.0.1:9"}).options)
     with pytest.raises(R.RegistryError, match=r"no schema registry: the format's option `url` is not set"):
         codec.codec.check_ready(resolve_codec(FORMAT, {}).options)
+
+
+def test_the_kafka_reader_gives_a_binary_key_in_base64(spark):
+    """Spark's Kafka records as kcat lines: the key of a format with `decode_key` is its bytes in base64 (an
+    Avro key is no text), the value a `value_b64` payload; a JSON format's key stays text."""
+    from pyspark.sql import types as T
+
+    from cdc_pipelines.extract.kafka import kcat_line
+    from cdc_pipelines.formats import get_codec
+
+    schema = T.StructType([
+        T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType()),
+        T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
+        T.StructField("offset", T.LongType()), T.StructField("timestamp", T.TimestampType()),
+        T.StructField("timestampType", T.IntegerType()),
+        T.StructField("headers", T.ArrayType(T.StructType([
+            T.StructField("key", T.StringType()), T.StructField("value", T.BinaryType())]))),
+    ])  # fmt: skip
+    key, value = b"\x00\x00\x00\x00\x65\xd2\x0f", b"\x00\x00\x00\x00\x66\x02"
+    frame = spark.createDataFrame([(key, value, "t", 0, 5, None, 0, [])], schema)
+    avro = json.loads(frame.select(kcat_line(get_codec(FORMAT)).alias("l")).first()["l"])
+    assert base64.b64decode(avro["key"]) == key
+    assert json.loads(avro["payload"]) == {"value_b64": base64.b64encode(value).decode()}
+    text = json.loads(frame.select(kcat_line(get_codec("oms-debezium")).alias("l")).first()["l"])
+    assert "value_b64" not in text["payload"]
