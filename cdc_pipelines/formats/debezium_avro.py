@@ -487,8 +487,7 @@ DEBEZIUM_AVRO = Codec(
     options=OPTIONS,
     binary="base64",
     update_has_before=False,
-    messages="avro",
-    binary_messages=True,
+    binary_messages=True,  # lines (`value_b64`, kcat) of binary values: no `.avro` containers (messages=json)
     delivery_fields=D.REPLAYED,
     description="Debezium Avro in Confluent's wire format, its schemas in a schema registry",
     decode_key=decode_key,

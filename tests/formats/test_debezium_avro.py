@@ -356,3 +356,20 @@ def test_the_kafka_reader_gives_a_binary_key_in_base64(spark):
     assert json.loads(avro["payload"]) == {"value_b64": base64.b64encode(value).decode()}
     text = json.loads(frame.select(kcat_line(get_codec("oms-debezium")).alias("l")).first()["l"])
     assert "value_b64" not in text["payload"]
+
+
+def test_a_catalog_topic_reads_kcat_extracts_with_keys_from_kafka_and_secrets_by_name(tmp_path):
+    from cdc_pipelines.extract.catalog import load_catalog
+
+    catalog = tmp_path / "catalog.yaml"
+    catalog.write_text(
+        "topics:\n"
+        "  - name: orders\n"
+        f"    format: {FORMAT}\n"
+        "    envelope: kcat\n"
+        "    keys_from: kafka\n"
+        "    options: {url: 'http://registry:8081', basic-auth.user-info: 'reader:${REGISTRY_PASSWORD}'}\n"
+    )
+    (topic,) = load_catalog(catalog)
+    assert (topic.envelope, topic.keys_from) == ("kcat", "kafka")
+    assert topic.options["basic-auth.user-info"] == "reader:${REGISTRY_PASSWORD}"  # read when a request is made
