@@ -15,7 +15,8 @@ from cdc_pipelines.bench.command import add_arguments as add_bench_arguments
 from cdc_pipelines.extract.files import InputError
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, split_kafka_conf
 from cdc_pipelines.extract.messages import ENVELOPES
-from cdc_pipelines.formats import FORMAT_IDS, OptionError, UnknownFormatError, get_codec
+from cdc_pipelines.formats import FORMAT_IDS, SELF_CONTAINED, OptionError, UnknownFormatError, get_codec
+from cdc_pipelines.formats.registry import RegistryError
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.progress import spark_progress
@@ -178,7 +179,10 @@ def _sample_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
     parser.add_argument(
-        "--format", action="append", choices=FORMAT_IDS, help="only this format's samples (repeatable; default: all)"
+        "--format",
+        action="append",
+        choices=SELF_CONTAINED,
+        help="only this format's samples (repeatable; default: all)",
     )
 
 
@@ -255,7 +259,7 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
 
     conf, command_conf = _confs(args)
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
-    for format_id in args.format or FORMAT_IDS:
+    for format_id in args.format or SELF_CONTAINED:
         folder = sample_folder(format_id)
         if folder is None:
             continue
@@ -653,7 +657,7 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
         os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
         commands[args.command].run(args)
-    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError) as exc:
+    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError, RegistryError) as exc:
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -47,6 +47,7 @@ def decode_kafka_day(
     """The day `dt` of `source`, decoded as `topic` (lazy plans): at the offsets `lake_root` recorded for
     it when there are any, else by timestamps in the source's time zone."""
     codec = resolve_codec(format_id, options)
+    codec.codec.check_ready(codec.options)
     try:
         bounds = day_bounds(dt, source.time_zone, source.late_seconds)
     except KafkaDayError as exc:

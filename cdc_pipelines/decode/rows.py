@@ -15,6 +15,7 @@ from cdc_pipelines.decode.messages import EMPTY_EVENT, EVENT_FIELDS, decode_mess
 from cdc_pipelines.extract.messages import Line, csv_fields, unwrap_kcat
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import Reject, max_message_chars
+from cdc_pipelines.formats.registry import RegistryError
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
@@ -80,11 +81,15 @@ def decoded_rows(
                 raise Reject(line.pre_reject)
             if envelope is not None:
                 value, meta = unwrap_kcat(value)
+                if codec.decode_key is not None and meta.get(meta_keys.KAFKA_KEY) is not None:
+                    meta[meta_keys.KAFKA_KEY] = codec.decode_key(meta[meta_keys.KAFKA_KEY], options)
             if value is None:
                 events = tombstone_events(meta)
             else:
                 message = _message(value, line.header) if line.record is None else line.record
                 events = decode_message(codec, message, options, limit)
+        except RegistryError:
+            raise  # no verdict on the message: the run stops, nothing committed
         except Exception as exc:  # noqa: BLE001 - bad input never stops a run: it becomes a reject
             # the reason as text: an exception kept in a local would hold its traceback, and the traceback
             # this frame with the batch's lines, a cycle only the cycle collector frees

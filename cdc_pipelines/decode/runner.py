@@ -332,6 +332,7 @@ def decode_files(
     """
     codec = resolve_codec(format_id, options)
     check_envelope(envelope)
+    codec.codec.check_ready(codec.options)
     lines = read_extract_lines(spark, list_input_files(inputs), codec.codec, envelope)
     return decode_lines(lines, codec, topic=topic, dt=dt, envelope=envelope, tables=tables)
 

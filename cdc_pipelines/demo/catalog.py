@@ -3,7 +3,7 @@ the topic whose tables are snapshotted."""
 
 from __future__ import annotations
 
-from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.formats import SELF_CONTAINED
 
 KCAT_TOPIC = "oms-canal-kcat"
 KCAT_SOURCE = "oms-canal"
@@ -14,7 +14,7 @@ TARGETS = {"oms-default": ["oms-canal", "dts-avro"], "dts-canal": ["oms-canal"],
 
 def demo_topics() -> list[dict]:
     """Catalog entries (as written to YAML) of every demo topic."""
-    topics = [{"name": f, "format": f, "options": OPTIONS.get(f, {})} for f in FORMAT_IDS]
+    topics = [{"name": f, "format": f, "options": OPTIONS.get(f, {})} for f in SELF_CONTAINED]
     topics.append({"name": KCAT_TOPIC, "format": KCAT_SOURCE, "envelope": "kcat"})
     topics = [t | ({"snapshot": True} if t["name"] in SNAPSHOT_TOPICS else {}) for t in topics]
     return [t | ({"targets": TARGETS[t["name"]]} if t["name"] in TARGETS else {}) for t in topics]

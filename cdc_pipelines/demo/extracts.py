@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from cdc_pipelines.formats import FORMAT_IDS, get_codec
+from cdc_pipelines.formats import SELF_CONTAINED, get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from cdc_pipelines.model import meta_keys
 
@@ -145,7 +145,7 @@ def write_extract(format_id: str, events: list[dict], path: Path, malformed: boo
     return {"lines": written, "skipped": skipped}
 
 
-def generate(root: str | Path, days: list[dt.date], per_day: int = 60, formats=FORMAT_IDS) -> dict[str, dict]:
+def generate(root: str | Path, days: list[dt.date], per_day: int = 60, formats=SELF_CONTAINED) -> dict[str, dict]:
     """`root/<format>/dt=<day>/part-0.jsonl` for every format and day (the topic is named after the format)."""
     summary = {}
     for day in days:

@@ -160,7 +160,8 @@ def _encoder(format_id: str, options: Mapping[str, str] | None) -> Callable[[pa.
 
 def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[str, int]]:
     """`rows` (`ENCODED_SCHEMA`) written in input order, each partition of the events replaced; the counts."""
-    binary = get_codec(format_id).binary_messages
+    codec = get_codec(format_id)
+    binary, lines = codec.containers, codec.binary_messages and not codec.containers
     rows = rows.sort_by([(c, "ascending") for c in ORDER])
     counts: dict[str, dict[str, int]] = {}
     partitions: list[dict[str, str]] = []
@@ -178,6 +179,8 @@ def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[s
         folder = os.path.join(root, partition_dir(partition, PARTITION_COLUMNS))
         if binary:
             _write_containers(folder, messages)
+        elif lines:  # binary messages not in containers: `value_b64` lines, as a Kafka dump holds them
+            _write_text(folder, pc.binary_join_element_wise('{"value_b64":"', messages["message"], '"}', ""))
         else:
             _write_text(folder, messages["message"])
     if partitions:

@@ -144,6 +144,7 @@ def encode_events(events: DataFrame, format_id: str, options: Mapping[str, str] 
     if codec.encode is None:
         raise NotImplementedError(f"no encoder for {format_id}")
     resolved = codec.resolve_options(dict(options or {}))
+    codec.check_ready(resolved)
     rows = events.mapInArrow(_encode_batches(format_id, resolved), ENCODED_SCHEMA)
     return EncodedTable(
         messages=rows.where(F.col("skip_reason").isNull()),
@@ -168,7 +169,7 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
     the reason (the table exists once an event was skipped).
     """
     target = str(target)
-    if get_codec(format_id).binary_messages:
+    if get_codec(format_id).containers:
         # a container file per partition is written by one task
         ordered = encoded.messages.repartition("dt", "source_topic").sortWithinPartitions(*ORDER)
     else:
@@ -189,11 +190,14 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
         )
         # every partition encoded is replaced in both outputs, even where one of them gets no rows
         partitions = [{"dt": r["dt"], "source_topic": r["source_topic"]} for r in counts]
-        if get_codec(format_id).binary_messages:
+        if get_codec(format_id).containers:
             write_avro_containers(ordered, target, replace=partitions)
         else:
             filled = [p for p, r in zip(partitions, counts, strict=True) if r["written"]]
-            messages = ordered.select("message", "dt", "source_topic")
+            message = F.col("message")
+            if get_codec(format_id).binary_messages:  # not in containers: `value_b64` lines, as a Kafka dump
+                message = F.concat(F.lit('{"value_b64":"'), message, F.lit('"}'))
+            messages = ordered.select(message.alias("message"), "dt", "source_topic")
             io.overwrite_file_partitions(messages, target, partitions, file_format="text", filled=filled)
         if partitions:
             _replace_skipped(encoded, target, format_id, partitions, any(r["skipped"] for r in counts))

@@ -155,11 +155,13 @@ def kcat_line(codec: Codec) -> Column:
         payload = F.when(F.col("value").isNotNull(), F.to_json(F.struct(b64.alias("value_b64"))))
     else:
         payload = F.col("value").cast("string")
+    # a binary key (Avro) in base64, which the codec's `decode_key` reads; a text key as its text
+    key = F.regexp_replace(F.base64("key"), "[\\r\\n]", "") if codec.decode_key else F.col("key").cast("string")
     envelope = F.struct(
         F.col("topic"), F.col("partition"), F.col("offset"), F.coalesce(tstype, F.lit("none")).alias("tstype"),
         F.unix_millis("timestamp").alias("ts"),
         F.when(F.size("headers") > 0, headers).alias("headers"),
-        F.col("key").cast("string").alias("key"), payload.alias("payload"),
+        key.alias("key"), payload.alias("payload"),
     )  # fmt: skip
     return F.to_json(envelope).cast("binary")
 

@@ -14,8 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 KAFKA_CONF_PREFIX = "kafka."
-# the settings that read as secrets (Kafka's own *.password, sasl.jaas.config, ssl.key*, tokens)
-_SECRET = re.compile(r"(password|secret|jaas|token|credential|ssl\.key|sasl\.oauthbearer|keystore\.key)", re.I)
+# the settings that read as secrets (Kafka's own *.password, sasl.jaas.config, ssl.key*, tokens; a schema
+# registry's `basic-auth.user-info` and `bearer-auth.token`, options of debezium-avro-confluent)
+_SECRET = re.compile(
+    r"(password|secret|jaas|token|credential|user-info|ssl\.key|sasl\.oauthbearer|keystore\.key)", re.I
+)
 REDACTED = "*****"
 # reader settings of ours (not Kafka's): taken out of the options before they reach the consumer
 ZONE, LATE_SECONDS, ALLOW_INCOMPLETE, TIMEOUT_MS = "time_zone", "late_seconds", "allow_incomplete", "timeout_ms"

@@ -21,6 +21,7 @@ _WHERE = {
     "oms-debezium": ("debezium", "OMS_DEBEZIUM"),
     "oms-debezium-flatten": ("debezium", "OMS_DEBEZIUM_FLATTEN"),
     "oms-debezium-smt": ("debezium", "OMS_DEBEZIUM_SMT"),
+    "debezium-avro-confluent": ("debezium_avro", "DEBEZIUM_AVRO"),
     "dts-avro": ("dts_avro", "DTS_AVRO"),
     "dts-shareplex": ("shareplex", "DTS_SHAREPLEX"),
     "dts-canal": ("canal", "DTS_CANAL"),
@@ -31,6 +32,11 @@ _WHERE = {
     "aws-dms-json": ("aws_dms", "AWS_DMS_JSON"),
 }
 FORMAT_IDS = tuple(_WHERE)
+# formats whose messages cannot be read without a service beside them (a schema registry holds the writer
+# schemas): they have no built-in sample, no demo topic, and no seat in the tests that run every sample
+NEEDS_REGISTRY = ("debezium-avro-confluent",)
+# the formats a message file alone decodes: the samples, the demo, the all-pairs conversions
+SELF_CONTAINED = tuple(f for f in FORMAT_IDS if f not in NEEDS_REGISTRY)
 # the order format detection tries the codecs' `recognise` in, first match wins: a format's test may
 # also match the messages of a more specific format (DataWorks 2.0's those of DataWorks Kafka JSON, canal's
 # Maxwell's, Debezium SMT's `__deleted` any row's), which must therefore be tried before it
@@ -86,6 +92,7 @@ def resolve_codec(format_id: str, options: Mapping[str, str] | None = None) -> R
 
 
 __all__ = [
-    "DETECTION_ORDER", "FORMAT_IDS", "Codec", "OptionError", "Reject", "ResolvedCodec", "UnknownFormatError",
+    "DETECTION_ORDER", "FORMAT_IDS", "NEEDS_REGISTRY", "SELF_CONTAINED",
+    "Codec", "OptionError", "Reject", "ResolvedCodec", "UnknownFormatError",
     "get_codec", "resolve_codec",
 ]  # fmt: skip

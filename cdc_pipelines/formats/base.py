@@ -136,6 +136,19 @@ class Codec:
     # whether one parsed JSON message is of this format (format detection); tried in
     # `formats.DETECTION_ORDER`, so it may match a more specific format's messages tried before it
     recognise: Callable[[dict], bool] | None = None
+    # binary messages an encode writes as `.avro` container files of their records (DTS Avro), not as
+    # `value_b64` lines
+    containers: bool = False
+    # a Kafka key of a binary topic (its bytes in base64, as the Kafka reader gives them) -> the key's
+    # JSON text (`keys_from: kafka`); None: the key is text as it is
+    decode_key: Callable[[str, Mapping[str, str]], str] | None = None
+    # checks, once before a Spark job, what the codec needs beside its messages (the schema registry
+    # answers): an error there stops the run before any task (in process, the first message finds it)
+    preflight: Callable[[Mapping[str, str]], None] | None = None
+
+    def check_ready(self, options: Mapping[str, str]) -> None:
+        if self.preflight is not None:
+            self.preflight(options)
 
     def encode_event(self, event: dict, options: Mapping[str, str]) -> list:
         """The messages of one canonical event; Unsupported for what this format cannot carry.

@@ -17,6 +17,8 @@ check. The types a schema gives are worked out once per distinct schema.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
 import re
 from collections.abc import Mapping
@@ -82,7 +84,7 @@ def _declared(spec: str) -> tuple[dict[str, str], dict[str, str]]:
     return declared, units
 
 
-def _schema_maps(columns: tuple[tuple[str, str | None, str | None], ...]):
+def schema_maps(columns: tuple[tuple[str, str | None, str | None], ...]):
     """(logical types, temporal units, source types) of the (field, type, name) columns of a Connect
     schema; a column named twice (in `before` and in `after`) takes its last entry."""
     types: dict[str, str | None] = {}
@@ -157,8 +159,57 @@ class DebeziumMessage(_Envelope, gc=False):
 
 
 _PARSE = J.struct_parser(DebeziumMessage)
-# (logical types, temporal units, source types, whether the message has a schema)
-_NO_SCHEMA: tuple = (None, None, None, False)
+# (logical types, temporal units, source types, whether the message has a schema, value rules)
+_NO_SCHEMA: tuple = (None, None, None, False, ())
+
+
+def _variable_scale_decimal(value):
+    """io.debezium.data.VariableScaleDecimal: the struct `{"scale": s, "value": base64 of the unscaled
+    integer}` Debezium writes -> the decimal's digits (a value of any other shape is left as it is)."""
+    if type(value) is not dict or type(value.get("scale")) is not int or type(value.get("value")) is not str:
+        return value
+    try:
+        unscaled = int.from_bytes(base64.b64decode(value["value"], validate=True), "big", signed=True)
+    except (binascii.Error, ValueError):
+        return value
+    return C.scaled_decimal_text(unscaled, value["scale"])
+
+
+def _zoned_time(value):
+    """io.debezium.time.ZonedTime: a time of day in UTC written with its `Z` -> the time (TIME)."""
+    return value[:-1] if type(value) is str and value.endswith("Z") else value
+
+
+def _wkb(value):
+    """io.debezium.data.geometry.*: the struct `{"wkb": base64, "srid": n}` -> its WKB (BYTES; the
+    SRID is not kept)."""
+    return value["wkb"] if type(value) is dict and type(value.get("wkb")) is str else value
+
+
+# values whose Connect name says how Debezium wrote them, turned into the text of their logical type
+# before the canonical rules apply (`CONNECT_NAME_TO_LOGICAL`)
+NAMED_VALUES = {
+    "io.debezium.data.VariableScaleDecimal": _variable_scale_decimal,
+    "io.debezium.time.ZonedTime": _zoned_time,
+    "io.debezium.data.geometry.Geometry": _wkb,
+    "io.debezium.data.geometry.Geography": _wkb,
+    "io.debezium.data.geometry.Point": _wkb,
+}
+
+
+def schema_info_of(columns: tuple[tuple[str, str | None, str | None], ...]) -> tuple:
+    """The schema info (`_NO_SCHEMA`'s fields) of a schema's (field, Connect type, Connect name) columns."""
+    types, units, source_types = schema_maps(columns)
+    rules = tuple((field, NAMED_VALUES[name]) for field, _, name in columns if name in NAMED_VALUES)
+    return types or None, units or None, source_types, True, tuple(dict(rules).items())
+
+
+def _apply_rules(image: dict | None, rules: tuple) -> dict | None:
+    if image:
+        for column, rule in rules:
+            if column in image:
+                image[column] = rule(image[column])
+    return image
 
 
 @lru_cache(maxsize=1024)
@@ -170,11 +221,10 @@ def _schema_info(raw: bytes) -> tuple:
         return _NO_SCHEMA
     fields = J.parse_object(raw).get("fields")
     if fields is None:
-        return None, None, None, True
+        return None, None, None, True, ()
     if not _is_object_list(fields, "fields"):
         raise Reject(NOT_JSON_OBJECT)
-    types, units, source_types = _schema_maps(_schema_columns(fields))
-    return types or None, units or None, source_types, True
+    return schema_info_of(_schema_columns(fields))
 
 
 def _merged(first: dict | None, second: dict | None) -> dict | None:
@@ -272,10 +322,13 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent
     """
     m = _PARSE(message)
     raw_schema = m.schema
-    if raw_schema is None:
-        schema_types, schema_units, source_types, has_schema = _NO_SCHEMA
-    else:
-        schema_types, schema_units, source_types, has_schema = _schema_info(bytes(raw_schema))
+    return envelope_event(m, _NO_SCHEMA if raw_schema is None else _schema_info(bytes(raw_schema)), options)
+
+
+def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str, str]) -> list[RawEvent]:
+    """The raw event of a parsed Debezium envelope with its schema's (types, units, source types, has
+    schema): what the JSON decoder and the Avro one (`debezium_avro`) share once a message is read."""
+    schema_types, schema_units, source_types, has_schema, rules = schema_info
     payload = m.payload
     if payload is None:
         payload = m
@@ -300,6 +353,8 @@ def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent
         after = payload.after
         if after is None:
             after = m.after
+        if rules:
+            before, after = _apply_rules(before, rules), _apply_rules(after, rules)
     else:
         before = after = None
     return [
@@ -392,7 +447,8 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
 # converts the integers back without a `column_types` option.
 
 ENCODE_OPS = {"INSERT": "c", "UPDATE": "u", "DELETE": "d", "HEARTBEAT": "HEARTBEAT", "TRUNCATE": "t"}
-DEBEZIUM_FAMILY = ("oms-debezium", "oms-debezium-flatten")
+# the formats of one Debezium envelope (JSON, flattened, Avro): an event of one is written back as it came
+DEBEZIUM_FAMILY = ("oms-debezium", "oms-debezium-flatten", "debezium-avro-confluent")
 VALUE_FAMILY = (*DEBEZIUM_FAMILY, "oms-debezium-smt")
 SMT_ADD_FIELDS = ("op", "table", "db", "schema", "ts_ms", "source.ts_ms")
 # source / transaction fields Debezium writes as JSON numbers (others are strings)
@@ -473,10 +529,15 @@ class _Values:
         self.binary = binary
         self.same = E.from_same_family(event, *VALUE_FAMILY)
         self.numbers = E.json_numbers(event) or set()
+        # a ZonedTime column of a Debezium event is written back with the `Z` its decoder took off
+        named = (event.get("source_types") or {}) if self.same else {}
+        self.zoned = {c for c, t in named.items() if t.endswith(" io.debezium.time.ZonedTime")}
 
     def value(self, column: str, text: str | None):
         if text is None:
             return None
+        if column in self.zoned and not text.endswith("Z"):
+            return text + "Z"
         logical = self.types.get(column, "UNKNOWN")
         as_number = column in self.numbers
         if logical == "BYTES":

@@ -93,6 +93,7 @@ DTS_AVRO = Codec(
     encode_record,
     messages="avro",
     binary_messages=True,
+    containers=True,
     description="DTS Avro Record (schemaless messages in value_b64 JSON lines, or .avro container files)",
     recognise=recognise_dts_avro,
 )

@@ -173,6 +173,9 @@ CONNECT_NAME_TO_LOGICAL = {
     "io.debezium.time.Year": "INT",
     "io.debezium.data.Json": "JSON",
     "io.debezium.data.Bits": "BYTES",
+    "io.debezium.data.geometry.Geometry": "BYTES",  # its WKB (`debezium.NAMED_VALUES`)
+    "io.debezium.data.geometry.Geography": "BYTES",
+    "io.debezium.data.geometry.Point": "BYTES",
     "io.debezium.data.Enum": "STRING",
     "io.debezium.data.EnumSet": "STRING",
     "org.apache.kafka.connect.data.Decimal": "DECIMAL",
@@ -516,6 +519,16 @@ _NORMALISERS = {
     "BYTES": _bytes,
 }
 _COUNTED_TEMPORAL = frozenset({"DATE", "TIME", "DATETIME"})
+
+
+def scaled_decimal_text(unscaled: int, scale: int) -> str:
+    """The digits of unscaled * 10^-scale as Java's `BigDecimal.toPlainString` writes them (`1250`, 2 ->
+    `12.50`): a Connect Decimal's or a VariableScaleDecimal's value, no digit lost or added."""
+    sign, digits = ("-" if unscaled < 0 else ""), str(abs(unscaled))
+    if scale <= 0:
+        return sign + digits + "0" * -scale if unscaled else "0"
+    digits = digits.rjust(scale + 1, "0")
+    return f"{sign}{digits[:-scale]}.{digits[-scale:]}"
 
 
 def normalise_value(

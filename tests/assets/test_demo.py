@@ -9,7 +9,7 @@ import pytest
 
 from assets.demo import run_demo
 from cdc_pipelines.demo.catalog import KCAT_TOPIC, TARGETS
-from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.lake.io import read_canonical
 
 
@@ -21,7 +21,7 @@ def test_demo_one_day_all_formats(spark, tmp_path, monkeypatch):
     assert list(summary["days"]) == [yesterday]  # the default days end yesterday
     day = summary["days"][yesterday]
     assert day["success"] and day["read"] == day["decoded"] + day["rejected"]
-    assert day["rejected"] == len(FORMAT_IDS) + 1  # one malformed line planted in each extract
+    assert day["rejected"] == len(SELF_CONTAINED) + 1  # one malformed line planted in each extract
     assert day["checks"]["conservation_check"] and day["checks"]["image_presence_check"]
     # the oms-canal topic's three tables, applied from nothing: no anomalies on a first day
     assert day["snapshot"]["tables"] == 3 and day["snapshot"]["anomalies"] == 0
@@ -31,7 +31,7 @@ def test_demo_one_day_all_formats(spark, tmp_path, monkeypatch):
         r.source_topic
         for r in read_canonical(spark, tmp_path / "lake" / "changes").select("source_topic").distinct().collect()
     }
-    assert topics == set(FORMAT_IDS) | {KCAT_TOPIC}
+    assert topics == set(SELF_CONTAINED) | {KCAT_TOPIC}
     targets = Path(summary["targets"])
     for format_id in {f for fs in TARGETS.values() for f in fs}:
         assert list((targets / format_id / f"dt={yesterday}").glob("source_topic=*/part-*")), format_id

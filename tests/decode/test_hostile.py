@@ -16,7 +16,7 @@ import pytest
 
 from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.decode.runner import count_extract, decode_files, write_decoded
-from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.lake.partition_paths import escape_value
 from cdc_pipelines.lake.run_counts import read_counts, write_counts
 from tests.conftest import RESOURCES
@@ -172,7 +172,7 @@ def _inputs(format_id: str, oversize: Path) -> list[Path]:
 
 
 def test_every_format_has_a_corpus():
-    assert sorted(EXPECTED) == sorted(FORMAT_IDS)
+    assert sorted(EXPECTED) == sorted(SELF_CONTAINED)
 
 
 def _spark_decoded(spark, format_id: str, inputs: list[Path]) -> tuple[list[dict], list[dict], dict]:
@@ -197,7 +197,7 @@ SPARK_FORMATS = ("oms-default", "dts-avro", "datahub-tuple", "dataworks-json")
 
 @pytest.mark.parametrize(
     ("format_id", "runner"),
-    [(f, "local") for f in FORMAT_IDS] + [pytest.param(f, "spark", marks=pytest.mark.spark) for f in SPARK_FORMATS],
+    [(f, "local") for f in SELF_CONTAINED] + [pytest.param(f, "spark", marks=pytest.mark.spark) for f in SPARK_FORMATS],
 )
 def test_corpus_case_by_case(request, format_id, runner, oversize, monkeypatch):
     monkeypatch.setenv("CDC_MAX_MESSAGE_CHARS", str(LIMIT))

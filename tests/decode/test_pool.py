@@ -18,7 +18,7 @@ from cdc_pipelines.cli.commands import main
 from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING, decode_in_process
 from cdc_pipelines.decode.without_spark import POOL, local_engine
 from cdc_pipelines.demo import extracts as demo
-from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.samples import sample_folder
 from tests.decode.test_in_process import _rows, canal, changelog
 from tests.decode.test_runner import SPLIT_FORMATS
@@ -56,7 +56,7 @@ def small_ranges(monkeypatch):
     monkeypatch.setattr(pool, "BATCH_LINES", 3)
 
 
-@pytest.mark.parametrize("format_id", FORMAT_IDS)
+@pytest.mark.parametrize("format_id", SELF_CONTAINED)
 def test_every_format_sample_decodes_as_in_process(tmp_path, small_ranges, format_id):
     folder = sample_folder(format_id)
     files = [f for f in sorted(folder.iterdir()) if f.is_file() and pool.splittable(str(f), format_id)]

@@ -16,7 +16,7 @@ from cdc_pipelines.decode.in_process import decode_in_process
 from cdc_pipelines.decode.local import decode_paths, encode_local
 from cdc_pipelines.encode.in_process import MAX_EVENTS_SETTING, encode_in_process, encodes_in_process
 from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
-from cdc_pipelines.formats import FORMAT_IDS, get_codec
+from cdc_pipelines.formats import SELF_CONTAINED, get_codec
 from cdc_pipelines.formats.dts_avro_records import container_schema
 from cdc_pipelines.lake.io import read_canonical
 from tests.conftest import resource
@@ -25,7 +25,7 @@ from tests.conftest import resource
 # alone, which some targets skip: its folder is left with no message
 DAYS = (("oms-canal", "orders", "2024-01-01"), ("oms-debezium", "users", "2024-01-01"),
         ("dts-avro", "orders", "2024-01-02"), ("oms-canal", "schema", "2024-01-02"))  # fmt: skip
-TARGETS = [f for f in FORMAT_IDS if get_codec(f).encode is not None]
+TARGETS = [f for f in SELF_CONTAINED if get_codec(f).encode is not None]
 
 
 @dataclass

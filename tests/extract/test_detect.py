@@ -8,18 +8,18 @@ import pytest
 
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.extract.detect import detect_format
-from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.samples import sample_folder
 from tests.conftest import resource
 
 
-@pytest.mark.parametrize("format_id", [f for f in FORMAT_IDS if sample_folder(f) is not None])
+@pytest.mark.parametrize("format_id", [f for f in SELF_CONTAINED if sample_folder(f) is not None])
 def test_every_sample_is_recognised(format_id):
     assert detect_format([sample_folder(format_id)]) == format_id
 
 
 def test_every_format_has_a_sample_or_a_fixture():
-    assert {f for f in FORMAT_IDS if sample_folder(f) is None} == set()
+    assert {f for f in SELF_CONTAINED if sample_folder(f) is None} == set()
 
 
 def test_avro_container_and_value_b64_lines(tmp_path):

@@ -10,7 +10,7 @@ from cdc_pipelines.decode.local import encode_local
 from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.extract.catalog import CatalogError, load_catalog
-from cdc_pipelines.formats import FORMAT_IDS, get_codec
+from cdc_pipelines.formats import SELF_CONTAINED, get_codec
 from cdc_pipelines.lake.io import read_canonical
 from cdc_pipelines.lake.run_counts import write_counts
 from tests.conftest import resource
@@ -86,7 +86,7 @@ def test_a_debezium_delete_and_its_tombstone(decode, tmp_path):
         ("DELETE", "d", "orders", '{"id":7}'),
         ("OTHER", "TOMBSTONE", None, '{"id":7}'),
     ]
-    for target in FORMAT_IDS:
+    for target in SELF_CONTAINED:
         if get_codec(target).encode is None:
             continue
         messages, skipped = encode_local(events[1:], target)

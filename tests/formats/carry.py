@@ -16,10 +16,12 @@ from decimal import Decimal, InvalidOperation
 FORMAT_IDS = (
     "oms-default", "oms-default-extend", "oms-canal", "oms-dataworks", "oms-shareplex", "oms-debezium",
     "oms-debezium-flatten", "oms-debezium-smt", "dts-avro", "dts-shareplex", "dts-canal", "dataworks-json",
-    "datahub-tuple", "maxwell-json", "ogg-json", "aws-dms-json",
+    "datahub-tuple", "maxwell-json", "ogg-json", "aws-dms-json", "debezium-avro-confluent",
 )  # fmt: skip
 DEBEZIUM = ("oms-debezium", "oms-debezium-flatten", "oms-debezium-smt")
 CANAL = ("oms-canal", "dts-canal")
+# sources whose events a Debezium JSON target writes back with their Connect schema when they had one
+WITH_CONNECT_SCHEMA = ("oms-debezium", "oms-debezium-flatten", "debezium-avro-confluent")
 SHAREPLEX = ("oms-shareplex", "dts-shareplex")
 
 # ops a target has no message for (the event is skipped by that target, with the reason)
@@ -35,6 +37,7 @@ UNCARRIED_OPS = {
     "oms-debezium": {"UPSERT", "DDL", *TX},
     "oms-debezium-flatten": {"UPSERT", "DDL", *TX},
     "oms-debezium-smt": {"DDL", "HEARTBEAT", "TRUNCATE", *TX},
+    "debezium-avro-confluent": {"UPSERT", "DDL", *TX},
     "dts-avro": {"UPSERT", "TRUNCATE"},
     "dataworks-json": {"UPSERT"},
     "datahub-tuple": {"DDL", "HEARTBEAT", "TRUNCATE", "UPSERT", *TX},
@@ -68,6 +71,9 @@ def _too_fine(target: str, event: dict) -> bool:
     """A value the target cannot hold digit for digit: a fraction finer than its unit, or (DTS Avro's
     binary Float) a FLOAT/DOUBLE text that is no double's exact or shortest form."""
     digits = FRACTION_DIGITS.get(target, {})
+    if target == "oms-debezium" and event["source_format"] in WITH_CONNECT_SCHEMA:
+        if (event["meta"] or {}).get("cdc.schema") == "true":
+            digits = {}  # written back with its schema (schema=auto): each column's logical name keeps its unit
     types = event["column_types"] or {}
     images = (event["before"], event["after"])
     if target == "oms-debezium-smt":
@@ -87,6 +93,11 @@ def expected_skip(target: str, event: dict) -> bool:
     """Whether `target` cannot carry `event` at all."""
     if event["op"] in UNCARRIED_OPS[target] or _too_fine(target, event):
         return True
+    if target == "debezium-avro-confluent" and event["op"] in ROW_OPS:
+        # a column is an Avro record's field, whose name is [A-Za-z_][A-Za-z0-9_]* (the Avro specification)
+        columns = {*(event["before"] or ()), *(event["after"] or ())}
+        if any(not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", c) for c in columns):
+            return True
     if event["op"] == "UPDATE" and event["before"] is None and target in UPDATE_NEEDS_BEFORE:
         return True
     if target == "aws-dms-json" and event["op"] == "UPDATE":

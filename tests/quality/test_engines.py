@@ -12,7 +12,7 @@ from cdc_pipelines.decode.in_process import decode_in_process
 from cdc_pipelines.engines.local import LocalEngine
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.extract.files import list_input_files
-from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.lake.kafka_offsets import OFFSETS_DIR, OFFSETS_SCHEMA
 from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
 from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
@@ -167,7 +167,7 @@ def lakes(tmp_path_factory) -> dict[str, str]:
     write_table(rules, offsets, OFFSETS_SCHEMA, OFFSETS_DIR, offset_days)
 
     samples = str(tmp_path_factory.mktemp("samples"))
-    for format_id in FORMAT_IDS:
+    for format_id in SELF_CONTAINED:
         decode_in_process(format_id, list_input_files([str(sample_folder(format_id))]), topic=format_id, dt=DT,
                           out=samples)  # fmt: skip
     peers = str(tmp_path_factory.mktemp("peers"))

@@ -15,7 +15,7 @@ import json
 
 from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.demo.extracts import TABLES, canonical_events, write_extract
-from cdc_pipelines.formats import FORMAT_IDS
+from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.snapshots import apply_day
 from tests.formats.carry import same_value
 from tests.snapshots.events import KEYS_SCHEMA, changes_df, key_text
@@ -31,7 +31,7 @@ NO_BEFORE = "oms-canal/no-before"  # oms-canal's events with the before image of
 def _decoded(tmp_path, day: dt.date, truth: list[dict]) -> list[dict]:
     """Every format's decoded events of the day, each format's tables kept apart by a `<format>|` db prefix."""
     events = []
-    for format_id in FORMAT_IDS:
+    for format_id in SELF_CONTAINED:
         path = tmp_path / format_id / f"dt={day}" / "part-0.jsonl"
         write_extract(format_id, truth, path, malformed=False)
         for e in decode_paths(format_id, [path], topic=format_id, dt=day.isoformat()).events:
@@ -80,7 +80,7 @@ def test_every_format_applies_to_the_reference_state(spark, tmp_path):
                 assert not bad, (day, target, table, [(rows[k], have[k]) for k in bad[:2]])
             assert anomalies.get(target, {}) == dict(truth_anomalies), (day, target)
         skipped = {s["db"].split("|")[0] for s in applied.skipped}
-        assert skipped == set(FORMAT_IDS) - set(WITH_KEYS), day
+        assert skipped == set(SELF_CONTAINED) - set(WITH_KEYS), day
         assert all(s["reason"] == "no primary-key columns" for s in applied.skipped)
         assert not set(got) - {*WITH_KEYS, NO_BEFORE}, "a skipped format's rows were applied"
     assert sum(truth_anomalies.values()) == 1, "day 2 inserts a key day 1 left: an anomaly both must see"
