@@ -52,8 +52,9 @@ def _counts(lake: Path) -> dict[tuple, dict]:
 
 
 def test_local_days_without_spark_equal_sparks_decode(spark, tmp_path):
-    """In process, then by the pool (in-process limit 0; one process, so in this one), where the second
-    day of `orders` is gzipped: that day goes to Spark, the first stays local."""
+    """In process (the filtered topic too: the in-process decode filters tables), then by the pool
+    (in-process limit 0; one process, so in this one), where the second day of `orders` is gzipped: that
+    day goes to Spark, the first stays local, and the filtered topic goes to Spark (the pool filters none)."""
     raw = _raw(tmp_path)
     topics = load_catalog(tmp_path / "catalog.yaml")
     sessions = []
@@ -70,8 +71,8 @@ def test_local_days_without_spark_equal_sparks_decode(spark, tmp_path):
     assert by_spark[DAYS[1]]["users"] == {"read": 1, "decoded": 0, "rejected": 1, "filtered": 0, "events": 0}
     assert by_spark[DAYS[0]]["shop"]["filtered"] > 0 and by_spark[DAYS[0]]["quiet"]["read"] == 0
     local, committed = decode_days(session, topics, folder, tmp_path / "local", DAYS, local_conf={})
-    assert committed == {(day, topic) for day in DAYS for topic in ("orders", "users")}
-    assert len(sessions) == 1  # the filtered topic's one decode of both days
+    assert committed == {(day, topic) for day in DAYS for topic in ("orders", "users", "shop")}
+    assert not sessions  # no day needed Spark
     assert local == by_spark
     assert _counts(tmp_path / "local") == {key: local[key[0]][key[1]] for key in committed}
     for table in ("changes", "rejects"):
@@ -84,7 +85,7 @@ def test_local_days_without_spark_equal_sparks_decode(spark, tmp_path):
     pool_conf = {MAX_BYTES_SETTING: "0", PROCESSES_SETTING: "1"}
     pooled, committed = decode_days(session, topics, folder, tmp_path / "pool", DAYS, local_conf=pool_conf)
     assert committed == {(DAYS[0], "orders"), (DAYS[0], "users"), (DAYS[1], "users")}
-    assert len(sessions) == 3  # the filtered topic, and the gzipped day of `orders`
+    assert len(sessions) == 2  # the filtered topic's one decode of both days, and the gzipped day of `orders`
     assert pooled == by_spark
     assert _counts(tmp_path / "pool") == {key: pooled[key[0]][key[1]] for key in committed}
     assert pooled[DAYS[1]]["orders"]["events"] > 0
