@@ -8,10 +8,11 @@ log, the quality report or Dagster's metadata: `redacted` is the only form any o
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from cdc_pipelines.runtime.environment import expand
 
 KAFKA_CONF_PREFIX = "kafka."
 # the settings that read as secrets (Kafka's own *.password, sasl.jaas.config, ssl.key*, tokens; a schema
@@ -58,17 +59,13 @@ class KafkaSource:
         return f"kafka topic {self.topic} at {self.bootstrap_servers}" + (f" ({settings})" if settings else "")
 
 
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def _expand(value: str) -> str:
-    def lookup(match: re.Match) -> str:
-        name = match.group(1)
-        if name not in os.environ:
-            raise KafkaSourceError(f"the Kafka settings name the environment variable {name}, which is not set")
-        return os.environ[name]
+    def missing(name: str) -> KafkaSourceError:
+        return KafkaSourceError(f"the Kafka settings name the environment variable {name}, which is not set")
 
-    return _ENV_REFERENCE.sub(lookup, value)
+    return expand(value, missing)
 
 
 def is_secret(key: str) -> bool:

@@ -196,21 +196,6 @@ def _registry_key(options: Mapping[str, str]) -> tuple:
     return tuple(sorted((k, options.get(k, "")) for k in (R.URL, R.USER_INFO, R.TOKEN)))
 
 
-def payload_bytes(message: bytes) -> bytes:
-    """The Kafka value in a `{"value_b64": ...}` line; Reject when the line holds none."""
-    try:
-        line = J.parse_object(message)
-    except J.NotJsonObject:
-        raise Reject(NOT_JSON_OBJECT) from None
-    b64 = J.text(line.get("value_b64"))
-    if b64 is None:
-        raise Reject("no value_b64 field")
-    try:
-        return base64.b64decode(b64, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise Reject(f"value_b64 is not base64: {exc}") from None
-
-
 def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, _Schema, tuple]:
     """(the record as the JSON converter writes it, its schema, schema info) of one framed value."""
     if len(value) < FRAME.size or value[0] != MAGIC:
@@ -231,7 +216,7 @@ def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, _Schema,
 
 def decode_debezium_avro(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One framed Debezium Avro message (a `value_b64` line) -> its raw event."""
-    record, _, info = read_frame(payload_bytes(message), options)
+    record, _, info = read_frame(J.value_b64(message), options)
     for name in ("source", "before", "after", "transaction"):
         if record.get(name) is not None and not isinstance(record[name], dict):
             raise Reject(NOT_JSON_OBJECT)

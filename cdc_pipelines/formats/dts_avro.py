@@ -10,14 +10,13 @@ the images are text already (DTS Avro values are no JSON, so no number is detect
 from __future__ import annotations
 
 import base64
-import binascii
 import io
 from collections.abc import Mapping
 
 import fastavro
 
 from cdc_pipelines.formats import jsontext as J
-from cdc_pipelines.formats.base import BAD_SYNC_TIME, NOT_JSON_OBJECT, Codec, RawEvent, Reject
+from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, RawEvent, Reject
 from cdc_pipelines.formats.dts_avro_records import encode_record, read_record, record_schemas, record_to_fields
 from cdc_pipelines.model import canonical as C
 
@@ -45,21 +44,6 @@ class ContainerRecord:
         return base64.b64encode(buf.getvalue()).decode(), "base64"
 
 
-def _payload(line: bytes) -> bytes:
-    """The schemaless message in a JSON line's `value_b64`; Reject when the line holds none."""
-    try:
-        envelope = J.parse_object(line)
-    except J.NotJsonObject:
-        raise Reject(NOT_JSON_OBJECT) from None
-    b64 = J.text(envelope.get("value_b64"))
-    if b64 is None:
-        raise Reject("no value_b64 field")
-    try:
-        return base64.b64decode(b64, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise Reject(f"value_b64 is not base64: {exc}") from None
-
-
 def _reason(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
@@ -67,7 +51,7 @@ def _reason(exc: Exception) -> str:
 def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]) -> list[RawEvent]:
     """The raw event of one Record: a container's record as read, or a JSON line's `value_b64`."""
     try:
-        record = message.record if type(message) is ContainerRecord else read_record(_payload(message))
+        record = message.record if type(message) is ContainerRecord else read_record(J.value_b64(message))
         event = record_to_fields(record)
     except Reject:
         raise

@@ -9,6 +9,8 @@ after the object is an error, so `{"a":1} {"b":2}` is no message.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import sys
@@ -118,3 +120,19 @@ def text(value: object) -> str | None:
     if kind is int:
         return str(value)
     return dumps_exact(value)
+
+
+def value_b64(line: bytes) -> bytes:
+    """The binary Kafka value a JSON line carries as `value_b64` (a kcat `-J` dump, Spark's Kafka read of a
+    binary format); Reject when the line holds none."""
+    try:
+        envelope = parse_object(line)
+    except NotJsonObject:
+        raise Reject(NOT_JSON_OBJECT) from None
+    b64 = text(envelope.get("value_b64"))
+    if b64 is None:
+        raise Reject("no value_b64 field")
+    try:
+        return base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise Reject(f"value_b64 is not base64: {exc}") from None

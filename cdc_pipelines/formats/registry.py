@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import re
 import threading
 import urllib.error
 import urllib.request
@@ -24,11 +22,11 @@ from collections.abc import Mapping
 import fastavro
 
 from cdc_pipelines.formats.base import Reject
+from cdc_pipelines.runtime.environment import expand
 
 URL, USER_INFO, TOKEN = "url", "basic-auth.user-info", "bearer-auth.token"
 TIMEOUT_S = 30
 REDACTED = "*****"
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 _LOCK = threading.Lock()
 _SCHEMAS: dict[tuple[str, int], tuple[dict, object]] = {}  # (url, id) -> (schema JSON, parsed schema)
@@ -40,13 +38,10 @@ class RegistryError(RuntimeError):
 
 
 def _expand(value: str) -> str:
-    def lookup(match: re.Match) -> str:
-        name = match.group(1)
-        if name not in os.environ:
-            raise RegistryError(f"the schema registry settings name the environment variable {name}, which is not set")
-        return os.environ[name]
+    def missing(name: str) -> RegistryError:
+        return RegistryError(f"the schema registry settings name the environment variable {name}, which is not set")
 
-    return _ENV_REFERENCE.sub(lookup, value)
+    return expand(value, missing)
 
 
 def _scrub(text: str, options: Mapping[str, str]) -> str:

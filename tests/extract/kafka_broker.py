@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.processes import stop_by_pid
 
 KAFKA_VERSION = "4.1.1"
 POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -70,14 +71,8 @@ class Broker:
     sasl_bootstrap: str = ""  # a SASL_PLAINTEXT listener (PLAIN): user `reader`, password READER_PASSWORD
 
     def stop(self) -> None:
-        """Stop the broker by its pid (SIGTERM, then SIGKILL after 15 s)."""
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        """Stop the broker by its pid (`tests.processes.stop_by_pid`)."""
+        stop_by_pid(self.process)
 
 
 def _java(jars: Path, *args: str, heap: str = "256m") -> list[str]:

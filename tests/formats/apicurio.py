@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import tarfile
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.extract.kafka_broker import free_port
+from tests.processes import stop_by_pid
 
 VERSION = "3.3.3"
 ARTIFACT = f"io.apicurio:apicurio-registry-app:{VERSION}:tar.gz:all"
@@ -78,14 +78,8 @@ class Registry:
     log: Path
 
     def stop(self) -> None:
-        """Stop the registry by its pid (SIGTERM, then SIGKILL after 15 s)."""
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        """Stop the registry by its pid (`tests.processes.stop_by_pid`)."""
+        stop_by_pid(self.process)
 
 
 def start_registry(folder: Path) -> Registry:
