@@ -1,253 +1,285 @@
-"""A small day's fold in the driver: what `apply.apply_day` finds with a window by key, found here by one
-walk over the day's events in order, its frames handed back to Spark as local data.
+"""One day folded into what the snapshot tables need: each key's net effect, the versions it opened and
+closed, the anomalies, and each table's figures; one walk over the effect stream sorted by table, key and
+place (`effects`), whichever engine sorted it.
 
-Why: `apply_day`'s frames are a window, joins and a broadcast that Spark plans and runs in some 20
-small jobs however few the events, and the writes' figures of each table one more aggregate: 3-4 s
-of a quiet day on this machine (docs/benchmarks-history.md, *the driver's fold*). Spark still computes every
-value the frames hold (the events' order, their keys as `_cdc_key` text, their effects, and later their types), in one
-sorted collect; only each effect's neighbours (its key's previous, next and first effect, its
-table's TRUNCATEs around it) and the tables' counts are found here, so none of Spark's semantics is
-written twice. `tests/snapshots/test_fold.py` holds the two folds to the same frames and figures on
-generated days."""
+A key's state at the end of the day is its last effect after its table's last TRUNCATE of the day, or,
+untouched, its previous row (the writes leave it alone). Whether a key existed just before an effect (for
+the anomalies) is read from the key's previous effect unless a TRUNCATE came between, and from the keys
+live at the start of the day (the stream's `live` rows, first in their key's group) otherwise. Every `set`
+effect opens a version (history) that the key's next effect or the table's next TRUNCATE closes; a key
+live at the start of the day has its open version closed by its first effect or the first TRUNCATE. The
+TRUNCATEs are the one thing a key needs from outside its group: a day's few, given to every walk.
+
+Pure Python over Arrow record batches: the local engine walks the stream in its process, Spark in
+`mapInArrow` over partitions sorted by key (`apply`). A key's group may span batches: the walk carries
+the last group of a batch into the next. Each walk ends with one `tally` row, its tables' figures
+(`TableFigures`), which the caller merges.
+"""
 
 from __future__ import annotations
 
+import heapq
+import pickle
 from bisect import bisect_left
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from cdc_pipelines.snapshots.apply import (
-    APPLIED_OPS,
-    Applied,
-    effect_list,
-    key_text,
-    names_no_key,
-    skipped_table,
-    table_id,
-    table_order,
+from cdc_pipelines.snapshots.effects import (
+    ABSENT,
+    EFFECT_SCHEMA,
+    EVENT_TIME,
+    LIVE,
+    NO_PK,
+    PRESENT,
+    SET,
+    TABLE,
+    table_text,
 )
-from cdc_pipelines.snapshots.order import event_position
-from cdc_pipelines.snapshots.schema import TABLE
-from cdc_pipelines.snapshots.tables import KEY_LITERALS
 
-# the setting of the most events (the day's changes, all topics) folded in the driver; 0: Spark folds every day
-MAX_EVENTS_SETTING = "cdc.snapshots.driver_fold_max_events"
-# 50,000 events with their images are some 100 MB in the driver, the bound the plans without adaptive
-# execution already keep (`run.STATIC_PLAN_MAX_EVENTS`)
-DEFAULT_MAX_EVENTS = 50_000
-_DAY_COLUMNS = (*TABLE, "_t", "dt", "pk_columns", "op", "event_id", "event_time", "after", "column_types")
+# the most keys of a day the writes name as literals: a plan with 1,000 short strings is still small; a
+# bigger day reads most files anyway
+KEY_LITERALS = 1000
+NET, OPEN, CLOSE, ANOMALY, TALLY = "net", "open", "close", "anomaly", "tally"
+_TEXT_MAP = pa.map_(pa.string(), pa.string())
+FOLD_SCHEMA = pa.schema(
+    [
+        pa.field("_out", pa.string()),  # what the row is: `NET`, `OPEN`, `CLOSE`, `ANOMALY` or `TALLY`
+        *(pa.field(c, pa.string()) for c in TABLE),
+        pa.field("_t", pa.string()),
+        pa.field("_k", pa.string()),
+        pa.field("pk_columns", pa.list_(pa.string())),
+        pa.field("kind", pa.string()),  # a net effect's `set` / `del`; an anomaly's kind
+        pa.field("row", _TEXT_MAP),
+        pa.field("column_types", _TEXT_MAP),
+        pa.field("_cdc_op", pa.string()),
+        pa.field("_cdc_event_time", EVENT_TIME),
+        pa.field("_cdc_event_id", pa.string()),
+        pa.field("_cdc_start_at", EVENT_TIME),
+        pa.field("_cdc_end_at", EVENT_TIME),
+        pa.field("detail", pa.string()),
+        pa.field("_tally", pa.binary()),  # the walk's `TableFigures` by table, pickled
+    ]
+)
+# the stream's columns the walk reads row by row; the images are taken by index, never made Python
+_WALKED = (*TABLE, "_k", "_pos", "sub", "kind", "expect", "op")
+
+Truncates = Mapping[tuple, list[tuple[bytes, int | None]]]
 
 
-def max_events(spark: SparkSession) -> int:
-    return int(spark.conf.get(MAX_EVENTS_SETTING, str(DEFAULT_MAX_EVENTS)))
+@dataclass
+class TableFigures:
+    """What the writes need of one table's day; the figures of two walks merge (`merge`)."""
+
+    table: tuple
+    pk_columns: list[str] | None = None
+    sets: int = 0  # keys the day leaves set
+    truncated: bool = False
+    live: int = 0  # its keys live before the day that the day touched, or all of them when truncated
+    opened: int = 0  # versions the day opens
+    keys: int = 0  # keys the day names (net effects)
+    key_list: list[str] = field(default_factory=list)  # the least `KEY_LITERALS` + 1 of them
+    earliest_end: int | None = None  # epoch microseconds: the least end of a version it opens or closes
+
+    def merge(self, other: TableFigures) -> TableFigures:
+        self.pk_columns = self.pk_columns or other.pk_columns
+        self.sets, self.live, self.opened = self.sets + other.sets, self.live + other.live, self.opened + other.opened
+        self.truncated, self.keys = self.truncated or other.truncated, self.keys + other.keys
+        self.key_list = self.key_list + other.key_list
+        self.trim()
+        self.ended(other.earliest_end)
+        return self
+
+    def trim(self) -> TableFigures:
+        if len(self.key_list) > KEY_LITERALS + 1:
+            self.key_list = heapq.nsmallest(KEY_LITERALS + 1, self.key_list)
+        return self
+
+    def ended(self, micros: int | None) -> None:
+        if micros is not None:
+            self.earliest_end = micros if self.earliest_end is None else min(self.earliest_end, micros)
+
+    def as_dict(self) -> dict:
+        return {**dict(zip(TABLE, self.table, strict=True)), "pk_columns": self.pk_columns, "sets": self.sets,
+                "truncated": self.truncated, "live": self.live, "opened": self.opened, "keys": self.keys,
+                "key_list": sorted(self.trim().key_list) or None, "earliest_end": self.earliest_end}  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _Effect:
-    row: int  # the event's row in the day
-    order: int  # its place in the day: 2 * row + sub (a TRUNCATE is at 2 * row)
-    table: str  # `_t`
-    key: str  # `_k`
-    kind: str  # set / del
-    expect: str | None  # present / absent / None
+def truncations(rows: pa.Table) -> dict[tuple, list[tuple[bytes, int | None]]]:
+    """Each truncated table's TRUNCATEs in order, `(_pos, event_time micros)`, from the stream's
+    `truncate` rows: what every key's walk needs of its table."""
+    out: dict[tuple, list] = {}
+    micros = rows.column("event_time").cast(pa.int64()).to_pylist()
+    tables = zip(*(rows.column(c).to_pylist() for c in TABLE), strict=True)
+    for table, place, at in zip(tables, rows.column("_pos").to_pylist(), micros, strict=True):
+        out.setdefault(table, []).append((place, at))
+    return {table: sorted(marks) for table, marks in out.items()}
 
 
-def _earlier(a: int | None, b: int | None) -> int | None:
+def skipped_tables(no_key: Mapping[tuple, int]) -> list[dict]:
+    """The tables whose row changes name no key columns (`no_key`: such events per table), in table
+    order: not applied at all, their rows stay."""
+    return [{**dict(zip(TABLE, t, strict=True)), "reason": NO_PK, "events": n}
+            for t, n in sorted(no_key.items(), key=lambda item: table_order(item[0])) if n]  # fmt: skip
+
+
+def table_order(table: tuple) -> tuple:
+    """A table's place when tables are listed: by name, a null part first."""
+    return tuple(x or "" for x in table)
+
+
+def _earlier(a: tuple | None, b: tuple | None) -> tuple | None:
     return b if a is None else a if b is None else min(a, b)
 
 
-def collect_day(changes: DataFrame) -> pa.Table:
-    """The day's events that change rows (row ops and TRUNCATEs) in their order, `changes` keyed
-    (`apply.keyed_changes`), with their table (`_t`), effects (`_e`: `_k`, `kind`, `expect`) and whether
-    they name no key (`_no_key`): one job, the day sorted in one partition (a small day needs no range
-    partitioning's sampling job)."""
-    events = changes.where(F.col("op").isin(*APPLIED_OPS)).withColumn("_t", table_id())
-    effects = F.transform(effect_list(), lambda e: F.struct(key_text(e["key"]).alias("_k"), e["kind"], e["expect"]))
-    effects = F.when(F.col("op") != "TRUNCATE", effects)
-    ordered = events.withColumn("_pos", event_position()).coalesce(1).sortWithinPartitions("_pos")
-    return ordered.select(*_DAY_COLUMNS, effects.alias("_e"), names_no_key().alias("_no_key")).toArrow()
+class _Walk:
+    """The output rows of one chunk of the stream, as indices into it and values found by the walk."""
 
+    def __init__(self, chunk: pa.Table, truncates: Truncates, figures: dict[tuple, TableFigures]):
+        self.chunk, self.truncates, self.figures = chunk, truncates, figures
+        self.micros = chunk.column("event_time").cast(pa.int64()).to_pylist()
+        self.pk_columns = chunk.column("pk_columns").to_pylist()
+        self.rows: dict[str, list] = {name: [] for name in ("_out", "at", "_k", "_t", "kind", "end", "detail")}
 
-def _table_names(rows: pa.Table) -> list[tuple]:
-    """Each row's table as its `TABLE` values."""
-    return list(zip(*(rows[c].to_pylist() for c in TABLE), strict=True))
+    def _emit(self, out: str, at: int, key: str, table: tuple, kind=None, end=None, detail=None) -> None:
+        for name, value in zip(self.rows, (out, at, key, table_text(table), kind, end, detail), strict=True):
+            self.rows[name].append(value)
 
+    def _figures(self, table: tuple) -> TableFigures:
+        return self.figures.setdefault(table, TableFigures(table))
 
-def day_tables(day: pa.Table) -> tuple[list[tuple], list[dict]]:
-    """`apply.day_tables` of a collected day (`collect_day`)."""
-    no_key: dict[tuple, int] = {}
-    for table, flag in zip(_table_names(day), day["_no_key"].to_pylist(), strict=True):
-        no_key[table] = no_key.get(table, 0) + flag
-    return list(no_key), [skipped_table(t, no_key[t]) for t in sorted(no_key, key=table_order) if no_key[t]]
-
-
-def _live_keys(previous_keys: DataFrame, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
-    """The keys live at the start of the day that the day can change (`TABLE`, `_k`, `_t`): those it
-    touches and every key of a table it truncates. The touched keys are named as literals where there are
-    few (Delta skips the current tables' files by them), else joined as local rows."""
-    live = previous_keys.select(*TABLE, "_k").withColumn("_t", table_id())
-    keys = sorted({k for _, k in touched})
-    wanted = F.col("_t").isin(sorted(truncated)) if truncated else F.lit(False)
-    if len(keys) <= KEY_LITERALS:
-        found = live.where(wanted | F.col("_k").isin(keys)) if keys or truncated else None
-    else:
-        spark = previous_keys.sparkSession
-        pairs = spark.createDataFrame(pa.table({"_t": [t for t, _ in touched], "_k": [k for _, k in touched]}))
-        found = live.join(pairs.withColumn("_touched", F.lit(True)), ["_t", "_k"], "left")
-        found = found.where(wanted | F.col("_touched").isNotNull()).drop("_touched")
-    if found is None:
-        return pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_k", "_t")})
-    rows = found.toArrow()
-    pairs = zip(rows["_t"].to_pylist(), rows["_k"].to_pylist(), strict=True)
-    pick = [(t, k) in touched or t in truncated for t, k in pairs]
-    return rows.filter(pa.array(pick, pa.bool_()))
-
-
-def fold_day(
-    previous_keys: DataFrame, day: pa.Table, skipped: list[dict], spark_tables: Collection[tuple]
-) -> Applied | None:
-    """`apply_day(previous_keys, changes, skipped=skipped)` for a day small enough to collect (`day`:
-    `collect_day(changes)`), or None where the day truncates one of `spark_tables` (tables whose keys
-    Spark reads): every key of a truncated table would be collected."""
-    spark = previous_keys.sparkSession
-    if skipped:
-        gone = {tuple(s[c] for c in TABLE) for s in skipped}
-        day = day.filter(pa.array([t not in gone for t in _table_names(day)], pa.bool_()))
-    ops, tables = day["op"].to_pylist(), day["_t"].to_pylist()
-    truncates: dict[str, list[int]] = {}
-    by_key: dict[tuple[str, str], list[_Effect]] = {}
-    for row, (op, table, effects) in enumerate(zip(ops, tables, day["_e"].to_pylist(), strict=True)):
-        if op == "TRUNCATE":
-            truncates.setdefault(table, []).append(2 * row)
-            continue
-        for sub, e in enumerate(effects):
-            by_key.setdefault((table, e["_k"]), []).append(_Effect(row, 2 * row + sub, table, e["_k"], e["kind"],
-                                                                   e["expect"]))  # fmt: skip
-    truncated = day.take(pa.array([orders[0] // 2 for orders in truncates.values()], pa.int64())).select([*TABLE, "_t"])
-    if set(_table_names(truncated)) & set(spark_tables):
-        return None
-    live = _live_keys(previous_keys, set(by_key), set(truncates))
-    live_set = set(zip(live["_t"].to_pylist(), live["_k"].to_pylist(), strict=True))
-
-    net, opened, ends, anomalies = [], [], [], []
-    for effects in by_key.values():
-        for i, e in enumerate(effects):
-            trs = truncates.get(e.table, ())
-            at = bisect_left(trs, e.order)
-            last_tr, next_tr = trs[at - 1] if at else None, trs[at] if at < len(trs) else None
+    def group(self, table: tuple, key: str, rows: list[tuple[int, bytes, int, str, str | None, str]]) -> None:
+        """One key's rows `(index, _pos, sub, kind, expect, op)` in order, a `live` row first."""
+        live = bool(rows) and rows[0][3] == LIVE
+        figures = self._figures(table)
+        figures.live += live
+        effects = rows[1:] if live else rows
+        trs = self.truncates.get(table, ())
+        places = [p for p, _ in trs]
+        for i, (at, place, _sub, kind, expect, op) in enumerate(effects):
+            n = bisect_left(places, place)
+            last_tr, next_tr = (places[n - 1] if n else None), (trs[n] if n < len(trs) else None)
             previous = effects[i - 1] if i else None
             following = effects[i + 1] if i + 1 < len(effects) else None
-            if previous is not None and (last_tr is None or last_tr < previous.order):
-                existed = previous.kind == "set"
+            if previous is not None and (last_tr is None or last_tr < previous[1]):
+                existed = previous[3] == SET
             else:
-                existed = last_tr is None and (e.table, e.key) in live_set
-            if e.expect == "present" and not existed:
-                anomalies.append((e, ops[e.row].lower() + "_of_missing_key"))
-            elif e.expect == "absent" and existed:
-                anomalies.append((e, "insert_of_existing_key"))
-            if e.kind == "set":
-                opened.append(e)
-                ends.append(_earlier(following.order if following else None, next_tr))
-            if following is None and (not trs or e.order > trs[-1]):
-                net.append(e)
-    closed_rows, closed_ends = [], []
-    for row, (table, key) in enumerate(zip(live["_t"].to_pylist(), live["_k"].to_pylist(), strict=True)):
-        effects = by_key.get((table, key))
-        first = _earlier(effects[0].order if effects else None, truncates.get(table, [None])[0])
-        if first is not None:
-            closed_rows.append(row)
-            closed_ends.append(first)
+                existed = last_tr is None and live
+            if expect == PRESENT and not existed:
+                self._emit(ANOMALY, at, key, table, op.lower() + "_of_missing_key", detail="key " + key)
+            elif expect == ABSENT and existed:
+                self._emit(ANOMALY, at, key, table, "insert_of_existing_key", detail="key " + key)
+            if kind == SET:
+                end = _earlier(
+                    (following[1], following[2], self.micros[following[0]]) if following else None,
+                    (next_tr[0], -1, next_tr[1]) if next_tr else None,
+                )
+                self._emit(OPEN, at, key, table, end=end[2] if end else None)
+                figures.opened += 1
+                figures.ended(end[2] if end else None)
+            if following is None and (not places or place > places[-1]):
+                self._emit(NET, at, key, table, kind)
+                figures.pk_columns = figures.pk_columns or self.pk_columns[at]
+                figures.sets, figures.keys = figures.sets + (kind == SET), figures.keys + 1
+                figures.key_list.append(key)
+        if live:
+            first = (effects[0][1], effects[0][2], self.micros[effects[0][0]]) if effects else None
+            first = _earlier(first, (trs[0][0], -1, trs[0][1]) if trs else None)
+            if first is not None:
+                self._emit(CLOSE, rows[0][0], key, table, end=first[2])
+                figures.ended(first[2])
 
-    def take(effects: list[_Effect], name: str, where: Callable[[_Effect], bool] = lambda e: True) -> pa.Array:
-        return pc.take(day[name], pa.array([e.row if where(e) else None for e in effects], pa.int64()))
+    def batch(self) -> pa.Table:
+        rows, chunk = self.rows, self.chunk
+        at = pa.array(rows["at"], pa.int64())
+        out = rows["_out"]
 
-    def times(orders: list[int | None]) -> pa.Array:
-        return pc.take(day["event_time"], pa.array([o // 2 if o is not None else None for o in orders], pa.int64()))
+        def take(name: str, where: tuple[str, ...]) -> pa.Array:
+            picked = pa.array([i if o in where else None for i, o in zip(rows["at"], out, strict=True)], pa.int64())
+            return pc.take(chunk.column(name), picked)
 
-    def text(values: list) -> pa.Array:
-        return pa.array(values, pa.string())
+        def times(values: list) -> pa.Array:
+            return pa.array(values, pa.int64()).cast(EVENT_TIME)
 
-    def local(columns: dict[str, pa.Array]) -> DataFrame:
-        return spark.createDataFrame(pa.table(columns))
+        columns = {
+            "_out": pa.array(out, pa.string()),
+            **{c: pc.take(chunk.column(c), at) for c in TABLE},
+            "_t": pa.array(rows["_t"], pa.string()),
+            "_k": pa.array(rows["_k"], pa.string()),
+            "pk_columns": take("pk_columns", (NET, OPEN, CLOSE)),
+            "kind": pa.array(rows["kind"], pa.string()),
+            "row": pc.take(chunk.column("after"), pa.array(
+                [i if o == OPEN or (o == NET and k == SET) else None
+                 for i, o, k in zip(rows["at"], out, rows["kind"], strict=True)], pa.int64())),
+            "column_types": take("column_types", (NET, OPEN)),
+            "_cdc_op": take("op", (NET, OPEN, ANOMALY)),
+            "_cdc_event_time": take("event_time", (NET,)),
+            "_cdc_event_id": take("event_id", (NET, OPEN, ANOMALY)),
+            "_cdc_start_at": take("event_time", (OPEN,)),
+            "_cdc_end_at": times(rows["end"]),
+            "detail": pa.array(rows["detail"], pa.string()),
+            "_tally": pa.nulls(len(out), pa.binary()),
+        }  # fmt: skip
+        return pa.Table.from_arrays([columns[f.name].cast(f.type) for f in FOLD_SCHEMA], schema=FOLD_SCHEMA)
 
-    def keyed(effects: list[_Effect]) -> dict[str, pa.Array]:
-        return {**{c: take(effects, c) for c in (*TABLE, "pk_columns", "_t")}, "_k": text([e.key for e in effects])}
 
-    closed = live.take(pa.array(closed_rows, pa.int64()))
-    micros = day["event_time"].cast(pa.int64()).to_pylist()
-    table_names = dict(zip(tables, _table_names(day), strict=True))
-    figures: dict[str, dict] = {}
+def _tally(figures: Mapping[tuple, TableFigures]) -> pa.RecordBatch:
+    columns = {f.name: pa.nulls(1, f.type) for f in FOLD_SCHEMA}
+    tally = {table: part.trim() for table, part in figures.items()}
+    columns["_out"], columns["_tally"] = pa.array([TALLY]), pa.array([pickle.dumps(tally)], pa.binary())
+    return pa.RecordBatch.from_arrays([columns[f.name] for f in FOLD_SCHEMA], schema=FOLD_SCHEMA)
 
-    def of(table: str) -> dict:
-        return figures.setdefault(table, {**dict(zip(TABLE, table_names[table], strict=True)), "pk_columns": None,
-                                          "sets": 0, "truncated": table in truncates, "live": 0, "opened": 0,
-                                          "keys": 0, "key_list": [], "earliest_end": None})  # fmt: skip
 
-    def ended(table: str, order: int | None) -> None:
-        f, end = of(table), micros[order // 2] if order is not None else None
-        if end is not None:  # a version ended at no time (an event without one) counts as Spark's `min` counts it
-            f["earliest_end"] = end if f["earliest_end"] is None else min(f["earliest_end"], end)
+def fold_stream(batches: Iterable[pa.RecordBatch], truncates: Truncates) -> Iterator[pa.RecordBatch]:
+    """The fold of an effect stream sorted by table, `_k`, `_pos` and `sub` (`EFFECT_SCHEMA`, its `live`
+    rows included, its `truncate` rows given as `truncates` and left out): `FOLD_SCHEMA` rows, then one
+    `tally` row."""
+    figures: dict[tuple, TableFigures] = {}
+    carry: pa.Table | None = None
+    for batch in batches:
+        chunk = pa.Table.from_batches([batch]).select(EFFECT_SCHEMA.names).cast(EFFECT_SCHEMA)
+        chunk = pa.concat_tables([carry, chunk]) if carry is not None else chunk
+        walked, carry = _walk(chunk, truncates, figures, last=False)
+        if walked is not None:
+            yield from walked.to_batches()
+    if carry is not None:
+        walked, _ = _walk(carry, truncates, figures, last=True)
+        if walked is not None:
+            yield from walked.to_batches()
+    yield _tally(figures)
 
-    pk_columns = day["pk_columns"].to_pylist()
-    for e in net:
-        f = of(e.table)
-        f["pk_columns"] = f["pk_columns"] or pk_columns[e.row]
-        f["sets"], f["keys"] = f["sets"] + (e.kind == "set"), f["keys"] + 1
-        f["key_list"].append(e.key)
+
+def _walk(
+    chunk: pa.Table, truncates: Truncates, figures: dict[tuple, TableFigures], last: bool
+) -> tuple[pa.Table | None, pa.Table | None]:
+    """The output of `chunk`'s whole key groups, and the rows of its last group when more may follow."""
+    values = zip(*(chunk.column(c).to_pylist() for c in _WALKED), strict=True)
+    walk, group, rows = _Walk(chunk, truncates, figures), None, []
+    start = 0
+    for i, (db, schema, name, key, place, sub, kind, expect, op) in enumerate(values):
+        if kind not in (SET, "del", LIVE):
+            continue
+        if (db, schema, name, key) != group:
+            if group is not None:
+                walk.group(group[:3], group[3], rows)
+            group, rows, start = (db, schema, name, key), [], i
+        rows.append((i, place, sub, kind, expect, op))
+    if group is not None and not last:  # the last group may go on in the next batch: walked with it
+        return (walk.batch() if walk.rows["_out"] else None), chunk.slice(start)
+    if group is not None:
+        walk.group(group[:3], group[3], rows)
+    return (walk.batch() if walk.rows["_out"] else None), None
+
+
+def merged_figures(tallies: Iterable[bytes], truncates: Truncates) -> dict[tuple, TableFigures]:
+    """The day's figures by table from the walks' `tally` rows; a truncated table is in them even where
+    the day names none of its keys and it had none live."""
+    figures: dict[tuple, TableFigures] = {t: TableFigures(t, truncated=True) for t in truncates}
+    for tally in tallies:
+        for table, part in pickle.loads(tally).items():
+            figures[table] = figures[table].merge(part) if table in figures else part
     for table in truncates:
-        of(table)
-    for table in live["_t"].to_pylist():
-        of(table)["live"] += 1
-    for e, order in zip(opened, ends, strict=True):
-        of(e.table)["opened"] += 1
-        ended(e.table, order)
-    for table, order in zip(closed["_t"].to_pylist(), closed_ends, strict=True):
-        ended(table, order)
-    for f in figures.values():
-        f["key_list"] = sorted(f["key_list"])[: KEY_LITERALS + 1] or None  # as Spark's `min_by` of no row
-    anomalous = [e for e, _ in anomalies]
-    return Applied(
-        net=local(
-            {
-                **keyed(net),
-                "kind": text([e.kind for e in net]),
-                "row": take(net, "after", lambda e: e.kind == "set"),
-                "column_types": take(net, "column_types"),
-                "_cdc_op": take(net, "op"),
-                "_cdc_event_time": take(net, "event_time"),
-                "_cdc_event_id": take(net, "event_id"),
-            }
-        ),  # fmt: skip
-        truncated=local({c: truncated[c] for c in (*TABLE, "_t")}),
-        opened=local(
-            {
-                **keyed(opened),
-                "row": take(opened, "after"),
-                "column_types": take(opened, "column_types"),
-                "_cdc_op": take(opened, "op"),
-                "_cdc_event_id": take(opened, "event_id"),
-                "_cdc_start_at": take(opened, "event_time"),
-                "_cdc_end_at": times(ends),
-            }
-        ),  # fmt: skip
-        closed=local({**{c: closed[c] for c in (*TABLE, "_t", "_k")}, "_cdc_end_at": times(closed_ends)}),
-        anomalies=local(
-            {
-                **{c: take(anomalous, c) for c in TABLE},
-                "kind": text([kind for _, kind in anomalies]),
-                "event_id": take(anomalous, "event_id"),
-                "op": take(anomalous, "op"),
-                "detail": text(["key " + e.key for e in anomalous]),
-            }
-        ),  # fmt: skip
-        skipped=skipped,
-        events=local({c: day[c] for c in (*TABLE, "_t", "dt", "op", "event_id")}),
-        live_before=local({c: live[c] for c in (*TABLE, "_k", "_t")}),
-        ordered=None,
-        tables=list(figures.values()),
-    )
+        figures[table].truncated = True
+    return figures

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pyarrow as pa
-from pyspark import StorageLevel
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -32,8 +32,10 @@ from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
-from cdc_pipelines.snapshots import fold, small_tables
-from cdc_pipelines.snapshots.apply import Applied, apply_day, day_tables, keyed_changes, table_order
+from cdc_pipelines.snapshots import apply, small_tables
+from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
+from cdc_pipelines.snapshots.effects import table_text
+from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
@@ -47,7 +49,6 @@ from cdc_pipelines.snapshots.store import (
     write_summary,
 )
 from cdc_pipelines.snapshots.tables import (
-    KEY_LITERALS,
     append_current,
     append_history,
     column_order,
@@ -102,7 +103,7 @@ def snapshot_days(
     # a day's fold its own
     counts = delta_rs.partition_counts(join(lake_root, CHANGES_DIR), "dt")
     events = sum(counts.get(day, 0) for day in days) if counts is not None else None
-    limit = fold.max_events(spark)
+    limit = apply.max_events(spark)
     with static_plans(spark, events is not None and events <= STATIC_PLAN_MAX_EVENTS):
         return {
             day: snapshot_day(
@@ -134,19 +135,44 @@ def static_plans(spark: SparkSession, small: bool) -> Iterator[None]:
 
 def day_changes(
     spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None, small: bool = False
-) -> DataFrame:
+) -> tuple[DataFrame, pa.Table | None]:
     """The canonical events of `day` (none when the day was never decoded), redelivered ones left out:
     a change is applied once however often its topic delivered it. A `small` day of a local lake is read
-    by delta-rs and handed to Spark as local rows: Spark's load of the changes' log and its listing of
-    the day's files cost a quiet day 0.4-0.6 s."""
+    by delta-rs, also returned as Arrow, and handed to Spark as local rows: Spark's load of the changes'
+    log and its listing of the day's files cost a quiet day 0.4-0.6 s."""
     local = delta_rs.read_partition(join(lake_root, CHANGES_DIR), "dt", day, CANONICAL_COLUMNS) if small else None
     if local is not None:  # nullable: a column an older lake lacks reads as null, as in `io.read_table`
+        first = pc.is_null(pc.map_lookup(local.column("meta"), DUPLICATE_OF, "first"))
+        wanted = (
+            first
+            if topics is None
+            else pc.and_(first, pc.is_in(local.column("source_topic"), pa.array(list(topics), pa.string())))
+        )
+        local = local.filter(wanted)
         nullable = T.StructType([T.StructField(f.name, f.dataType) for f in CANONICAL_SCHEMA])
-        events = spark.createDataFrame(local, nullable)
-    else:
-        events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
+        return spark.createDataFrame(local, nullable), local
+    events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
     events = events.where(F.element_at("meta", F.lit(DUPLICATE_OF)).isNull())
-    return events if topics is None else events.where(F.col("source_topic").isin(list(topics)))
+    return (events if topics is None else events.where(F.col("source_topic").isin(list(topics)))), None
+
+
+def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
+    """The keys live at the start of the day that the day can change (`TABLE`, `_t`, `_k`): those it
+    touches and every key of a table it truncates. The touched keys are named as literals where there are
+    few (Delta skips the current tables' files by them), else joined as local rows."""
+    keys = sorted({k for _, k in touched})
+    wanted = F.col("_t").isin(sorted(truncated)) if truncated else F.lit(False)
+    if not keys and not truncated:
+        return pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k")})
+    if len(keys) <= KEY_LITERALS:
+        found = previous.where(wanted | F.col("_k").isin(keys))
+    else:
+        pairs = pa.table({"_t": [t for t, _ in touched], "_k": [k for _, k in touched]})
+        pairs = previous.sparkSession.createDataFrame(pairs).withColumn("_touched", F.lit(True))
+        found = previous.join(pairs, ["_t", "_k"], "left").where(wanted | F.col("_touched").isNotNull())
+    rows = found.select(*TABLE, "_t", "_k").toArrow()
+    pairs = zip(rows["_t"].to_pylist(), rows["_k"].to_pylist(), strict=True)
+    return rows.filter(pa.array([(t, k) in touched or t in truncated for t, k in pairs], pa.bool_()))
 
 
 def _match(table: tuple):
@@ -163,7 +189,7 @@ def previous_keys(
     pinned: the day's MERGEs must not change what its plans read. Also the source columns of each table
     there is, from the same read: which tables exist and what they hold, known without another probe or
     load of each table's log; and the tables whose keys Spark reads (the others' are local rows)."""
-    schema = T.StructType([*(T.StructField(c, T.StringType()) for c in TABLE), T.StructField("_k", T.StringType())])
+    schema = T.StructType([T.StructField(c, T.StringType()) for c in (*TABLE, "_t", "_k")])
     keys = spark.createDataFrame([], schema)
     held, read, spark_read = {}, [], set()
     small = small_tables.max_rows(spark) > 0
@@ -177,7 +203,8 @@ def previous_keys(
             continue
         version = io.table_version(spark, path)
         if version is not None:
-            names = [F.lit(v).cast("string").alias(c) for c, v in zip(TABLE, table, strict=True)]
+            names = [F.lit(v).cast("string").alias(c) for c, v in zip((*TABLE, "_t"), (*table, table_text(table)),
+                                                                      strict=True)]  # fmt: skip
             live = spark.read.format(io.DELTA).option("versionAsOf", version).load(path)
             held[table] = source_columns(live.schema)
             keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k")))
@@ -186,7 +213,8 @@ def previous_keys(
         columns = {
             c: pa.array([t[i] for t, k in read for _ in range(len(k))], pa.string()) for i, c in enumerate(TABLE)
         }
-        local = pa.table({**columns, "_k": pa.concat_arrays([k for _, k in read]).cast(pa.string())})
+        ids = pa.array([table_text(t) for t, k in read for _ in range(len(k))], pa.string())
+        local = pa.table({**columns, "_t": ids, "_k": pa.concat_arrays([k for _, k in read]).cast(pa.string())})
         keys = keys.unionByName(spark.createDataFrame(local, schema))
     return keys, held, spark_read
 
@@ -206,27 +234,25 @@ def snapshot_day(
     """Write one day into each table it changed; record the versions, the day's anomalies and figures.
     `restored`: tables a backfill restored that no day since changed, at their state at the start of the
     day by a new version: not restored again; the day's tables leave the set. `fold_in_driver`: a day small
-    enough to collect, folded in the driver (`fold.fold_day`) unless it truncates a table Spark holds."""
-    changes = keyed_changes(day_changes(spark, lake_root, day, topics, fold_in_driver), keys, kafka_keys)
+    enough to collect, folded in this process (`apply.fold_local`) unless it truncates a table Spark holds."""
+    changes, local_changes = day_changes(spark, lake_root, day, topics, fold_in_driver)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
-    collected = fold.collect_day(changes) if fold_in_driver else None
-    tables, skipped = day_tables(changes) if collected is None else fold.day_tables(collected)
+    local_effects = apply.local_effects(local_changes, keys, kafka_keys) if local_changes is not None else None
+    effects = effects_frame(changes, keys, kafka_keys) if local_effects is None else None
+    tables, skipped = day_tables(effects) if local_effects is None else apply.local_tables(local_effects)
     restored = set() if restored is None else restored
     restore_unfinished(spark, root, day, {t: table_paths(root, t) for t in tables if t not in restored})
     restored.difference_update(tables)
     live_keys, held, spark_read = previous_keys(spark, root, tables)
-    result = fold.fold_day(live_keys, collected, skipped, spark_read) if collected is not None else None
-    result = result or apply_day(live_keys, changes, skipped=skipped)
-    # Spark's fold persisted in the order its frames are built from one another (a frame persisted later
-    # plans its inputs from the frames persisted before it), so the day's events, the live keys it touched
-    # and its one window by key are computed once; the two frames of every event on disk only: a first day
-    # of millions of inserts would not fit beside the rest. The driver's fold is local data: nothing to keep
-    levels = {"events": StorageLevel.DISK_ONLY, "live_before": StorageLevel.MEMORY_AND_DISK,
-              "ordered": StorageLevel.DISK_ONLY, "opened": StorageLevel.MEMORY_AND_DISK,
-              "closed": StorageLevel.MEMORY_AND_DISK}  # fmt: skip
-    kept = (
-        [getattr(result, name).persist(level) for name, level in levels.items()] if result.ordered is not None else []
-    )
+    result = None
+    if local_effects is not None:
+        folded = apply.fold_local(local_effects, skipped, functools.partial(_live_keys, live_keys))
+        # a TRUNCATE of a table whose keys Spark reads would collect all its keys: Spark folds that day
+        if not folded.truncated & spark_read:
+            result = apply.applied_from_local(spark, folded, skipped)
+        else:
+            effects = spark.createDataFrame(local_effects, apply.EFFECT_DDL)
+    result = result or apply_effects(effects, live_keys, skipped)
     # a local lake: a small day's datasets and every day's versions committed by delta-rs
     local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
     try:
@@ -239,10 +265,7 @@ def snapshot_day(
             applied, anomalies = side.result()
         record(spark, root, day, entries, local)
     finally:
-        # the frames built on others first: dropping a frame that a kept one is built on makes Spark
-        # plan the kept one again (about 2 s a day here)
-        for frame in reversed(kept):
-            frame.unpersist()
+        result.release()
     summary = _summary(spark, root, day, previous_day, result.skipped, applied, anomalies)
     write_summary(spark, root, day, summary)
     return summary
@@ -301,44 +324,14 @@ class TableDay:
     held: list[ColumnPlan] | None  # the table's columns at the start of the day; None: no table yet
 
 
-def table_figures(result: Applied) -> list[dict]:
-    """What the writes need of each table's day, one dict per table the day changed or truncated: its
-    `TABLE` columns, `pk_columns`, `sets` (keys it leaves set), `truncated`, `live` (its keys live before
-    it), `opened` (versions it opens), `keys` (keys it names) with the least `KEY_LITERALS` + 1 of them
-    (`key_list`), and `earliest_end` (epoch microseconds: the least end of a version it opens or closes).
-    One aggregate of the day's frames, collected: a job per figure would be a job per table's day in a
-    small one."""
-    net, is_set = F.col("_from") == "net", (F.col("kind") == "set").alias("_set")
-    parts = [
-        result.net.select(*TABLE, "pk_columns", "_k", is_set, F.lit("net").alias("_from")),
-        result.truncated.select(*TABLE, F.lit("truncated").alias("_from")),
-        result.live_before.select(*TABLE, F.lit("live").alias("_from")),
-        result.opened.select(*TABLE, "_cdc_end_at", F.lit("opened").alias("_from")),
-        result.closed.select(*TABLE, "_cdc_end_at", F.lit("closed").alias("_from")),
-    ]  # fmt: skip
-    marks = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
-    rows = marks.groupBy(*TABLE).agg(
-        F.first("pk_columns", ignorenulls=True).alias("pk_columns"),
-        F.count(F.when(F.col("_set"), 1)).alias("sets"),
-        F.bool_or(F.col("_from") == "truncated").alias("truncated"),
-        F.count(F.when(F.col("_from") == "live", 1)).alias("live"),
-        F.count(F.when(F.col("_from") == "opened", 1)).alias("opened"),
-        F.count(F.when(net, 1)).alias("keys"),
-        F.min_by("_k", F.when(net, F.col("_k")), KEY_LITERALS + 1).alias("key_list"),
-        F.min(F.unix_micros("_cdc_end_at")).alias("earliest_end"),
-    )
-    return [r.asDict() for r in rows.collect()]
-
-
 def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[ColumnPlan]]) -> list[TableDay]:
     """Each table the day changed or truncated, in table order (`figures`: `column_figures`' rows;
-    `held`: the columns of the tables there at the start of the day), from `table_figures` (the driver's
-    fold gives them)."""
+    `held`: the columns of the tables there at the start of the day), from the fold's figures."""
     plans: dict[tuple, list[ColumnPlan]] = {}
     for column in figures:
         plans.setdefault(tuple(column[c] for c in TABLE), []).append(ColumnPlan(column["column"], spark_type(column)))
     days = []
-    for r in result.tables if result.tables is not None else table_figures(result):
+    for r in result.tables:
         t = tuple(r[c] for c in TABLE)
         keys = list(r["key_list"] or []) if r["keys"] <= KEY_LITERALS else None
         days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"], r["opened"],

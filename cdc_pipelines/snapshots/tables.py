@@ -32,9 +32,6 @@ PROPERTIES = {
     "delta.autoOptimize.optimizeWrite": "true",
 }
 KIND = "_cdc_kind"  # the merge source's own column: what the row does (never written)
-# the most keys of a day a MERGE names as literals (`_on_keys`): a plan with 1,000 short strings is still
-# small; a bigger day reads most files anyway
-KEY_LITERALS = 1000
 _CLOSED_AT = "_cdc_closed_at"  # `replace_history`'s own column: when the day ended an open version
 
 

@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import small_tables
-from cdc_pipelines.snapshots.apply import table_order
+from cdc_pipelines.snapshots.fold import table_order
 from cdc_pipelines.snapshots.schema import TABLE, VERSIONS_SCHEMA
 from cdc_pipelines.snapshots.store import VERSIONS, table_paths
 from cdc_pipelines.snapshots.tables import TablePaths, restore

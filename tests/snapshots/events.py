@@ -5,7 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pyarrow as pa
+
+from cdc_pipelines.lake.delta_rs import arrow_schema
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
+from cdc_pipelines.snapshots.effects import table_text
+
+CANONICAL_ARROW = arrow_schema(CANONICAL_SCHEMA)
 
 T0 = dt.datetime(2024, 1, 1)
 TYPES = {"id": "INT", "name": "STRING", "amount": "DECIMAL", "flag": "BOOLEAN", "extra": "INT"}
@@ -43,7 +49,7 @@ def changes_df(spark, events):
     return spark.createDataFrame([tuple(e[c] for c in CANONICAL_COLUMNS) for e in events], CANONICAL_SCHEMA)
 
 
-KEYS_SCHEMA = "db string, db_schema string, table_name string, _k string"
+KEYS_SCHEMA = "db string, db_schema string, table_name string, _t string, _k string"
 
 
 def key_text(key: tuple) -> str:
@@ -51,16 +57,26 @@ def key_text(key: tuple) -> str:
     return json.dumps(list(key), separators=(",", ":"))
 
 
+def live_rows(state: dict) -> list[tuple]:
+    """The previous keys of a {(table, key tuple): row} state, as `(TABLE..., _t, _k)` rows."""
+    return [("db", None, t, table_text(("db", None, t)), key_text(k)) for t, k in state]
+
+
 def live_keys(spark, state: dict):
     """The previous keys `apply_day` takes, from a {(table, key tuple): row} state."""
-    return spark.createDataFrame([("db", None, t, key_text(k)) for t, k in state], KEYS_SCHEMA)
+    return spark.createDataFrame(live_rows(state), KEYS_SCHEMA)
+
+
+def changes_arrow(events: list[dict]) -> pa.Table:
+    """`changes_df`'s rows as Arrow, without Spark (the local engine's input)."""
+    return pa.Table.from_pylist([{c: e[c] for c in CANONICAL_COLUMNS} for e in events], CANONICAL_ARROW)
 
 
 def folded(state: dict, applied) -> dict:
     """`state` ({(table, key tuple): row dict}) after the day's net effects, as the current table's MERGE does it."""
-    truncated = {r.table_name for r in applied.truncated.collect()}
+    truncated = {r.table_name for r in applied.truncated}
     state = {k: v for k, v in state.items() if k[0] not in truncated}
-    for r in applied.net.collect():
+    for r in applied.net:
         key = (r.table_name, tuple(json.loads(r._k)))
         if r.kind == "set":
             state[key] = dict(r.row)

@@ -1,24 +1,23 @@
-"""apply_day on hand-written days: every op, key changes, TRUNCATE, order ties, anomalies, no-PK tables,
-configured keys, and the versions (history) a day opens and closes."""
+"""A day's fold on hand-written days, on each engine: every op, key changes, TRUNCATE, order ties,
+anomalies, no-PK tables, configured keys, and the versions (history) a day opens and closes."""
 
 import datetime as dt
 
-from cdc_pipelines.snapshots import apply_day
-from tests.snapshots.events import T0, changes_df, delete, folded, insert, live_keys, truncate, update
+from tests.snapshots.events import T0, delete, folded, insert, truncate, update
 
 
 def _row(i, name):
     return {"id": str(i), "name": name}
 
 
-def _apply(spark, events, previous=None, keys=None):
+def _apply(fold_day, events, previous=None, keys=None):
     previous = previous or {}
-    result = apply_day(live_keys(spark, previous), changes_df(spark, events), keys)
-    anomalies = sorted((a.kind, a.event_id) for a in result.anomalies.collect())
+    result = fold_day(events, previous, keys)
+    anomalies = sorted((a.kind, a.event_id) for a in result.anomalies)
     return result, folded(previous, result), anomalies
 
 
-def test_ops_key_change_and_anomalies(spark):
+def test_ops_key_change_and_anomalies(fold_day):
     events = [
         insert(1, _row(1, "a")),
         insert(2, _row(2, "b")),
@@ -31,7 +30,7 @@ def test_ops_key_change_and_anomalies(spark):
         delete(9, _row(3, "c")),
         insert(10, {"k": "1"}, table="nopk", pk=None),  # no key columns: the table is skipped
     ]
-    result, state, anomalies = _apply(spark, events)
+    result, state, anomalies = _apply(fold_day, events)
     assert state == {("t", ("1",)): _row(1, "dup"), ("t", ("5",)): _row(5, "b-moved"), ("t", ("7",)): _row(7, "y")}
     assert anomalies == [
         ("delete_of_missing_key", "e2024-01-01-5"),
@@ -41,25 +40,27 @@ def test_ops_key_change_and_anomalies(spark):
     assert [(s["table_name"], s["reason"], s["events"]) for s in result.skipped] == [
         ("nopk", "no primary-key columns", 1)
     ]
-    last = {r._k: (r.kind, r._cdc_op, r._cdc_event_id) for r in result.net.collect()}
+    last = {r._k: (r.kind, r._cdc_op, r._cdc_event_id) for r in result.net}
     assert last['["5"]'] == ("set", "UPDATE", "e2024-01-01-4") and last['["1"]'] == ("set", "INSERT", "e2024-01-01-6")
     assert last['["3"]'][0] == last['["2"]'][0] == last['["9"]'][0] == "del"
 
 
-def test_previous_day_truncate_and_reinsert(spark):
-    _, day1, _ = _apply(spark, [insert(1, _row(1, "a")), insert(2, _row(2, "b")), insert(3, _row(1, "x"), table="u")])
+def test_previous_day_truncate_and_reinsert(fold_day):
+    _, day1, _ = _apply(
+        fold_day, [insert(1, _row(1, "a")), insert(2, _row(2, "b")), insert(3, _row(1, "x"), table="u")]
+    )
     day2 = [
         update(1, _row(2, "b"), _row(2, "b2"), day="2024-01-02"),
         truncate(2, day="2024-01-02"),
         insert(3, _row(1, "new"), day="2024-01-02"),  # the table was emptied: not a duplicate
         delete(4, _row(2, "b2"), day="2024-01-02"),  # gone with the truncate
     ]
-    _, state, anomalies = _apply(spark, day2, previous=day1)
+    _, state, anomalies = _apply(fold_day, day2, previous=day1)
     assert state == {("t", ("1",)): _row(1, "new"), ("u", ("1",)): _row(1, "x")}
     assert anomalies == [("delete_of_missing_key", "e2024-01-02-4")]
 
 
-def test_order_is_time_then_numeric_seq_then_lineage(spark):
+def test_order_is_time_then_numeric_seq_then_lineage(fold_day):
     at = dt.datetime(2024, 1, 1, 12)
     events = [  # listed out of order; same time, seq 10 after seq 9, ties broken by source_line
         update(1, _row(1, "s9"), _row(1, "s10"), seq="10", at=at),
@@ -69,7 +70,7 @@ def test_order_is_time_then_numeric_seq_then_lineage(spark):
         insert(4, _row(3, "late"), at=at + dt.timedelta(seconds=1)),
         delete(5, _row(3, "late"), at=at - dt.timedelta(seconds=1)),  # earlier: the key did not exist yet
     ]
-    _, state, anomalies = _apply(spark, events)
+    _, state, anomalies = _apply(fold_day, events)
     assert state == {("t", ("1",)): _row(1, "s10"), ("t", ("2",)): _row(2, "l4"), ("t", ("3",)): _row(3, "late")}
     assert anomalies == [("delete_of_missing_key", "e2024-01-01-5")]
 
@@ -78,7 +79,7 @@ def _s(n):
     return T0 + dt.timedelta(seconds=n)
 
 
-def test_versions_opened_and_closed(spark):
+def test_versions_opened_and_closed(fold_day):
     previous = {("t", ("1",)): _row(1, "a"), ("t", ("2",)): _row(2, "b"), ("u", ("1",)): _row(1, "x")}
     day = "2024-01-02"
     events = [
@@ -91,9 +92,9 @@ def test_versions_opened_and_closed(spark):
         truncate(7, table="u", day=day),  # closes u's 1 (open since an earlier day) and 5
         insert(8, _row(1, "y"), table="u", day=day),
     ]
-    result, _, _ = _apply(spark, events, previous)
+    result, _, _ = _apply(fold_day, events, previous)
     opened = sorted((r.table_name, r._k, r.row["name"], r._cdc_op, r._cdc_start_at, r._cdc_end_at)
-                    for r in result.opened.collect())  # fmt: skip
+                    for r in result.opened)  # fmt: skip
     assert opened == [
         ("t", '["1"]', "a2", "UPDATE", _s(1), _s(2)),
         ("t", '["1"]', "a3", "UPDATE", _s(2), None),
@@ -102,13 +103,13 @@ def test_versions_opened_and_closed(spark):
         ("u", '["1"]', "y", "INSERT", _s(8), None),
         ("u", '["5"]', "e", "INSERT", _s(6), _s(7)),
     ]
-    closed = sorted((r.table_name, r._k, r._cdc_end_at) for r in result.closed.collect())
+    closed = sorted((r.table_name, r._k, r._cdc_end_at) for r in result.closed)
     assert closed == [("t", '["1"]', _s(1)), ("t", '["2"]', _s(3)), ("u", '["1"]', _s(7))]
 
 
-def test_configured_keys_for_a_table_without_key_names(spark):
+def test_configured_keys_for_a_table_without_key_names(fold_day):
     events = [insert(1, {"k": "1", "v": "a"}, table="heap", pk=None), insert(2, {"k": "1", "v": "b"}, table="heap",
                                                                                pk=None)]  # fmt: skip
-    result, state, anomalies = _apply(spark, events, keys={"db.heap": ["k"]})
+    result, state, anomalies = _apply(fold_day, events, keys={"db.heap": ["k"]})
     assert state == {("heap", ("1",)): {"k": "1", "v": "b"}} and not result.skipped
     assert anomalies == [("insert_of_existing_key", "e2024-01-01-2")]

@@ -1,19 +1,18 @@
-"""fold_day gives apply_day's frames: generated days of every op, moved keys, TRUNCATEs, ties of time and
-seq, keys live before the day or not, and a table without key columns; and a hand-written day as
-changelog strings."""
+"""The fold of a day, one body on each engine: generated days of every op, moved keys, TRUNCATEs, ties of
+time and seq, keys live before the day or not, and a table without key columns, folded alike by both; a
+hand-written day as changelog strings; and the figures' key list cut past `KEY_LITERALS`."""
 
 import datetime as dt
 import random
 
 import pytest
 
-from cdc_pipelines.snapshots import fold
-from cdc_pipelines.snapshots.apply import apply_day, day_tables
-from cdc_pipelines.snapshots.run import table_figures
-from cdc_pipelines.snapshots.tables import KEY_LITERALS
-from tests.snapshots.events import T0, change, changes_df, delete, insert, live_keys, truncate, update
+from cdc_pipelines.snapshots.fold import KEY_LITERALS
+from cdc_pipelines.snapshots.run import _live_keys
+from tests.snapshots.events import T0, change, delete, insert, live_keys, truncate, update
+from tests.snapshots.folds import fold_local, fold_spark
 
-FRAMES = ("net", "truncated", "opened", "closed", "anomalies", "live_before")
+FRAMES = ("net", "opened", "closed", "anomalies", "live_before")
 
 
 def _day(rng: random.Random) -> tuple[list[dict], dict]:
@@ -43,42 +42,44 @@ def _day(rng: random.Random) -> tuple[list[dict], dict]:
     return events, previous
 
 
-def _rows(frame, columns=None):
-    rows = frame.select(*(columns or frame.columns)).collect()
-    return sorted(repr(sorted(r.asDict(recursive=True).items())) for r in rows)
+def _sorted(rows) -> list[str]:
+    plain = lambda v: sorted(v.items()) if isinstance(v, dict) else v  # noqa: E731
+    return sorted(repr(sorted((k, plain(v)) for k, v in vars(r).items())) for r in rows)
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("seed", range(5))
-def test_the_driver_fold_gives_the_spark_fold(spark, seed):
+def test_both_engines_fold_a_day_alike(spark, seed):
     events, previous = _day(random.Random(seed))
-    changes, keys = changes_df(spark, events), live_keys(spark, previous)
-    tables, skipped = day_tables(changes)
-    day = fold.collect_day(changes)
-    driver_tables, driver_skipped = fold.day_tables(day)
-    assert set(driver_tables) == set(tables) and driver_skipped == skipped and skipped
-    spark_fold = apply_day(keys, changes, skipped=skipped)
-    driver_fold = fold.fold_day(keys, day, skipped, spark_tables=())
+    local, on_spark = fold_local(events, previous), fold_spark(spark, events, previous)
     for name in FRAMES:
-        assert _rows(getattr(driver_fold, name)) == _rows(getattr(spark_fold, name)), name
-    columns = ["db", "db_schema", "table_name", "_t", "dt", "op", "event_id"]
-    assert _rows(driver_fold.events) == _rows(spark_fold.events, columns)
-    assert driver_fold.skipped == spark_fold.skipped
-    assert sorted(map(repr, driver_fold.tables)) == sorted(map(repr, table_figures(spark_fold)))
+        assert _sorted(getattr(local, name)) == _sorted(getattr(on_spark, name)), name
+    assert local.skipped == on_spark.skipped and local.skipped
+    assert local.events == on_spark.events
+    assert sorted(map(repr, local.tables)) == sorted(map(repr, on_spark.tables))
 
 
-def test_more_keys_than_literals(spark):
-    """Above `KEY_LITERALS` keys the live keys are joined as local rows, and each table's key list is cut."""
+def test_more_keys_than_literals(fold_day):
+    """Each table's key list is cut at `KEY_LITERALS` + 1 keys, the least."""
     events = [insert(n, {"id": str(n), "name": "x"}) for n in range(KEY_LITERALS + 5)]
     previous = {("t", (str(n),)): {} for n in (3, 500, 1003)}
-    changes, keys = changes_df(spark, events), live_keys(spark, previous)
-    spark_fold = apply_day(keys, changes, skipped=[])
-    driver_fold = fold.fold_day(keys, fold.collect_day(changes), [], spark_tables=())
-    for name in ("live_before", "anomalies", "closed"):
-        assert _rows(getattr(driver_fold, name)) == _rows(getattr(spark_fold, name)), name
-    assert _rows(driver_fold.anomalies, ["event_id"]) == _rows(spark_fold.anomalies, ["event_id"]) != []
-    [figures] = driver_fold.tables
+    applied = fold_day(events, previous)
+    assert sorted(a.event_id for a in applied.anomalies) == ["e2024-01-01-1003", "e2024-01-01-3", "e2024-01-01-500"]
+    [figures] = applied.tables
     assert figures["keys"] == KEY_LITERALS + 5 and len(figures["key_list"]) == KEY_LITERALS + 1
-    assert repr(figures) == repr(table_figures(spark_fold)[0])
+    assert figures["key_list"] == sorted(figures["key_list"]) and figures["key_list"][0] == '["0"]'
+
+
+@pytest.mark.spark
+def test_live_keys_past_the_literals_are_joined(spark):
+    """Past `KEY_LITERALS` touched keys the live keys are joined as local rows, not named."""
+    previous = {("t", (str(n),)): {} for n in range(KEY_LITERALS + 10)}
+    live = live_keys(spark, previous)
+    t = '["db",null,"t"]'
+    touched = {(t, f'["{n}"]') for n in range(0, KEY_LITERALS + 10, 2)}
+    assert sorted(_live_keys(live, touched, set())["_k"].to_pylist()) == sorted(k for _, k in touched)
+    assert _live_keys(live, {(t, '["1"]')}, set())["_k"].to_pylist() == ['["1"]']
+    assert _live_keys(live, set(), {t}).num_rows == KEY_LITERALS + 10
 
 
 def _changelog(applied):
@@ -86,14 +87,14 @@ def _changelog(applied):
     ended by `..`), `xu["4"] ..04` per version closed, `!kind n` per anomaly."""
     end = lambda at: f"{at:%S}" if at else ""  # noqa: E731
     net = [f"+{r.table_name}{r._k} {r.row['name']}" if r.kind == "set" else f"-{r.table_name}{r._k}"
-           for r in applied.net.collect()]  # fmt: skip
-    opened = [f"~{r.table_name}{r._k} {end(r._cdc_start_at)}..{end(r._cdc_end_at)}" for r in applied.opened.collect()]
-    closed = [f"x{r.table_name}{r._k} ..{end(r._cdc_end_at)}" for r in applied.closed.collect()]
-    anomalies = [f"!{r.kind} {r.event_id.rsplit('-', 1)[1]}" for r in applied.anomalies.collect()]
+           for r in applied.net]  # fmt: skip
+    opened = [f"~{r.table_name}{r._k} {end(r._cdc_start_at)}..{end(r._cdc_end_at)}" for r in applied.opened]
+    closed = [f"x{r.table_name}{r._k} ..{end(r._cdc_end_at)}" for r in applied.closed]
+    anomalies = [f"!{r.kind} {r.event_id.rsplit('-', 1)[1]}" for r in applied.anomalies]
     return sorted(net) + sorted(opened) + sorted(closed) + sorted(anomalies)
 
 
-def test_a_day_folded_in_the_driver(spark):
+def test_a_day_folded(fold_day):
     row = {"id": "1", "name": "a"}
     events = [
         insert(1, row),
@@ -105,15 +106,12 @@ def test_a_day_folded_in_the_driver(spark):
         delete(7, {"id": "9", "name": "never"}),
     ]
     previous = {("t", ("3",)): {}, ("u", ("1",)): {}, ("u", ("4",)): {}}
-    day = fold.collect_day(changes_df(spark, events))
-    applied = fold.fold_day(live_keys(spark, previous), day, [], spark_tables=())
+    applied = fold_day(events, previous)
     assert _changelog(applied) == [
         '+t["2"] dup', '+u["1"] again', '-t["1"]', '-t["3"]', '-t["9"]',
         '~t["1"] 01..02', '~t["2"] 02..06', '~t["2"] 06..', '~u["1"] 05..',
         'xt["3"] ..03', 'xu["1"] ..04', 'xu["4"] ..04',
         "!delete_of_missing_key 7", "!insert_of_existing_key 6",
     ]  # fmt: skip
-    assert [r.table_name for r in applied.truncated.collect()] == ["u"]
-    assert applied.events.count() == len(events)
-    # a TRUNCATE of a table whose keys Spark reads: left to apply_day
-    assert fold.fold_day(live_keys(spark, previous), day, [], spark_tables={("db", None, "u")}) is None
+    assert [r.table_name for r in applied.truncated] == ["u"]
+    assert applied.events == len(events)

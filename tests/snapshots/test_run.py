@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
-from cdc_pipelines.snapshots import fold, run, snapshot_days
+from cdc_pipelines.snapshots import apply, run, snapshot_days
 from cdc_pipelines.snapshots.as_of import print_as_of
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.store import ANOMALIES, DDL, read_summary, table_root
@@ -176,11 +176,11 @@ def test_two_days_then_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
     assert sorted(r.id for r in _table(spark, lake).collect()) == [1, 9]
     fresh = tmp_path / "fresh"
     write_partitions(changes_df(spark, [*DAY1, late, *DAY2, FRESH]), fresh / "lake" / "changes")
-    spark.conf.set(fold.MAX_EVENTS_SETTING, "0")  # the clean run folded by Spark, the lake's days in the driver
+    spark.conf.set(apply.MAX_EVENTS_SETTING, "0")  # the clean run folded by Spark, the lake's days in the driver
     try:
         snapshot_days(spark, fresh / "lake", [D1, D2])
     finally:
-        spark.conf.unset(fold.MAX_EVENTS_SETTING)
+        spark.conf.unset(apply.MAX_EVENTS_SETTING)
     assert _state(lake) == _state(fresh / "lake")
     # day 2 re-decoded without the event of its two anomalies: its rerun empties them, not skips them
     write_partitions(changes_df(spark, DAY2[:2]), lake / "changes")
@@ -192,13 +192,13 @@ def test_each_day_is_folded_in_the_driver_by_its_own_events(spark, tmp_path, mon
     """The driver's fold is chosen per day: day 1's 5 events are over a limit of 4, day 2's 3 are not."""
     lake = _lake(spark, tmp_path, DAY1 + DAY2)
     collected = []
-    collect_day = fold.collect_day
-    monkeypatch.setattr(fold, "collect_day", lambda changes: collected.append(1) or collect_day(changes))
-    spark.conf.set(fold.MAX_EVENTS_SETTING, "4")
+    fold_local = apply.fold_local
+    monkeypatch.setattr(apply, "fold_local", lambda *args: collected.append(1) or fold_local(*args))
+    spark.conf.set(apply.MAX_EVENTS_SETTING, "4")
     try:
         days = snapshot_days(spark, lake, [D1, D2])
     finally:
-        spark.conf.unset(fold.MAX_EVENTS_SETTING)
+        spark.conf.unset(apply.MAX_EVENTS_SETTING)
     assert len(collected) == 1 and (days[D2]["rows"], days[D2]["anomalies"]) == (3, 2)
 
 

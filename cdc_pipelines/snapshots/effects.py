@@ -1,0 +1,231 @@
+"""What each change of a day does to its table's keys, as data: the rules the fold (`fold`) reads.
+
+Every row change sets a key to a full after image or removes it: an UPDATE whose key changed removes
+the old key and sets the new one (two effects), and a TRUNCATE empties its table. An event's place in
+the day is one byte string (`position`) that sorts as the day is applied, so either engine sorts the
+effects by table, key and place without knowing the rule: Spark compares binary values byte by byte,
+unsigned, as Python compares `bytes`. Keys are matched by their text (`key_text`, the tables'
+`_cdc_key`), which is the JSON Spark's `to_json` wrote for the lakes already on disk.
+
+Pure Python over Arrow record batches: the local engine runs `day_effects` in its process, Spark in
+`mapInArrow` (`apply`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+
+import pyarrow as pa
+
+from cdc_pipelines.model.meta_keys import KAFKA_KEY, ROW_INDEX
+
+TABLE = ("db", "db_schema", "table_name")
+ROW_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT")
+APPLIED_OPS = (*ROW_OPS, "TRUNCATE")
+NO_PK = "no primary-key columns"
+
+# an effect's kind: a key set to the after image or removed; the other rows of the effect stream are a
+# table's TRUNCATE, a key live at the start of the day (`live`, added by the engine), and an event with
+# no effect (`nokey`: it names no key columns, so its table is skipped; `none`: it has no image to key)
+SET, DEL, TRUNCATE, LIVE, NOKEY, NONE = "set", "del", "truncate", "live", "nokey", "none"
+# what an effect expects of its key just before it: an UPDATE or DELETE a live key, an INSERT none
+PRESENT, ABSENT = "present", "absent"
+
+_TEXT_MAP = pa.map_(pa.string(), pa.string())
+EVENT_TIME = pa.timestamp("us", tz="UTC")
+# one row per effect (or TRUNCATE, or event without effect), sorted by table, `_k`, `_pos`, `sub`
+EFFECT_SCHEMA = pa.schema(
+    [
+        *(pa.field(c, pa.string()) for c in TABLE),
+        pa.field("_t", pa.string()),  # the table's text (`table_text`): what the engines group and join by
+        pa.field("_k", pa.string()),  # the key's text; null on a TRUNCATE or an event without effect
+        pa.field("_pos", pa.binary()),  # the event's place in the day (`position`)
+        pa.field("sub", pa.int32()),  # 1 for the new key of an UPDATE that moved its key, else 0
+        pa.field("kind", pa.string()),
+        pa.field("expect", pa.string()),
+        pa.field("pk_columns", pa.list_(pa.string())),
+        pa.field("op", pa.string()),
+        pa.field("event_id", pa.string()),
+        pa.field("event_time", EVENT_TIME),
+        pa.field("dt", pa.string()),
+        pa.field("after", _TEXT_MAP),
+        pa.field("column_types", _TEXT_MAP),
+    ]
+)
+EVENT_COLUMNS = (*TABLE, "op", "event_id", "event_time", "dt", "seq", "source_file", "source_line", "meta",
+                 "source_topic", "pk_columns", "before", "after", "column_types")  # fmt: skip
+
+_CONTROL = re.compile("[\x00-\x1f]")
+_SHORT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def _jackson_string(text: str) -> str:
+    out = []
+    for ch in text:
+        escaped = _SHORT_ESCAPES.get(ch)
+        out.append(escaped if escaped else f"\\u{ord(ch):04X}" if ch < " " else ch)
+    return '"' + "".join(out) + '"'
+
+
+def key_text(values: Sequence[str | None]) -> str:
+    """A key's values as one JSON array, as Spark's `to_json` (Jackson) writes it: Python's JSON where the
+    two agree (no control character), else Jackson's escapes (`\\u001F`, upper-case)."""
+    if not any(v is not None and _CONTROL.search(v) for v in values):
+        return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
+    return "[" + ",".join("null" if v is None else _jackson_string(v) for v in values) + "]"
+
+
+def table_text(table: Sequence[str | None]) -> str:
+    """One text per table (nulls kept apart from the text `null`): the key of a table's figures."""
+    return key_text(table)
+
+
+def table_label(table: Sequence[str | None]) -> str:
+    """`db.schema.table` without its null parts: how `keys:` and the skipped tables name a table."""
+    return ".".join(part for part in table if part is not None)
+
+
+def _int64(value: int | None) -> bytes:
+    return b"\x00" if value is None else b"\x01" + (value + (1 << 63)).to_bytes(8, "big")
+
+
+def _text(value: str | None) -> bytes:
+    """Text that sorts as its UTF-8 bytes and ends where it ends: a zero byte doubled, then two zeros."""
+    return b"\x00" if value is None else b"\x01" + value.encode().replace(b"\x00", b"\x00\xff") + b"\x00\x00"
+
+
+_DIGITS = re.compile(r"[0-9]+")
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def position(
+    micros: int | None, seq: str | None, source_file: str | None, source_line: int | None, row_index: int,
+    event_id: str | None,
+) -> bytes:  # fmt: skip
+    """An event's place in the day's order, as bytes that sort in it: `event_time` first (none first);
+    then `seq`, a number where it is all digits (so `10` follows `9`: digit strings compare by length,
+    then text) before any other seq as text (none first among those); then the message's lineage
+    (`source_file`, `source_line`, the row of a multi-row message); then `event_id`, unique, so the
+    order is total and every run applies a day the same way."""
+    digits = seq is not None and _DIGITS.fullmatch(seq) is not None
+    number = (seq.lstrip("0") or "0") if digits else None
+    return b"".join((
+        _int64(micros),
+        b"\x00" if digits else b"\x01",
+        _int64(len(number) if digits else None),
+        _text(number),
+        _text(seq),
+        _text(source_file),
+        _int64(source_line),
+        _int64(row_index),
+        _text(event_id),
+    ))  # fmt: skip
+
+
+def row_index(meta: Mapping[str, str] | None) -> int:
+    """The row's index inside a multi-row message (0 where the format has one row per message)."""
+    value = (meta or {}).get(ROW_INDEX)
+    return int(value) if value is not None and _INTEGER.fullmatch(value) else 0
+
+
+def kafka_key_columns(key: str | None) -> list[str] | None:
+    """The field names of a Kafka key's JSON object (of its `payload` where the key carries its schema,
+    as Debezium's JSON converter writes it), in order; None for a key that is no JSON object with fields."""
+    try:
+        value = json.loads(key) if key is not None else None
+    except ValueError:
+        return None
+    if isinstance(value, dict):
+        schema = value.get("schema")
+        if isinstance(schema, dict) and schema.get("type") == "struct" and value.get("payload") is not None:
+            value = value["payload"]
+    return list(value) if isinstance(value, dict) and value else None
+
+
+def key_columns(
+    event: Mapping, keys: Mapping[str, Sequence[str]] | None, kafka_keys: Collection[str] | bool
+) -> list[str] | None:
+    """The event's key columns: those it names; else the table's in `keys` (`{"db.table": [col, ...]}`, the
+    catalog's `keys:`); else, for the `kafka_keys` topics (True: every topic), the Kafka message key's."""
+    named = event["pk_columns"]
+    if named:
+        return list(named)
+    configured = (keys or {}).get(table_label([event[c] for c in TABLE]))
+    if configured:
+        return list(configured)
+    if kafka_keys is True or (kafka_keys and event["source_topic"] in kafka_keys):
+        return kafka_key_columns((event["meta"] or {}).get(KAFKA_KEY))
+    return named
+
+
+def _key(image: Mapping[str, str] | None, columns: Sequence[str] | None) -> str | None:
+    if image is None or columns is None:
+        return None
+    image = dict(image)
+    return key_text([image.get(c) for c in columns])
+
+
+def event_effects(op: str, columns: Sequence[str] | None, before, after) -> list[tuple[str, str, int, str | None]]:
+    """A row change's effects in order as `(key, kind, sub, expect)`: its key set or removed, and, for an
+    UPDATE whose key changed, the new key set (`sub` 1); an effect without a key is left out."""
+    old, new = _key(before, columns), _key(after, columns)
+    moved = op == "UPDATE" and old is not None and new is not None and old != new
+    first = (old if old is not None else new) if op in ("UPDATE", "DELETE") else new
+    expect = PRESENT if op in ("UPDATE", "DELETE") else ABSENT if op == "INSERT" else None
+    effects = [(first, DEL if op == "DELETE" or moved else SET, 0, expect)]
+    if moved:
+        effects.append((new, SET, 1, None))
+    return [e for e in effects if e[0] is not None]
+
+
+def names_no_key(op: str, columns: Sequence[str] | None) -> bool:
+    """A row change that names no key columns: its table is skipped (`skipped_tables`)."""
+    return op in ROW_OPS and not columns
+
+
+def day_effects(
+    batches: Iterable[pa.RecordBatch], keys: Mapping[str, Sequence[str]] | None = None,
+    kafka_keys: Collection[str] | bool = (),
+) -> Iterator[pa.RecordBatch]:  # fmt: skip
+    """The effect stream of a day's events (`EFFECT_SCHEMA`, unsorted): one row per effect of each row
+    change, per TRUNCATE, and per row change without effect; other ops (DDL, heartbeats, transaction
+    markers) change no rows and are left out. The batches hold at least `EVENT_COLUMNS`."""
+    for batch in batches:
+        ops = batch.column("op").to_pylist()
+        wanted = [i for i, op in enumerate(ops) if op in APPLIED_OPS]
+        if not wanted:
+            continue
+        rows = batch.take(pa.array(wanted, pa.int64()))
+        micros = rows.column("event_time").cast(pa.int64()).to_pylist()
+        events = rows.select(list(EVENT_COLUMNS)).to_pylist()
+        take, out = [], {name: [] for name in ("_t", "_k", "_pos", "sub", "kind", "expect", "pk_columns")}
+        for i, event in enumerate(events):
+            op = event["op"]
+            columns = key_columns(event, keys, kafka_keys) if op != "TRUNCATE" else None
+            place = position(micros[i], event["seq"], event["source_file"], event["source_line"],
+                             row_index(event["meta"]), event["event_id"])  # fmt: skip
+            if op == "TRUNCATE":
+                effects = [(None, TRUNCATE, 0, None)]
+            elif names_no_key(op, columns):
+                effects = [(None, NOKEY, 0, None)]
+            else:
+                effects = event_effects(op, columns, event["before"], event["after"]) or [(None, NONE, 0, None)]
+            table = table_text([event[c] for c in TABLE])
+            for key, kind, sub, expect in effects:
+                take.append(i)
+                for name, value in zip(out, (table, key, place, sub, kind, expect, columns), strict=True):
+                    out[name].append(value)
+        picked = rows.take(pa.array(take, pa.int64()))
+        columns = {
+            **{c: picked.column(c) for c in TABLE},
+            **{name: pa.array(values, EFFECT_SCHEMA.field(name).type) for name, values in out.items()},
+            "op": picked.column("op"),
+            "event_id": picked.column("event_id"),
+            "event_time": picked.column("event_time").cast(EVENT_TIME),
+            "dt": picked.column("dt"),
+            "after": picked.column("after").cast(_TEXT_MAP),
+            "column_types": picked.column("column_types").cast(_TEXT_MAP),
+        }
+        yield pa.RecordBatch.from_arrays([columns[f.name] for f in EFFECT_SCHEMA], schema=EFFECT_SCHEMA)
