@@ -203,6 +203,7 @@ def day_effects(
         take, out = [], {name: [] for name in ("_t", "_k", "_pos", "sub", "kind", "expect", "pk_columns")}
         for i, event in enumerate(events):
             op = event["op"]
+            event["meta"] = dict(event["meta"]) if event["meta"] is not None else None  # Arrow: pairs
             columns = key_columns(event, keys, kafka_keys) if op != "TRUNCATE" else None
             place = position(micros[i], event["seq"], event["source_file"], event["source_line"],
                              row_index(event["meta"]), event["event_id"])  # fmt: skip

@@ -58,8 +58,10 @@ def key_text(key: tuple) -> str:
 
 
 def live_rows(state: dict) -> list[tuple]:
-    """The previous keys of a {(table, key tuple): row} state, as `(TABLE..., _t, _k)` rows."""
-    return [("db", None, t, table_text(("db", None, t)), key_text(k)) for t, k in state]
+    """The previous keys of a {(table, key tuple): row} state, as `(TABLE..., _t, _k)` rows; a table is
+    its name (in database `db`) or `(db, name)`."""
+    tables = [(t if isinstance(t, tuple) else ("db", t), k) for t, k in state]
+    return [(d, None, t, table_text((d, None, t)), key_text(k)) for (d, t), k in tables]
 
 
 def live_keys(spark, state: dict):

@@ -40,8 +40,8 @@ def _spark_rows(frame) -> list[SimpleNamespace]:
 def fold_local(events: list[dict], previous: dict, keys=None) -> SimpleNamespace:
     effects = apply.local_effects(changes_arrow(events), keys)
     _, skipped = apply.local_tables(effects)
-    held = pa.table(dict(zip((*TABLE, "_t", "_k"), zip(*live_rows(previous)), strict=True)) if previous else
-                    {c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k")})  # fmt: skip
+    rows = live_rows(previous)
+    held = pa.table({c: pa.array([r[i] for r in rows], pa.string()) for i, c in enumerate((*TABLE, "_t", "_k"))})
 
     def live(touched, truncated):
         pairs = zip(held["_t"].to_pylist(), held["_k"].to_pylist(), strict=True)
@@ -58,7 +58,7 @@ def fold_local(events: list[dict], previous: dict, keys=None) -> SimpleNamespace
     return SimpleNamespace(
         net=part(NET, NET_COLUMNS), opened=part(OPEN, OPEN_COLUMNS), closed=part(CLOSE, CLOSE_COLUMNS),
         anomalies=[SimpleNamespace(**{c: getattr(a, c) for c in ANOMALY_COLUMNS}) for a in anomalies],
-        truncated=[SimpleNamespace(table_name=t[2]) for t in sorted(day.truncated)], skipped=skipped,
+        truncated=[SimpleNamespace(db=t[0], table_name=t[2]) for t in sorted(day.truncated)], skipped=skipped,
         tables=[f.as_dict() for f in day.figures.values()], events=events_applied.num_rows,
         live_before=_rows(day.live.select([*TABLE, "_t", "_k"]).to_pylist()),
     )  # fmt: skip

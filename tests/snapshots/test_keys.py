@@ -7,7 +7,6 @@ import datetime as dt
 import json
 
 import pytest
-from pyspark.sql import functions as F
 
 from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.demo.extracts import TABLES, canonical_events, write_extract

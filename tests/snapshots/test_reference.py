@@ -16,9 +16,7 @@ import json
 from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.demo.extracts import TABLES, canonical_events, write_extract
 from cdc_pipelines.formats import SELF_CONTAINED
-from cdc_pipelines.snapshots import apply_day
 from tests.formats.carry import same_value
-from tests.snapshots.events import KEYS_SCHEMA, changes_df, key_text
 from tests.snapshots.reference import fold
 
 DAYS = (dt.date(2024, 1, 1), dt.date(2024, 1, 2))
@@ -46,17 +44,16 @@ def _same_rows(want: dict, got: dict, target: str, types: dict) -> bool:
     return want.keys() == got.keys() and all(same_value(want[c], got[c], types[c], target) for c in want)
 
 
-def test_every_format_applies_to_the_reference_state(spark, tmp_path):
+def test_every_format_applies_to_the_reference_state(fold_day, tmp_path):
     truth_state: dict = {}
     state: dict = {}  # {(db, table_name, key tuple): row}
     for day in DAYS:
         truth = list(canonical_events(day, PER_DAY, keys_from=0))  # day 2 inserts keys day 1 left
         truth_anomalies = fold(truth_state, truth)
-        previous = spark.createDataFrame([(d, None, t, key_text(k)) for d, t, k in state], KEYS_SCHEMA)
-        applied = apply_day(previous, changes_df(spark, _decoded(tmp_path, day, truth)))
-        truncated = {(r.db, r.table_name) for r in applied.truncated.collect()}
+        applied = fold_day(_decoded(tmp_path, day, truth), {((d, t), k): row for (d, t, k), row in state.items()})
+        truncated = {(r.db, r.table_name) for r in applied.truncated}
         state = {k: v for k, v in state.items() if k[:2] not in truncated}
-        for r in applied.net.collect():
+        for r in applied.net:
             k = (r.db, r.table_name, tuple(json.loads(r._k)))
             state[k] = dict(r.row) if r.kind == "set" else state.pop(k, None)
             if state[k] is None:
@@ -65,7 +62,7 @@ def test_every_format_applies_to_the_reference_state(spark, tmp_path):
         for (db, table_name, k), row in state.items():
             got.setdefault(db.split("|")[0], {}).setdefault((db.split("|")[1], table_name), {})[k] = row
         anomalies: dict = {}
-        for a in applied.anomalies.collect():
+        for a in applied.anomalies:
             label = (a.db.split("|")[1], a.table_name), a.kind
             anomalies.setdefault(a.db.split("|")[0], {}).setdefault(label, 0)
             anomalies[a.db.split("|")[0]][label] += 1
