@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -336,7 +336,9 @@ def _decimals(values: pa.Array, precision: int, scale: int) -> pa.Array:
     quantum, limit = Decimal(1).scaleb(-scale), Decimal(10) ** (precision - scale)
     others = []
     for text, rounds in zip(values.to_pylist(), rounded, strict=True):
-        value = Decimal(text).quantize(quantum, ROUND_HALF_UP) if rounds else None
+        # a context as wide as the text: the default one (28 digits) refuses wider values
+        wide = Context(prec=len(text) + scale + 1) if rounds else None
+        value = Decimal(text).quantize(quantum, ROUND_HALF_UP, wide) if rounds else None
         others.append(value if value is not None and abs(value) < limit else None)
     return pc.if_else(pa.array(rounded), pa.array(others, pa.decimal128(precision, scale)), out)
 
@@ -439,7 +441,9 @@ def _date_text(days: int) -> str:
     shifted_month = (5 * day_of_year + 2) // 153
     day = day_of_year - (153 * shifted_month + 2) // 5 + 1
     month = shifted_month + 3 if shifted_month < 10 else shifted_month - 9
-    return f"{year_of_era + era * 400 + (month <= 2):04d}-{month:02d}-{day:02d}"
+    year = year_of_era + era * 400 + (month <= 2)
+    sign = "-" if year < 0 else "+" if year > 9999 else ""  # as Java's `uuuu` prints a year past 4 digits
+    return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
 
 
 def _time_text(micros: int) -> str:
