@@ -96,6 +96,21 @@ class _Cells:
     def take(self, keep: pa.Array) -> _Cells:
         return _Cells(self.rows, *(a.filter(keep) for a in (self.parent, self.column, self.value, self.logical)))
 
+    def by_logical(self) -> list[tuple[str, pa.Array, _Cells]]:
+        """The cells of each logical type (with their positions here): one sort by type and a slice each,
+        not a filter of every cell per type."""
+        codes = pc.dictionary_encode(self.logical)
+        order = pc.sort_indices(codes.indices)
+        counts = pc.value_counts(codes.indices).to_pylist()
+        arrays = [a.take(order) for a in (self.parent, self.column, self.value)]
+        out, start = [], 0
+        for entry in sorted(counts, key=lambda e: e["values"]):
+            logical, n = codes.dictionary[entry["values"]].as_py(), entry["counts"]
+            part = _Cells(self.rows, *(a.slice(start, n) for a in arrays), pa.array([logical] * n, pa.string()))
+            out.append((logical, order.slice(start, n), part))
+            start += n
+        return out
+
     def of_rows(self, name: str) -> pa.Array:
         return self.rows.column(name).chunk(0).take(self.parent) if len(self.parent) else pa.array([], pa.string())
 
@@ -128,12 +143,13 @@ def _cells(rows: pa.Table | pa.RecordBatch) -> _Cells:
     return _Cells(table, parent, column, value, logical)
 
 
-def _valid(logical: str, value: pa.Array) -> pa.Array:
-    """Per value: null, or text of its logical type (a real date and time for the temporal ones)."""
+def _valid(logical: str, value: pa.Array, form: pa.Array | None = None) -> pa.Array:
+    """Per value: null, or text of its logical type (a real date and time for the temporal ones). `form`:
+    the values' match of the type's pattern, where the caller has it."""
     if logical == "BOOLEAN":
         check = pc.is_in(value, pa.array(["true", "false"]))
     elif logical in _PATTERNS:
-        check = pc.match_substring_regex(value, _PATTERNS[logical])
+        check = pc.match_substring_regex(value, _PATTERNS[logical]) if form is None else form
         if logical in ("DATE", "TIMESTAMP", "DATETIME"):
             check = pc.and_(check, _calendar(value, check)[0])
         elif logical == "BYTES":
@@ -145,24 +161,41 @@ def _valid(logical: str, value: pa.Array) -> pa.Array:
 
 def _figures(logical: str, value: pa.Array) -> dict[str, pa.Array]:
     """Per value, the figures its logical type decides (the others are left out: text pays for no pattern)."""
-    figures = {"valid": _valid(logical, value)}
-    if logical == "INT":
-        digits = _significant_digits(value)
-        is_int = pc.match_substring_regex(value, _INT)
-        figures["fits_long"] = pc.or_kleene(pc.is_null(value), pc.is_valid(_longs(value, is_int, digits)))
-        figures["fits_decimal38"] = pc.or_kleene(pc.is_null(value), pc.and_(is_int, pc.less_equal(digits, 38)))
+    form = pc.match_substring_regex(value, _PATTERNS[logical]) if logical in _PATTERNS else None
+    figures = {"valid": _valid(logical, value, form)}
     if logical in ("INT", "DECIMAL"):
-        figures["int_digits"] = _significant_digits(value)
+        figures["int_digits"], scale = _digits_and_scale(value, form)
+    if logical == "INT":
+        digits = figures["int_digits"]
+        figures["fits_long"] = pc.or_kleene(pc.is_null(value), pc.is_valid(_longs(value, form, digits)))
+        figures["fits_decimal38"] = pc.or_kleene(pc.is_null(value), pc.and_(form, pc.less_equal(digits, 38)))
     if logical == "DECIMAL":
-        figures["scale"] = pc.utf8_length(pc.extract_regex(value, r"\.(?P<f>[0-9]+)").field("f"))
+        figures["scale"] = scale
     if logical in ("TIMESTAMP", "DATETIME"):
         finer = pc.match_substring_regex(value, r"\.[0-9]{6}[0-9]*[1-9]")
         figures["micros"] = pc.or_kleene(pc.is_null(value), pc.invert(finer))
     return figures
 
 
+def _digits_and_scale(value: pa.Array, form: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Per value: the digits of its leading run after the sign and leading zeros (`-007.5`: 1), and the digits
+    of the first run after a point (`-007.5`: 1; 0 where there is none). Read off the text where it is a
+    number (`form`); the patterns themselves only for the values that are not."""
+    unsigned = pc.utf8_ltrim(pc.utf8_ltrim(value, "+-"), "0")
+    point, length = pc.find_substring(unsigned, "."), pc.utf8_length(unsigned)
+    has_point = pc.greater_equal(point, 0)
+    digits = pc.if_else(has_point, point, length)
+    scale = pc.if_else(has_point, pc.subtract(pc.subtract(length, point), 1), 0)
+    if pc.all(pc.fill_null(form, True)).as_py():
+        return digits, scale
+    other = pc.invert(pc.fill_null(form, True))
+    digits = pc.if_else(other, _significant_digits(value), digits)
+    fraction = pc.fill_null(pc.utf8_length(pc.extract_regex(value, r"\.(?P<f>[0-9]+)").field("f")), 0)
+    return digits, pc.if_else(other, fraction, scale)
+
+
 def _significant_digits(value: pa.Array) -> pa.Array:
-    """Digits of a number's leading run after its sign and leading zeros (`-007.5`: 1)."""
+    """Digits of a text's leading run after its sign and leading zeros (`-007.5x`: 1)."""
     return pc.utf8_length(pc.extract_regex(value, "^[+-]?0*(?P<d>[0-9]*)").field("d"))
 
 
@@ -175,8 +208,7 @@ def figure_rows(rows: pa.Table | pa.RecordBatch) -> dict[tuple[tuple, str], Colu
     `_cdc_event_id`): per logical type, the values' figures computed at once and grouped by Arrow."""
     cells = _cells(rows)
     out: dict[tuple[tuple, str], ColumnFigures] = {}
-    for logical in pc.unique(cells.logical).to_pylist():
-        part = cells.take(pc.equal(cells.logical, logical))
+    for logical, _, part in cells.by_logical():
         figures = _figures(logical, part.value)
         grouped = pa.table({**{c: part.of_rows(c) for c in TABLE}, "column": part.column, **figures}).group_by(
             [*TABLE, "column"], use_threads=False
@@ -194,10 +226,13 @@ def figure_rows(rows: pa.Table | pa.RecordBatch) -> dict[tuple[tuple, str], Colu
 
 def invalid_cells(rows: pa.Table | pa.RecordBatch) -> pa.Table:
     """The values of `rows` that are not valid for their logical type: the `cast_failed` anomalies
-    (ANOMALY_COLUMNS), in the order of the rows."""
+    (ANOMALY_COLUMNS), in the order of the rows. Only a batch with a figure not `valid` has any."""
     cells = _cells(rows)
-    bad = pc.invert(_valid_all(cells))
-    part = cells.take(bad)
+    bad = [pa.array([], pa.uint64())]
+    for logical, where, part in cells.by_logical():
+        if logical in _PATTERNS or logical == "BOOLEAN":
+            bad.append(where.filter(pc.invert(_valid(logical, part.value))))
+    part = cells.take(pc.is_in(pa.array(range(len(cells.value)), pa.uint64()), pa.concat_arrays(bad)))
     n = len(part.value)
     detail = pc.binary_join_element_wise(part.column, " is not ", part.logical, ": ", part.value, "")
     return pa.table(
@@ -209,17 +244,6 @@ def invalid_cells(rows: pa.Table | pa.RecordBatch) -> pa.Table:
             "detail": detail,
         }
     )
-
-
-def _valid_all(cells: _Cells) -> pa.Array:
-    """`_valid` of every cell, each logical type checked only on its own cells."""
-    valid = pa.array([True] * len(cells.value), pa.bool_())
-    for logical in pc.unique(cells.logical).to_pylist():
-        if logical in _PATTERNS or logical == "BOOLEAN":
-            mine = pc.equal(cells.logical, logical)
-            # checked on all cells, kept where the type is this one: one pass, no scatter of the subset back
-            valid = pc.if_else(mine, _valid(logical, cells.value), valid)
-    return valid
 
 
 def spark_type(figures) -> str:
@@ -292,7 +316,8 @@ def typed_array(values: pa.Array | pa.ChunkedArray, spark_type_name: str) -> pa.
     if spark_type_name == "boolean":
         return pc.equal(values, "true")
     if spark_type_name == "bigint":
-        return _longs(values, pc.match_substring_regex(values, _INT), _significant_digits(values))
+        form = pc.match_substring_regex(values, _INT)
+        return _longs(values, form, _digits_and_scale(values, form)[0])
     if spark_type_name == "date":
         ok = pc.match_substring_regex(values, f"^{_DAY}$")
         real, days, _ = _calendar(values, ok)
@@ -324,10 +349,8 @@ def _decimals(values: pa.Array, precision: int, scale: int) -> pa.Array:
     """Decimal text as decimal(precision, scale): exact where the value has no more digits than the type
     (Arrow's cast), else rounded half up and null where it overflows (as Spark's `changePrecision`)."""
     is_decimal = pc.match_substring_regex(values, _DECIMAL)
-    fraction = pc.utf8_length(pc.extract_regex(values, r"\.(?P<f>[0-9]+)").field("f"))
-    fits = pc.and_(
-        pc.less_equal(_significant_digits(values), precision - scale), pc.less_equal(pc.fill_null(fraction, 0), scale)
-    )
+    digits, fraction = _digits_and_scale(values, is_decimal)
+    fits = pc.and_(pc.less_equal(digits, precision - scale), pc.less_equal(fraction, scale))
     exact = pc.and_(is_decimal, fits)
     out = pc.if_else(exact, pc.cast(pc.if_else(exact, values, "0"), pa.decimal128(precision, scale)), None)
     rounded = pc.and_(is_decimal, pc.invert(fits)).to_pylist()
