@@ -106,7 +106,9 @@ class _Cells:
         out, start = [], 0
         for entry in sorted(counts, key=lambda e: e["values"]):
             logical, n = codes.dictionary[entry["values"]].as_py(), entry["counts"]
-            part = _Cells(self.rows, *(a.slice(start, n) for a in arrays), pa.array([logical] * n, pa.string()))
+            part = _Cells(
+                self.rows, *(a.slice(start, n) for a in arrays), pa.repeat(pa.scalar(logical, pa.string()), n)
+            )
             out.append((logical, order.slice(start, n), part))
             start += n
         return out
@@ -123,6 +125,7 @@ def _entries(maps: pa.ChunkedArray) -> tuple[pa.Array, pa.Array, pa.Array]:
 
 
 def _cells(rows: pa.Table | pa.RecordBatch) -> _Cells:
+    """The cells of a batch, each with its logical type looked up in its row's `column_types`."""
     table = pa.Table.from_batches([rows]) if isinstance(rows, pa.RecordBatch) else rows
     table = table.select([*TABLE, "row", "column_types", "_cdc_event_id"]).combine_chunks()
     if table.num_rows == 0:  # a table of no rows combines into no chunks
@@ -155,7 +158,7 @@ def _valid(logical: str, value: pa.Array, form: pa.Array | None = None) -> pa.Ar
         elif logical == "BYTES":
             check = pc.and_(check, pc.equal(pc.bit_wise_and(pc.utf8_length(value), 3), 0))
     else:
-        return pa.array([True] * len(value), pa.bool_())
+        return pa.repeat(pa.scalar(True), len(value))
     return pc.or_kleene(pc.is_null(value), check)
 
 
@@ -307,7 +310,8 @@ def typed_array(values: pa.Array | pa.ChunkedArray, spark_type_name: str) -> pa.
     """Text values as a column of `spark_type_name`: `true` is true and any other text false; numbers, dates,
     times (UTC instants or local) and base64 bytes converted, a value that does not convert null (as Spark's
     `try_cast`); a decimal rounded half up to the scale. Text in the forms `figure_rows` checks converts
-    exactly as Spark's casts do (tests/snapshots/test_values.py holds them equal)."""
+    exactly as Spark's casts do (tests/snapshots/test_values.py holds them equal). Spark's casts also read
+    other texts (` 5`, `1e3`, `2024-1-1`), null here: no column of them is typed, they are not valid."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     values = values.cast(pa.string())
@@ -399,7 +403,7 @@ def _calendar(values: pa.Array, matched: pa.Array) -> tuple[pa.Array, pa.Array, 
     month_days = pc.take(_MONTH_DAYS, pc.subtract(pc.if_else(month_ok, month, 1), 1))
     month_days = pc.add(month_days, pc.cast(pc.and_(leap, pc.equal(month, 2)), pa.int64()))
     real = pc.and_(month_ok, pc.and_(pc.greater_equal(day, 1), pc.less_equal(day, month_days)))
-    micro_of_day = pa.array([0] * len(text), pa.int64())
+    micro_of_day = pa.repeat(pa.scalar(0, pa.int64()), len(text))
     if pc.any(pc.greater(pc.utf8_length(text), 10)).as_py():
         timed = pc.greater(pc.utf8_length(text), 10)
         clock = pc.if_else(timed, text, "2000-01-01 00:00:00")
