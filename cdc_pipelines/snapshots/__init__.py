@@ -1,9 +1,19 @@
 """Table snapshots: per source table a current and a history (SCD2) Delta table, each day MERGEd in.
 
-No Dagster here: the CLI and the `table_snapshots` asset both call `snapshot_days`.
+No Dagster here: the CLI and the `table_snapshots` asset both call `snapshot_days`. Its names load on first
+use, so that the modules without Spark (`values`) import without pyspark.
 """
 
-from cdc_pipelines.snapshots.apply import Applied, apply_day
-from cdc_pipelines.snapshots.run import snapshot_days
+from __future__ import annotations
+
+import importlib
+
+_MODULES = {"Applied": "apply", "apply_day": "apply", "snapshot_days": "run"}
 
 __all__ = ["Applied", "apply_day", "snapshot_days"]
+
+
+def __getattr__(name: str):
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)

@@ -19,7 +19,6 @@ restores and evolves these tables as its own (`tests/snapshots/test_small_tables
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Mapping
 
@@ -39,6 +38,7 @@ from cdc_pipelines.snapshots.tables import (
     quote,
 )
 from cdc_pipelines.snapshots.typed import ColumnPlan, typed_value
+from cdc_pipelines.snapshots.values import as_text
 
 # the setting (`--conf`, CDC_SPARK_CONF) of the most rows a table written by delta-rs holds; 0: Spark writes
 # every table. A 100,000-row table's files rewrite in well under a second; past that, deletion vectors pay
@@ -174,46 +174,6 @@ _PRINTED = ("boolean", "bigint", "binary", "date", "timestamp_ntz")
 
 def _printed(type_name: str) -> bool:
     return type_name in _PRINTED or type_name.startswith("decimal(")
-
-
-def as_text(column: pa.ChunkedArray, type_name: str) -> pa.Array:
-    """A column's values as `typed.as_text` prints them through Spark: `true`/`false`, digits, decimals in
-    plain notation with their scale (Arrow's own cast writes `9E-10`), dates and local times as Spark's
-    cast prints them (from the stored days and microseconds: Python's dates stop at year 1), bytes as
-    base64 (tests/snapshots/test_small_tables.py compares each with Spark's)."""
-    if not _printed(type_name):
-        raise ValueError(f"{type_name} values are printed by Spark")
-    if type_name in ("boolean", "bigint"):
-        return pc.cast(column, pa.string()).combine_chunks()
-    if type_name == "binary":
-        return pa.array([None if v is None else base64.b64encode(v).decode() for v in column.to_pylist()], pa.string())
-    if type_name == "date":
-        days = column.cast(pa.int32()).to_pylist()
-        return pa.array([None if d is None else _date_text(d) for d in days], pa.string())
-    if type_name == "timestamp_ntz":
-        micros = column.cast(pa.int64()).to_pylist()
-        return pa.array([None if m is None else _time_text(m) for m in micros], pa.string())
-    return pa.array([None if v is None else format(v, "f") for v in column.to_pylist()], pa.string())
-
-
-def _date_text(days: int) -> str:
-    """`yyyy-MM-dd` of a day counted from 1970-01-01, in the proleptic Gregorian calendar Spark uses
-    (H. Hinnant's `civil_from_days`)."""
-    era, day_of_era = divmod(days + 719_468, 146_097)
-    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36_524 - day_of_era // 146_096) // 365
-    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
-    shifted_month = (5 * day_of_year + 2) // 153
-    day = day_of_year - (153 * shifted_month + 2) // 5 + 1
-    month = shifted_month + 3 if shifted_month < 10 else shifted_month - 9
-    return f"{year_of_era + era * 400 + (month <= 2):04d}-{month:02d}-{day:02d}"
-
-
-def _time_text(micros: int) -> str:
-    """`yyyy-MM-dd HH:mm:ss[.f]` of microseconds from 1970-01-01 00:00: the fraction without its trailing zeros."""
-    days, micro_of_day = divmod(micros, 86_400_000_000)
-    seconds, fraction = divmod(micro_of_day, 1_000_000)
-    text = f"{_date_text(days)} {seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-    return text + f".{fraction:06d}".rstrip("0") if fraction else text
 
 
 def days_rows(spark: SparkSession, applied: Applied, plans: Mapping[tuple, list[ColumnPlan]]) -> dict[tuple, pa.Table]:

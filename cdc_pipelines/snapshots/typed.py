@@ -12,13 +12,15 @@ query over every day reads one column.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdc_pipelines.snapshots.schema import TABLE
+from cdc_pipelines.snapshots.values import spark_type, widen
+
+__all__ = ["ColumnPlan", "as_text", "cells", "column_figures", "invalid_cells", "spark_type", "typed_value", "widen"]
 
 _FRACTION = r"(\.[0-9]{1,9})?"
 _VALID = {
@@ -94,45 +96,6 @@ def column_figures(state: DataFrame) -> DataFrame:
             F.when(logical.isin("TIMESTAMP", "DATETIME"), v.isNull() | ~v.rlike(r"\.[0-9]{6}[0-9]*[1-9]"))
         ).alias("micros"),
     )
-
-
-def spark_type(figures) -> str:
-    """The Spark type of one column from its figures (a Row of `column_figures`)."""
-    logicals = set(figures["logicals"])
-    if len(logicals) != 1 or not figures["valid"]:
-        return "string"
-    logical = logicals.pop()
-    if logical == "INT":
-        return "bigint" if figures["fits_long"] else "decimal(38,0)" if figures["fits_decimal38"] else "string"
-    if logical == "DECIMAL":
-        scale = figures["scale"]
-        precision = max(figures["int_digits"] + scale, 1)
-        return f"decimal({precision},{scale})" if precision <= 38 else "string"
-    if logical in ("TIMESTAMP", "DATETIME"):
-        return ("timestamp" if logical == "TIMESTAMP" else "timestamp_ntz") if figures["micros"] else "string"
-    return {"BOOLEAN": "boolean", "DATE": "date", "BYTES": "binary"}.get(logical, "string")
-
-
-def _decimal_digits(type_name: str) -> tuple[int, int] | None:
-    """(integer digits, scale) of a type a decimal can hold without loss; None for other types."""
-    if type_name == "bigint":
-        return 20, 0  # a long's values need 20 integer digits (as Delta's type widening counts it too)
-    match = re.fullmatch(r"decimal\((\d+),(\d+)\)", type_name)
-    return (int(match[1]) - int(match[2]), int(match[2])) if match else None
-
-
-def widen(old: str | None, new: str) -> str:
-    """The type a column holding values of `old` and of `new` takes: the same type; for numbers, the
-    narrowest decimal holding both (bigint and decimal(p,s)); text (`string`) otherwise. Each step is a
-    cast that loses no value (`tables.prepare` rewrites the table with it)."""
-    if old is None or old == new:
-        return new
-    a, b = _decimal_digits(old), _decimal_digits(new)
-    if a is None or b is None:
-        return "string"
-    scale = max(a[1], b[1])
-    precision = max(a[0], b[0]) + scale
-    return f"decimal({precision},{scale})" if precision <= 38 else "string"
 
 
 def as_text(column: Column, type_name: str) -> Column:
