@@ -60,6 +60,13 @@ _TYPE_WORDS = frozenset(
 _BEFORE_TYPE = frozenset({"SET", "DATA", "TYPE"})
 # leading words of the statements that may change a table's columns: unread, they are `UnreadDdl`
 _TABLE_STATEMENTS = (("ALTER", "TABLE"), ("CREATE", "TABLE"), ("RENAME",), ("DROP", "TABLE"), ("TRUNCATE",))
+# the first words of the other SQL statements: unread, they change no table (`NotSchemaChange`); a text that
+# starts with none of these is no statement at all, and `UnreadDdl`
+_OTHER_STATEMENTS = frozenset(
+    "CREATE DROP ALTER GRANT REVOKE COMMENT SET USE FLUSH ANALYZE OPTIMIZE REPAIR LOCK UNLOCK CALL INSERT UPDATE "
+    "DELETE REPLACE MERGE SELECT BEGIN START COMMIT ROLLBACK SAVEPOINT XA PURGE RESET INSTALL UNINSTALL DO DECLARE "
+    "EXPLAIN SHOW KILL AUDIT NOAUDIT REFRESH VACUUM REINDEX CLUSTER SECURITY".split()
+)
 _COMMAND_FALLBACK = "Falling back to parsing as a 'Command'"
 
 
@@ -107,7 +114,7 @@ def _statement(text: str, dialect: str) -> list[Parsed]:
         tree, reason = sqlglot.parse_one(text, read=dialect), "sqlglot reads it only as a command"
     except ParseError as exc:
         tree, reason = None, _first_line(exc)
-    if tree is not None and not isinstance(tree, exp.Command):
+    if isinstance(tree, exp.DDL | exp.Alter | exp.Drop | exp.TruncateTable | exp.Grant | exp.Comment | exp.Set):
         changes = _read(tree, text, tokens, dialect)
         if changes is not None:
             return changes
@@ -117,7 +124,9 @@ def _statement(text: str, dialect: str) -> list[Parsed]:
         return _alter_by_clause(text, tokens, dialect)
     if any(words[: len(lead)] == lead for lead in _TABLE_STATEMENTS):
         return [UnreadDdl(reason, text)]
-    return [NotSchemaChange(" ".join(words[:2]))]
+    if words[:1] and words[0] in _OTHER_STATEMENTS:
+        return [NotSchemaChange(" ".join(words[:2]))]
+    return [UnreadDdl("not an SQL statement", text)]
 
 
 def _read(tree: exp.Expression, text: str, tokens: list[Token], dialect: str) -> list[Parsed] | None:
