@@ -24,7 +24,7 @@ import logging
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from cdc_pipelines.schema_changes.changes import (
@@ -58,8 +58,9 @@ _TYPE_WORDS = frozenset(
 )
 # the words before the type in PostgreSQL's `ALTER COLUMN c [SET DATA] TYPE t`
 _BEFORE_TYPE = frozenset({"SET", "DATA", "TYPE"})
-# leading words of the statements that may change a table's columns: unread, they are `UnreadDdl`
-_TABLE_STATEMENTS = (("ALTER", "TABLE"), ("CREATE", "TABLE"), ("RENAME",), ("DROP", "TABLE"), ("TRUNCATE",))
+# the statements that may change a table's columns: unread, they are `UnreadDdl`. RENAME and TRUNCATE name
+# tables only; CREATE, ALTER and DROP do where TABLE is among their first words (CREATE GLOBAL TEMPORARY TABLE)
+_TABLE_VERBS, _TABLE_OBJECT_VERBS = frozenset({"RENAME", "TRUNCATE"}), frozenset({"CREATE", "ALTER", "DROP"})
 # the first words of the other SQL statements: unread, they change no table (`NotSchemaChange`); a text that
 # starts with none of these is no statement at all, and `UnreadDdl`
 _OTHER_STATEMENTS = frozenset(
@@ -90,7 +91,13 @@ def parse_ddl(sql: str, dialect: str) -> list[Parsed]:
         statements = _statements(sql, read)
     except TokenError as exc:
         return [UnreadDdl(f"not SQL text: {_first_line(exc)}", sql)]
-    return [change for text in statements for change in _statement(text, read)]
+    out: list[Parsed] = []
+    for text in statements:
+        try:
+            out += _statement(text, read)
+        except SqlglotError as exc:  # a part of a home-made form sqlglot cannot read
+            out.append(UnreadDdl(_first_line(exc), text))
+    return out
 
 
 def _first_line(exc: Exception) -> str:
@@ -109,7 +116,7 @@ def _statements(sql: str, dialect: str) -> list[str]:
 
 def _statement(text: str, dialect: str) -> list[Parsed]:
     tokens = _tokens(text, dialect)
-    words = tuple(t.text.upper() for t in tokens[:3])
+    words = tuple(t.text.upper() for t in tokens[:5])
     try:
         tree, reason = sqlglot.parse_one(text, read=dialect), "sqlglot reads it only as a command"
     except ParseError as exc:
@@ -122,11 +129,15 @@ def _statement(text: str, dialect: str) -> list[Parsed]:
         return _rename_tables(text, tokens, dialect)
     if words[:2] == ("ALTER", "TABLE"):
         return _alter_by_clause(text, tokens, dialect)
-    if any(words[: len(lead)] == lead for lead in _TABLE_STATEMENTS):
+    if _may_change_a_table(words):
         return [UnreadDdl(reason, text)]
     if words[:1] and words[0] in _OTHER_STATEMENTS:
         return [NotSchemaChange(" ".join(words[:2]))]
     return [UnreadDdl("not an SQL statement", text)]
+
+
+def _may_change_a_table(words: tuple[str, ...]) -> bool:
+    return bool(words) and (words[0] in _TABLE_VERBS or words[0] in _TABLE_OBJECT_VERBS and "TABLE" in words)
 
 
 def _read(tree: exp.Expression, text: str, tokens: list[Token], dialect: str) -> list[Parsed] | None:
@@ -186,7 +197,10 @@ def _column(name: exp.Expression, type_text: str, dialect: str) -> DeclaredColum
 
 
 def _column_def(column: exp.ColumnDef, text: str, tokens: list[Token], dialect: str) -> DeclaredColumn:
-    return _column(column.this, _type_text(text, tokens, column.this.meta["end"]), dialect)
+    end = column.this.meta.get("end")
+    kind = column.args.get("kind")
+    declared = _type_text(text, tokens, end) if end is not None else kind.sql(dialect) if kind else ""
+    return _column(column.this, declared, dialect)
 
 
 def _create(tree: exp.Create, text: str, tokens: list[Token], dialect: str) -> Parsed:
@@ -290,6 +304,8 @@ def _alter_by_clause(text: str, tokens: list[Token], dialect: str) -> list[Parse
     name_end = 3  # ALTER TABLE name[.name...]
     while name_end + 1 < len(tokens) and tokens[name_end].token_type == TokenType.DOT:
         name_end += 2
+    if len(tokens) <= name_end:
+        return [UnreadDdl("ALTER TABLE without a table and a clause", text)]
     head = f"ALTER TABLE {_span(text, tokens[2:name_end])} "
     out: list[Parsed] = []
     for clause in _split(tokens[name_end:], lambda t: t.token_type == TokenType.COMMA):
