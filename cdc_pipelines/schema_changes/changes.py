@@ -152,3 +152,20 @@ COLUMN_CHANGES = (AddColumn, DropColumn, RenameColumn, ChangeColumn, ModifyColum
 TABLE_CHANGES = (CreateTable, RenameTable, DropTable, TruncateTable)
 # what `parse_ddl` gives for each statement (or ALTER clause) of a DDL text, in order
 Parsed = SchemaChange | NotSchemaChange | UnreadDdl
+
+
+@dataclass(frozen=True)
+class DdlEvent:
+    """One DDL event of the day: its id, text, the event's `db` (for tables the DDL does not qualify) and
+    what `ddl.parse_ddl` read in it (`ddl.read_event` builds one from a canonical event)."""
+
+    event_id: str
+    ddl: str
+    changes: tuple[Parsed, ...]
+    db: str | None = None
+    table: str | None = None
+
+    @property
+    def table_label(self) -> str:
+        """The event's own db.table, where it names one: what an unread DDL is reported on."""
+        return ".".join(p for p in (self.db, self.table) if p) or "?"

@@ -21,6 +21,7 @@ sqlglot's tokens and parsers for every name and type:
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 import sqlglot
 from sqlglot import exp
@@ -31,6 +32,7 @@ from cdc_pipelines.schema_changes.changes import (
     AddColumn,
     ChangeColumn,
     CreateTable,
+    DdlEvent,
     DeclaredColumn,
     DropColumn,
     DropTable,
@@ -44,9 +46,9 @@ from cdc_pipelines.schema_changes.changes import (
     UnreadDdl,
 )
 from cdc_pipelines.schema_changes.declared_types import declared_type
-from cdc_pipelines.schema_changes.dialects import MYSQL, ORACLE, POSTGRES, dialect_of
+from cdc_pipelines.schema_changes.dialects import MYSQL, ORACLE, POSTGRES, dialect_of, event_dialect
 
-__all__ = ["dialect_of", "parse_ddl"]
+__all__ = ["dialect_of", "parse_ddl", "read_event"]
 
 # an unquoted identifier as the dialect's catalog stores it
 _UNQUOTED_NAME = {ORACLE: str.upper, POSTGRES: str.lower}
@@ -91,6 +93,8 @@ def parse_ddl(sql: str, dialect: str) -> list[Parsed]:
         statements = _statements(sql, read)
     except TokenError as exc:
         return [UnreadDdl(f"not SQL text: {_first_line(exc)}", sql)]
+    if not statements:
+        return [UnreadDdl("no DDL text", sql)]
     out: list[Parsed] = []
     for text in statements:
         try:
@@ -98,6 +102,14 @@ def parse_ddl(sql: str, dialect: str) -> list[Parsed]:
         except SqlglotError as exc:  # a part of a home-made form sqlglot cannot read
             out.append(UnreadDdl(_first_line(exc), text))
     return out
+
+
+def read_event(event: Mapping, catalog_dialect: str | None = None, default_dialect: str = MYSQL) -> DdlEvent:
+    """A canonical DDL event (`event_id`, `ddl`, `db`, `table_name`, `meta`) read in its dialect: the one its
+    message names, else the catalog's `ddl_dialect:`, else MySQL's (canal, Maxwell and DTS carry a binlog)."""
+    dialect = event_dialect(event.get("meta"), catalog_dialect) or default_dialect
+    changes = tuple(parse_ddl(event.get("ddl") or "", dialect))
+    return DdlEvent(str(event["event_id"]), event.get("ddl") or "", changes, event.get("db"), event.get("table_name"))
 
 
 def _first_line(exc: Exception) -> str:

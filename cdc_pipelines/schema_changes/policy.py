@@ -29,6 +29,7 @@ from cdc_pipelines.schema_changes.changes import (
     AddColumn,
     ChangeColumn,
     CreateTable,
+    DdlEvent,
     DropColumn,
     DropTable,
     ModifyColumn,
@@ -70,23 +71,6 @@ class SchemaChangeRefused(ValueError):
             f"policy is exception; nothing of the day is applied"
         )
         self.table, self.ddl, self.event_id = table, ddl, event_id
-
-
-@dataclass(frozen=True)
-class DdlEvent:
-    """One DDL event of the day: its id, text, the event's `db` (for tables the DDL does not qualify) and
-    what `ddl.parse_ddl` read in it."""
-
-    event_id: str
-    ddl: str
-    changes: tuple[Parsed, ...]
-    db: str | None = None
-    table: str | None = None
-
-    @property
-    def table_label(self) -> str:
-        """The event's own db.table, where it names one: what an unread DDL is reported on."""
-        return ".".join(p for p in (self.db, self.table) if p) or "?"
 
 
 @dataclass(frozen=True)

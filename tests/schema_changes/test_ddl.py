@@ -12,8 +12,7 @@ import pytest
 
 from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.schema_changes.changes import NotSchemaChange, Parsed, UnreadDdl
-from cdc_pipelines.schema_changes.ddl import parse_ddl
-from cdc_pipelines.schema_changes.dialects import event_dialect
+from cdc_pipelines.schema_changes.ddl import parse_ddl, read_event
 from tests.conftest import resource
 
 C90 = "ADD COLUMN connector_test.all_mysql_type_test.c90 varchar(30) (STRING, string)"
@@ -31,14 +30,10 @@ SEEDS = [
 ]
 
 
-def _changes(format_id: str, path, catalog_dialect: str = "mysql") -> list[str]:
+def _changes(format_id: str, path, catalog_dialect: str | None = None) -> list[str]:
     events = decode_paths(format_id, [path], topic="t", dt="2024-01-01", options={}, envelope=None).events
-    return [
-        str(change)
-        for event in events
-        if event["op"] == "DDL"
-        for change in parse_ddl(event["ddl"], event_dialect(event["meta"], catalog_dialect))
-    ]
+    ddl_events = [read_event(event, catalog_dialect) for event in events if event["op"] == "DDL"]
+    return [str(change) for event in ddl_events for change in event.changes]
 
 
 @pytest.mark.parametrize(("format_id", "sample", "expected"), SEEDS, ids=[s[0] for s in SEEDS])
@@ -204,6 +199,7 @@ UNREAD = [
     ("mysql", "RENAME TABLE a b", "RENAME without one `old TO new`"),
     ("mysql", "select 'unterminated", "not SQL text"),
     ("mysql", "eg:createxxx", "not an SQL statement"),
+    ("mysql", " /* nothing */ ", "no DDL text"),
 ]
 
 
@@ -244,3 +240,13 @@ def test_a_cut_statement_reads_without_an_error():
         for cut in range(1, len(sql), 7):
             for text in (sql[:cut], sql[cut:], f"{sql[:cut]}, {sql[cut:]}"):
                 assert all(isinstance(c, Parsed) for c in parse_ddl(text, dialect)), text
+
+
+def test_read_event_takes_the_messages_dialect_then_the_catalogs():
+    event = {"event_id": "x", "ddl": "ALTER TABLE t ADD c DATE", "db": "HR", "table_name": "T", "meta": {}}
+    assert [str(c) for c in read_event(event).changes] == ["ADD COLUMN t.c DATE (DATE, date)"]  # MySQL
+    oracle = read_event(event, "OB_ORACLE")
+    assert [str(c) for c in oracle.changes] == ["ADD COLUMN T.C DATE (DATETIME, timestamp_ntz)"]
+    assert (oracle.event_id, oracle.db, oracle.table, oracle.ddl) == ("x", "HR", "T", event["ddl"])
+    named = read_event(event | {"meta": {"dbType": "POSTGRESQL"}}, "OB_ORACLE")
+    assert [str(c) for c in named.changes] == ["ADD COLUMN t.c DATE (DATE, date)"]
