@@ -16,7 +16,8 @@ The policies take Flink CDC's names, and what each does with each change is the 
 
 A type never narrows: the column takes `widen(old, declared)`, and a declared type narrower than the
 column's (a decimal(12,2) declared decimal(10,2), text declared bigint) is a `narrowing` anomaly, so no
-digit is lost. TRUNCATE changes rows, not columns: it is listed (`truncated`) under every policy.
+digit is lost. TRUNCATE changes rows, not columns: it is listed (`truncated`, by the DDL's own table, a
+shard's where routed) under every policy.
 """
 
 from __future__ import annotations
@@ -207,10 +208,10 @@ class _Day:
             change = replace(change, table=_qualified(change.table, event.db))
             if isinstance(change, RenameTable):
                 change = replace(change, new_table=_qualified(change.new_table, event.db))
-            name, shard = self.sink(change.table)
-            if isinstance(change, TruncateTable):
-                self.truncated.append(name)
+            if isinstance(change, TruncateTable):  # a shard's own name: its TRUNCATE empties only its rows
+                self.truncated.append(str(change.table))
                 continue
+            name, shard = self.sink(change.table)
             action = self.actions[type(change)]
             if action == REFUSE:
                 raise SchemaChangeRefused(str(change.table), event.ddl, event.event_id)
@@ -297,11 +298,11 @@ class _Day:
         if old not in table.columns:
             self.anomaly("unknown_column", name, f"RENAME of {old}, not a column")
             return
+        if action == ADD_NEW_NAME:  # the new name may be there already, from the rows: it widens
+            self.set_type(name, new, table.columns[old])
+            return
         if new in table.columns:
             self.anomaly("column_exists", name, f"RENAME of {old} to {new}, already a column: not renamed")
-            return
-        if action == ADD_NEW_NAME:
-            self.set_type(name, new, table.columns[old])
             return
         table.columns = {new if c == old else c: t for c, t in table.columns.items()}
         table.origin = {new if c == old else c: o for c, o in table.origin.items()}

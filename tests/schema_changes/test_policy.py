@@ -167,3 +167,9 @@ def test_widen_is_the_snapshots_widen():
         assert widen(old, new) == typed.widen(old, new), (old, new)
     assert widen("bigint", "decimal(10,2)") == "decimal(22,2)"
     assert widen("decimal(30,10)", "decimal(30,0)") == "string"  # 40 digits
+
+
+def test_lenient_adds_a_new_name_the_rows_brought_already():
+    start = {"shop.orders": {"id": "bigint", "amt": "decimal(10,2)", "amount": "decimal(12,2)"}}
+    plan = plan_day(start, _events(["ALTER TABLE orders RENAME COLUMN amt TO amount"]), LENIENT)
+    assert plan.tables["shop.orders"].columns == start["shop.orders"] and plan.anomalies == ()

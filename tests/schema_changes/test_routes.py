@@ -116,3 +116,8 @@ def test_a_shards_create_widens_the_sink():
         "id": "bigint", "amt": "decimal(14,2)", "note": "string", "extra": "string",
     }  # fmt: skip
     assert plan.created == () and plan.anomalies == ()
+
+
+def test_a_shards_truncate_names_the_shard():
+    plan = plan_day(START, _events([("orders_03", "TRUNCATE TABLE orders_03")]), EVOLVE, ROUTES, SHARDS)
+    assert plan.truncated == ("shop.orders_03",) and plan.steps == ()
