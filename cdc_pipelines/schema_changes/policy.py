@@ -298,8 +298,9 @@ class _Day:
         if old not in table.columns:
             self.anomaly("unknown_column", name, f"RENAME of {old}, not a column")
             return
-        if action == ADD_NEW_NAME:  # the new name may be there already, from the rows: it widens
-            self.set_type(name, new, table.columns[old])
+        if action == ADD_NEW_NAME:  # the new name may be there already, from the rows: it widens to hold both
+            table.origin.setdefault(new, None)
+            table.columns[new] = widen(table.columns.get(new), table.columns[old])
             return
         if new in table.columns:
             self.anomaly("column_exists", name, f"RENAME of {old} to {new}, already a column: not renamed")
