@@ -8,6 +8,8 @@ SeaTunnel's `canal_data.txt` and `canal-data-filter-table.txt`), each line once,
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cdc_pipelines.decode.local import decode_paths
@@ -250,3 +252,30 @@ def test_read_event_takes_the_messages_dialect_then_the_catalogs():
     assert (oracle.event_id, oracle.db, oracle.table, oracle.ddl) == ("x", "HR", "T", event["ddl"])
     named = read_event(event | {"meta": {"dbType": "POSTGRESQL"}}, "OB_ORACLE")
     assert [str(c) for c in named.changes] == ["ADD COLUMN t.c DATE (DATE, date)"]
+
+
+ORACLE_MODE_DDL = [
+    (
+        'ALTER TABLE "HR"."EMP" ADD ("BONUS" NUMBER(12,2))',
+        "ADD COLUMN HR.EMP.BONUS NUMBER(12,2) (DECIMAL, decimal(12,2))",
+    ),
+    (
+        "ALTER TABLE HR.EMP MODIFY (BONUS NUMBER(14,2))",
+        "MODIFY COLUMN HR.EMP.BONUS NUMBER(14,2) (DECIMAL, decimal(14,2))",
+    ),
+    ("ALTER TABLE HR.EMP RENAME COLUMN BONUS TO AWARD", "RENAME COLUMN HR.EMP.BONUS -> AWARD"),
+    ("ALTER TABLE HR.EMP DROP (AWARD)", "DROP COLUMN HR.EMP.AWARD"),
+    ("RENAME EMP TO STAFF", "RENAME TABLE EMP -> STAFF"),
+]
+
+
+def test_an_oracle_mode_oms_topic(tmp_path):
+    """OMS Default DDL records of an OceanBase Oracle-mode tenant (`dbType: OB_ORACLE`), decoded by the codec."""
+    path = tmp_path / "oms-default-oracle.jsonl"
+    path.write_text("".join(
+        json.dumps({"prevStruct": None, "postStruct": {"ddl": ddl}, "recordType": "DDL",
+                    "allMetaData": {"checkpoint": "1671177057", "dbType": "OB_ORACLE", "db": "HR",
+                                    "timestamp": "1671177057", "ddlType": "ALTER_TABLE", "table_name": "EMP"}}) + "\n"
+        for ddl, _ in ORACLE_MODE_DDL
+    ))  # fmt: skip
+    assert _changes("oms-default", path, catalog_dialect="mysql") == [line for _, line in ORACLE_MODE_DDL]
