@@ -121,6 +121,13 @@ class DayPlan:
     truncated: tuple[str, ...] = ()
     anomalies: tuple[Anomaly, ...] = ()
 
+    def tables_after(self, tables: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+        """Every table's columns after the day, from those at its start (the next day's `tables`): the ones
+        the day did not touch, without those it renamed away or dropped, then the ones it changed."""
+        gone = set(self.dropped_tables) | {old for old, _ in self.renamed_tables}
+        kept = {name: dict(columns) for name, columns in tables.items() if name not in gone}
+        return kept | {name: dict(table.columns) for name, table in self.tables.items()}
+
 
 def _decimal_digits(type_name: str) -> tuple[int, int] | None:
     """(integer digits, scale) of a type a decimal can hold without loss; None for other types."""

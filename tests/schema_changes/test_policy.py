@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -173,3 +174,58 @@ def test_lenient_adds_a_new_name_the_rows_brought_already():
     start = {"shop.orders": {"id": "bigint", "amt": "decimal(10,2)", "amount": "decimal(12,2)"}}
     plan = plan_day(start, _events(["ALTER TABLE orders RENAME COLUMN amt TO amount"]), LENIENT)
     assert plan.tables["shop.orders"].columns == start["shop.orders"] and plan.anomalies == ()
+
+
+# three days of a canal topic's DDL (the three-day topic), as canal messages
+THREE_DAYS = [
+    ["CREATE TABLE shop.orders (id BIGINT PRIMARY KEY, amt DECIMAL(10,2), note VARCHAR(20))",
+     "ALTER TABLE shop.orders ADD COLUMN ts DATETIME(6)"],
+    ["ALTER TABLE shop.orders RENAME COLUMN note TO remark", "ALTER TABLE shop.orders CHANGE amt amount DECIMAL(12,2)",
+     "ALTER TABLE shop.orders MODIFY amount DECIMAL(14,2)", "ALTER TABLE shop.orders ADD PARTITION (PARTITION p0)"],
+    ["ALTER TABLE shop.orders DROP COLUMN ts", "RENAME TABLE shop.orders TO shop.orders_2024",
+     "DROP TABLE shop.orders_2024"],
+]  # fmt: skip
+
+
+def _canal_day(tmp_path, day: int, ddls: list[str]) -> list:
+    from cdc_pipelines.decode.local import decode_paths
+    from cdc_pipelines.schema_changes.ddl import read_event
+
+    path = tmp_path / f"day{day}.jsonl"
+    path.write_text("".join(
+        json.dumps({"database": "shop", "table": "orders", "type": "ALTER", "isDdl": True, "sql": ddl, "data": None,
+                    "old": None, "es": 1704067200000 + i, "ts": 1704067200000 + i, "pkNames": None}) + "\n"
+        for i, ddl in enumerate(ddls)
+    ))  # fmt: skip
+    events = decode_paths("oms-canal", [path], topic="t", dt=f"2024-01-0{day}", options={}, envelope=None).events
+    return [read_event(e) for e in events]
+
+
+@pytest.mark.parametrize("policy", [EVOLVE, LENIENT])
+def test_three_days_of_a_canal_topic(tmp_path, policy):
+    tables: dict = {}
+    days = []
+    for day, ddls in enumerate(THREE_DAYS, 1):
+        plan = plan_day(tables, _canal_day(tmp_path, day, ddls), policy)
+        tables = plan.tables_after(tables)
+        days.append(({n: ", ".join(c) for n, c in tables.items()}, [a.kind for a in plan.anomalies]))
+    assert (
+        days
+        == {
+            EVOLVE: [
+                ({"shop.orders": "id, amt, note, ts"}, []),
+                ({"shop.orders": "id, amount, remark, ts"}, ["ddl_unread"]),
+                ({}, []),
+            ],
+            LENIENT: [
+                ({"shop.orders": "id, amt, note, ts"}, []),
+                ({"shop.orders": "id, amt, note, ts, remark, amount"}, ["ddl_unread"]),
+                ({"shop.orders": "id, amt, note, ts, remark, amount"}, []),
+            ],
+        }[policy]
+    )
+
+
+def test_three_days_under_exception_fail_on_the_first(tmp_path):
+    with pytest.raises(SchemaChangeRefused, match="table shop.orders: schema change in event"):
+        plan_day({}, _canal_day(tmp_path, 1, THREE_DAYS[0]), EXCEPTION)
