@@ -4,6 +4,6 @@ which sink table a sharded source table's rows go to (`routes`).
 
 Pure rules, no Spark and no Arrow, so both engines run them once: `ddl` reads DDL with sqlglot into the
 records of `changes`, `declared_types` gives a declared SQL type its logical and Spark type, `policy` plans
-a day, `routes` names the sink of a `db.table`. `dialects` and `routes` import no parser, so the catalog
-can check its keys without loading sqlglot.
+a day, `routes` names the sink of a `db.table`. Only `ddl` imports sqlglot, so the catalog checks its keys
+(`dialects`, `policy`, `routes`) without loading the parser.
 """

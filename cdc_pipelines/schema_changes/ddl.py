@@ -7,7 +7,8 @@ with the reason, so a caller never guesses. Names are kept as the source's catal
 unquoted name is upper case in Oracle and lower case in PostgreSQL, as written in MySQL; a table keeps its
 schema or database part where the DDL gives one (an unqualified table is the event's `db`). The declared
 type of a column is its text as written (`bigint(20) unsigned`), sliced from the statement by the token
-positions sqlglot gives, because sqlglot's own rendering renames some (Oracle's LONG becomes INT).
+positions sqlglot gives, because sqlglot's own rendering renames some (Oracle's LONG becomes INT). A DDL
+text never raises: what sqlglot cannot read is `UnreadDdl`.
 
 Home-made, because sqlglot 30 reads these forms only as a generic `Command` or not at all, and kept to
 sqlglot's tokens and parsers for every name and type:
