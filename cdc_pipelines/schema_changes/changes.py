@@ -42,6 +42,16 @@ class CreateTable:
     columns: tuple[DeclaredColumn, ...]
     primary_key: tuple[str, ...] = ()
 
+    @property
+    def column_types(self) -> dict[str, str]:
+        """The declared columns' logical types, as an event's `column_types`: for rows whose format names none."""
+        return {c.name: c.logical_type for c in self.columns}
+
+    @property
+    def source_types(self) -> dict[str, str]:
+        """The declared columns' types as written, as an event's `source_types`."""
+        return {c.name: c.declared_type for c in self.columns}
+
     def __str__(self) -> str:
         key = f" KEY ({', '.join(self.primary_key)})" if self.primary_key else ""
         return f"CREATE TABLE {self.table} ({', '.join(map(str, self.columns))}){key}"

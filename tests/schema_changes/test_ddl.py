@@ -279,3 +279,9 @@ def test_an_oracle_mode_oms_topic(tmp_path):
         for ddl, _ in ORACLE_MODE_DDL
     ))  # fmt: skip
     assert _changes("oms-default", path, catalog_dialect="mysql") == [line for _, line in ORACLE_MODE_DDL]
+
+
+def test_a_created_tables_types_as_an_events():
+    (create,) = parse_ddl("CREATE TABLE t (id BIGINT UNSIGNED, amt DECIMAL(10,2), at DATETIME(3))", "mysql")
+    assert create.column_types == {"id": "INT", "amt": "DECIMAL", "at": "DATETIME"}
+    assert create.source_types == {"id": "BIGINT UNSIGNED", "amt": "DECIMAL(10,2)", "at": "DATETIME(3)"}
