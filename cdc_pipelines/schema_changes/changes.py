@@ -158,8 +158,6 @@ SchemaChange = (
     CreateTable | AddColumn | DropColumn | RenameColumn | ChangeColumn | ModifyColumn | RenameTable | DropTable
     | TruncateTable
 )  # fmt: skip
-COLUMN_CHANGES = (AddColumn, DropColumn, RenameColumn, ChangeColumn, ModifyColumn)
-TABLE_CHANGES = (CreateTable, RenameTable, DropTable, TruncateTable)
 # what `parse_ddl` gives for each statement (or ALTER clause) of a DDL text, in order
 Parsed = SchemaChange | NotSchemaChange | UnreadDdl
 
