@@ -11,6 +11,9 @@ from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError, ka
 from cdc_pipelines.extract.messages import check_envelope
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.model.table_filter import TableFilter, TableFilterError
+from cdc_pipelines.schema_changes.dialects import dialect_of
+from cdc_pipelines.schema_changes.policy import DEFAULT_POLICY, POLICIES
+from cdc_pipelines.schema_changes.routes import Route, RouteError, routes_of
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,9 @@ class Topic:
     keys_from: str | None = None  # "kafka": key columns still unnamed come from the Kafka message key (kcat envelope)
     tables: TableFilter | None = None  # which of the topic's tables to keep (None: all)
     kafka: KafkaSource | None = None  # read from this Kafka topic, not from extract folders (kcat envelopes)
+    schema_changes: str = DEFAULT_POLICY  # what its DDL does to its snapshots: lenient, evolve, ignore, exception
+    ddl_dialect: str | None = None  # the sqlglot dialect of its DDL where the messages name none
+    routes: tuple[Route, ...] = ()  # sharded tables into one sink table each (schema_changes.routes)
 
 
 KEYS_FROM_KAFKA = "kafka"
@@ -36,7 +42,8 @@ class CatalogError(ValueError):
 
 def load_catalog(path: str | Path) -> list[Topic]:
     """Read and validate a catalog YAML (`topics: [{name, format, options, targets, envelope, snapshot, keys,
-    keys_from, tables: {include, exclude}, kafka: {bootstrap_servers, topic, options}}]`)."""
+    keys_from, tables: {include, exclude}, kafka: {bootstrap_servers, topic, options}, schema_changes,
+    ddl_dialect, routes: [{source_table, sink_table, key}]}]`)."""
     data = yaml.safe_load(Path(path).read_text()) or {}
     topics = []
     for i, entry in enumerate(data.get("topics") or []):
@@ -61,7 +68,8 @@ def load_catalog(path: str | Path) -> list[Topic]:
         kafka = _kafka(entry, path)
         envelope = "kcat" if kafka is not None else entry.get("envelope")  # a Kafka record is read as kcat shows it
         topics.append(Topic(str(entry["name"]), entry["format"], options, targets, envelope, snapshot,
-                            keys, _keys_from(entry, path), _tables(entry, path), kafka))  # fmt: skip
+                            keys, _keys_from(entry, path), _tables(entry, path), kafka,
+                            *_schema_changes(entry, path)))  # fmt: skip
     return topics
 
 
@@ -86,6 +94,23 @@ def _keys(entry: dict, path: str | Path) -> dict[str, tuple[str, ...]]:
     if not valid:
         raise CatalogError(f"topic {entry['name']!r} in {path}: keys must map db.table to a list of column names")
     return {str(table): tuple(cols) for table, cols in keys.items()}
+
+
+def _schema_changes(entry: dict, path: str | Path) -> tuple[str, str | None, tuple[Route, ...]]:
+    """`schema_changes: POLICY`, `ddl_dialect: NAME` (a dialect or a source name as `OB_ORACLE`) and
+    `routes: [{source_table: REGEX, sink_table: db.table, key: [col, ...]}]` (see `schema_changes`)."""
+    where = f"topic {entry['name']!r} in {path}"
+    policy = entry.get("schema_changes", DEFAULT_POLICY)
+    if policy not in POLICIES:
+        raise CatalogError(f"{where}: schema_changes must be one of {', '.join(POLICIES)}, not {policy!r}")
+    named = entry.get("ddl_dialect")
+    dialect = dialect_of(named) if isinstance(named, str) else None
+    if named is not None and dialect is None:
+        raise CatalogError(f"{where}: ddl_dialect {named!r} is not MySQL, Oracle or PostgreSQL (or OceanBase's modes)")
+    try:
+        return policy, dialect, routes_of(entry.get("routes"))
+    except RouteError as exc:
+        raise CatalogError(f"{where}: {exc}") from None
 
 
 def _keys_from(entry: dict, path: str | Path) -> str | None:
