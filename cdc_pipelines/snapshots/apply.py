@@ -36,7 +36,7 @@ from cdc_pipelines.snapshots.fold import (
 )
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
 
-_EFFECT_DDL = (
+EFFECT_DDL = (
     "db string, db_schema string, table_name string, _t string, _k string, _pos binary, sub int, kind string,"
     " expect string, pk_columns array<string>, op string, event_id string, event_time timestamp, dt string,"
     " after map<string,string>, column_types map<string,string>"
@@ -110,7 +110,7 @@ def effects_frame(
 ) -> DataFrame:
     """The effect stream of `changes` (`effects.day_effects`), unsorted, as Spark rows."""
     run = functools.partial(fx.day_effects, keys=dict(keys or {}), kafka_keys=kafka_keys)
-    return changes.select(*fx.EVENT_COLUMNS).mapInArrow(run, _EFFECT_DDL)
+    return changes.select(*fx.EVENT_COLUMNS).mapInArrow(run, EFFECT_DDL)
 
 
 def day_tables(effects: DataFrame) -> tuple[list[tuple], list[dict]]:
@@ -241,16 +241,21 @@ def fold_local(
     return LocalFold(effects, out.filter(pc.invert(tally)), figures, live)
 
 
+def local_frame(spark: SparkSession, rows: pa.Table, schema: str) -> DataFrame:
+    """Local rows as a Spark frame; an empty table as one empty chunk (Spark cannot read none)."""
+    return spark.createDataFrame(rows if rows.num_rows else rows.schema.empty_table(), schema)
+
+
 def applied_from_local(spark: SparkSession, day: LocalFold, skipped: list[dict]) -> Applied:
     """The frames of a day `fold_local` folded, as local Spark rows for the writes."""
     effects, text = day.effects, ", ".join(f"{c} string" for c in (*TABLE, "_t"))
     events = effects.filter(pc.equal(effects.column("sub"), 0)).select([*TABLE, "_t", "dt", "op", "event_id"])
     truncated = effects.filter(pc.equal(effects.column("kind"), fx.TRUNCATE)).group_by([*TABLE, "_t"]).aggregate([])
     return Applied(
-        **_frames(spark.createDataFrame(day.folded, _FOLD_DDL)),
-        truncated=spark.createDataFrame(truncated.select([*TABLE, "_t"]), text),
+        **_frames(local_frame(spark, day.folded, _FOLD_DDL)),
+        truncated=local_frame(spark, truncated.select([*TABLE, "_t"]), text),
         skipped=skipped,
-        events=spark.createDataFrame(events, f"{text}, dt string, op string, event_id string"),
-        live_before=spark.createDataFrame(day.live.select([*TABLE, "_t", "_k"]), f"{text}, _k string"),
+        events=local_frame(spark, events, f"{text}, dt string, op string, event_id string"),
+        live_before=local_frame(spark, day.live.select([*TABLE, "_t", "_k"]), f"{text}, _k string"),
         tables=_figure_dicts(day.figures),
     )

@@ -251,7 +251,7 @@ def snapshot_day(
         if not folded.truncated & spark_read:
             result = apply.applied_from_local(spark, folded, skipped)
         else:
-            effects = spark.createDataFrame(local_effects, apply.EFFECT_DDL)
+            effects = apply.local_frame(spark, local_effects, apply.EFFECT_DDL)
     result = result or apply_effects(effects, live_keys, skipped)
     # a local lake: a small day's datasets and every day's versions committed by delta-rs
     local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
