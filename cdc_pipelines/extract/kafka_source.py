@@ -58,7 +58,15 @@ class KafkaSource:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(redacted(self.options).items()))
         return f"kafka topic {self.topic} at {self.bootstrap_servers}" + (f" ({settings})" if settings else "")
 
-
+    def error(self, what: str, cause: str) -> KafkaSourceError:
+        """The error of a failed lookup or read, by either client: what failed and the client's words, with
+        every secret of the settings (as the client saw them, `${NAME}` expanded) blanked out."""
+        try:
+            settings = self.consumer_settings()
+        except KafkaSourceError:
+            settings = dict(self.options)
+        cause = scrub(cause, settings)
+        return KafkaSourceError(f"kafka topic {self.topic} at {self.bootstrap_servers}: {what}: {cause}")
 
 
 def _expand(value: str) -> str:
