@@ -24,7 +24,10 @@ from cdc_pipelines.extract.kafka_lines import RECORD_SCHEMA
 from cdc_pipelines.extract.kafka_plan import PartitionState, PlannedRange, reading
 from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
 
+# librdkafka's own log lines (each failed connect among them) go to logging, unseen where nothing handles them:
+# what a failed call needs is in its error
 _LOG = logging.getLogger(__name__)
+_LOG.addHandler(logging.NullHandler())
 # JAAS login modules whose username and password librdkafka takes as `sasl.username` / `sasl.password`
 _LOGINS = ("org.apache.kafka.common.security.plain.PlainLoginModule",
            "org.apache.kafka.common.security.scram.ScramLoginModule")  # fmt: skip
@@ -77,7 +80,7 @@ def _consumer_conf(source: KafkaSource, errors: list) -> dict:
     conf = {
         "group.id": "cdc-pipelines", "enable.auto.commit": False, "enable.auto.offset.store": False,
         "auto.offset.reset": "error", "enable.partition.eof": True, "isolation.level": "read_uncommitted",
-        "allow.auto.create.topics": False, "socket.timeout.ms": source.timeout_ms,
+        "allow.auto.create.topics": False,
         **client_settings(source.consumer_settings()),
         "error_cb": errors.append, "logger": _LOG,
     }  # fmt: skip
