@@ -369,7 +369,6 @@ def _confs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
 
 def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
     """`decode --kafka`: the day `--dt` of the topic into `--out`, at the offsets recorded there if any."""
-    from cdc_pipelines.decode.kafka_day import decode_kafka_day, write_kafka_day
     from cdc_pipelines.engines.choice import DECODE, LOCAL, asked
 
     if args.format == "auto":
@@ -385,6 +384,8 @@ def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
                                            limit=limit)  # fmt: skip
         if by_day is not None:
             return by_day[args.dt]
+    from cdc_pipelines.decode.kafka_day import decode_kafka_day, write_kafka_day
+
     spark = _spark(args)
     with spark_progress(spark, "decode"):
         decoded = decode_kafka_day(spark, source, args.format, topic=args.topic, dt=args.dt, lake_root=args.out,

@@ -219,8 +219,11 @@ def _batches(source: KafkaSource, ranges: list[PlannedRange]) -> Iterator[pa.Rec
         client.call(client.consumer.assign, [TopicPartition(source.topic, r.partition, r.start_offset)
                                              for r in todo.values()])  # fmt: skip
         idle_until = time.monotonic() + source.timeout_ms / 1000
+        following = {p: r.start_offset for p, r in todo.items()}  # the next offset of each partition
         while todo:
-            messages = client.call(client.consumer.consume, num_messages=10_000, timeout=_POLL_S)
+            # `consume` returns once it holds `num_messages` (or at its timeout): ask for no more than is left
+            left = sum(todo[p].scan_end - following[p] for p in todo)
+            messages = client.call(client.consumer.consume, num_messages=max(1, min(left, 10_000)), timeout=_POLL_S)
             rows = []
             for m in messages:
                 error = m.error()
@@ -232,6 +235,7 @@ def _batches(source: KafkaSource, ranges: list[PlannedRange]) -> Iterator[pa.Rec
                 plan = todo.get(m.partition())
                 if plan is None or m.offset() >= plan.scan_end:
                     continue
+                following[m.partition()] = m.offset() + 1
                 kind, ts = m.timestamp()
                 headers = m.headers()
                 rows.append({"topic": m.topic(), "partition": m.partition(), "offset": m.offset(),

@@ -89,9 +89,7 @@ def read_offsets_local(
     lake_root: str | Path, day: str, source_topic: str
 ) -> tuple[str | None, dict[int, PartitionOffsets]]:
     """`read_offsets` of a local lake, with delta-rs (no JVM)."""
-    names = [f.name for f in OFFSETS_SCHEMA.fields]
-    table = delta_rs.read_partition(offsets_path(lake_root), "dt", day, names)
-    rows = [r for r in ([] if table is None else table.to_pylist()) if r["source_topic"] == source_topic]
+    rows = delta_rs.small_partition_rows(offsets_path(lake_root), {"dt": day, "source_topic": source_topic})
     if not rows:
         return None, {}
     return rows[0]["kafka_topic"], {r["partition"]: _partition_offsets(r) for r in rows}
