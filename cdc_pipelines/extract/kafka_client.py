@@ -77,14 +77,13 @@ def client_settings(settings: Mapping[str, str]) -> dict[str, str]:
 def _consumer_conf(source: KafkaSource, errors: list) -> dict:
     """The consumer's whole configuration: the source's, read uncommitted as Java's consumer (and Spark's) does,
     no group offsets, an offset out of range an error (never a silent reset)."""
-    conf = {
+    return {
         "group.id": "cdc-pipelines", "enable.auto.commit": False, "enable.auto.offset.store": False,
         "auto.offset.reset": "error", "enable.partition.eof": True, "isolation.level": "read_uncommitted",
         "allow.auto.create.topics": False,
         **client_settings(source.consumer_settings()),
         "error_cb": errors.append, "logger": _LOG,
     }  # fmt: skip
-    return conf
 
 
 def check_settings(source: KafkaSource) -> str | None:

@@ -17,6 +17,7 @@ import pytest
 
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.decode.kafka_day import decode_kafka_day, pin_kafka_day, write_kafka_day
+from cdc_pipelines.decode.kafka_local import read_local_day
 from cdc_pipelines.decode.runner import decode_files
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, kafka_source
 from cdc_pipelines.lake.io import read_canonical, table_version
@@ -209,6 +210,11 @@ def test_offsets_deleted_by_retention_fail_the_day(spark, topics, tmp_path):
         decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0), lake_root=lake)
     with pytest.raises(KafkaSourceError, match=f"retention may have deleted offsets of day {day(0)}"):
         decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0))
+    # the local engine's native client, at the offsets Spark recorded and by timestamps: the same refusals
+    with pytest.raises(KafkaSourceError, match=f"kafka topic {name}: retention deleted offsets of day {day(0)}"):
+        read_local_day(_source(topics, name), "oms-debezium", topic=name, dt=day(0), lake_root=lake)
+    with pytest.raises(KafkaSourceError, match=f"retention may have deleted offsets of day {day(0)}"):
+        read_local_day(_source(topics, name), "oms-debezium", topic=name, dt=day(0))
 
 
 def test_sasl_settings_reach_the_source_and_a_failed_login_exits_2(spark, broker, topics, tmp_path, capsys):
