@@ -232,7 +232,10 @@ def _batches(source: KafkaSource, ranges: list[PlannedRange]) -> Iterator[pa.Rec
                 if error is not None:
                     raise client.fail("read failed", Exception(error))
                 plan = todo.get(m.partition())
-                if plan is None or m.offset() >= plan.scan_end:
+                if plan is None:
+                    continue
+                if m.offset() >= plan.scan_end:  # past the range (its last offsets were no records: markers)
+                    del todo[m.partition()]
                     continue
                 following[m.partition()] = m.offset() + 1
                 kind, ts = m.timestamp()
