@@ -1,8 +1,9 @@
 """Where a topic's messages come from when they are read from Kafka: the broker, the Kafka topic, and
 the consumer settings (security among them), kept apart from anything that is logged.
 
-Settings come from the catalog's `kafka.options`, or from `--conf kafka.KEY=VALUE` on the command line
-(Spark's Kafka source takes them as `kafka.KEY`). Passwords, JAAS configs and keys must never reach a
+Settings come from the catalog's `kafka.options`, or from `--conf kafka.KEY=VALUE` on the command line,
+in the Java client's names (Spark's Kafka source takes them as `kafka.KEY`; the local engine's native client
+in librdkafka's, `extract.kafka_client.client_settings`). Passwords, JAAS configs and keys must never reach a
 log, the quality report or Dagster's metadata: `redacted` is the only form any of those sees.
 """
 
