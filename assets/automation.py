@@ -1,7 +1,7 @@
 """What starts the daily job: a sensor that runs a day once it is ready in every topic, and the 02:00 schedule.
 
 The sensor looks at the last `LOOKBACK_DAYS` days and requests each one whose every topic is ready: a
-Kafka topic when every partition is past the day's end plus its late seconds (`extract.kafka.day_waits_for`,
+Kafka topic when every partition is past the day's end plus its late seconds (`extract.kafka_plan.day_waits_for`,
 the look-up the raw asset's read requires), an extract folder when its `_SUCCESS` marker is there or its
 files stopped changing (`extract.ready`). Its cursor keeps the days it requested, so a day is requested
 once; either way starts a day only when no run of it exists (`day_has_run`), and both use the day as the
@@ -18,8 +18,10 @@ import dagster as dg
 
 from assets.partitions import DAILY
 from cdc_pipelines.extract.catalog import Topic
-from cdc_pipelines.extract.kafka import day_waits_for
+from cdc_pipelines.extract.kafka_client import NativeLookup, check_settings
 from cdc_pipelines.extract.kafka_days import KafkaDayError, day_bounds
+from cdc_pipelines.extract.kafka_lookup import SparkLookup
+from cdc_pipelines.extract.kafka_plan import day_waits_for
 from cdc_pipelines.extract.kafka_source import KafkaSourceError
 from cdc_pipelines.extract.ready import folder_waits_for, settle_minutes
 from cdc_pipelines.runtime.storage import local_path
@@ -44,7 +46,9 @@ def topic_waits_for(topic: Topic, day: str, storage: LakeStorageResource, pyspar
         return folder_waits_for(folder, settle) if folder else f"{topic.name}'s extracts are not on this machine"
     try:
         bounds = day_bounds(day, topic.kafka.time_zone, topic.kafka.late_seconds)
-        return day_waits_for(pyspark.spark_session, topic.kafka, bounds)
+        native = check_settings(topic.kafka) is None  # the native client's lookups need no JVM
+        lookup = NativeLookup(topic.kafka) if native else SparkLookup(pyspark.spark_session, topic.kafka)
+        return day_waits_for(lookup, topic.kafka, bounds)
     except (KafkaDayError, KafkaSourceError) as exc:
         return str(exc)
 

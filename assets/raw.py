@@ -3,10 +3,12 @@ topic read from Kafka, the day's offsets, looked up once and recorded so the dec
 
 import dagster as dg
 
+from assets.canonical import settings_without_spark
 from assets.keys import raw_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.decode.days import extract_stats
 from cdc_pipelines.decode.kafka_day import pin_kafka_day
+from cdc_pipelines.decode.kafka_local import needs_spark, pin_kafka_day_locally
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.model.kafka_offsets import summarize
 from resources import LakeStorageResource
@@ -45,10 +47,15 @@ def raw_extract_asset(topic: Topic) -> dg.AssetsDefinition:
     def _kafka_days(context, storage, pyspark) -> dg.MaterializeResult:
         """Record each day's offsets (`lake/kafka_offsets`), which the decode then reads; per day, the
         offsets and message count of each partition. Secrets never reach the metadata (`describe`)."""
-        spark = pyspark.spark_session
+        local = settings_without_spark(pyspark.spark_config) is not None
+        native = local and needs_spark(topic.kafka, storage.lake_root) is None
         for dt in context.partition_keys:
-            offsets = pin_kafka_day(spark, topic.kafka, topic.format, topic=topic.name, dt=dt,
-                                    lake_root=storage.lake_root)  # fmt: skip
+            if native:  # no JVM: the native client and delta-rs (`decode.kafka_local`)
+                offsets = pin_kafka_day_locally(topic.kafka, topic.format, topic=topic.name, dt=dt,
+                                                lake_root=storage.lake_root)  # fmt: skip
+            else:
+                offsets = pin_kafka_day(pyspark.spark_session, topic.kafka, topic.format, topic=topic.name, dt=dt,
+                                        lake_root=storage.lake_root)  # fmt: skip
             context.add_asset_metadata(
                 {"messages": sum(o.messages for o in offsets), "partitions": dg.MetadataValue.json(summarize(offsets))},
                 partition_key=dt,

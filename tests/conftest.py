@@ -52,6 +52,17 @@ def _event_order(event: dict) -> tuple:
 
 
 @pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory):
+    """One Kafka broker (`tests.extract.kafka_broker`) for the session's Kafka system tests; each module makes
+    its own topics on it."""
+    from tests.extract.kafka_broker import start_broker
+
+    running = start_broker(tmp_path_factory.mktemp("kafka"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
 def decode():
     """decode(format_id, path, envelope=None, **options) -> (events in input order, rejects by line, LocalDecode).
 

@@ -79,11 +79,8 @@ def decode_days(
     results = {dt: {t.name: dict.fromkeys(MESSAGE_COUNTS, 0) for t in topics} for dt in dts}
     committed: set[tuple[str, str]] = set()
     for topic in topics:
-        if topic.kafka is not None:  # read from Kafka at the offsets its raw asset recorded (decode.kafka_day)
-            from cdc_pipelines.decode.kafka_day import decode_kafka_days
-
-            by_day = decode_kafka_days(session(), topic.kafka, topic.format, topic=topic.name, dts=list(dts),
-                                       lake_root=out, options=topic.options, tables=topic.tables)  # fmt: skip
+        if topic.kafka is not None:  # read from Kafka at the offsets its raw asset recorded
+            by_day = _kafka_days(session, topic, out, dts, local_conf)
             for dt, counts in by_day.items():  # its counts committed with each day (`kafka_day.write_kafka_day`)
                 results[dt][topic.name] = counts
                 committed.add((dt, topic.name))
@@ -108,6 +105,26 @@ def decode_days(
         for dt, counts in write_decoded_by_day(decoded, out, dt_of_path).items():
             results[dt][topic.name] = counts
     return results, committed
+
+
+def _kafka_days(
+    session: Callable[[], SparkSession], topic: Topic, out: str | Path, dts: Sequence[str],
+    local_conf: Mapping[str, str] | None,
+) -> dict[str, dict[str, int]]:  # fmt: skip
+    """A Kafka topic's days decoded, their counts committed with each: by the native client where nothing asks
+    for Spark (`decode.kafka_local`), else by Spark's Kafka source (`decode.kafka_day`)."""
+    from cdc_pipelines.decode import kafka_local
+
+    if local_conf is not None and kafka_local.needs_spark(topic.kafka, out) is None:
+        by_day = kafka_local.decode_kafka_days_locally(topic.kafka, topic.format, topic=topic.name, dts=list(dts),
+                                                       lake_root=out, options=topic.options, tables=topic.tables,
+                                                       limit=kafka_local.max_messages(local_conf))  # fmt: skip
+        if by_day is not None:
+            return by_day
+    from cdc_pipelines.decode.kafka_day import decode_kafka_days
+
+    return decode_kafka_days(session(), topic.kafka, topic.format, topic=topic.name, dts=list(dts), lake_root=out,
+                             options=topic.options, tables=topic.tables)  # fmt: skip
 
 
 def canonical_days(spark: SparkSession, lake_root: str | Path, dts: Sequence[str], topics: Sequence[str]) -> DataFrame:

@@ -105,6 +105,15 @@ def decode_in_process(
     run counts (events first, counts last, as the Spark decode commits them); the counts, checked."""
     events, rejects, counts = decoded_events(format_id, files, topic=topic, dt=dt, options=options, envelope=envelope,
                                              tables=tables)  # fmt: skip
+    return replace_decoded(events, rejects, counts, format_id=format_id, dt=dt, topic=topic, out=out)
+
+
+def replace_decoded(
+    events: pa.Table, rejects: list[dict], counts: dict[str, int], *, format_id: str, dt: str, topic: str,
+    out: str | Path,
+) -> dict[str, int]:  # fmt: skip
+    """`decoded_events`' results committed: the `(dt, topic)` partition of `changes`, then of `rejects` and the
+    run counts (`replace_rejects_and_counts`); the counts, checked."""
     root = local_path(out)
     replace = [{"dt": dt, "source_topic": topic}]
     delta_rs.replace_partitions(events, os.path.join(root, CHANGES_DIR), replace, CANONICAL_SCHEMA,
@@ -126,6 +135,13 @@ def decoded_events(
     marked; those of the tables `tables` leaves out counted as filtered), the reject rows, and the run's
     counts."""
     rows, read = decoded_paths(format_id, files, topic=topic, options=options, envelope=envelope)
+    return events_of_rows(format_id, rows, read, topic=topic, dt=dt, tables=tables)
+
+
+def events_of_rows(
+    format_id: str, rows: list[dict], read: int, *, topic: str, dt: str, tables: TableFilter | None = None
+) -> tuple[pa.Table, list[dict], dict[str, int]]:
+    """`decoded_events` of rows already decoded (`local.decoded_lines`) from `read` messages."""
     if tables is not None:
         for row in rows:
             row["filtered"] = row["reject_reason"] is None and not tables.keeps(row["db"], row["table_name"])

@@ -1,4 +1,5 @@
-"""Decode one day of a Kafka topic into the lake: read, decode, write, and record what was read.
+"""Decode one day of a Kafka topic into the lake on Spark: read, decode, write, and record what was read
+(the local engine's day: `decode.kafka_local`).
 
 The Kafka counterpart of `decode_files` + `write_decoded` for the CLI and the Dagster asset. Nothing is
 written until the day's offsets are planned and the broker answered (an unreachable broker, a missing
@@ -13,10 +14,11 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from cdc_pipelines.decode.kafka_local import check_recorded_topic, kafka_bounds
 from cdc_pipelines.decode.runner import DecodedExtract, decode_lines, write_decoded
-from cdc_pipelines.extract.kafka import KAFKA_ENVELOPE, KafkaDay, read_kafka_day
-from cdc_pipelines.extract.kafka_days import KafkaDayError, day_bounds
-from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
+from cdc_pipelines.extract.kafka import KafkaDay, read_kafka_day
+from cdc_pipelines.extract.kafka_lines import KAFKA_ENVELOPE
+from cdc_pipelines.extract.kafka_source import KafkaSource
 from cdc_pipelines.formats import resolve_codec
 from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
 from cdc_pipelines.lake.run_counts import write_counts
@@ -48,17 +50,11 @@ def decode_kafka_day(
     it when there are any, else by timestamps in the source's time zone."""
     codec = resolve_codec(format_id, options)
     codec.codec.check_ready(codec.options)
-    try:
-        bounds = day_bounds(dt, source.time_zone, source.late_seconds)
-    except KafkaDayError as exc:
-        raise KafkaSourceError(f"kafka topic {source.topic}: {exc}") from None
+    bounds = kafka_bounds(source, dt)
     recorded: dict[int, PartitionOffsets] = {}
     if lake_root is not None:
         kafka_topic, recorded = read_offsets(spark, lake_root, dt, topic)
-        if recorded and kafka_topic != source.topic:
-            raise KafkaSourceError(
-                f"day {dt} of topic {topic} was read from kafka topic {kafka_topic}, not {source.topic}"
-            )
+        check_recorded_topic(source, kafka_topic, recorded, topic=topic, dt=dt)
     day = read_kafka_day(spark, source, bounds, codec.codec, recorded)
     decoded = decode_lines(day.lines, codec, topic=topic, dt=dt, envelope=KAFKA_ENVELOPE, tables=tables)
     return KafkaDecoded(decoded, day, bool(recorded))

@@ -59,15 +59,26 @@ def decoded_paths(
     envelope: str | None = None,
 ) -> tuple[list[dict], int]:
     """(rows of the decoded table, messages read) of files decoded in process, split updates paired."""
+    lines = [line for p in paths for f in _files(p) for line in file_lines(f, format_id)]
+    return decoded_lines(format_id, lines, topic=topic, options=options, envelope=envelope), len(lines)
+
+
+def decoded_lines(
+    format_id: str,
+    lines: Iterable[Line],
+    *,
+    topic: str,
+    options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
+) -> list[dict]:
+    """Rows of the decoded table of `lines` decoded in process (a file's, a Kafka day's), split updates paired."""
     codec = get_codec(format_id)
     resolved = codec.resolve_options(dict(options or {}))
-    lines = [line for p in paths for f in _files(p) for line in file_lines(f, format_id)]
     rows = list(decoded_rows(format_id, topic, lines, resolved, envelope))
     halves = [r for r in rows if r.get("pair_key") is not None and r["reject_reason"] is None]
-    rows = [r for r in rows if r.get("pair_key") is None or r["reject_reason"] is not None] + list(
+    return [r for r in rows if r.get("pair_key") is None or r["reject_reason"] is not None] + list(
         pair_halves_in_memory(halves, codec.update_has_before)
     )
-    return rows, len(lines)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cdc_pipelines.extract.kafka_source import KafkaSource
 from cdc_pipelines.formats import OptionError
 from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR, SNAPSHOTS_DIR
@@ -38,7 +39,7 @@ class EngineError(OptionError):
 class Run:
     """What the table reads of a run: the step, the lake and the output folder, the process's settings and
     those given on the command line alone (`command_conf`); a decode's `inputs`, `format_id`, whether it
-    filters tables (`filtered`) and whether it reads Kafka (`kafka`); an encode's days (`dts`, None: all)."""
+    filters tables (`filtered`) and the Kafka source it reads (`kafka`); an encode's days (`dts`, None: all)."""
 
     step: str
     lake_root: str
@@ -48,7 +49,7 @@ class Run:
     inputs: tuple[str, ...] = ()
     format_id: str | None = None
     filtered: bool = False
-    kafka: bool = False
+    kafka: KafkaSource | None = None
     dts: tuple[str, ...] | None = None
 
 
@@ -84,8 +85,17 @@ def _decode_needs_spark(run: Run) -> bool:
     in-process size)."""
     from cdc_pipelines.decode.without_spark import local_engine
 
+    if run.kafka is not None:
+        return False  # a Kafka day's rows are counted once its offsets are looked up (`decode.kafka_local`)
     files, out = run.inputs, run.lake_root
     return local_engine(run.format_id, files, out, run.conf, spark_asked=False, filtered=run.filtered)[0] is None
+
+
+def _kafka_needs_spark(run: Run) -> bool:
+    """Settings of the Kafka source the native client refuses (`extract.kafka_client.check_settings`)."""
+    from cdc_pipelines.extract.kafka_client import check_settings
+
+    return run.kafka is not None and check_settings(run.kafka) is not None
 
 
 def _encode_needs_spark(run: Run) -> bool:
@@ -122,8 +132,11 @@ TABLE = (
     Row((SNAPSHOTS,), "always", SPARK, True,
         "the snapshot fold and its MERGEs have no local engine yet (small tables are still written by delta-rs)",
         lambda run: True),
-    Row((DECODE,), "a day read from Kafka", SPARK, True, "Spark's Kafka source reads it; the local engine has no "
-        "Kafka client yet", lambda run: run.kafka),
+    Row((DECODE,), "a day read from Kafka with a setting the native Kafka client (librdkafka) cannot take: a JAAS "
+        "login other than PLAIN or SCRAM, a Java client's own setting", SPARK, True,
+        "Spark's Kafka source runs Kafka's Java client; the local engine reads a day with confluent-kafka (a day "
+        "past `cdc.decode.kafka_in_process_max_messages` offsets, known once they are looked up, still goes to "
+        "Spark under auto)", _kafka_needs_spark),
     Row((DECODE,), "past `cdc.decode.in_process_max_bytes`: a table filter, compressed or Avro-container files, "
         "CSV tuples; or inputs off local disk", SPARK, True,
         "the local decode reads local files; past that size a pool of processes, which reads plain lines and "

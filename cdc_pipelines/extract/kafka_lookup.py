@@ -1,9 +1,10 @@
 """Offsets looked up once on the driver, before Spark reads: Kafka's own consumer in Spark's JVM.
 
-Spark's Kafka source brings `kafka-clients` (the jars `runtime.session.jar_packages` adds), so the
-lookups go through the same client, with the same security settings, that the read itself uses: no
-second Kafka client in Python. Each lookup is bounded by the source's `timeout_ms`; every failure becomes
-one `KafkaSourceError` naming the topic and what failed, with secrets scrubbed from the client's words.
+Spark's Kafka source brings `kafka-clients` (the jars `runtime.session.jar_packages` adds), so a day Spark
+reads is looked up through the same client, with the same security settings, that the read itself uses (the
+local engine's day goes through the native client, `extract.kafka_client`). Each lookup is bounded by the
+source's `timeout_ms`; every failure becomes one `KafkaSourceError` naming the topic and what failed, with
+secrets scrubbed from the client's words.
 """
 
 from __future__ import annotations
@@ -14,20 +15,10 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError, scrub
+from cdc_pipelines.extract.kafka_plan import PartitionState
+from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
 
 _BYTES = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
-
-
-@dataclass(frozen=True)
-class PartitionState:
-    """What the broker holds of one partition now: its first retained offset, its high watermark, and the
-    first offsets at or past the given timestamps (None where no message is that late)."""
-
-    partition: int
-    log_start: int
-    high_watermark: int
-    at: dict[int, int | None]
 
 
 def _cause(error: Exception) -> str:
@@ -75,12 +66,7 @@ def _consumer(spark: SparkSession, source: KafkaSource) -> Iterator[object]:
 
 
 def _error(source: KafkaSource, what: str, exc: Exception) -> KafkaSourceError:
-    try:
-        settings = source.consumer_settings()  # secrets as the client saw them (`${NAME}` expanded)
-    except KafkaSourceError:
-        settings = dict(source.options)
-    cause = scrub(_cause(exc), settings)
-    return KafkaSourceError(f"kafka topic {source.topic} at {source.bootstrap_servers}: {what}: {cause}")
+    return source.error(what, _cause(exc))
 
 
 def partition_states(spark: SparkSession, source: KafkaSource, timestamps: list[int]) -> list[PartitionState]:
@@ -151,3 +137,17 @@ def newest_timestamps(spark: SparkSession, source: KafkaSource, states: list[Par
             cause = _cause(exc)
             raise _error(source, _what_failed(cause), exc) from None
     return out
+
+
+@dataclass(frozen=True)
+class SparkLookup:
+    """The `kafka_plan.OffsetLookup` of Spark's Kafka consumer, in the session's JVM."""
+
+    spark: SparkSession
+    source: KafkaSource
+
+    def partition_states(self, timestamps: list[int]) -> list[PartitionState]:
+        return partition_states(self.spark, self.source, timestamps)
+
+    def newest_timestamps(self, states: list[PartitionState]) -> dict[int, int | None]:
+        return newest_timestamps(self.spark, self.source, states)

@@ -1,8 +1,9 @@
 """Where a topic's messages come from when they are read from Kafka: the broker, the Kafka topic, and
 the consumer settings (security among them), kept apart from anything that is logged.
 
-Settings come from the catalog's `kafka.options`, or from `--conf kafka.KEY=VALUE` on the command line
-(Spark's Kafka source takes them as `kafka.KEY`). Passwords, JAAS configs and keys must never reach a
+Settings come from the catalog's `kafka.options`, or from `--conf kafka.KEY=VALUE` on the command line,
+in the Java client's names (Spark's Kafka source takes them as `kafka.KEY`; the local engine's native client
+in librdkafka's, `extract.kafka_client.client_settings`). Passwords, JAAS configs and keys must never reach a
 log, the quality report or Dagster's metadata: `redacted` is the only form any of those sees.
 """
 
@@ -58,7 +59,15 @@ class KafkaSource:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(redacted(self.options).items()))
         return f"kafka topic {self.topic} at {self.bootstrap_servers}" + (f" ({settings})" if settings else "")
 
-
+    def error(self, what: str, cause: str) -> KafkaSourceError:
+        """The error of a failed lookup or read, by either client: what failed and the client's words, with
+        every secret of the settings (as the client saw them, `${NAME}` expanded) blanked out."""
+        try:
+            settings = self.consumer_settings()
+        except KafkaSourceError:
+            settings = dict(self.options)
+        cause = scrub(cause, settings)
+        return KafkaSourceError(f"kafka topic {self.topic} at {self.bootstrap_servers}: {what}: {cause}")
 
 
 def _expand(value: str) -> str:

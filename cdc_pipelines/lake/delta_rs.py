@@ -11,7 +11,9 @@ Used for local paths only: the lake's other filesystems are configured through H
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from urllib.parse import unquote
 
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -35,6 +37,31 @@ def read_rows(path: str) -> list[dict]:
     if not DeltaTable.is_deltatable(local):
         return []
     return DeltaTable(local).to_pyarrow_table().to_pylist()
+
+
+def small_partition_rows(path: str, partition: Mapping[str, str]) -> list[dict]:
+    """The rows of the small local table at `path` in `partition` (a value of each partition column), its
+    partition columns among them; none where there is no table. Read file by file, without pyarrow's dataset
+    module, whose import is most of a second of a short process (the local Kafka day's recorded offsets); a
+    table with reader features (deletion vectors) is read by `read_partition`."""
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    local = local_table_path(path)
+    if local is None or not DeltaTable.is_deltatable(local):
+        return []
+    table = DeltaTable(local)
+    if table.protocol().reader_features:
+        first, *rest = partition.items()
+        rows = read_partition(path, first[0], first[1], table.schema().to_arrow().names).to_pylist()
+        return [r for r in rows if all(r[k] == v for k, v in rest)]
+    rows = []
+    for action in pa.table(table.get_add_actions(flatten=True)).to_pylist():
+        values = {k: action[f"partition.{k}"] for k in partition}
+        if values == dict(partition):
+            file = os.path.join(local, unquote(action["path"]))
+            rows += [r | values for r in pq.ParquetFile(file).read().to_pylist()]
+    return rows
 
 
 def read_partition(path: str, column: str, value: str, columns: Sequence[str]) -> pa.Table | None:

@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.lake import delta_rs
 from tests.conftest import resource
+from tests.extract.kafka_broker import free_port
 
 DAY = "2024-03-01"
 
@@ -26,8 +27,11 @@ def test_local_asked_where_only_spark_serves_fails_at_once_saying_why(tmp_path, 
     assert "--engine local cannot run decode here: past `cdc.decode.in_process_max_bytes`: a table filter" in (
         _error(capsys)
     )
-    assert main([*decode, "--kafka", "127.0.0.1:1"]) == 2
-    assert "--engine local cannot run decode here: a day read from Kafka" in _error(capsys)
+    kerberos = "kafka.sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;"
+    assert main([*decode, "--kafka", "127.0.0.1:1", "--conf", kerberos]) == 2
+    assert "--engine local cannot run decode here: a day read from Kafka with a setting the native" in _error(capsys)
+    assert main([*decode, "--kafka", f"127.0.0.1:{free_port()}", "--conf", "kafka.timeout_ms=1000"]) == 2
+    assert "kafka topic default at 127.0.0.1:" in _error(capsys)  # the native client's, no JVM started
     assert not (tmp_path / "lake").exists()  # nothing written
     assert main(["snapshot", "--canonical", str(tmp_path / "lake"), "--dt", DAY, "--engine", "local"]) == 2
     assert "the snapshot fold and its MERGEs have no local engine yet" in _error(capsys)

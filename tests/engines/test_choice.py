@@ -60,3 +60,23 @@ def test_the_engine_asked_for_by_flag_then_setting():
     assert asked({SETTING: "spark"}, "local") == LOCAL
     with pytest.raises(EngineError, match="takes local, spark or auto, not 'jvm'"):
         asked({SETTING: "jvm"})
+
+
+def test_a_kafka_day_is_the_local_engines_unless_its_settings_are_javas(monkeypatch):
+    """The native client reads a Kafka day of a local lake; a login librdkafka cannot take, or a lake elsewhere,
+    leaves it to Spark's Kafka source (and `--engine local` says why)."""
+    from cdc_pipelines.engines.choice import DECODE
+    from cdc_pipelines.extract.kafka_source import kafka_source
+
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+    plain = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";'
+    kerberos = "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;"
+
+    def run(lake: str = "/tmp/lake", **options) -> Run:
+        return Run(DECODE, lake, None, {}, kafka=kafka_source("127.0.0.1:9092", "orders", options))
+
+    assert choose(run()) == choose(run(**{"sasl.jaas.config": plain})) == LOCAL
+    assert choose(run(), SPARK) == SPARK
+    assert choose(run(lake="s3a://bucket/lake")) == choose(run(**{"sasl.jaas.config": kerberos})) == SPARK
+    with pytest.raises(EngineError, match="a day read from Kafka with a setting the native Kafka client"):
+        choose(run(**{"sasl.jaas.config": kerberos}), LOCAL)

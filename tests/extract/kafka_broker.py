@@ -1,5 +1,5 @@
-"""A real single-node Apache Kafka broker (KRaft) for the system test, on 127.0.0.1, started and stopped
-by pid.
+"""A real single-node Apache Kafka broker (KRaft) for the system tests, on 127.0.0.1, started and stopped
+by pid (the session's `kafka_broker` fixture), and `Topics`, which produces to it.
 
 Its jars (`org.apache.kafka:kafka_2.13` and what it needs at run time) come from Maven Central through
 `mvn dependency:copy-dependencies` with a tiny pom, into a cache folder (CDC_KAFKA_CACHE, default
@@ -8,6 +8,8 @@ Its jars (`org.apache.kafka:kafka_2.13` and what it needs at run time) come from
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import socket
@@ -17,6 +19,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka.admin import NewTopic
+
+from tests.extract.kafka_messages import DAY_MS, Record
 from tests.processes import stop_by_pid
 
 KAFKA_VERSION = "4.1.1"
@@ -118,3 +124,67 @@ def start_broker(folder: Path) -> Broker:
             time.sleep(0.3)
     broker.stop()
     raise RuntimeError(f"the Kafka broker did not listen on {port} within {START_TIMEOUT_S} s")
+
+
+class Topics:
+    """Produces records and remembers each one's offset (what a kcat extract of them would show)."""
+
+    def __init__(self, bootstrap: str, day0_ms: int):
+        self.bootstrap, self.day0_ms = bootstrap, day0_ms
+        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        self.producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+        self.sent: dict[str, list[tuple[Record, int]]] = {}
+
+    def create(self, name: str, partitions: int = 3) -> None:
+        self.admin.create_topics([NewTopic(name, partitions, 1)])
+        self.sent[name] = []
+
+    def send(self, topic: str, records: list[Record]) -> None:
+        futures = [
+            (
+                r,
+                self.producer.send(
+                    topic,
+                    value=r.value,
+                    key=r.key,
+                    partition=r.partition,
+                    timestamp_ms=r.ts,
+                    headers=[(k, v) for k, v in r.headers],
+                ),
+            )
+            for r in records
+        ]
+        self.producer.flush()
+        self.sent[topic] += [(r, f.get(timeout=30).offset) for r, f in futures]
+
+    def kcat_file(self, topic: str, format_id: str, n: int, folder) -> str:
+        """The `kcat -C -J` lines of the day's messages (by timestamp), as a file extract holds them."""
+        start, end = self.day0_ms + n * DAY_MS, self.day0_ms + (n + 1) * DAY_MS
+        lines = []
+        for r, offset in sorted(self.sent[topic], key=lambda s: (s[0].partition, s[1])):
+            if not start <= r.ts < end:
+                continue
+            envelope = {"topic": topic, "partition": r.partition, "offset": offset, "tstype": "create", "ts": r.ts,
+                        "broker": 1}  # fmt: skip
+            if r.headers:
+                envelope["headers"] = [x for k, v in r.headers for x in (k, None if v is None else v.decode())]
+            envelope["key"] = None if r.key is None else r.key.decode()
+            if r.value is None:
+                envelope["payload"] = None
+            elif format_id == "dts-avro":
+                envelope["payload"] = json.dumps({"value_b64": base64.b64encode(r.value).decode()})
+            else:
+                envelope["payload"] = r.value.decode()
+            lines.append(json.dumps(envelope))
+        path = folder / f"{topic}-{n}.jsonl"
+        path.write_text("".join(line + "\n" for line in lines))
+        return str(path)
+
+    def expected_offsets(self, topic: str, n: int) -> dict[int, tuple[int, int, int]]:
+        """(first, last, count) per partition of the messages of day `n`."""
+        start, end = self.day0_ms + n * DAY_MS, self.day0_ms + (n + 1) * DAY_MS
+        out: dict[int, list[int]] = {}
+        for r, offset in self.sent[topic]:
+            if start <= r.ts < end:
+                out.setdefault(r.partition, []).append(offset)
+        return {p: (min(o), max(o), len(o)) for p, o in out.items()}

@@ -9,24 +9,22 @@ unreachable broker and a missing topic with nothing committed.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 import os
 
 import pytest
-from kafka import KafkaAdminClient, KafkaProducer
-from kafka.admin import NewTopic
 
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.decode.kafka_day import decode_kafka_day, pin_kafka_day, write_kafka_day
+from cdc_pipelines.decode.kafka_local import read_local_day
 from cdc_pipelines.decode.runner import decode_files
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, kafka_source
 from cdc_pipelines.lake.io import read_canonical, table_version
 from cdc_pipelines.lake.kafka_offsets import read_days_offsets, read_offsets
 from cdc_pipelines.model.kafka_offsets import find_gaps
-from tests.extract.kafka_broker import READER_PASSWORD, free_port, start_broker
-from tests.extract.kafka_messages import DAY_MS, Record, day_ms, debezium, topic_records
+from tests.extract.kafka_broker import READER_PASSWORD, Topics, free_port
+from tests.extract.kafka_messages import Record, day_ms, debezium, topic_records
 
 pytestmark = pytest.mark.system
 
@@ -41,79 +39,13 @@ def day(n: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    running = start_broker(tmp_path_factory.mktemp("kafka"))
-    yield running
-    running.stop()
-
-
-class Topics:
-    """Produces records and remembers each one's offset (what a kcat extract of them would show)."""
-
-    def __init__(self, bootstrap: str):
-        self.bootstrap = bootstrap
-        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-        self.producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
-        self.sent: dict[str, list[tuple[Record, int]]] = {}
-
-    def create(self, name: str, partitions: int = 3) -> None:
-        self.admin.create_topics([NewTopic(name, partitions, 1)])
-        self.sent[name] = []
-
-    def send(self, topic: str, records: list[Record]) -> None:
-        futures = [
-            (
-                r,
-                self.producer.send(
-                    topic,
-                    value=r.value,
-                    key=r.key,
-                    partition=r.partition,
-                    timestamp_ms=r.ts,
-                    headers=[(k, v) for k, v in r.headers],
-                ),
-            )
-            for r in records
-        ]
-        self.producer.flush()
-        self.sent[topic] += [(r, f.get(timeout=30).offset) for r, f in futures]
-
-    def kcat_file(self, topic: str, format_id: str, n: int, folder) -> str:
-        """The `kcat -C -J` lines of the day's messages (by timestamp), as a file extract holds them."""
-        start, end = DAY0_MS + n * DAY_MS, DAY0_MS + (n + 1) * DAY_MS
-        lines = []
-        for r, offset in sorted(self.sent[topic], key=lambda s: (s[0].partition, s[1])):
-            if not start <= r.ts < end:
-                continue
-            envelope = {"topic": topic, "partition": r.partition, "offset": offset, "tstype": "create", "ts": r.ts,
-                        "broker": 1}  # fmt: skip
-            if r.headers:
-                envelope["headers"] = [x for k, v in r.headers for x in (k, None if v is None else v.decode())]
-            envelope["key"] = None if r.key is None else r.key.decode()
-            if r.value is None:
-                envelope["payload"] = None
-            elif format_id == "dts-avro":
-                envelope["payload"] = json.dumps({"value_b64": base64.b64encode(r.value).decode()})
-            else:
-                envelope["payload"] = r.value.decode()
-            lines.append(json.dumps(envelope))
-        path = folder / f"{topic}-{n}.jsonl"
-        path.write_text("".join(line + "\n" for line in lines))
-        return str(path)
-
-    def expected_offsets(self, topic: str, n: int) -> dict[int, tuple[int, int, int]]:
-        """(first, last, count) per partition of the messages of day `n`."""
-        start, end = DAY0_MS + n * DAY_MS, DAY0_MS + (n + 1) * DAY_MS
-        out: dict[int, list[int]] = {}
-        for r, offset in self.sent[topic]:
-            if start <= r.ts < end:
-                out.setdefault(r.partition, []).append(offset)
-        return {p: (min(o), max(o), len(o)) for p, o in out.items()}
+def broker(kafka_broker):
+    return kafka_broker
 
 
 @pytest.fixture(scope="module")
 def topics(broker):
-    made = Topics(broker.bootstrap)
+    made = Topics(broker.bootstrap, DAY0_MS)
     for name, format_id in TOPICS.items():
         made.create(name)
         made.send(name, topic_records(format_id, DAY0_MS))
@@ -278,6 +210,11 @@ def test_offsets_deleted_by_retention_fail_the_day(spark, topics, tmp_path):
         decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0), lake_root=lake)
     with pytest.raises(KafkaSourceError, match=f"retention may have deleted offsets of day {day(0)}"):
         decode_kafka_day(spark, _source(topics, name), "oms-debezium", topic=name, dt=day(0))
+    # the local engine's native client, at the offsets Spark recorded and by timestamps: the same refusals
+    with pytest.raises(KafkaSourceError, match=f"kafka topic {name}: retention deleted offsets of day {day(0)}"):
+        read_local_day(_source(topics, name), "oms-debezium", topic=name, dt=day(0), lake_root=lake)
+    with pytest.raises(KafkaSourceError, match=f"retention may have deleted offsets of day {day(0)}"):
+        read_local_day(_source(topics, name), "oms-debezium", topic=name, dt=day(0))
 
 
 def test_sasl_settings_reach_the_source_and_a_failed_login_exits_2(spark, broker, topics, tmp_path, capsys):

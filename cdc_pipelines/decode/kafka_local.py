@@ -1,0 +1,161 @@
+"""A day of a Kafka topic decoded into a local lake on the local engine: the native client, no JVM.
+
+The same steps and order as `kafka_day` (Spark's): the day's offsets planned (`extract.kafka_plan`, at the
+offsets the lake recorded for it on a rerun) and the broker's answers checked before anything is written; the
+records read by the native client (`extract.kafka_client`) as the kcat lines Spark's reader makes
+(`extract.kafka_lines`); decoded in this process by the in-process decode's functions (`decode.in_process`),
+`changes`, `rejects` and the counts committed with delta-rs, and last the offsets. A day of more than
+`MAX_MESSAGES_SETTING` planned offsets is left to Spark (the in-process decode holds a day's rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cdc_pipelines.decode.in_process import events_of_rows, replace_decoded
+from cdc_pipelines.decode.local import decoded_lines
+from cdc_pipelines.extract.kafka_client import NativeLookup, check_settings, read_day_records
+from cdc_pipelines.extract.kafka_days import DayBounds, KafkaDayError, day_bounds
+from cdc_pipelines.extract.kafka_lines import KAFKA_ENVELOPE, kcat_lines, lineage_file
+from cdc_pipelines.extract.kafka_plan import PlannedRange, day_offsets, plan_ranges
+from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
+from cdc_pipelines.extract.messages import Line
+from cdc_pipelines.formats import resolve_codec
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.kafka_offsets import read_offsets_local, write_offsets_local
+from cdc_pipelines.model.kafka_offsets import PartitionOffsets
+from cdc_pipelines.model.table_filter import TableFilter
+
+# the setting of the most offsets a Kafka day may span for the local engine under `auto` (0: a day with messages
+# is Spark's). The day's rows are held in memory; 100,000 canal messages are about 45 MiB of lines, 6-12 s of
+# one core by the in-process decode's 18,000 per 1-2 s, where Spark costs 15-20 s before its first row
+MAX_MESSAGES_SETTING = "cdc.decode.kafka_in_process_max_messages"
+DEFAULT_MAX_MESSAGES = 100_000
+
+
+def max_messages(conf: Mapping[str, str]) -> int:
+    return int(conf.get(MAX_MESSAGES_SETTING, DEFAULT_MAX_MESSAGES))
+
+
+def kafka_bounds(source: KafkaSource, dt: str) -> DayBounds:
+    """The bounds of day `dt` in the source's zone, with its late seconds; a bad day a `KafkaSourceError`."""
+    try:
+        return day_bounds(dt, source.time_zone, source.late_seconds)
+    except KafkaDayError as exc:
+        raise KafkaSourceError(f"kafka topic {source.topic}: {exc}") from None
+
+
+def check_recorded_topic(source: KafkaSource, kafka_topic: str | None, recorded: Mapping, *, topic: str, dt: str):
+    """A rerun reads the Kafka topic the day was read from, or fails."""
+    if recorded and kafka_topic != source.topic:
+        raise KafkaSourceError(f"day {dt} of topic {topic} was read from kafka topic {kafka_topic}, not {source.topic}")
+
+
+@dataclass
+class LocalKafkaDay:
+    """A day read from Kafka by the native client: its kcat lines and the offsets read per partition."""
+
+    lines: list[Line]
+    offsets: list[PartitionOffsets]
+    kafka_topic: str
+    rerun: bool
+
+
+def _planned(
+    source: KafkaSource, *, topic: str, dt: str, lake_root: str | Path | None
+) -> tuple[DayBounds, list[PlannedRange], bool]:
+    bounds = kafka_bounds(source, dt)
+    recorded: dict[int, PartitionOffsets] = {}
+    if lake_root is not None:
+        kafka_topic, recorded = read_offsets_local(lake_root, dt, topic)
+        check_recorded_topic(source, kafka_topic, recorded, topic=topic, dt=dt)
+    return bounds, plan_ranges(NativeLookup(source), source, bounds, recorded), bool(recorded)
+
+
+def read_local_day(
+    source: KafkaSource,
+    format_id: str,
+    *,
+    topic: str,
+    dt: str,
+    lake_root: str | Path | None = None,
+    options: Mapping[str, str] | None = None,
+    limit: int | None = None,
+) -> LocalKafkaDay | None:
+    """The day `dt` of `source` as kcat lines for `format_id`, at the offsets `lake_root` recorded for it when
+    there are any, else by timestamps; None where its planned offsets are more than `limit` (Spark's day)."""
+    codec = resolve_codec(format_id, options)
+    codec.codec.check_ready(codec.options)
+    bounds, ranges, rerun = _planned(source, topic=topic, dt=dt, lake_root=lake_root)
+    if limit is not None and sum(r.scan_end - r.start_offset for r in ranges) > limit:
+        return None
+    records, kept = read_day_records(source, ranges, bounds)
+    binary, key_base64 = codec.codec.binary_messages, codec.codec.decode_key is not None
+    lines = []
+    for batch in records.to_batches():
+        values = kcat_lines(batch, binary, key_base64)
+        at = zip(batch.column("partition").to_pylist(), batch.column("offset").to_pylist(), values, strict=True)
+        lines += [Line(lineage_file(source.topic, p), offset, value) for p, offset, value in at]
+    return LocalKafkaDay(lines, day_offsets(ranges, kept, bounds), source.topic, rerun)
+
+
+def write_local_day(
+    day: LocalKafkaDay,
+    format_id: str,
+    *,
+    topic: str,
+    dt: str,
+    lake_root: str | Path,
+    options: Mapping[str, str] | None = None,
+    tables: TableFilter | None = None,
+) -> dict[str, int]:
+    """Decode the day's lines and commit its changes, rejects and counts, then its offsets; the counts, checked."""
+    rows = decoded_lines(format_id, day.lines, topic=topic, options=options, envelope=KAFKA_ENVELOPE)
+    events, rejects, counts = events_of_rows(format_id, rows, len(day.lines), topic=topic, dt=dt, tables=tables)
+    counts = replace_decoded(events, rejects, counts, format_id=format_id, dt=dt, topic=topic, out=lake_root)
+    write_offsets_local(lake_root, dt, topic, day.kafka_topic, day.offsets)
+    return counts
+
+
+def decode_kafka_days_locally(
+    source: KafkaSource,
+    format_id: str,
+    *,
+    topic: str,
+    dts: Sequence[str],
+    lake_root: str | Path,
+    options: Mapping[str, str] | None = None,
+    tables: TableFilter | None = None,
+    limit: int | None = None,
+) -> dict[str, dict[str, int]] | None:
+    """Decode the days `dts` of a Kafka topic into the local lake, counts per day; None (nothing written) where
+    a day spans more than `limit` offsets. Every day is read before any is written, so a day that cannot be
+    read stops the run with nothing committed."""
+    days = []
+    for dt in dts:
+        day = read_local_day(source, format_id, topic=topic, dt=dt, lake_root=lake_root, options=options, limit=limit)
+        if day is None:
+            return None
+        days.append(day)
+    return {dt: write_local_day(day, format_id, topic=topic, dt=dt, lake_root=lake_root, options=options,
+                                tables=tables) for dt, day in zip(dts, days, strict=True)}  # fmt: skip
+
+
+def pin_kafka_day_locally(
+    source: KafkaSource, format_id: str, *, topic: str, dt: str, lake_root: str | Path
+) -> list[PartitionOffsets]:
+    """`kafka_day.pin_kafka_day` by the native client: record the day's offsets (the recorded ones again on a
+    rerun) without decoding it."""
+    day = read_local_day(source, format_id, topic=topic, dt=dt, lake_root=lake_root)
+    write_offsets_local(lake_root, dt, topic, day.kafka_topic, day.offsets)
+    return day.offsets
+
+
+def needs_spark(source: KafkaSource, lake_root: str | Path) -> str | None:
+    """Why the local engine cannot decode a day of `source` into `lake_root`, else None: a lake off local disk,
+    or a setting the native client cannot take (`kafka_client.check_settings`)."""
+    if delta_rs.local_table_path(str(lake_root)) is None:
+        return f"the lake {lake_root} is not on local disk"
+    return check_settings(source)
