@@ -11,7 +11,8 @@ functions over Arrow tables in this process, for a day small enough to hold.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Mapping, Sequence
+import pickle
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -21,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_pipelines.snapshots import effects as fx
+from cdc_pipelines.snapshots import values
 from cdc_pipelines.snapshots.fold import (
     ANOMALY,
     CLOSE,
@@ -85,6 +87,8 @@ class Applied:
     tables: list[dict]
     # the frames Spark keeps while the day is written (persisted), dropped by `release`
     kept: tuple[DataFrame, ...] = ()
+    # the day as this process folded it (`fold_local`); None where Spark folded it
+    local: LocalFold | None = None
 
     def release(self) -> None:
         for frame in reversed(self.kept):
@@ -258,4 +262,45 @@ def applied_from_local(spark: SparkSession, day: LocalFold, skipped: list[dict])
         events=local_frame(spark, events, f"{text}, dt string, op string, event_id string"),
         live_before=local_frame(spark, day.live.select([*TABLE, "_t", "_k"]), f"{text}, _k string"),
         tables=_figure_dicts(day.figures),
+        local=day,
     )
+
+
+_OPENED_CELLS = (*TABLE, "row", "column_types", "_cdc_event_id")
+
+
+def _opened_rows(day: LocalFold) -> pa.Table:
+    return day.folded.filter(pc.equal(day.folded.column("_out"), OPEN)).select(list(_OPENED_CELLS))
+
+
+def _figure_tally(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    figures: dict = {}
+    for batch in batches:
+        for key, part in values.figure_rows(batch).items():
+            figures[key] = figures[key].merge(part) if key in figures else part
+    yield pa.RecordBatch.from_pydict({"_tally": [pickle.dumps(figures)]}, pa.schema([("_tally", pa.binary())]))
+
+
+def column_figures(applied: Applied) -> dict[tuple[tuple, str], values.ColumnFigures]:
+    """The figures of each table and column the day's versions write (`values.figure_rows`), which decide
+    its type: over the local fold's rows, or merged from one tally per Spark task."""
+    if applied.local is not None:
+        return values.figure_rows(_opened_rows(applied.local))
+    figures: dict = {}
+    for row in applied.opened.select(*_OPENED_CELLS).mapInArrow(_figure_tally, "_tally binary").collect():
+        for key, part in pickle.loads(row["_tally"]).items():
+            figures[key] = figures[key].merge(part) if key in figures else part
+    return figures
+
+
+def _invalid_cells(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        yield from values.invalid_cells(batch).to_batches()
+
+
+def invalid_cells(applied: Applied) -> DataFrame:
+    """The values the day writes that are not valid for their logical type (`values.invalid_cells`)."""
+    schema = ", ".join(f"{c} string" for c in ANOMALY_COLUMNS)
+    if applied.local is not None:
+        return local_frame(applied.opened.sparkSession, values.invalid_cells(_opened_rows(applied.local)), schema)
+    return applied.opened.select(*_OPENED_CELLS).mapInArrow(_invalid_cells, schema)

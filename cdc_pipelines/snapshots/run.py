@@ -59,7 +59,8 @@ from cdc_pipelines.snapshots.tables import (
     replace_history,
     source_columns,
 )
-from cdc_pipelines.snapshots.typed import ColumnPlan, column_figures, invalid_cells, spark_type
+from cdc_pipelines.snapshots.typed import ColumnPlan
+from cdc_pipelines.snapshots.values import ColumnFigures, spark_type
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before, restore_unfinished
 
 # tables whose writes run side by side (each its current and history table on two threads: up to twice
@@ -256,8 +257,8 @@ def snapshot_day(
     # a local lake: a small day's datasets and every day's versions committed by delta-rs
     local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
     try:
-        figures = column_figures(result.opened).collect()  # one row per table and column
-        invalid = not all(f["valid"] for f in figures)  # else no cell fails its type: not looked for again
+        figures = apply.column_figures(result)
+        invalid = not all(f.valid for f in figures.values())  # else no cell fails its type: not looked for again
         with ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
             side = pool.submit(_write_day_datasets, spark, root, day, changes, result, late, invalid, local)
             days = _table_days(result, figures, held)
@@ -290,7 +291,7 @@ def _write_day_datasets(
     applied = result.events.count()
     limit = small_tables.max_rows(spark)
     max_rows = limit if local and applied <= limit else 0
-    anomalies = result.anomalies.unionByName(invalid_cells(result.opened)) if invalid else result.anomalies
+    anomalies = result.anomalies.unionByName(apply.invalid_cells(result)) if invalid else result.anomalies
     if late:
         applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
         anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
@@ -324,12 +325,14 @@ class TableDay:
     held: list[ColumnPlan] | None  # the table's columns at the start of the day; None: no table yet
 
 
-def _table_days(result: Applied, figures: list, held: Mapping[tuple, list[ColumnPlan]]) -> list[TableDay]:
-    """Each table the day changed or truncated, in table order (`figures`: `column_figures`' rows;
+def _table_days(
+    result: Applied, figures: Mapping[tuple[tuple, str], ColumnFigures], held: Mapping[tuple, list[ColumnPlan]]
+) -> list[TableDay]:
+    """Each table the day changed or truncated, in table order (`figures`: `apply.column_figures`;
     `held`: the columns of the tables there at the start of the day), from the fold's figures."""
     plans: dict[tuple, list[ColumnPlan]] = {}
-    for column in figures:
-        plans.setdefault(tuple(column[c] for c in TABLE), []).append(ColumnPlan(column["column"], spark_type(column)))
+    for (table, column), found in figures.items():
+        plans.setdefault(table, []).append(ColumnPlan(column, spark_type(found)))
     days = []
     for r in result.tables:
         t = tuple(r[c] for c in TABLE)

@@ -1,12 +1,8 @@
 """Column types of a snapshot table: typed only where every value fits without loss; bad values kept as text;
 a column's type only widens (`widen`: tests/snapshots/test_values.py)."""
 
-from cdc_pipelines.snapshots.typed import column_figures, invalid_cells, spark_type
-
-IMAGES = (
-    "db string, db_schema string, table_name string, row map<string,string>, column_types map<string,string>, "
-    "_cdc_event_id string"
-)
+from cdc_pipelines.snapshots.values import figure_rows, invalid_cells, spark_type
+from tests.snapshots.test_values import rows_of
 
 TYPES = {
     "d": "DATE", "ts": "TIMESTAMP", "ts_ns": "TIMESTAMP", "local": "DATETIME", "b": "BYTES", "bad_date": "DATE",
@@ -21,12 +17,12 @@ ROWS = [
 ]  # fmt: skip
 
 
-def test_types_follow_the_values(spark):
-    state = spark.createDataFrame([("db", None, "t", r, TYPES, f"e{i}") for i, r in enumerate(ROWS)], IMAGES)
-    types = {r["column"]: spark_type(r) for r in column_figures(state).collect()}
+def test_types_follow_the_values():
+    rows = rows_of({c: (logical, [r[c] for r in ROWS]) for c, logical in TYPES.items()}, ids="e")
+    types = {column: spark_type(f) for (_, column), f in figure_rows(rows).items()}
     assert types == {
         "d": "date", "ts": "timestamp", "ts_ns": "string", "local": "timestamp_ntz", "b": "binary",
         "bad_date": "string", "n": "bigint", "huge": "string", "wide": "string", "j": "string", "u": "string",
     }  # fmt: skip
-    bad = [(r.event_id, r.detail) for r in invalid_cells(state).collect()]
+    bad = [(r["event_id"], r["detail"]) for r in invalid_cells(rows).to_pylist()]
     assert bad == [("e0", "bad_date is not DATE: 2024-02-30")]

@@ -223,7 +223,7 @@ def test_types_only_widen():
     assert [widen("bigint", "boolean"), widen("string", "bigint"), widen("date", "timestamp_ntz")] == ["string"] * 3
 
 
-# --- the same as Spark's expressions (typed.py) on generated values ---------------------------------------------
+# --- the same as Spark's typing of its writes (typed.typed_value, typed.as_text) on generated values ---
 
 
 def _digits(rng: Random, n: int) -> str:
@@ -313,17 +313,6 @@ def _is_valid(logical: str, value: str) -> bool:
     return figures[T, "c"].valid and spark_type(figures[T, "c"]) != "string"
 
 
-def _state(spark, tables: list[pa.Table]):
-    rows = [
-        (*(r[c] for c in TABLE), dict(r["row"]) if r["row"] is not None else None,
-         dict(r["column_types"]), r["_cdc_event_id"])
-        for t in tables for r in t.to_pylist()
-    ]  # fmt: skip
-    schema = ("db string, db_schema string, table_name string, row map<string,string>, "
-              "column_types map<string,string>, _cdc_event_id string")  # fmt: skip
-    return spark.createDataFrame(rows, schema)
-
-
 # the texts each type is given: its own logical type's values, valid or not (binary: valid only, as Spark's
 # unbase64 raises on others), and decimals past their scale (rounded)
 _TYPED_FROM = {"boolean": "BOOLEAN", "bigint": "INT", "decimal(38,0)": "INT", "decimal(20,2)": "DECIMAL",
@@ -339,22 +328,12 @@ def test_the_same_as_spark(spark):
 
     rng = Random(54)
     tables = [rows_of(_columns(rng, 60), table=t, ids=t[2]) for t in (T, ("db", "s", "u"), ("db2", "s", "t"))]
-    state = _state(spark, tables)
-    theirs = {
-        ((r.db, r.db_schema, r.table_name), r.column): ColumnFigures(
-            frozenset(r.logicals), r.valid, r.fits_long, r.fits_decimal38, r.int_digits, r.scale, r.micros
-        )
-        for r in typed.column_figures(state).collect()
-    }
     ours = figure_rows(pa.concat_tables(tables))
-    assert ours == theirs
     types = {key: spark_type(f) for key, f in ours.items()}
-    assert types == {key: typed.spark_type(f) for key, f in theirs.items()}
     met = {t if not t.startswith("decimal(") or t == "decimal(38,0)" else "decimal" for t in types.values()}
     assert met == {"boolean", "bigint", "decimal(38,0)", "decimal", "date", "timestamp", "timestamp_ntz", "binary",
                    "string"}  # fmt: skip
-    bad = sorted((tuple(r.values()) for r in invalid_cells(pa.concat_tables(tables)).to_pylist()), key=str)
-    assert bad == sorted((tuple(r) for r in typed.invalid_cells(state).collect()), key=str) and bad
+    assert invalid_cells(pa.concat_tables(tables)).num_rows
 
     samples = {}
     for type_name, logical in _TYPED_FROM.items():
@@ -408,5 +387,3 @@ def test_where_spark_reads_more(spark):
         assert (theirs, typed_array(pa.array([text]), type_name)[0].as_py()) == (spark_reads, None), text
     figures = figure_rows(rows_of({"n": ("INT", ["5\n"])}))
     assert spark_type(figures[T, "n"]) == "string"
-    state = _state(spark, [rows_of({"n": ("INT", ["5\n"])})])
-    assert [typed.spark_type(r) for r in typed.column_figures(state).collect()] == ["bigint"]
