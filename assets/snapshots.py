@@ -38,8 +38,10 @@ def table_snapshots(
     """Apply the run's days of the `snapshot: true` topics to the tables' previous snapshots (in order)."""
     topics = [t.name for t in catalog.topics() if t.snapshot]
     keys, kafka_keys = snapshot_keys(catalog.topics()), kafka_key_topics(catalog.topics())
+    policies = {t.name: t.schema_changes for t in catalog.topics() if t.snapshot}
+    dialects = {t.name: t.ddl_dialect for t in catalog.topics() if t.snapshot}
     days = snapshot_days(pyspark.spark_session, storage.lake_root, context.partition_keys, topics=topics, keys=keys,
-                         kafka_keys=kafka_keys)  # fmt: skip
+                         kafka_keys=kafka_keys, schema_changes=policies, ddl_dialects=dialects)  # fmt: skip
     for dt, day in days.items():
         if dt not in context.partition_keys:
             context.log.info(f"re-applied {dt}, a later day already applied, on top of the backfilled days")

@@ -21,6 +21,8 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.progress import spark_progress
 from cdc_pipelines.runtime.storage import absolute, local_path
+from cdc_pipelines.schema_changes.day import PolicyNotApplied
+from cdc_pipelines.schema_changes.policy import DEFAULT_POLICY, POLICIES, SchemaChangeRefused
 
 
 def _options(pairs: list[str]) -> dict[str, str]:
@@ -230,6 +232,11 @@ def _snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keys-from-kafka", action="store_true",
         help="events still without key columns take them from the Kafka message key (kcat envelopes: cdc.kafka.key)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--schema-changes", choices=POLICIES, default=DEFAULT_POLICY, metavar="POLICY",
+        help="what the day's DDL does: lenient (columns follow the rows) or exception (a schema change fails the "
+             "day, nothing written); evolve and ignore are not applied yet (docs/schema-changes.md)",
     )  # fmt: skip
 
 
@@ -571,7 +578,7 @@ def _snapshot(args: argparse.Namespace) -> dict:
         raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
     with spark_progress(spark, "snapshot"):
         days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic, keys=dict(args.keys),
-                             kafka_keys=args.keys_from_kafka)  # fmt: skip
+                             kafka_keys=args.keys_from_kafka, schema_changes=args.schema_changes)  # fmt: skip
     if len(days) > 1:
         print(f"re-applied the later days {sorted(days)[1:]} on top of {args.dt}", file=sys.stderr)
     day = days[args.dt]
@@ -668,7 +675,8 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
         os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
         commands[args.command].run(args)
-    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError, RegistryError) as exc:
+    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError, RegistryError,
+            SchemaChangeRefused, PolicyNotApplied) as exc:  # fmt: skip
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -184,12 +184,19 @@ def rule_result(rule: EventRule, tally: RuleTally) -> RuleResult:
         failed=failed,
         passed=ratio <= rule.threshold,
         threshold=rule.threshold,
-        checks={n: {"checked": sum(g.applies[i] for g in groups), "failed": sum(g.fails[i] for g in groups)}
-                for i, n in enumerate(rule.checks)},  # fmt: skip
+        checks={
+            n: {"checked": sum(g.applies[i] for g in groups), "failed": sum(g.fails[i] for g in groups)}
+            for i, n in enumerate(rule.checks)
+        },  # fmt: skip
         info={n: sum(g.info[i] for g in groups) for i, n in enumerate(rule.info)},
         groups=[
-            {"source_topic": topic, "table": table, "checked": g.checked, "failed": g.failed,
-             **{n: g.info[i] for i, n in enumerate(rule.info)}}
+            {
+                "source_topic": topic,
+                "table": table,
+                "checked": g.checked,
+                "failed": g.failed,
+                **{n: g.info[i] for i, n in enumerate(rule.info)},
+            }
             for (topic, table), g in zip(keys, groups, strict=True)
         ],  # fmt: skip
         examples=examples,

@@ -32,6 +32,8 @@ from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
+from cdc_pipelines.schema_changes.day import check_policies, refuse_schema_changes, refuses
+from cdc_pipelines.schema_changes.policy import LENIENT
 from cdc_pipelines.snapshots import apply, small_tables
 from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
 from cdc_pipelines.snapshots.effects import table_text
@@ -87,13 +89,17 @@ def snapshot_days(
     topics: Sequence[str] | None = None,
     keys: Mapping[str, Sequence[str]] | None = None,
     kafka_keys: Collection[str] | bool = (),
+    schema_changes: str | Mapping[str, str] = LENIENT,
+    ddl_dialects: Mapping[str, str | None] | None = None,
 ) -> dict[str, dict]:
     """Apply the days `dts` (and every later day already applied) of `topics` (all when None).
 
     `keys` names the key columns of tables whose format carries none (`{"db.table": [col, ...]}`);
     the events of the `kafka_keys` topics (True: all) left without take them from the Kafka message key.
-    Returns each applied day's summary (see `snapshot_day`), in order.
+    `schema_changes`: the policy of every topic, or by topic (`schema_changes.day`), with each topic's
+    `ddl_dialects`. Returns each applied day's summary (see `snapshot_day`), in order.
     """
+    check_policies(schema_changes)
     root = snapshots_root(lake_root, out)
     if is_uri(root):  # as Hadoop names it: Delta refuses to create a table at `file:///x` once it is `file:/x`
         root = qualified(spark, root)
@@ -111,6 +117,7 @@ def snapshot_days(
                 spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys,
                 kafka_keys=kafka_keys, restored=restored,
                 fold_in_driver=limit > 0 and counts is not None and counts.get(day, 0) <= limit,
+                schema_changes=(schema_changes, ddl_dialects),
             )
             for day in days
         }  # fmt: skip
@@ -155,6 +162,20 @@ def day_changes(
     events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
     events = events.where(F.element_at("meta", F.lit(DUPLICATE_OF)).isNull())
     return (events if topics is None else events.where(F.col("source_topic").isin(list(topics)))), None
+
+
+_DDL_FIELDS = ("event_id", "ddl", "db", "table_name", "meta", "source_topic", "event_time", "seq")
+
+
+def _ddl_events(changes: DataFrame, local: pa.Table | None) -> list[dict]:
+    """The day's DDL events in its order (a day's few, collected), as `schema_changes.day` reads them."""
+    if local is not None:
+        rows = local.filter(pc.equal(local.column("op"), "DDL")).select(list(_DDL_FIELDS)).to_pylist()
+        rows = [{**r, "meta": dict(r["meta"]) if r["meta"] is not None else None} for r in rows]
+    else:
+        found = changes.where(F.col("op") == "DDL").select(*_DDL_FIELDS).collect()
+        rows = [r.asDict(recursive=True) for r in found]
+    return sorted(rows, key=lambda r: (r["event_time"] is not None, r["event_time"], r["seq"] or "", r["event_id"]))
 
 
 def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
@@ -231,12 +252,15 @@ def snapshot_day(
     kafka_keys: Collection[str] | bool = (),
     restored: set[tuple] | None = None,
     fold_in_driver: bool = False,
+    schema_changes: tuple[str | Mapping[str, str], Mapping[str, str | None] | None] = (LENIENT, None),
 ) -> dict:
     """Write one day into each table it changed; record the versions, the day's anomalies and figures.
     `restored`: tables a backfill restored that no day since changed, at their state at the start of the
     day by a new version: not restored again; the day's tables leave the set. `fold_in_driver`: a day small
     enough to collect, folded in this process (`apply.fold_local`) unless it truncates a table Spark holds."""
     changes, local_changes = day_changes(spark, lake_root, day, topics, fold_in_driver)
+    if refuses(schema_changes[0]):  # before anything of the day is written
+        refuse_schema_changes(_ddl_events(changes, local_changes), *schema_changes)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     local_effects = apply.local_effects(local_changes, keys, kafka_keys) if local_changes is not None else None
     effects = effects_frame(changes, keys, kafka_keys) if local_effects is None else None

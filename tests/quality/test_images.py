@@ -16,16 +16,12 @@ def test_clean_events_pass_every_rule(judged):
 
 def test_insert_with_a_before_image_fails_only_this_rule(judged):
     bad = event(before=IMAGE)
-    assert failing_rules(judged([*clean_events(), bad])) == {
-        "image_presence_check": ["INSERT with a before image"]
-    }
+    assert failing_rules(judged([*clean_events(), bad])) == {"image_presence_check": ["INSERT with a before image"]}
 
 
 def test_delete_without_a_before_image_fails_only_this_rule(judged):
     bad = event(op="DELETE", after=None, before=None)
-    assert failing_rules(judged([*clean_events(), bad])) == {
-        "image_presence_check": ["DELETE without a before image"]
-    }
+    assert failing_rules(judged([*clean_events(), bad])) == {"image_presence_check": ["DELETE without a before image"]}
 
 
 def test_update_without_before_is_fine_only_where_the_format_lacks_it(judged):

@@ -11,9 +11,7 @@ ROW = {"id1": "3", "id2": "129", "name": "a"}
 
 def test_null_pk_value_fails_only_this_rule(judged):
     bad = event(after={"id": None, "name": "a"})
-    assert failing_rules(judged([*clean_events(), bad])) == {
-        "pk_consistency_check": ["PK value after id null"]
-    }
+    assert failing_rules(judged([*clean_events(), bad])) == {"pk_consistency_check": ["PK value after id null"]}
 
 
 def test_mismatched_record_primary_value_fails_only_this_rule(judged):

@@ -278,3 +278,23 @@ def test_a_snapshot_root_given_as_a_uri(spark, tmp_path):
     stream = io.StringIO()
     assert print_as_of(spark, lake, D1, stream, out=root)["tables"]["db.t"]["rows"] == 2
     assert snapshot_report(SparkEngine(spark), root, D2)["rows"] == 1
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_a_schema_change_under_exception_applies_nothing_of_its_day(spark, tmp_path, small):
+    """Day 2 adds a column: under `exception` it fails before any write, in either fold; day 1 and the DDL of
+    another topic are left alone; `lenient` then applies it."""
+    from cdc_pipelines.schema_changes.policy import SchemaChangeRefused
+
+    ddl = change(3, "DDL", day=D2) | {"ddl": "ALTER TABLE t ADD COLUMN extra INT", "pk_columns": None}
+    lake = _lake(spark, tmp_path, [*DAY1[:4], insert(4, _row(7, "g") | {"extra": "1"}, day=D2), ddl])
+    snapshot_days(spark, lake, [D1], schema_changes="exception")
+    spark.conf.set(apply.MAX_EVENTS_SETTING, "100" if small else "0")
+    try:
+        with pytest.raises(SchemaChangeRefused, match="event e2024-01-02-3"):
+            snapshot_days(spark, lake, [D2], schema_changes="exception")
+        assert read_summary(lake / "snapshots", D2) is None
+        assert [r.dt for r in spark.read.format("delta").load(str(lake / "snapshots" / DDL)).collect()] == []
+        assert snapshot_days(spark, lake, [D2], schema_changes={"other": "exception"})[D2]["rows"] > 0
+    finally:
+        spark.conf.unset(apply.MAX_EVENTS_SETTING)

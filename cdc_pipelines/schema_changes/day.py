@@ -1,0 +1,54 @@
+"""What the snapshot does with a day's DDL before it writes anything, by each topic's policy.
+
+The snapshot applies two of the four policies today: `lenient` (its columns follow the row images: added,
+widened; the DDL kept in `_ddl`) and `exception` (a day with a schema change, or a DDL the parser cannot
+read, fails before anything of it is written). `evolve` and `ignore` are planned by `policy.plan_day` but not
+yet written into the tables: asked for, the run stops at once and says so rather than apply `lenient`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from cdc_pipelines.schema_changes.policy import EXCEPTION, LENIENT, POLICIES, plan_day
+
+APPLIED = (LENIENT, EXCEPTION)
+
+
+class PolicyNotApplied(ValueError):
+    """A topic's `schema_changes` policy the snapshot cannot apply yet."""
+
+
+def policy_of(policies: str | Mapping[str, str], topic: str | None) -> str:
+    """A topic's policy: `policies` itself when one policy names every topic, else its entry (`lenient`)."""
+    return policies if isinstance(policies, str) else policies.get(topic or "", LENIENT)
+
+
+def refuses(policies: str | Mapping[str, str]) -> bool:
+    """Whether some topic's policy is `exception`: only then is a day's DDL read before it is applied."""
+    return EXCEPTION in ([policies] if isinstance(policies, str) else policies.values())
+
+
+def check_policies(policies: str | Mapping[str, str]) -> None:
+    """Raise `PolicyNotApplied` for a policy the snapshot does not apply yet, before any day is read."""
+    for policy in [policies] if isinstance(policies, str) else policies.values():
+        if policy not in POLICIES:
+            raise PolicyNotApplied(f"schema_changes must be one of {', '.join(POLICIES)}, not {policy!r}")
+        if policy not in APPLIED:
+            raise PolicyNotApplied(
+                f"schema_changes: {policy} is planned but not yet applied by the snapshot; use {' or '.join(APPLIED)}"
+            )
+
+
+def refuse_schema_changes(
+    ddl_events: Iterable[Mapping], policies: str | Mapping[str, str], dialects: Mapping[str, str | None] | None = None
+) -> None:
+    """Raise `policy.SchemaChangeRefused` for the first schema change (or unread DDL) of a day, in its order,
+    among the DDL events (`event_id`, `ddl`, `db`, `table_name`, `meta`, `source_topic`) of the topics whose
+    policy is `exception`; `dialects`: each topic's `ddl_dialect:`."""
+    from cdc_pipelines.schema_changes.ddl import read_event  # sqlglot: only for a day that has such DDL
+
+    for event in ddl_events:
+        topic = event.get("source_topic")
+        if policy_of(policies, topic) == EXCEPTION:
+            plan_day({}, [read_event(event, (dialects or {}).get(topic or ""))], EXCEPTION)
