@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from cdc_pipelines.snapshots.values import spark_type, widen
+from cdc_pipelines.model.column_types import widen
+from cdc_pipelines.snapshots.values import spark_type
 
 __all__ = ["ColumnPlan", "as_text", "spark_type", "typed_value", "widen"]
 

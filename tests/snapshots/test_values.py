@@ -22,7 +22,6 @@ from cdc_pipelines.snapshots.values import (
     invalid_cells,
     spark_type,
     typed_array,
-    widen,
 )
 
 MAP = pa.map_(pa.string(), pa.string())
@@ -211,16 +210,6 @@ def test_texts_back_to_the_same_values():
         assert again.equals(typed) or type_name in ("boolean", "timestamp", "binary"), type_name
     with pytest.raises(ValueError):
         as_text(pa.array([1.5]), "double")
-
-
-def test_types_only_widen():
-    assert [widen(None, "bigint"), widen("bigint", "bigint"), widen("bigint", "decimal(38,0)")] == [
-        "bigint", "bigint", "decimal(38,0)",
-    ]  # fmt: skip
-    assert widen("bigint", "decimal(5,2)") == "decimal(22,2)"  # a long needs 20 integer digits beside the scale
-    assert widen("decimal(29,9)", "decimal(3,2)") == "decimal(29,9)"  # never narrows
-    assert widen("decimal(38,0)", "decimal(3,2)") == "string"  # 40 digits: no decimal holds both
-    assert [widen("bigint", "boolean"), widen("string", "bigint"), widen("date", "timestamp_ntz")] == ["string"] * 3
 
 
 # --- the same as Spark's typing of its writes (typed.typed_value, typed.as_text) on generated values ---
