@@ -13,11 +13,13 @@ Pure Python over Arrow record batches: the local engine runs `day_effects` in it
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from cdc_pipelines.model.meta_keys import KAFKA_KEY, ROW_INDEX
 
@@ -58,6 +60,7 @@ EVENT_COLUMNS = (*TABLE, "op", "event_id", "event_time", "dt", "seq", "source_fi
                  "source_topic", "pk_columns", "before", "after", "column_types")  # fmt: skip
 
 _CONTROL = re.compile("[\x00-\x1f]")
+_ESCAPED = re.compile('[\x00-\x1f"\\\\]')
 _SHORT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 
 
@@ -70,16 +73,24 @@ def _jackson_string(text: str) -> str:
 
 
 def key_text(values: Sequence[str | None]) -> str:
-    """A key's values as one JSON array, as Spark's `to_json` (Jackson) writes it: Python's JSON where the
-    two agree (no control character), else Jackson's escapes (`\\u001F`, upper-case)."""
+    """A key's values as one JSON array, as Spark's `to_json` (Jackson) writes it: each value as it is where
+    nothing in it needs escaping (most keys), Python's JSON where the two agree (no control character),
+    else Jackson's escapes (`\\u001F`, upper-case)."""
+    if values and all(v is not None and not _ESCAPED.search(v) for v in values):
+        return '["' + '","'.join(values) + '"]'
     if not any(v is not None and _CONTROL.search(v) for v in values):
         return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
     return "[" + ",".join("null" if v is None else _jackson_string(v) for v in values) + "]"
 
 
+@functools.lru_cache(maxsize=65_536)
+def _table_text(table: tuple) -> str:
+    return key_text(table)
+
+
 def table_text(table: Sequence[str | None]) -> str:
     """One text per table (nulls kept apart from the text `null`): the key of a table's figures."""
-    return key_text(table)
+    return _table_text(tuple(table))
 
 
 def table_label(table: Sequence[str | None]) -> str:
@@ -124,9 +135,9 @@ def position(
     ))  # fmt: skip
 
 
-def row_index(meta: Mapping[str, str] | None) -> int:
-    """The row's index inside a multi-row message (0 where the format has one row per message)."""
-    value = (meta or {}).get(ROW_INDEX)
+def _row_index(value: str | None) -> int:
+    """The row's index inside a multi-row message (`meta['cdc.row_index']`; 0 where the format has one row
+    per message)."""
     return int(value) if value is not None and _INTEGER.fullmatch(value) else 0
 
 
@@ -145,32 +156,26 @@ def kafka_key_columns(key: str | None) -> list[str] | None:
 
 
 def key_columns(
-    event: Mapping, keys: Mapping[str, Sequence[str]] | None, kafka_keys: Collection[str] | bool
-) -> list[str] | None:
-    """The event's key columns: those it names; else the table's in `keys` (`{"db.table": [col, ...]}`, the
-    catalog's `keys:`); else, for the `kafka_keys` topics (True: every topic), the Kafka message key's."""
-    named = event["pk_columns"]
+    named: Sequence[str] | None, table: Sequence[str | None], topic: str | None, kafka_key: str | None,
+    keys: Mapping[str, Sequence[str]] | None, kafka_keys: Collection[str] | bool,
+) -> list[str] | None:  # fmt: skip
+    """An event's key columns: those it names (`named`); else its table's in `keys` (`{"db.table": [col,
+    ...]}`, the catalog's `keys:`); else, for the `kafka_keys` topics (True: every topic), those of the
+    Kafka message key (`meta['cdc.kafka.key']`)."""
     if named:
         return list(named)
-    configured = (keys or {}).get(table_label([event[c] for c in TABLE]))
+    configured = (keys or {}).get(table_label(table))
     if configured:
         return list(configured)
-    if kafka_keys is True or (kafka_keys and event["source_topic"] in kafka_keys):
-        return kafka_key_columns((event["meta"] or {}).get(KAFKA_KEY))
+    if kafka_keys is True or (kafka_keys and topic in kafka_keys):
+        return kafka_key_columns(kafka_key)
     return named
 
 
-def _key(image: Mapping[str, str] | None, columns: Sequence[str] | None) -> str | None:
-    if image is None or columns is None:
-        return None
-    image = dict(image)
-    return key_text([image.get(c) for c in columns])
-
-
-def event_effects(op: str, columns: Sequence[str] | None, before, after) -> list[tuple[str, str, int, str | None]]:
-    """A row change's effects in order as `(key, kind, sub, expect)`: its key set or removed, and, for an
-    UPDATE whose key changed, the new key set (`sub` 1); an effect without a key is left out."""
-    old, new = _key(before, columns), _key(after, columns)
+def key_effects(op: str, old: str | None, new: str | None) -> list[tuple[str, str, int, str | None]]:
+    """A row change's effects in order as `(key, kind, sub, expect)`, from its before and after images' keys
+    (`old`, `new`: None without the image): its key set or removed, and, for an UPDATE whose key changed,
+    the new key set (`sub` 1); an effect without a key is left out."""
     moved = op == "UPDATE" and old is not None and new is not None and old != new
     first = (old if old is not None else new) if op in ("UPDATE", "DELETE") else new
     expect = PRESENT if op in ("UPDATE", "DELETE") else ABSENT if op == "INSERT" else None
@@ -185,6 +190,20 @@ def names_no_key(op: str, columns: Sequence[str] | None) -> bool:
     return op in ROW_OPS and not columns
 
 
+def _image_keys(image: pa.Array, columns: list[list[str] | None]) -> list[str | None]:
+    """Each row's key text (None without an image or key columns), its values looked up by Arrow once per
+    key column the day names (a day has few), not row by row in Python."""
+    names = {name for row in columns if row is not None for name in row}
+    values = {name: _lookup(image, name) for name in names}
+    present = image.is_valid().to_pylist()
+    return [key_text([values[name][i] for name in row]) if row is not None and present[i] else None
+            for i, row in enumerate(columns)]  # fmt: skip
+
+
+def _lookup(maps: pa.Array, key: str) -> list[str | None]:
+    return pc.map_lookup(maps, pa.scalar(key, pa.string()), "first").to_pylist()
+
+
 def day_effects(
     batches: Iterable[pa.RecordBatch], keys: Mapping[str, Sequence[str]] | None = None,
     kafka_keys: Collection[str] | bool = (),
@@ -197,29 +216,40 @@ def day_effects(
         wanted = [i for i, op in enumerate(ops) if op in APPLIED_OPS]
         if not wanted:
             continue
-        rows = batch.take(pa.array(wanted, pa.int64()))
+        rows = batch if len(wanted) == batch.num_rows else batch.take(pa.array(wanted, pa.int64()))
+        n = rows.num_rows
+        column = {c: rows.column(c).to_pylist() for c in (*TABLE, "op", "event_id", "seq", "source_file",
+                                                          "source_line", "source_topic", "pk_columns")}  # fmt: skip
         micros = rows.column("event_time").cast(pa.int64()).to_pylist()
-        events = rows.select(list(EVENT_COLUMNS)).to_pylist()
+        meta = rows.column("meta")
+        indexes = _lookup(meta, ROW_INDEX)
+        kafka = _lookup(meta, KAFKA_KEY) if kafka_keys else [None] * n
+        tables = list(zip(*(column[c] for c in TABLE), strict=True))
+        names = [
+            None if op == "TRUNCATE" else key_columns(named, table, topic, kafka_key, keys, kafka_keys)
+            for op, named, table, topic, kafka_key in zip(column["op"], column["pk_columns"], tables,
+                                                          column["source_topic"], kafka, strict=True)
+        ]  # fmt: skip
+        keyed = [c if op in ROW_OPS and c else None for op, c in zip(column["op"], names, strict=True)]
+        old, new = _image_keys(rows.column("before"), keyed), _image_keys(rows.column("after"), keyed)
         take, out = [], {name: [] for name in ("_t", "_k", "_pos", "sub", "kind", "expect", "pk_columns")}
-        for i, event in enumerate(events):
-            op = event["op"]
-            event["meta"] = dict(event["meta"]) if event["meta"] is not None else None  # Arrow: pairs
-            columns = key_columns(event, keys, kafka_keys) if op != "TRUNCATE" else None
-            place = position(micros[i], event["seq"], event["source_file"], event["source_line"],
-                             row_index(event["meta"]), event["event_id"])  # fmt: skip
+        for i in range(n):
+            op = column["op"][i]
+            place = position(micros[i], column["seq"][i], column["source_file"][i], column["source_line"][i],
+                             _row_index(indexes[i]), column["event_id"][i])  # fmt: skip
             if op == "TRUNCATE":
                 effects = [(None, TRUNCATE, 0, None)]
-            elif names_no_key(op, columns):
+            elif names_no_key(op, names[i]):
                 effects = [(None, NOKEY, 0, None)]
             else:
-                effects = event_effects(op, columns, event["before"], event["after"]) or [(None, NONE, 0, None)]
-            table = table_text([event[c] for c in TABLE])
+                effects = key_effects(op, old[i], new[i]) or [(None, NONE, 0, None)]
+            table = table_text(tables[i])
             for key, kind, sub, expect in effects:
                 take.append(i)
-                for name, value in zip(out, (table, key, place, sub, kind, expect, columns), strict=True):
+                for name, value in zip(out, (table, key, place, sub, kind, expect, names[i]), strict=True):
                     out[name].append(value)
-        picked = rows.take(pa.array(take, pa.int64()))
-        columns = {
+        picked = rows if len(take) == n else rows.take(pa.array(take, pa.int64()))  # one effect each, in order
+        arrays = {
             **{c: picked.column(c) for c in TABLE},
             **{name: pa.array(values, EFFECT_SCHEMA.field(name).type) for name, values in out.items()},
             "op": picked.column("op"),
@@ -229,4 +259,4 @@ def day_effects(
             "after": picked.column("after").cast(_TEXT_MAP),
             "column_types": picked.column("column_types").cast(_TEXT_MAP),
         }
-        yield pa.RecordBatch.from_arrays([columns[f.name] for f in EFFECT_SCHEMA], schema=EFFECT_SCHEMA)
+        yield pa.RecordBatch.from_arrays([arrays[f.name] for f in EFFECT_SCHEMA], schema=EFFECT_SCHEMA)

@@ -36,7 +36,6 @@ from cdc_pipelines.snapshots.effects import (
     PRESENT,
     SET,
     TABLE,
-    table_text,
 )
 
 # the most keys of a day the writes name as literals: a plan with 1,000 short strings is still small; a
@@ -141,11 +140,13 @@ class _Walk:
         self.chunk, self.truncates, self.figures = chunk, truncates, figures
         self.micros = chunk.column("event_time").cast(pa.int64()).to_pylist()
         self.pk_columns = chunk.column("pk_columns").to_pylist()
+        self.texts = chunk.column("_t").to_pylist()
         self.rows: dict[str, list] = {name: [] for name in ("_out", "at", "_k", "_t", "kind", "end", "detail")}
 
-    def _emit(self, out: str, at: int, key: str, table: tuple, kind=None, end=None, detail=None) -> None:
-        for name, value in zip(self.rows, (out, at, key, table_text(table), kind, end, detail), strict=True):
-            self.rows[name].append(value)
+    def _emit(self, out: str, at: int, key: str, table: str, kind=None, end=None, detail=None) -> None:
+        rows = self.rows
+        rows["_out"].append(out), rows["at"].append(at), rows["_k"].append(key), rows["_t"].append(table)
+        rows["kind"].append(kind), rows["end"].append(end), rows["detail"].append(detail)
 
     def _figures(self, table: tuple) -> TableFigures:
         return self.figures.setdefault(table, TableFigures(table))
@@ -154,6 +155,7 @@ class _Walk:
         """One key's rows `(index, _pos, sub, kind, expect, op)` in order, a `live` row first."""
         live = bool(rows) and rows[0][3] == LIVE
         figures = self._figures(table)
+        text = self.texts[rows[0][0]]
         figures.live += live
         effects = rows[1:] if live else rows
         trs = self.truncates.get(table, ())
@@ -168,19 +170,19 @@ class _Walk:
             else:
                 existed = last_tr is None and live
             if expect == PRESENT and not existed:
-                self._emit(ANOMALY, at, key, table, op.lower() + "_of_missing_key", detail="key " + key)
+                self._emit(ANOMALY, at, key, text, op.lower() + "_of_missing_key", detail="key " + key)
             elif expect == ABSENT and existed:
-                self._emit(ANOMALY, at, key, table, "insert_of_existing_key", detail="key " + key)
+                self._emit(ANOMALY, at, key, text, "insert_of_existing_key", detail="key " + key)
             if kind == SET:
                 end = _earlier(
                     (following[1], following[2], self.micros[following[0]]) if following else None,
                     (next_tr[0], -1, next_tr[1]) if next_tr else None,
                 )
-                self._emit(OPEN, at, key, table, end=end[2] if end else None)
+                self._emit(OPEN, at, key, text, end=end[2] if end else None)
                 figures.opened += 1
                 figures.ended(end[2] if end else None)
             if following is None and (not places or place > places[-1]):
-                self._emit(NET, at, key, table, kind)
+                self._emit(NET, at, key, text, kind)
                 figures.pk_columns = figures.pk_columns or self.pk_columns[at]
                 figures.sets, figures.keys = figures.sets + (kind == SET), figures.keys + 1
                 figures.key_list.append(key)
@@ -188,7 +190,7 @@ class _Walk:
             first = (effects[0][1], effects[0][2], self.micros[effects[0][0]]) if effects else None
             first = _earlier(first, (trs[0][0], -1, trs[0][1]) if trs else None)
             if first is not None:
-                self._emit(CLOSE, rows[0][0], key, table, end=first[2])
+                self._emit(CLOSE, rows[0][0], key, text, end=first[2])
                 figures.ended(first[2])
 
     def batch(self) -> pa.Table:
