@@ -3,7 +3,8 @@ independent implementation of the wire format (`confluent-kafka`'s `AvroSerializ
 
 Messages written by Confluent's serializer for every Debezium logical type of `test_debezium_avro.COLUMNS`
 (values and keys, as a file of `kcat -J` lines) decode to the rows `oms-debezium` gives for the same change
-in JSON; what the project encodes, Confluent's deserializer reads back as the original values.
+in JSON, and the same messages produced into the test broker and read by `decode --kafka` give those rows;
+what the project encodes, Confluent's deserializer reads back as the original values.
 """
 
 from __future__ import annotations
@@ -86,6 +87,58 @@ def test_confluent_serialized_messages_decode_to_the_rows_of_the_same_json(regis
     assert [carried(e, SAME_FORMAT_FIELDS) for e in decoded.events] == [
         carried(e, SAME_FORMAT_FIELDS) for e in expected
     ]
+
+
+def test_confluent_serialized_messages_read_from_the_broker(registry, kafka_broker, tmp_path, capsys):
+    """The same messages produced into the test broker, a day of them read by `decode --kafka` on the local
+    engine (the native client): the rows of their kcat file, the Avro key as the event's Kafka key."""
+    from cdc_pipelines.cli.commands import main
+    from cdc_pipelines.lake import delta_rs
+    from cdc_pipelines.lake.layout import CHANGES_DIR
+    from tests.extract.kafka_broker import Topics
+    from tests.extract.kafka_messages import Record
+
+    day0 = 1704067200000  # 2024-01-01 00:00 UTC
+    values, keys, _ = _confluent(registry.url)
+    topics, name = Topics(kafka_broker.bootstrap, day0), "avro-orders"
+    topics.create(name, partitions=1)
+    records = []
+    for n, (op, before, after, *_) in enumerate(OPS):
+        record = {"before": before, "after": after, "source": SOURCE_VALUE, "op": op, "ts_ms": 1704067200456,
+                  "ts_us": 1704067200456789, "transaction": TX}  # fmt: skip
+        key = keys({"id": (after or before)["id"]}, _context("key"))
+        records.append(Record(0, day0 + 1000 * n, values(record, _context("value")), key))
+    records.append(Record(0, day0 + 86_400_000 + 1000, records[0].value, records[0].key))  # the next day: complete
+    topics.send(name, records)
+    lake = tmp_path / "lake"
+    code = main(["decode", "--format", FORMAT, "--kafka", kafka_broker.bootstrap, "--topic", name, "--dt",
+                 "2024-01-01", "--out", str(lake), "--option", f"url={registry.url}", "--engine", "local",
+                 "--conf", "kafka.timeout_ms=10000"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out.splitlines()[-1])["events"] == len(OPS)
+    rows = sorted(delta_rs.read_rows(str(lake / CHANGES_DIR)), key=lambda r: r["source_line"])
+
+    def change(event) -> tuple:
+        meta = dict(event["meta"])
+        return (event["op"], event["table_name"], json.dumps(dict(event["after"] or {}), sort_keys=True),
+                json.dumps(dict(event["before"] or {}), sort_keys=True), meta["cdc.kafka.key"])  # fmt: skip
+
+    expected = [change(e) for e in _decoded_from_records(registry.url, records[:-1], tmp_path)]
+    assert [change(r) for r in rows] == expected
+    topics.producer.close()
+    topics.admin.close()
+
+
+def _decoded_from_records(url: str, records, tmp_path) -> list[dict]:
+    """The records as a `kcat -J` file, decoded (`test_confluent_serialized_messages_decode_...`'s path)."""
+    lines = [{"topic": "avro-orders", "partition": r.partition, "offset": n, "tstype": "create", "ts": r.ts,
+              "key": base64.b64encode(r.key).decode(),
+              "payload": json.dumps({"value_b64": base64.b64encode(r.value).decode()})}
+             for n, r in enumerate(records)]  # fmt: skip
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return decode_paths(FORMAT, [path], topic="avro-orders", options={"url": url}, envelope="kcat").events
 
 
 def test_our_encode_is_read_back_by_confluents_deserializer(registry, tmp_path):
