@@ -125,14 +125,14 @@ def day_tables(effects: DataFrame) -> tuple[list[tuple], list[dict]]:
     return list(no_key), skipped_tables(no_key)
 
 
-def _not_skipped(skipped: list[dict]) -> list[str]:
+def _skipped_texts(skipped: list[dict]) -> list[str]:
     return [fx.table_text([s[c] for c in TABLE]) for s in skipped]
 
 
 def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[dict]) -> Applied:
     """What an effect stream does to tables whose live keys are `previous_keys` (`TABLE`, `_t`, `_k`), the
     `skipped` tables left out, folded by Spark."""
-    gone = _not_skipped(skipped)
+    gone = _skipped_texts(skipped)
     effects = effects.where(~F.col("_t").isin(gone)) if gone else effects
     effects = effects.persist(StorageLevel.DISK_ONLY)
     truncates = truncations(effects.where(F.col("kind") == fx.TRUNCATE).select(*TABLE, "_pos", "event_time").toArrow())
@@ -224,7 +224,7 @@ def fold_local(
 ) -> LocalFold:
     """`apply_effects` in this process. `live_keys(touched, truncated)` gives the live keys (`TABLE`, `_t`,
     `_k`) among the touched `(_t, _k)` and of the truncated tables (their `_t`)."""
-    gone = _not_skipped(skipped)
+    gone = _skipped_texts(skipped)
     if gone:
         effects = effects.filter(pc.invert(pc.is_in(effects.column("_t"), pa.array(gone, pa.string()))))
     kinds = effects.column("kind")

@@ -135,7 +135,7 @@ def position(
     ))  # fmt: skip
 
 
-def _row_index(value: str | None) -> int:
+def row_index(value: str | None) -> int:
     """The row's index inside a multi-row message (`meta['cdc.row_index']`; 0 where the format has one row
     per message)."""
     return int(value) if value is not None and _INTEGER.fullmatch(value) else 0
@@ -236,7 +236,7 @@ def day_effects(
         for i in range(n):
             op = column["op"][i]
             place = position(micros[i], column["seq"][i], column["source_file"][i], column["source_line"][i],
-                             _row_index(indexes[i]), column["event_id"][i])  # fmt: skip
+                             row_index(indexes[i]), column["event_id"][i])  # fmt: skip
             if op == "TRUNCATE":
                 effects = [(None, TRUNCATE, 0, None)]
             elif names_no_key(op, names[i]):

@@ -29,14 +29,14 @@ from pyspark.sql import types as T
 
 from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
-from cdc_pipelines.model.meta_keys import DUPLICATE_OF
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.schema_changes.day import check_policies, refuse_schema_changes, refuses
 from cdc_pipelines.schema_changes.policy import LENIENT
 from cdc_pipelines.snapshots import apply, small_tables
 from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
-from cdc_pipelines.snapshots.effects import table_text
+from cdc_pipelines.snapshots.effects import position, row_index, table_text
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
@@ -164,18 +164,25 @@ def day_changes(
     return (events if topics is None else events.where(F.col("source_topic").isin(list(topics)))), None
 
 
-_DDL_FIELDS = ("event_id", "ddl", "db", "table_name", "meta", "source_topic", "event_time", "seq")
+_DDL_FIELDS = ("event_id", "ddl", "db", "table_name", "meta", "source_topic", "event_time", "seq", "source_file",
+               "source_line")  # fmt: skip
 
 
 def _ddl_events(changes: DataFrame, local: pa.Table | None) -> list[dict]:
-    """The day's DDL events in its order (a day's few, collected), as `schema_changes.day` reads them."""
+    """The day's DDL events (a day's few, collected) in the day's order (`effects.position`), as
+    `schema_changes.day` reads them."""
     if local is not None:
-        rows = local.filter(pc.equal(local.column("op"), "DDL")).select(list(_DDL_FIELDS)).to_pylist()
-        rows = [{**r, "meta": dict(r["meta"]) if r["meta"] is not None else None} for r in rows]
+        rows = local.filter(pc.equal(local.column("op"), "DDL")).select(list(_DDL_FIELDS))
     else:
-        found = changes.where(F.col("op") == "DDL").select(*_DDL_FIELDS).collect()
-        rows = [r.asDict(recursive=True) for r in found]
-    return sorted(rows, key=lambda r: (r["event_time"] is not None, r["event_time"], r["seq"] or "", r["event_id"]))
+        rows = changes.where(F.col("op") == "DDL").select(*_DDL_FIELDS).toArrow()
+    micros = rows.column("event_time").cast(pa.int64()).to_pylist()
+    events = [{**r, "meta": dict(r["meta"]) if r["meta"] is not None else None} for r in rows.to_pylist()]
+    places = [
+        position(at, e["seq"], e["source_file"], e["source_line"], row_index((e["meta"] or {}).get(ROW_INDEX)),
+                 e["event_id"])
+        for at, e in zip(micros, events, strict=True)
+    ]  # fmt: skip
+    return [e for _, e in sorted(zip(places, events, strict=True), key=lambda pair: pair[0])]
 
 
 def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
