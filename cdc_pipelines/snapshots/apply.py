@@ -269,7 +269,8 @@ def applied_from_local(spark: SparkSession, day: LocalFold, skipped: list[dict])
 _OPENED_CELLS = (*TABLE, "row", "column_types", "_cdc_event_id")
 
 
-def _opened_rows(day: LocalFold) -> pa.Table:
+def opened_rows(day: LocalFold) -> pa.Table:
+    """The versions a day folded in this process opens, with what `values` reads of them."""
     return day.folded.filter(pc.equal(day.folded.column("_out"), OPEN)).select(list(_OPENED_CELLS))
 
 
@@ -285,7 +286,7 @@ def column_figures(applied: Applied) -> dict[tuple[tuple, str], values.ColumnFig
     """The figures of each table and column the day's versions write (`values.figure_rows`), which decide
     its type: over the local fold's rows, or merged from one tally per Spark task."""
     if applied.local is not None:
-        return values.figure_rows(_opened_rows(applied.local))
+        return values.figure_rows(opened_rows(applied.local))
     figures: dict = {}
     for row in applied.opened.select(*_OPENED_CELLS).mapInArrow(_figure_tally, "_tally binary").collect():
         for key, part in pickle.loads(row["_tally"]).items():
@@ -302,5 +303,5 @@ def invalid_cells(applied: Applied) -> DataFrame:
     """The values the day writes that are not valid for their logical type (`values.invalid_cells`)."""
     schema = ", ".join(f"{c} string" for c in ANOMALY_COLUMNS)
     if applied.local is not None:
-        return local_frame(applied.opened.sparkSession, values.invalid_cells(_opened_rows(applied.local)), schema)
+        return local_frame(applied.opened.sparkSession, values.invalid_cells(opened_rows(applied.local)), schema)
     return applied.opened.select(*_OPENED_CELLS).mapInArrow(_invalid_cells, schema)

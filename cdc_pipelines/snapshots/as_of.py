@@ -18,7 +18,8 @@ from typing import TextIO
 from pyspark.sql import DataFrame, SparkSession
 
 from cdc_pipelines.lake.io import DELTA
-from cdc_pipelines.snapshots.run import label, snapshots_root
+from cdc_pipelines.snapshots.day import label
+from cdc_pipelines.snapshots.run import snapshots_root
 from cdc_pipelines.snapshots.schema import TABLE
 from cdc_pipelines.snapshots.store import table_root
 from cdc_pipelines.snapshots.versions import TableVersion, as_of

@@ -17,7 +17,6 @@ import functools
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,15 +28,24 @@ from pyspark.sql import types as T
 
 from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
-from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.schema_changes.day import check_policies, refuse_schema_changes, refuses
 from cdc_pipelines.schema_changes.policy import LENIENT
-from cdc_pipelines.snapshots import apply, small_tables
+from cdc_pipelines.snapshots import apply, local_days, small_tables
 from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
-from cdc_pipelines.snapshots.effects import position, row_index, table_text
-from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
+from cdc_pipelines.snapshots.day import (
+    DDL_FIELDS,
+    TableDay,
+    ddl_events,
+    first_deliveries,
+    rows_before,
+    summary,
+    table_days,
+)
+from cdc_pipelines.snapshots.effects import table_text
+from cdc_pipelines.snapshots.fold import KEY_LITERALS
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
@@ -45,7 +53,6 @@ from cdc_pipelines.snapshots.store import (
     DDL,
     applied_days,
     read_day,
-    read_summary,
     replace_day,
     table_paths,
     write_summary,
@@ -62,7 +69,6 @@ from cdc_pipelines.snapshots.tables import (
     source_columns,
 )
 from cdc_pipelines.snapshots.typed import ColumnPlan
-from cdc_pipelines.snapshots.values import ColumnFigures, spark_type
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before, restore_unfinished
 
 # tables whose writes run side by side (each its current and history table on two threads: up to twice
@@ -82,7 +88,7 @@ def snapshots_root(lake_root: str | Path, out: str | Path | None = None) -> str:
 
 
 def snapshot_days(
-    spark: SparkSession,
+    spark: SparkSession | None,
     lake_root: str | Path,
     dts: Sequence[str],
     out: str | Path | None = None,
@@ -92,7 +98,8 @@ def snapshot_days(
     schema_changes: str | Mapping[str, str] = LENIENT,
     ddl_dialects: Mapping[str, str | None] | None = None,
 ) -> dict[str, dict]:
-    """Apply the days `dts` (and every later day already applied) of `topics` (all when None).
+    """Apply the days `dts` (and every later day already applied) of `topics` (all when None), on Spark or,
+    without a `spark` session, on the local engine (`local_days`; a local lake whose tables delta-rs writes).
 
     `keys` names the key columns of tables whose format carries none (`{"db.table": [col, ...]}`);
     the events of the `kafka_keys` topics (True: all) left without take them from the Kafka message key.
@@ -101,11 +108,18 @@ def snapshot_days(
     """
     check_policies(schema_changes)
     root = snapshots_root(lake_root, out)
-    if is_uri(root):  # as Hadoop names it: Delta refuses to create a table at `file:///x` once it is `file:/x`
+    if spark is not None and is_uri(root):  # as Hadoop names it: Delta refuses a table at `file:///x` once `file:/x`
         root = qualified(spark, root)
     before = applied_days(spark, root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
     restored = set(restore_before(spark, root, days[0])) if days and any(d >= days[0] for d in before) else set()
+    policies = (schema_changes, ddl_dialects)
+    if spark is None:
+        return {
+            day: local_days.snapshot_day(lake_root, root, day, topics, any(d > day for d in before), keys, kafka_keys,
+                                         restored, policies)
+            for day in days
+        }  # fmt: skip
     # each day's events by the changes' Delta log (local lake only): the whole run's plan the days' sum,
     # a day's fold its own
     counts = delta_rs.partition_counts(join(lake_root, CHANGES_DIR), "dt")
@@ -117,7 +131,7 @@ def snapshot_days(
                 spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys,
                 kafka_keys=kafka_keys, restored=restored,
                 fold_in_driver=limit > 0 and counts is not None and counts.get(day, 0) <= limit,
-                schema_changes=(schema_changes, ddl_dialects),
+                schema_changes=policies,
             )
             for day in days
         }  # fmt: skip
@@ -150,39 +164,12 @@ def day_changes(
     log and its listing of the day's files cost a quiet day 0.4-0.6 s."""
     local = delta_rs.read_partition(join(lake_root, CHANGES_DIR), "dt", day, CANONICAL_COLUMNS) if small else None
     if local is not None:  # nullable: a column an older lake lacks reads as null, as in `io.read_table`
-        first = pc.is_null(pc.map_lookup(local.column("meta"), DUPLICATE_OF, "first"))
-        wanted = (
-            first
-            if topics is None
-            else pc.and_(first, pc.is_in(local.column("source_topic"), pa.array(list(topics), pa.string())))
-        )
-        local = local.filter(wanted)
+        local = first_deliveries(local, topics)
         nullable = T.StructType([T.StructField(f.name, f.dataType) for f in CANONICAL_SCHEMA])
         return spark.createDataFrame(local, nullable), local
     events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
     events = events.where(F.element_at("meta", F.lit(DUPLICATE_OF)).isNull())
     return (events if topics is None else events.where(F.col("source_topic").isin(list(topics)))), None
-
-
-_DDL_FIELDS = ("event_id", "ddl", "db", "table_name", "meta", "source_topic", "event_time", "seq", "source_file",
-               "source_line")  # fmt: skip
-
-
-def _ddl_events(changes: DataFrame, local: pa.Table | None) -> list[dict]:
-    """The day's DDL events (a day's few, collected) in the day's order (`effects.position`), as
-    `schema_changes.day` reads them."""
-    if local is not None:
-        rows = local.filter(pc.equal(local.column("op"), "DDL")).select(list(_DDL_FIELDS))
-    else:
-        rows = changes.where(F.col("op") == "DDL").select(*_DDL_FIELDS).toArrow()
-    micros = rows.column("event_time").cast(pa.int64()).to_pylist()
-    events = [{**r, "meta": dict(r["meta"]) if r["meta"] is not None else None} for r in rows.to_pylist()]
-    places = [
-        position(at, e["seq"], e["source_file"], e["source_line"], row_index((e["meta"] or {}).get(ROW_INDEX)),
-                 e["event_id"])
-        for at, e in zip(micros, events, strict=True)
-    ]  # fmt: skip
-    return [e for _, e in sorted(zip(places, events, strict=True), key=lambda pair: pair[0])]
 
 
 def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
@@ -267,7 +254,11 @@ def snapshot_day(
     enough to collect, folded in this process (`apply.fold_local`) unless it truncates a table Spark holds."""
     changes, local_changes = day_changes(spark, lake_root, day, topics, fold_in_driver)
     if refuses(schema_changes[0]):  # before anything of the day is written
-        refuse_schema_changes(_ddl_events(changes, local_changes), *schema_changes)
+        if local_changes is not None:
+            ddl = local_changes.filter(pc.equal(local_changes.column("op"), "DDL")).select(list(DDL_FIELDS))
+        else:
+            ddl = changes.where(F.col("op") == "DDL").select(*DDL_FIELDS).toArrow()
+        refuse_schema_changes(ddl_events(ddl), *schema_changes)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     local_effects = apply.local_effects(local_changes, keys, kafka_keys) if local_changes is not None else None
     effects = effects_frame(changes, keys, kafka_keys) if local_effects is None else None
@@ -292,15 +283,18 @@ def snapshot_day(
         invalid = not all(f.valid for f in figures.values())  # else no cell fails its type: not looked for again
         with ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
             side = pool.submit(_write_day_datasets, spark, root, day, changes, result, late, invalid, local)
-            days = _table_days(result, figures, held)
-            entries = _merge_tables(spark, root, day, result, days, _rows_before(root, previous_day), pool)
+            days = table_days(result.tables, figures, held)
+            entries = _merge_tables(spark, root, day, result, days, rows_before(root, previous_day), pool)
             applied, anomalies = side.result()
         record(spark, root, day, entries, local)
     finally:
         result.release()
-    summary = _summary(spark, root, day, previous_day, result.skipped, applied, anomalies)
-    write_summary(spark, root, day, summary)
-    return summary
+    if anomalies is None:
+        frame = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
+        anomalies = [{**r.asDict(), "n": r["count"]} for r in frame.groupBy(*TABLE, "kind").count().collect()]
+    figures = summary(root, day, previous_day, result.skipped, applied, anomalies, as_of(spark, root, day))
+    write_summary(spark, root, day, figures)
+    return figures
 
 
 def _write_day_datasets(
@@ -332,45 +326,6 @@ def _write_day_datasets(
     ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
     replace_day(ddl, join(root, DDL), day, max_rows)
     return applied, rows
-
-
-def _rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:
-    """Each table's live rows at the start of the day, as the previous applied day's summary gives them."""
-    summary = read_summary(root, previous_day) if previous_day else None
-    return {tuple(t[c] for c in TABLE): t["rows"] for t in (summary or {}).get("per_table", {}).values()}
-
-
-@dataclass(frozen=True)
-class TableDay:
-    """What a day does to one table, as its MERGEs need it."""
-
-    table: tuple
-    columns: list[ColumnPlan]  # the day's columns and their types
-    pk_columns: list[str]
-    truncated: bool
-    sets: int  # keys the day leaves set (rows a MERGE of only inserts adds)
-    opened: int  # versions the day opens (rows its history gains)
-    live: int  # the day's keys live before it (rows of its current table the day replaces or removes)
-    keys: list[str] | None  # the day's keys (`_cdc_key`) when at most `KEY_LITERALS`: named in its writes
-    earliest_end: int | None  # the earliest end (epoch microseconds) of a version the day opens or closes
-    held: list[ColumnPlan] | None  # the table's columns at the start of the day; None: no table yet
-
-
-def _table_days(
-    result: Applied, figures: Mapping[tuple[tuple, str], ColumnFigures], held: Mapping[tuple, list[ColumnPlan]]
-) -> list[TableDay]:
-    """Each table the day changed or truncated, in table order (`figures`: `apply.column_figures`;
-    `held`: the columns of the tables there at the start of the day), from the fold's figures."""
-    plans: dict[tuple, list[ColumnPlan]] = {}
-    for (table, column), found in figures.items():
-        plans.setdefault(table, []).append(ColumnPlan(column, spark_type(found)))
-    days = []
-    for r in result.tables:
-        t = tuple(r[c] for c in TABLE)
-        keys = list(r["key_list"] or []) if r["keys"] <= KEY_LITERALS else None
-        days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"], r["opened"],
-                             r["live"], keys, r["earliest_end"], held=held.get(t)))  # fmt: skip
-    return sorted(days, key=lambda d: table_order(d.table))
 
 
 def _merge_tables(
@@ -413,7 +368,8 @@ def _small_columns(
         return None
     if not existed:
         return column_order(table_day.columns, table_day.pk_columns)
-    return small_tables.evolve_columns(paths, table_day.columns, table_day.held) or prepare(
+    utc = spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    return small_tables.evolve_columns(paths, table_day.columns, table_day.held, utc) or prepare(
         spark, paths, table_day.columns, table_day.pk_columns, table_day.held
     )
 
@@ -493,48 +449,3 @@ def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:
     )  # fmt: skip
 
 
-def label(table: Mapping) -> str:
-    return ".".join(str(table[c]) for c in TABLE if table[c] is not None)
-
-
-def _summary(
-    spark: SparkSession,
-    root: str,
-    day: str,
-    previous_day: str | None,
-    skipped: list,
-    applied: int,
-    anomalies: list[dict] | None,
-) -> dict:
-    """The day's figures; `per_table` names every table's two Delta tables and their versions at the end
-    of the day. The anomalies are counted from `anomalies` where the day's write collected them."""
-    counts: dict[tuple, dict[str, int]] = {}
-    if anomalies is None:
-        frame = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
-        anomalies = [{**r.asDict(), "n": r["count"]} for r in frame.groupBy(*TABLE, "kind").count().collect()]
-    for r in anomalies:  # one per anomaly, or per table and kind with its count (`n`)
-        kinds = counts.setdefault(tuple(r[c] for c in TABLE), {})
-        kinds[r["kind"]] = kinds.get(r["kind"], 0) + r.get("n", 1)
-    versions = {e.table: e for e in as_of(spark, root, day)}
-    tables = {}
-    for table in sorted(set(versions) | set(counts), key=table_order):
-        names = dict(zip(TABLE, table, strict=True))
-        entry = versions.get(table)
-        tables[label(names)] = {
-            **names,
-            "rows": entry.rows if entry else 0,
-            "anomalies": counts.get(table, {}),
-            **({k: getattr(entry, k) for k in ("current", "history", "current_version", "history_version")}
-               if entry else {}),
-        }  # fmt: skip
-    return {
-        "dt": day,
-        "previous_dt": previous_day,
-        "tables": sum(1 for t in tables.values() if t["rows"]),
-        "rows": sum(t["rows"] for t in tables.values()),
-        "applied": applied,
-        "anomalies": sum(sum(k.values()) for k in counts.values()),
-        "skipped_tables": [{"table": label(s), **s} for s in skipped],
-        "per_table": tables,
-        "path": root,
-    }

@@ -1,20 +1,16 @@
-"""A small source table's day written from the driver with delta-rs: the per-table fixed cost of a
-whole-database topic.
+"""A source table's day written with delta-rs: every table of the local engine, and the small tables of a
+local lake on the Spark engine (a MERGE through Spark's Delta costs about 20 Spark jobs and 1-2 s of
+driver work however few its rows; delta-rs's commit 10-30 ms).
 
-A MERGE through Spark's Delta costs about 20 Spark jobs and 1-2 s of driver work however few its rows,
-and a whole-database topic changes hundreds of tables a day, most by a few rows. A table on local disk
-whose current rows after the day and whose history rows with the day's versions are each at most
-`MAX_ROWS_SETTING` is written here instead: Spark types the day's rows of every such table as its
-MERGEs type them (`typed.typed_value`), in one collect for all of them (`days_rows`), and delta-rs
-applies them with the same clauses in one commit per table (10-30 ms). A folder name with `%` stays
-Spark's: delta-rs 1.6 decodes it as a URL.
+The day's rows come from the fold typed by `day_rows` (`values.typed_array`, the one typing rule of both
+engines), and delta-rs applies them with the clauses of Spark's MERGEs (`tables`), one commit per table.
 
-Such a table is created without deletion vectors (delta-rs 1.6 writes no table that has them; the few
-small files a day touches are rewritten) and without column mapping (delta-rs 1.6 marks a new
-column-mapped table without the `columnMapping` feature Spark's reader checks), so a table whose
-column names need mapping stays Spark's. A table that outgrows the limit is Spark's from then on: it
-gets deletion vectors and column mapping (`take_over`) before its first Spark MERGE. Spark reads,
-restores and evolves these tables as its own (`tests/snapshots/test_small_tables.py`).
+A table keeps the features it was created with, whichever engine writes it next. delta-rs creates a table
+without deletion vectors (delta-rs 1.6 writes copy-on-write; the few small files a day touches are
+rewritten) and without column mapping (delta-rs 1.6 marks a new column-mapped table without the
+`columnMapping` feature Spark's reader checks); Spark MERGEs into such a table as it is. A table Spark
+created has both, and only Spark writes it; so do a table whose column names need mapping and a folder
+name with `%` (delta-rs 1.6 decodes it as a URL): `unwritable` names them for the engine table.
 """
 
 from __future__ import annotations
@@ -29,16 +25,16 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.delta_rs import file_rows, local_table_path
 from cdc_pipelines.snapshots.apply import Applied
-from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC, TABLE
+from cdc_pipelines.snapshots.effects import table_text
+from cdc_pipelines.snapshots.fold import CLOSE, FOLD_SCHEMA, NET, OPEN
+from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
 from cdc_pipelines.snapshots.tables import (
     KIND,
     PROPERTIES,
     TablePaths,
     evolve,
-    quote,
 )
-from cdc_pipelines.snapshots.typed import ColumnPlan, typed_value
-from cdc_pipelines.snapshots.values import as_text
+from cdc_pipelines.snapshots.values import ColumnPlan, as_text, typed_array
 
 # the setting (`--conf`, CDC_SPARK_CONF) of the most rows a table written by delta-rs holds; 0: Spark writes
 # every table. A 100,000-row table's files rewrite in well under a second; past that, deletion vectors pay
@@ -48,16 +44,34 @@ DEFAULT_MAX_ROWS = 100_000
 # names with backticks without escaping them)
 _PLAIN_NAME = re.compile(r"[^ ,;{}()\n\t=`]+")
 _PART = "_cdc_part"
-_TID = "_cdc_table"
 # Delta's type names where Spark's differ (tests name a delta-rs schema's types as Spark does with it)
 SPARK_TYPE_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
 _DELTA_NAMES = {spark: delta for delta, spark in SPARK_TYPE_NAMES.items()}
 _SPARK_FEATURES = frozenset({"deletionVectors", "columnMapping"})
-_SPARK_SETTINGS = {"delta.enableDeletionVectors": "true", "delta.columnMapping.mode": "name"}
 
 
 def max_rows(spark: SparkSession) -> int:
     return int(spark.conf.get(MAX_ROWS_SETTING, str(DEFAULT_MAX_ROWS)))
+
+
+def unwritable_columns(names) -> str | None:
+    """Why delta-rs cannot write a table with these column names (one needs column mapping), or None."""
+    bad = sorted(n for n in names if n is not None and not _PLAIN_NAME.fullmatch(n))
+    return f"the column name {bad[0]!r} needs Delta's column mapping" if bad else None
+
+
+def unwritable_table(paths: TablePaths) -> str | None:
+    """Why delta-rs cannot write this table's two Delta tables, or None: a folder name it cannot open, or
+    a table Spark created (deletion vectors, column mapping)."""
+    from deltalake import DeltaTable
+
+    for path in (paths.current, paths.history):
+        local = local_table_path(path)
+        if local is None:
+            return f"delta-rs cannot open {path} (a folder name with %, or not on local disk)"
+        if DeltaTable.is_deltatable(local) and _is_spark_owned(DeltaTable(local)):
+            return f"{path} has deletion vectors or column mapping, which delta-rs does not write"
+    return None
 
 
 def takes(paths: TablePaths, columns: list[ColumnPlan], rows: int | None, existed: bool, limit: int) -> bool:
@@ -108,26 +122,6 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Array] | None:
     return columns, table.to_pyarrow_table(columns=["_cdc_key"]).column("_cdc_key").combine_chunks()
 
 
-def take_over(spark: SparkSession, paths: TablePaths) -> None:
-    """Give a table delta-rs wrote Spark's settings (deletion vectors, column mapping) before Spark's first
-    MERGE into it; nothing for a table that has them. Judged by the settings, not the protocol: a RESTORE
-    to a version before a take-over brings the old settings back but keeps the protocol's features."""
-    from deltalake import DeltaTable
-
-    for path in (paths.current, paths.history):
-        local = local_table_path(path)
-        if local is None:
-            continue
-        table = DeltaTable(local)
-        if all(table.metadata().configuration.get(k) == v for k, v in _SPARK_SETTINGS.items()):
-            continue
-        # a table without table features needs column mapping's protocol named (one with them takes the feature)
-        legacy = table.protocol().min_writer_version < 7
-        versions = {"delta.minReaderVersion": "2", "delta.minWriterVersion": "5"} if legacy else {}
-        settings = ", ".join(f"'{k}' = '{v}'" for k, v in {**PROPERTIES, **versions}.items())
-        spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({settings})")
-
-
 def rows_of(path: str) -> int | None:
     """The rows of a table delta-rs wrote, from its files' statistics (no scan); None for any other."""
     table = _delta_rs_table(path)
@@ -136,21 +130,23 @@ def rows_of(path: str) -> int | None:
     return file_rows(table)
 
 
-def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan]) -> list[ColumnPlan] | None:
+def evolve_columns(
+    paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPlan], utc: bool = True
+) -> list[ColumnPlan] | None:
     """Bring an existing table's columns to the day's by delta-rs (both tables): columns added, numbers
     widened to a wider decimal (an exact cast), columns widened to text (`as_text`), the table rewritten
-    once; the columns after. None when a `timestamp` column becomes text (Spark's `tables.prepare` rewrites
-    it, printed in the session's time zone) or a column needs a table feature the table may lack
-    (`timestamp_ntz`)."""
+    once; the columns after. None (Spark's `tables.prepare` does it) when a `timestamp` column becomes
+    text and the times are not printed in UTC (`utc`: Spark's session time zone is UTC; the local engine's
+    always is)."""
     from deltalake import DeltaTable, Field, write_deltalake
     from deltalake.schema import PrimitiveType
 
     added, changed, after = evolve(day, held)
-    if any(new == "string" and not _printed(old) for old, new in changed.values()):
-        return None
-    if any(c.spark_type == "timestamp_ntz" for c in added):
+    if any(new == "string" and not _printed(old, utc) for old, new in changed.values()):
         return None
     for path in (local_table_path(paths.current), local_table_path(paths.history)):
+        if any(c.spark_type == "timestamp_ntz" for c in added):
+            _with_timestamp_ntz(DeltaTable(path))
         if added:
             fields = [Field(c.name, PrimitiveType(_DELTA_NAMES.get(c.spark_type, c.spark_type))) for c in added]
             DeltaTable(path).alter.add_columns(fields)
@@ -167,55 +163,60 @@ def evolve_columns(paths: TablePaths, day: list[ColumnPlan], held: list[ColumnPl
     return after
 
 
-# the types whose values `as_text` prints as Spark does, besides decimals (`timestamp` is printed in the
-# session's time zone: Spark's)
+def _with_timestamp_ntz(table) -> None:
+    """The `timestampNtz` feature on a table that lacks it, before a column of that type joins it."""
+    from deltalake import TableFeatures
+
+    protocol = table.protocol()
+    if "timestampNtz" not in set(protocol.writer_features or ()):
+        table.alter.add_feature(TableFeatures.TimestampWithoutTimezone, allow_protocol_versions_increase=True)
+
+
+# the types whose values `as_text` prints as Spark does, besides decimals (`timestamp` is printed in UTC)
 _PRINTED = ("boolean", "bigint", "binary", "date", "timestamp_ntz")
 
 
-def _printed(type_name: str) -> bool:
-    return type_name in _PRINTED or type_name.startswith("decimal(")
+def _printed(type_name: str, utc: bool) -> bool:
+    return type_name in _PRINTED or type_name.startswith("decimal(") or (utc and type_name == "timestamp")
 
 
 def days_rows(spark: SparkSession, applied: Applied, plans: Mapping[tuple, list[ColumnPlan]]) -> dict[tuple, pa.Table]:
-    """The day of each table `plans` names (with its columns), as the MERGEs read it, typed by Spark as
-    they type it (`typed_value`), in one collect for all of them: a collect per table was a Spark job per
-    table (0.3-0.6 s each). Each table's rows: current rows (`_cdc_part` `current`), the versions opened
-    (`open`) and the open versions ended (`close`).
-
-    The tables' typed columns share one column per name and type (`_c0`, `_c1`, ...), set for the rows of
-    the tables that have it, so the collected frame is as wide as the distinct columns, not their sum."""
-    tables = list(plans)
-    schema = ", ".join([*(f"{c} string" for c in TABLE), f"{_TID} int"])
-    index = spark.createDataFrame([(*t, i) for i, t in enumerate(tables)], schema)
-    slots: dict[tuple[str, str], int] = {}
-    having: dict[int, list[int]] = {}
-    for i, table in enumerate(tables):
-        for column in plans[table]:
-            having.setdefault(slots.setdefault((column.name, column.spark_type), len(slots)), []).append(i)
+    """`day_rows` of a day Spark folded: the fold's rows of the tables `plans` names, in one collect for all
+    of them (a collect per table was a Spark job per table, 0.3-0.6 s each), typed here as the local engine
+    types them."""
+    wanted = F.col("_t").isin([table_text(t) for t in plans])
     parts = (
-        applied.net.select(*TABLE, "_k", "row", "_cdc_op", "_cdc_event_time", "_cdc_event_id",
-                           F.col("kind").alias(KIND), F.lit("current").alias(_PART)),
-        applied.opened.select(*TABLE, "_k", "row", "_cdc_op", "_cdc_event_id", "_cdc_start_at", "_cdc_end_at",
-                              F.lit("open").alias(KIND), F.lit("open").alias(_PART)),
-        applied.closed.select(*TABLE, "_k", "_cdc_end_at", F.lit("close").alias(KIND), F.lit("close").alias(_PART)),
-    )  # fmt: skip
+        applied.net.where(wanted).withColumn("_out", F.lit(NET)),
+        applied.opened.where(wanted).withColumn("_out", F.lit(OPEN)),
+        applied.closed.where(wanted).withColumn("_out", F.lit(CLOSE)),
+    )
     frame = parts[0].unionByName(parts[1], allowMissingColumns=True).unionByName(parts[2], allowMissingColumns=True)
-    on = [frame[c].eqNullSafe(index[c]) for c in TABLE]
-    frame = frame.join(F.broadcast(index), on[0] & on[1] & on[2])
-    typed = [
-        F.when(F.col(_TID).isin(having[slot]), typed_value(F.try_element_at("row", F.lit(name)), type_name)).alias(
-            f"_c{slot}"
-        )
-        for (name, type_name), slot in slots.items()
-    ]
+    names = [f.name for f in FOLD_SCHEMA if f.name in frame.columns]
+    return day_rows(frame.select(*names).toArrow(), plans)
+
+
+_PARTS = pa.array(["current", "open", "close"])
+
+
+def day_rows(folded: pa.Table, plans: Mapping[tuple, list[ColumnPlan]]) -> dict[tuple, pa.Table]:
+    """The day of each table `plans` names (with its columns) as its writes read it, from the fold's rows
+    (`fold.FOLD_SCHEMA`): current rows (`_cdc_part` `current`, `_cdc_kind` `set` or `del`), the versions
+    opened (`open`) and the open versions ended (`close`); each column's values typed by
+    `values.typed_array`, the one typing rule of both engines."""
+    outs = folded.column("_out")
+    part = pc.take(_PARTS, pc.index_in(outs, pa.array([NET, OPEN, CLOSE])))
+    kept = pc.is_valid(part)
+    folded = folded.append_column(_PART, part).filter(kept)
+    kind = pc.if_else(pc.equal(folded.column("_out"), NET), folded.column("kind"), folded.column(_PART))
+    folded = folded.append_column(KIND, kind)
     cdc = sorted({name for name, _ in (*CURRENT_CDC, *HISTORY_CDC)} - {"_cdc_key"})
-    rows = frame.select(_TID, _PART, KIND, *cdc, F.col("_k").alias("_cdc_key"), *typed).toArrow()
     out = {}
-    for i, table in enumerate(tables):
-        own = rows.filter(pc.equal(rows[_TID], i))
-        extra = [_PART, KIND, *cdc, "_cdc_key"]
-        picked = own.select([f"_c{slots[c.name, c.spark_type]}" for c in plans[table]] + extra)
-        out[table] = picked.rename_columns([c.name for c in plans[table]] + extra)
+    for table, columns in plans.items():
+        own = folded.filter(pc.equal(folded.column("_t"), table_text(table)))
+        typed = {c.name: typed_array(pc.map_lookup(own.column("row"), c.name, "first"), c.spark_type) for c in columns}
+        extra = {_PART: own.column(_PART), KIND: own.column(KIND), **{c: own.column(c) for c in cdc},
+                 "_cdc_key": own.column("_k")}  # fmt: skip
+        out[table] = pa.table({**typed, **extra})
     return out
 
 
@@ -277,10 +278,12 @@ def write_day(
     return metrics["num_target_rows_inserted"] - metrics["num_target_rows_deleted"]
 
 
-def version(path: str) -> int:
+def version(path: str) -> int | None:
+    """The latest version of the local table at `path`; None where there is none."""
     from deltalake import DeltaTable
 
-    return DeltaTable(local_table_path(path)).version()
+    local = local_table_path(path)
+    return DeltaTable(local).version() if DeltaTable.is_deltatable(local) else None
 
 
 def restore(path: str, version: int) -> bool:

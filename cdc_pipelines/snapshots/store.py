@@ -84,18 +84,34 @@ def _summary_path(root: str | Path, day: str) -> str:
     return storage.join(root, RUNS, f"dt={day}", SUMMARY)
 
 
-def applied_days(spark: SparkSession, root: str | Path) -> list[str]:
-    """Days whose snapshot was written to the end (their summary exists), in order: one listing."""
+def applied_days(spark: SparkSession | None, root: str | Path) -> list[str]:
+    """Days whose snapshot was written to the end (their summary exists), in order: one listing (without a
+    `spark` session, of a local root)."""
     runs = storage.join(root, RUNS)
-    if not storage.exists(spark, runs):
+    if spark is None:
+        local = storage.local_path(runs)
+        names = os.listdir(local) if os.path.isdir(local) else []
+        days = [n for n in names if os.path.isfile(os.path.join(local, n, SUMMARY))]
+    elif not storage.exists(spark, runs):
         return []
-    days = [name.rsplit("/", 2)[-2] for name in storage.list_files(spark, runs) if name.endswith(f"/{SUMMARY}")]
+    else:
+        days = [name.rsplit("/", 2)[-2] for name in storage.list_files(spark, runs) if name.endswith(f"/{SUMMARY}")]
     return sorted(d.removeprefix("dt=") for d in days if d.startswith("dt="))
 
 
-def write_summary(spark: SparkSession, root: str | Path, day: str, summary: dict) -> None:
-    text = json.dumps(summary, indent=1, default=str)
-    storage.replace_bytes(spark, _summary_path(root, day), text.encode())
+def write_summary(spark: SparkSession | None, root: str | Path, day: str, summary: dict) -> None:
+    """The day's summary, whole or not at all (it marks the day as applied); without a `spark` session, to
+    a local root."""
+    text = json.dumps(summary, indent=1, default=str).encode()
+    path = _summary_path(root, day)
+    if spark is not None:
+        storage.replace_bytes(spark, path, text)
+        return
+    local = Path(storage.local_path(path))
+    local.parent.mkdir(parents=True, exist_ok=True)
+    hidden = local.with_name(f".{local.name}.tmp")
+    hidden.write_bytes(text)
+    os.replace(hidden, local)
 
 
 def read_summary(root: str | Path, day: str) -> dict | None:

@@ -9,21 +9,13 @@ back for a column widened to text (`as_text`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from cdc_pipelines.model.column_types import widen
-from cdc_pipelines.snapshots.values import spark_type
+from cdc_pipelines.snapshots.values import ColumnPlan, spark_type
 
 __all__ = ["ColumnPlan", "as_text", "spark_type", "typed_value", "widen"]
-
-
-@dataclass(frozen=True)
-class ColumnPlan:
-    name: str
-    spark_type: str  # a Spark SQL type name; "string" keeps the text
 
 
 def as_text(column: Column, type_name: str) -> Column:

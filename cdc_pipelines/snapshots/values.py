@@ -52,6 +52,14 @@ _ERA_DAYS = 146_097  # days of 400 Gregorian years
 
 
 @dataclass(frozen=True)
+class ColumnPlan:
+    """A snapshot column: its name and its type (a Spark SQL type name; "string" keeps the text)."""
+
+    name: str
+    spark_type: str
+
+
+@dataclass(frozen=True)
 class ColumnFigures:
     """The figures of one column's values in one table, over any part of a day (`merge` adds another part).
     `fits_long`, `fits_decimal38` (INT values) and `micros` (TIMESTAMP / DATETIME values) are None where

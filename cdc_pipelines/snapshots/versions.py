@@ -45,7 +45,7 @@ class TableVersion:
                 "history_version": self.history_version, "rows": self.rows, "dt": self.dt}  # fmt: skip
 
 
-def _rows(spark: SparkSession, root: str | Path) -> list[dict]:
+def _rows(spark: SparkSession | None, root: str | Path) -> list[dict]:
     """Every row of `_versions/` (one per table and applied day: a few thousand rows a year for ten tables,
     a table's metadata, not its data), by delta-rs where it is local."""
     path = join(root, VERSIONS)
@@ -63,18 +63,21 @@ def _entry(r: dict, root: str | Path) -> TableVersion:
                         r["dt"])  # fmt: skip
 
 
-def record(spark: SparkSession, root: str | Path, day: str, entries: list[TableVersion], local: bool = False) -> None:
-    """The day's rows, replacing those an earlier run of the day wrote (by delta-rs when `local`)."""
+def record(
+    spark: SparkSession | None, root: str | Path, day: str, entries: list[TableVersion], local: bool = False
+) -> None:
+    """The day's rows, replacing those an earlier run of the day wrote (by delta-rs when `local`, or without
+    a `spark` session: the local engine)."""
     rows = [e.row() for e in entries]
     path = join(root, VERSIONS)
-    if local:
+    if local or spark is None:
         data = pa.Table.from_pylist(rows, schema=delta_rs.arrow_schema(VERSIONS_SCHEMA))
         delta_rs.replace_partitions(data, delta_rs.local_table_path(path), [{"dt": day}], VERSIONS_SCHEMA, ("dt",))
         return
     io.replace_partitions(spark.createDataFrame(rows, VERSIONS_SCHEMA), path, [{"dt": day}], ("dt",))
 
 
-def as_of(spark: SparkSession, root: str | Path, day: str, before: bool = False) -> list[TableVersion]:
+def as_of(spark: SparkSession | None, root: str | Path, day: str, before: bool = False) -> list[TableVersion]:
     """Each table's versions at the end of `day` (or, with `before`, at its start): its row of the latest
     applied day at or before `day` (before `day`)."""
     latest: dict[tuple, dict] = {}
@@ -85,7 +88,7 @@ def as_of(spark: SparkSession, root: str | Path, day: str, before: bool = False)
     return [_entry(latest[t], root) for t in sorted(latest, key=table_order)]
 
 
-def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tuple]:
+def restore_before(spark: SparkSession | None, root: str | Path, day: str) -> list[tuple]:
     """Restore every table changed on `day` or later (its tables under `root`: `_entry`) to its state at
     the start of `day`; the tables."""
     tables = {tuple(r[c] for c in TABLE) for r in _rows(spark, root) if r["dt"] >= day}
@@ -99,7 +102,9 @@ def restore_before(spark: SparkSession, root: str | Path, day: str) -> list[tupl
     return sorted(tables, key=table_order)
 
 
-def restore_unfinished(spark: SparkSession, root: str | Path, day: str, tables: Mapping[tuple, TablePaths]) -> list:
+def restore_unfinished(
+    spark: SparkSession | None, root: str | Path, day: str, tables: Mapping[tuple, TablePaths]
+) -> list:
     """Restore the tables (of `tables`: the day's) that a run of `day` which did not finish changed, to
     their state at the start of `day`; the tables. Such a run left no summary, so the day counts as new,
     and its MERGEs would apply again: the history would hold the day's versions twice. Told by either
@@ -112,7 +117,7 @@ def restore_unfinished(spark: SparkSession, root: str | Path, day: str, tables: 
     for table, paths in tables.items():
         entry = start.get(table)
         recorded = (entry.current_version, entry.history_version) if entry else (0, 0)
-        versions = (io.table_version(spark, paths.current), io.table_version(spark, paths.history))
+        versions = (_version(spark, paths.current), _version(spark, paths.history))
         if any(v is not None and v > r for v, r in zip(versions, recorded, strict=True)):
             undone.append(table)
             targets += [(p, r) for p, v, r in zip((paths.current, paths.history), versions, recorded, strict=True)
@@ -121,9 +126,16 @@ def restore_unfinished(spark: SparkSession, root: str | Path, day: str, tables: 
     return undone
 
 
-def _restore(spark: SparkSession, targets: list[tuple[str, int]]) -> None:
+def _version(spark: SparkSession | None, path: str) -> int | None:
+    """The table's latest version (None: no table), by delta-rs without a `spark` session."""
+    return io.table_version(spark, path) if spark is not None else small_tables.version(path)
+
+
+def _restore(spark: SparkSession | None, targets: list[tuple[str, int]]) -> None:
     """Each `(path, version)`: delta-rs restores the tables it wrote; Spark the others, side by side (each
-    RESTORE is a few small jobs)."""
+    RESTORE is a few small jobs). Without a `spark` session (the local engine) every table is delta-rs's."""
     sparks = [(path, version) for path, version in targets if not small_tables.restore(path, version)]
+    if sparks and spark is None:
+        raise RuntimeError(f"tables only Spark restores (Spark created them): {[p for p, _ in sparks]}")
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="restore") as pool:
         list(pool.map(lambda target: restore(spark, *target), sparks))

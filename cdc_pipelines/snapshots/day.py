@@ -1,0 +1,122 @@
+"""What a day does to the snapshot tables, as both engines' writers read it: the day's events (first
+deliveries of the topics asked for), its DDL in the day's order, each changed table's `TableDay`, and the
+day's summary. Plain Python over Arrow: `run` (Spark) and `local_days` (the local engine) run it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
+from cdc_pipelines.snapshots.effects import position, row_index
+from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
+from cdc_pipelines.snapshots.schema import TABLE
+from cdc_pipelines.snapshots.store import read_summary
+from cdc_pipelines.snapshots.values import ColumnFigures, ColumnPlan, spark_type
+
+DDL_FIELDS = ("event_id", "ddl", "db", "table_name", "meta", "source_topic", "event_time", "seq", "source_file",
+              "source_line")  # fmt: skip
+
+
+def first_deliveries(changes: pa.Table, topics: Sequence[str] | None) -> pa.Table:
+    """The events of `changes` a snapshot applies: redelivered ones left out (a change is applied once
+    however often its topic delivered it), of the `topics` asked for (all when None)."""
+    wanted = pc.is_null(pc.map_lookup(changes.column("meta"), DUPLICATE_OF, "first"))
+    if topics is not None:
+        wanted = pc.and_(wanted, pc.is_in(changes.column("source_topic"), pa.array(list(topics), pa.string())))
+    return changes.filter(wanted)
+
+
+def ddl_events(rows: pa.Table) -> list[dict]:
+    """The day's DDL events (`DDL_FIELDS` of its `DDL` rows: a day's few) in the day's order
+    (`effects.position`), as `schema_changes.day` reads them."""
+    micros = rows.column("event_time").cast(pa.int64()).to_pylist()
+    events = [{**r, "meta": dict(r["meta"]) if r["meta"] is not None else None} for r in rows.to_pylist()]
+    places = [
+        position(at, e["seq"], e["source_file"], e["source_line"], row_index((e["meta"] or {}).get(ROW_INDEX)),
+                 e["event_id"])
+        for at, e in zip(micros, events, strict=True)
+    ]  # fmt: skip
+    return [e for _, e in sorted(zip(places, events, strict=True), key=lambda pair: pair[0])]
+
+
+def rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:
+    """Each table's live rows at the start of the day, as the previous applied day's summary gives them."""
+    summary = read_summary(root, previous_day) if previous_day else None
+    return {tuple(t[c] for c in TABLE): t["rows"] for t in (summary or {}).get("per_table", {}).values()}
+
+
+@dataclass(frozen=True)
+class TableDay:
+    """What a day does to one table, as its writes need it."""
+
+    table: tuple
+    columns: list[ColumnPlan]  # the day's columns and their types
+    pk_columns: list[str]
+    truncated: bool
+    sets: int  # keys the day leaves set (rows a MERGE of only inserts adds)
+    opened: int  # versions the day opens (rows its history gains)
+    live: int  # the day's keys live before it (rows of its current table the day replaces or removes)
+    keys: list[str] | None  # the day's keys (`_cdc_key`) when at most `KEY_LITERALS`: named in its writes
+    earliest_end: int | None  # the earliest end (epoch microseconds) of a version the day opens or closes
+    held: list[ColumnPlan] | None  # the table's columns at the start of the day; None: no table yet
+
+
+def table_days(
+    tables: list[dict], figures: Mapping[tuple[tuple, str], ColumnFigures], held: Mapping[tuple, list[ColumnPlan]]
+) -> list[TableDay]:
+    """Each table the day changed or truncated (`tables`: the fold's figures, `fold.TableFigures.as_dict`),
+    in table order (`figures`: `values.figure_rows` of the day's versions; `held`: the columns of the tables
+    there at the start of the day)."""
+    plans: dict[tuple, list[ColumnPlan]] = {}
+    for (table, column), found in figures.items():
+        plans.setdefault(table, []).append(ColumnPlan(column, spark_type(found)))
+    days = []
+    for r in tables:
+        t = tuple(r[c] for c in TABLE)
+        keys = list(r["key_list"] or []) if r["keys"] <= KEY_LITERALS else None
+        days.append(TableDay(t, plans.get(t, []), list(r["pk_columns"] or []), r["truncated"], r["sets"], r["opened"],
+                             r["live"], keys, r["earliest_end"], held=held.get(t)))  # fmt: skip
+    return sorted(days, key=lambda d: table_order(d.table))
+
+
+def label(table: Mapping) -> str:
+    return ".".join(str(table[c]) for c in TABLE if table[c] is not None)
+
+
+def summary(
+    root: str, day: str, previous_day: str | None, skipped: list, applied: int, anomalies: list[dict], versions: list
+) -> dict:
+    """The day's figures; `per_table` names every table's two Delta tables and their versions at the end
+    of the day (`versions`: `versions.as_of` the day). `anomalies`: one row per anomaly, or per table and
+    kind with its count (`n`)."""
+    counts: dict[tuple, dict[str, int]] = {}
+    for r in anomalies:
+        kinds = counts.setdefault(tuple(r[c] for c in TABLE), {})
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + r.get("n", 1)
+    at_end = {e.table: e for e in versions}
+    tables = {}
+    for table in sorted(set(at_end) | set(counts), key=table_order):
+        names = dict(zip(TABLE, table, strict=True))
+        entry = at_end.get(table)
+        tables[label(names)] = {
+            **names,
+            "rows": entry.rows if entry else 0,
+            "anomalies": counts.get(table, {}),
+            **({k: getattr(entry, k) for k in ("current", "history", "current_version", "history_version")}
+               if entry else {}),
+        }  # fmt: skip
+    return {
+        "dt": day,
+        "previous_dt": previous_day,
+        "tables": sum(1 for t in tables.values() if t["rows"]),
+        "rows": sum(t["rows"] for t in tables.values()),
+        "applied": applied,
+        "anomalies": sum(sum(k.values()) for k in counts.values()),
+        "skipped_tables": [{"table": label(s), **s} for s in skipped],
+        "per_table": tables,
+        "path": root,
+    }

@@ -1,0 +1,195 @@
+"""One snapshot day on the local engine: the fold, the typing and the writes of `run`'s day, read and
+committed by delta-rs in this process, no JVM.
+
+The rules are the same modules' as on Spark: the effects and their fold (`apply.fold_local`), the columns'
+types and the failing values (`values`), what the day does to each table (`day`), the writes' clauses
+(`small_tables.write_day`), restores and versions (`versions`). What is here is the order they run in.
+Every table is delta-rs's, so a table Spark created, a column name that needs column mapping or a folder
+name delta-rs cannot open sends the step to Spark before it starts (`unwritable`, the engine table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake.layout import CHANGES_DIR
+from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
+from cdc_pipelines.runtime.storage import join
+from cdc_pipelines.schema_changes.day import refuse_schema_changes, refuses
+from cdc_pipelines.snapshots import apply, small_tables, values
+from cdc_pipelines.snapshots.day import (
+    DDL_FIELDS,
+    TableDay,
+    ddl_events,
+    first_deliveries,
+    rows_before,
+    summary,
+    table_days,
+)
+from cdc_pipelines.snapshots.effects import TABLE, table_text
+from cdc_pipelines.snapshots.fold import ANOMALY
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS
+from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, table_paths, write_summary
+from cdc_pipelines.snapshots.tables import column_order
+from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_unfinished
+
+_IDS = ("event_id", "dt")
+_LATE = "arrived after a later day was applied"
+
+
+def day_changes(lake_root: str | Path, day: str, topics: Sequence[str] | None) -> pa.Table:
+    """The day's events a snapshot applies (`day.first_deliveries`); none where the day was never decoded."""
+    changes = delta_rs.read_partition(join(lake_root, CHANGES_DIR), "dt", day, CANONICAL_COLUMNS)
+    if changes is None:
+        changes = delta_rs.arrow_schema(CANONICAL_SCHEMA).empty_table().select(list(CANONICAL_COLUMNS))
+    return first_deliveries(changes, topics)
+
+
+def unwritable(lake_root: str | Path, root: str, dts: Sequence[str]) -> str | None:
+    """Why delta-rs cannot write the tables the days `dts` change, or None: a table Spark created (deletion
+    vectors, column mapping), a folder name delta-rs cannot open, a column name that needs column mapping."""
+    changes = join(lake_root, CHANGES_DIR)
+    for day in dts:
+        rows = delta_rs.read_partition(changes, "dt", day, [*TABLE, "op", "before", "after"])
+        if rows is None:
+            continue
+        rows = rows.filter(pc.invert(pc.is_in(rows.column("op"), pa.array(["DDL", "HEARTBEAT", "TX_BEGIN", "TX_END"]))))
+        names = set()
+        for image in ("before", "after"):
+            names.update(pc.unique(pc.list_flatten(pc.map_keys(rows.column(image)))).to_pylist())
+        why = small_tables.unwritable_columns(names)
+        if why:
+            return why
+        for table in rows.select(list(TABLE)).group_by(list(TABLE)).aggregate([]).to_pylist():
+            why = small_tables.unwritable_table(table_paths(root, tuple(table[c] for c in TABLE)))
+            if why:
+                return why
+    return None
+
+
+def snapshot_day(
+    lake_root: str | Path,
+    root: str,
+    day: str,
+    topics: Sequence[str] | None,
+    late: bool,
+    keys: Mapping[str, Sequence[str]] | None,
+    kafka_keys: Collection[str] | bool,
+    restored: set[tuple],
+    schema_changes: tuple,
+) -> dict:
+    """`run.snapshot_day` on the local engine: write one day into each table it changed; record the
+    versions, the day's anomalies and figures; the day's summary."""
+    changes = day_changes(lake_root, day, topics)
+    if refuses(schema_changes[0]):  # before anything of the day is written
+        ddl = changes.filter(pc.equal(changes.column("op"), "DDL")).select(list(DDL_FIELDS))
+        refuse_schema_changes(ddl_events(ddl), *schema_changes)
+    previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
+    effects = apply.local_effects(changes, keys, kafka_keys)
+    tables, skipped = apply.local_tables(effects)
+    restore_unfinished(None, root, day, {t: table_paths(root, t) for t in tables if t not in restored})
+    restored.difference_update(tables)
+    held, live = _live_keys(root, tables)
+    folded = apply.fold_local(effects, skipped, lambda touched, truncated: _touched(live, touched, truncated))
+    opened = apply.opened_rows(folded)
+    figures = values.figure_rows(opened)
+    anomalies = _anomalies(root, day, folded, opened, late, invalid=not all(f.valid for f in figures.values()))
+    events = folded.effects.filter(pc.equal(folded.effects.column("sub"), 0))
+    _replace_day(join(root, ANOMALIES), day, anomalies, ANOMALY_SCHEMA)
+    ids = events.select(["event_id"]).append_column("dt", pa.array([day] * events.num_rows, pa.string()))
+    _replace_day(join(root, APPLIED), day, ids, _schema(_IDS))
+    ddl = changes.filter(pc.equal(changes.column("op"), "DDL")).select([*DDL_COLUMNS, "dt"])
+    _replace_day(join(root, DDL), day, ddl, _schema((*DDL_COLUMNS, "dt")))
+    before = rows_before(root, previous_day)
+    days = table_days([f.as_dict() for f in folded.figures.values()], figures, held)
+    plans = {d.table: _columns(root, d) for d in days}
+    typed = small_tables.day_rows(folded.folded, plans)
+    entries = [_write(root, day, d, typed[d.table], plans[d.table], before) for d in days]
+    record(None, root, day, entries)
+    figures = summary(root, day, previous_day, skipped, events.num_rows, anomalies.to_pylist(), as_of(None, root, day))
+    write_summary(None, root, day, figures)
+    return figures
+
+
+def _live_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:
+    """The columns of each of `tables` there is, and their live keys (`TABLE`, `_t`, `_k`)."""
+    held, parts = {}, []
+    for table in tables:
+        paths = table_paths(root, table)
+        own = small_tables.live_keys(paths.current)
+        if own is None:
+            why = small_tables.unwritable_table(paths)
+            if why:  # the engine table sends such a day to Spark (`unwritable`): a lake changed since
+                raise RuntimeError(f"the local engine cannot write this table: {why}")
+            continue
+        held[table], keys = own
+        named = {c: pa.array([v] * len(keys), pa.string()) for c, v in zip((*TABLE, "_t"), (*table, table_text(table)),
+                                                                           strict=True)}  # fmt: skip
+        parts.append(pa.table({**named, "_k": keys.cast(pa.string())}))
+    empty = pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k")})
+    return held, pa.concat_tables([empty, *parts])
+
+
+def _touched(live: pa.Table, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
+    """The live keys the day can change: those it touches and every key of a table it truncates."""
+    pairs = zip(live.column("_t").to_pylist(), live.column("_k").to_pylist(), strict=True)
+    return live.filter(pa.array([(t, k) in touched or t in truncated for t, k in pairs], pa.bool_()))
+
+
+def _anomalies(root: str, day: str, folded: apply.LocalFold, opened: pa.Table, late: bool, invalid: bool) -> pa.Table:
+    """The fold's anomalies, the values failing their type (looked for only where the day has some:
+    `invalid`), and, on a `late` day, its events a run of it before did not apply."""
+    rows = folded.folded.filter(pc.equal(folded.folded.column("_out"), ANOMALY))
+    names = {"_cdc_event_id": "event_id", "_cdc_op": "op"}
+    parts = [rows.select([*TABLE, "kind", "_cdc_event_id", "_cdc_op", "detail"]).rename_columns(
+        [names.get(c, c) for c in (*TABLE, "kind", "_cdc_event_id", "_cdc_op", "detail")])]  # fmt: skip
+    if invalid:
+        parts.append(values.invalid_cells(opened))
+    if late:
+        before = delta_rs.read_partition(join(root, APPLIED), "dt", day, ["event_id"])
+        events = folded.effects.filter(pc.equal(folded.effects.column("sub"), 0))
+        if before is not None:
+            events = events.filter(pc.invert(pc.is_in(events.column("event_id"), before.column("event_id"))))
+        n = events.num_rows
+        parts.append(pa.table({**{c: events.column(c) for c in TABLE}, "kind": pa.array(["late_event"] * n),
+                               "event_id": events.column("event_id"), "op": events.column("op"),
+                               "detail": pa.array([_LATE] * n)}))  # fmt: skip
+    text = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
+    rows = pa.concat_tables([p.select(list(ANOMALY_COLUMNS)).cast(text) for p in parts])
+    return rows.append_column("dt", pa.array([day] * rows.num_rows, pa.string()))
+
+
+def _schema(names: Sequence[str]):
+    """The Spark schema of `names` among the canonical table's columns (the datasets' own types)."""
+    from pyspark.sql import types as T
+
+    fields = {f.name: f for f in CANONICAL_SCHEMA.fields}
+    return T.StructType([T.StructField(n, fields[n].dataType if n in fields else T.StringType()) for n in names])
+
+
+def _replace_day(folder: str, day: str, rows: pa.Table, schema) -> None:
+    delta_rs.replace_partitions(rows, delta_rs.local_table_path(folder), [{"dt": day}], schema, ("dt",))
+
+
+def _columns(root: str, table_day: TableDay) -> list:
+    """A table's columns after the day: a new table's in order, an existing one's brought to the day's."""
+    if table_day.held is None:
+        return column_order(table_day.columns, table_day.pk_columns)
+    return small_tables.evolve_columns(table_paths(root, table_day.table), table_day.columns, table_day.held)
+
+
+def _write(
+    root: str, day: str, table_day: TableDay, rows: pa.Table, columns: list, before: Mapping[tuple, int]
+) -> TableVersion:
+    """One table's day written (`small_tables.write_day`); its versions and rows after the day."""
+    table, paths = table_day.table, table_paths(root, table_day.table)
+    added = small_tables.write_day(paths, rows, columns, table_day.held is not None, not table_day.live,
+                                   table_day.truncated)  # fmt: skip
+    count = before[table] + added if table in before else small_tables.rows_of(paths.current)
+    return TableVersion(table, paths.current, paths.history, small_tables.version(paths.current),
+                        small_tables.version(paths.history), count, day)  # fmt: skip
