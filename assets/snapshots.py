@@ -11,6 +11,8 @@ from dagster_pyspark import LazyPySparkResource
 
 from assets.keys import CANONICAL, SNAPSHOTS
 from assets.partitions import DAILY, SINGLE_RUN
+from cdc_pipelines.engines.choice import LOCAL, Run, asked, choose
+from cdc_pipelines.engines.choice import SNAPSHOTS as SNAPSHOT_STEP
 from cdc_pipelines.extract.catalog import kafka_key_topics, snapshot_keys
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.run import snapshots_root
@@ -35,12 +37,16 @@ def table_snapshots(
     storage: LakeStorageResource,
     catalog: TopicCatalogResource,
 ) -> dg.MaterializeResult:
-    """Apply the run's days of the `snapshot: true` topics to the tables' previous snapshots (in order)."""
+    """Apply the run's days of the `snapshot: true` topics to the tables' previous snapshots (in order), on the
+    engine the engine table names (`engines.choice`: `cdc.engine` among the resource's Spark settings)."""
     topics = [t.name for t in catalog.topics() if t.snapshot]
     keys, kafka_keys = snapshot_keys(catalog.topics()), kafka_key_topics(catalog.topics())
     policies = {t.name: t.schema_changes for t in catalog.topics() if t.snapshot}
     dialects = {t.name: t.ddl_dialect for t in catalog.topics() if t.snapshot}
-    days = snapshot_days(pyspark.spark_session, storage.lake_root, context.partition_keys, topics=topics, keys=keys,
+    conf = {k: str(v) for k, v in pyspark.spark_config.items()}
+    run = Run(SNAPSHOT_STEP, storage.lake_root, None, conf, dts=tuple(context.partition_keys))
+    spark = None if choose(run, asked(conf)) == LOCAL else pyspark.spark_session
+    days = snapshot_days(spark, storage.lake_root, context.partition_keys, topics=topics, keys=keys,
                          kafka_keys=kafka_keys, schema_changes=policies, ddl_dialects=dialects)  # fmt: skip
     for dt, day in days.items():
         if dt not in context.partition_keys:

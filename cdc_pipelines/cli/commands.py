@@ -559,26 +559,32 @@ def _snapshot(args: argparse.Namespace) -> dict:
     """The day's figures; every later day already applied is re-applied after it (named on stderr)."""
     if args.as_of:
         return _snapshot_as_of(args)
-    from pyspark.sql import functions as F
-
-    from cdc_pipelines.engines.choice import SNAPSHOTS
-
-    _engine(args, SNAPSHOTS, args.canonical, args.out)  # Spark's, or why the engine asked for cannot serve it
-    from cdc_pipelines.lake.delta_rs import rows_from
-    from cdc_pipelines.lake.io import read_canonical
+    from cdc_pipelines.engines.choice import LOCAL, SNAPSHOTS
+    from cdc_pipelines.lake.delta_rs import partition_rows, rows_from
     from cdc_pipelines.lake.layout import CHANGES_DIR
-    from cdc_pipelines.runtime.session import FULL_JIT_MIN_EVENTS
     from cdc_pipelines.runtime.storage import join
     from cdc_pipelines.snapshots import snapshot_days
 
+    engine = _engine(args, SNAPSHOTS, args.canonical, args.out, dts=(args.dt,))[0]
     changes = join(args.canonical, CHANGES_DIR)
-    # the events of the day and of every later one decoded (a rerun re-applies those applied), all topics
-    spark = _spark(args, large=(rows_from(changes, "dt", args.dt) or 0) > FULL_JIT_MIN_EVENTS)
-    if read_canonical(spark, changes).where(F.col("dt") == args.dt).isEmpty():
-        raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
-    with spark_progress(spark, "snapshot"):
-        days = snapshot_days(spark, args.canonical, [args.dt], out=args.out, topics=args.topic, keys=dict(args.keys),
-                             kafka_keys=args.keys_from_kafka, schema_changes=args.schema_changes)  # fmt: skip
+    options = dict(out=args.out, topics=args.topic, keys=dict(args.keys), kafka_keys=args.keys_from_kafka,
+                   schema_changes=args.schema_changes)  # fmt: skip
+    if engine == LOCAL:
+        if not partition_rows(changes, "dt", args.dt):
+            raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
+        days = snapshot_days(None, args.canonical, [args.dt], **options)
+    else:
+        from pyspark.sql import functions as F
+
+        from cdc_pipelines.lake.io import read_canonical
+        from cdc_pipelines.runtime.session import FULL_JIT_MIN_EVENTS
+
+        # the events of the day and of every later one decoded (a rerun re-applies those applied), all topics
+        spark = _spark(args, large=(rows_from(changes, "dt", args.dt) or 0) > FULL_JIT_MIN_EVENTS)
+        if read_canonical(spark, changes).where(F.col("dt") == args.dt).isEmpty():
+            raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
+        with spark_progress(spark, "snapshot"):
+            days = snapshot_days(spark, args.canonical, [args.dt], **options)
     if len(days) > 1:
         print(f"re-applied the later days {sorted(days)[1:]} on top of {args.dt}", file=sys.stderr)
     day = days[args.dt]

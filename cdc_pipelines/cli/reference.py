@@ -286,8 +286,9 @@ def engines_page() -> str:
         "|---|---|---|---|---|",
         *(f"| {' | '.join(_cell(c) for c in row)} |" for row in table_rows()),
         "",
-        "The decode, the encode and the snapshots still choose their engine by their own settings",
-        "([settings](settings.md)); they join this table as their rules move to the one-place form.",
+        "Inside an engine, some steps choose how by their own sizes ([settings](settings.md)): the local decode and",
+        "encode run in this process or a pool of processes; on Spark, a snapshot day small enough is folded in the",
+        "driver and a small table of a local lake is written by delta-rs, the local engine's writer.",
     ]
     return "\n".join(lines) + "\n"
 

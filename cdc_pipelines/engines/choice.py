@@ -5,7 +5,7 @@
 the default, is this table. An engine asked for that cannot serve the run fails at once, saying which row
 stands in the way. The docs publish the table (`table_rows`). Inside the local engine, the decode and the
 encode still choose between this process and a pool by their own sizes (`decode.without_spark`,
-`encode.in_process`); the snapshots have no local engine yet.
+`encode.in_process`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ class EngineError(OptionError):
 class Run:
     """What the table reads of a run: the step, the lake and the output folder, the process's settings and
     those given on the command line alone (`command_conf`); a decode's `inputs`, `format_id`, whether it
-    filters tables (`filtered`) and the Kafka source it reads (`kafka`); an encode's days (`dts`, None: all)."""
+    filters tables (`filtered`) and the Kafka source it reads (`kafka`); an encode's or a snapshot's days (`dts`,
+    None: all)."""
 
     step: str
     lake_root: str
@@ -105,6 +106,14 @@ def _encode_needs_spark(run: Run) -> bool:
     return not encodes_in_process(run.lake_root, run.out, run.dts, run.conf, spark_asked=False)
 
 
+def _snapshots_unwritable(run: Run) -> str | None:
+    """Why delta-rs cannot write the snapshot tables of the run's days (`snapshots.local_days.unwritable`)."""
+    from cdc_pipelines.snapshots.local_days import unwritable
+    from cdc_pipelines.snapshots.run import snapshots_root
+
+    return unwritable(run.lake_root, snapshots_root(run.lake_root, run.out), run.dts or ())
+
+
 def _unreadable(run: Run) -> bool:
     """A table of the lake that delta-rs cannot open (a folder name delta-rs takes for a URL, a reader
     feature it lacks)."""
@@ -129,9 +138,6 @@ TABLE = (
     Row(STEPS, "the command sets a `spark.` setting", SPARK, False, "the user is tuning a Spark run", _tunes_spark),
     Row(STEPS, "the lake or the output folder is not on local disk", SPARK, True,
         "Hadoop's FileSystem reaches hdfs://, s3a://, oss://; delta-rs opens local tables here", _elsewhere),
-    Row((SNAPSHOTS,), "always", SPARK, True,
-        "the snapshot fold and its MERGEs have no local engine yet (small tables are still written by delta-rs)",
-        lambda run: True),
     Row((DECODE,), "a day read from Kafka with a setting the native Kafka client (librdkafka) cannot take: a JAAS "
         "login other than PLAIN or SCRAM, a Java client's own setting", SPARK, True,
         "Spark's Kafka source runs Kafka's Java client; the local engine reads a day with confluent-kafka (a day "
@@ -143,8 +149,12 @@ TABLE = (
         "filters no tables", _decode_needs_spark),
     Row((ENCODE,), "the days hold more than `cdc.encode.in_process_max_events` events", SPARK, True,
         "the local encode holds a run's encoded rows in memory", _encode_needs_spark),
-    Row((QUALITY,), "a table of the lake is one delta-rs cannot read", SPARK, True,
+    Row((QUALITY, SNAPSHOTS), "a table of the lake is one delta-rs cannot read", SPARK, True,
         "a Delta reader feature delta-rs lacks, or a folder name it takes for a URL", _unreadable),
+    Row((SNAPSHOTS,), "a table the days change is one delta-rs cannot write: Spark created it (deletion vectors, "
+        "column mapping), its folder name has `%`, or a column name needs column mapping", SPARK, True,
+        "a table keeps the features it was created with; delta-rs 1.6 writes neither feature",
+        lambda run: _snapshots_unwritable(run) is not None),
     Row(STEPS, "otherwise", LOCAL, False,
         "on one machine the local engine measured faster at every size (docs/performance.md)", lambda run: True),
 )  # fmt: skip

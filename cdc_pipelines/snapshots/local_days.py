@@ -51,9 +51,15 @@ def day_changes(lake_root: str | Path, day: str, topics: Sequence[str] | None) -
 
 
 def unwritable(lake_root: str | Path, root: str, dts: Sequence[str]) -> str | None:
-    """Why delta-rs cannot write the tables the days `dts` change, or None: a table Spark created (deletion
-    vectors, column mapping), a folder name delta-rs cannot open, a column name that needs column mapping."""
+    """Why delta-rs cannot write the tables the days `dts` change, or those of the later days applied before
+    (a backfill applies them again), or None: a table Spark created (deletion vectors, column mapping), a
+    folder name delta-rs cannot open, a column name that needs column mapping."""
     changes = join(lake_root, CHANGES_DIR)
+    for entry in as_of(None, root, "9999-12-31") if dts else ():
+        if entry.dt >= min(dts):
+            why = small_tables.unwritable_table(table_paths(root, entry.table))
+            if why:
+                return why
     for day in dts:
         rows = delta_rs.read_partition(changes, "dt", day, [*TABLE, "op", "before", "after"])
         if rows is None:

@@ -447,5 +447,3 @@ def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:
         *TABLE, F.lit("late_event").alias("kind"), "event_id", "op",
         F.lit("arrived after a later day was applied").alias("detail"),
     )  # fmt: skip
-
-

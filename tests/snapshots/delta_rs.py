@@ -17,9 +17,26 @@ from deltalake import DeltaTable, QueryBuilder
 from cdc_pipelines.snapshots.small_tables import MAX_ROWS_SETTING, SPARK_TYPE_NAMES
 
 
-def read(path: str | Path) -> pa.Table:
-    table = DeltaTable(str(path))
+def read(path: str | Path, version: int | None = None) -> pa.Table:
+    table = DeltaTable(str(path), version=version)
     return pa.table(QueryBuilder().register("t", table).execute("SELECT * FROM t").read_all())
+
+
+def rows(path: str | Path, version: int | None = None) -> list[dict]:
+    """The table's rows as plain dicts (times naive UTC, as Spark hands them out)."""
+    return [{k: _plain(v) for k, v in r.items()} for r in read(path, version).to_pylist()]
+
+
+def types(path: str | Path) -> dict[str, str]:
+    """The table's columns, in order, with their types as Spark names them."""
+    return dict(table_state(path)[0])
+
+
+def commit(path: str | Path, version: int) -> tuple[str, int]:
+    """One commit of a Delta table, from its log: its operation and the files it added."""
+    log = Path(path, "_delta_log", f"{version:020d}.json").read_text().splitlines()
+    info = next(json.loads(line)["commitInfo"] for line in log if "commitInfo" in line)
+    return info["operation"], sum(1 for line in log if '"add"' in line and "add" in json.loads(line))
 
 
 def _plain(value):

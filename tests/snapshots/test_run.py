@@ -7,12 +7,11 @@ import json
 import shutil
 
 import pytest
-from pyspark.sql import functions as F
 
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
-from cdc_pipelines.snapshots import apply, run, snapshot_days
+from cdc_pipelines.snapshots import apply, local_days, run, snapshot_days
 from cdc_pipelines.snapshots.as_of import print_as_of
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.store import ANOMALIES, DDL, read_summary, table_root
@@ -62,7 +61,7 @@ CDC = {"_cdc_op": "string", "_cdc_event_time": "timestamp", "_cdc_event_id": "st
 FRESH = insert(9, _row(5, "new"), table="fresh", day=D2)
 
 
-def _check_two_days(spark, lake, days):
+def _check_two_days(lake, days):
     """Two days applied in one call: current and history typed, types only widen, anomalies kept,
     versions recorded per day."""
     assert list(days) == [D1, D2]
@@ -71,31 +70,32 @@ def _check_two_days(spark, lake, days):
     }  # fmt: skip
     assert (days[D2]["rows"], days[D2]["anomalies"], days[D2]["previous_dt"]) == (4, 2, D1)  # t, wide, bad, fresh
 
-    t = _table(spark, lake)
-    assert dict(t.dtypes) == {
+    types = delta_rs.types(_path(lake))
+    assert types == {
         "id": "bigint", "amount": "decimal(29,9)", "flag": "boolean", "name": "string", "extra": "bigint", **CDC,
     }  # fmt: skip
-    assert t.columns[0] == "id" and t.columns[-1] == "extra"  # key first; a column a later day adds, last
-    rows = [(r.id, r.name, str(r.amount), r.flag, r.extra, r._cdc_op, r._cdc_key) for r in t.collect()]
+    assert list(types)[0] == "id" and list(types)[-1] == "extra"  # key first; a column a later day adds, last
+    rows = [(r["id"], r["name"], str(r["amount"]), r["flag"], r["extra"], r["_cdc_op"], r["_cdc_key"])
+            for r in delta_rs.rows(_path(lake))]  # fmt: skip
     assert rows == [(1, "a2", "1.500000000", True, 7, "UPDATE", '["1"]')]  # types never narrow
-    history = _table(spark, lake, kind="history").collect()
-    history = sorted((r.id, r.name, r.extra, r._cdc_op, r._cdc_end_at is None) for r in history)
+    history = sorted((r["id"], r["name"], r["extra"], r["_cdc_op"], r["_cdc_end_at"] is None)
+                     for r in delta_rs.rows(_path(lake, kind="history")))  # fmt: skip
     assert history == [(1, "a", None, "INSERT", False), (1, "a2", 7, "UPDATE", True), (2, "b", None, "INSERT", False)]
-    assert dict(_table(spark, lake, "wide").dtypes)["id"] == "decimal(38,0)"
-    bad = _table(spark, lake, "bad")
-    assert dict(bad.dtypes)["flag"] == "string" and bad.first().flag == "maybe"
-    anomalies = spark.read.format("delta").load(str(lake / "snapshots" / ANOMALIES)).where(F.col("dt") == D2)
-    assert sorted((a.table_name, a.kind, a.event_id) for a in anomalies.collect()) == [
+    assert delta_rs.types(_path(lake, "wide"))["id"] == "decimal(38,0)"
+    assert delta_rs.types(_path(lake, "bad"))["flag"] == "string"
+    assert [r["flag"] for r in delta_rs.rows(_path(lake, "bad"))] == ["maybe"]
+    anomalies = [a for a in delta_rs.rows(lake / "snapshots" / ANOMALIES) if a["dt"] == D2]
+    assert sorted((a["table_name"], a["kind"], a["event_id"]) for a in anomalies) == [
         ("bad", "cast_failed", f"e{D2}-3"), ("bad", "insert_of_existing_key", f"e{D2}-3"),
     ]  # fmt: skip
-    ddl = spark.read.format("delta").load(str(lake / "snapshots" / DDL)).collect()
-    assert [(r.table_name, r.ddl, str(r.dt)) for r in ddl] == [("t", "ALTER TABLE t ADD COLUMN extra int", D1)]
+    ddl = delta_rs.rows(lake / "snapshots" / DDL)
+    assert [(r["table_name"], r["ddl"], str(r["dt"])) for r in ddl] == [("t", "ALTER TABLE t ADD COLUMN extra int", D1)]
     summary = json.loads((lake / "snapshots" / "_runs" / f"dt={D2}" / "summary.json").read_text())
     assert summary["per_table"]["db.bad"]["anomalies"] == {"cast_failed": 1, "insert_of_existing_key": 1}
     t1, t2 = days[D1]["per_table"]["db.t"], summary["per_table"]["db.t"]
     assert t2["current"] == _path(lake)
     assert t2["current_version"] > t1["current_version"] and t2["history"].endswith("/history")
-    assert _table(spark, lake, version=t1["current_version"]).count() == 2  # day 1's state, by version
+    assert len(delta_rs.rows(_path(lake), version=t1["current_version"])) == 2  # day 1's state, by version
 
 
 def _state(lake, tables=("t", "bad", "wide")):
@@ -104,88 +104,80 @@ def _state(lake, tables=("t", "bad", "wide")):
             for kind in ("current", "history")}  # fmt: skip
 
 
-def _commit(spark, lake, table, kind, version):
-    """One commit of one of `table`'s Delta tables: its operation and the files it added."""
-    from delta.tables import DeltaTable
-
-    path = _path(lake, table, kind)
-    commit = DeltaTable.forPath(spark, path).history().where(F.col("version") == version).first()
-    metrics = commit.operationMetrics  # Spark's names, or delta-rs's for a small table's commits
-    added = next(metrics[k] for k in ("numFiles", "numTargetFilesAdded", "num_added_files",
-                                      "num_target_files_added") if metrics.get(k) is not None)  # fmt: skip
-    return commit.operation, int(added)
-
-
-def _check_nothing_to_match(spark, lake, days):
+def _check_nothing_to_match(lake, days):
     """A day with nothing to match is appended in one file; a day that changes live keys is a MERGE.
     Each day's commit is found by the version the day's summary records for the table."""
 
     def commits(day, table):
         entry = days[day]["per_table"][f"db.{table}"]
-        return [_commit(spark, lake, table, kind, entry[f"{kind}_version"]) for kind in ("current", "history")]
+        return [delta_rs.commit(_path(lake, table, kind), entry[f"{kind}_version"]) for kind in ("current", "history")]
 
     # a first day: nothing to match, the rows appended, all of them in one file (optimized writes)
     assert commits(D1, "t") == [("WRITE", 1)] * 2
     # day 2 changes live keys of `t`: a MERGE; `fresh` is new that day: appended
     assert [op for op, _ in commits(D2, "t")] == ["MERGE"] * 2
     assert [op for op, _ in commits(D2, "fresh")] == ["WRITE"] * 2
-    assert [r.name for r in _table(spark, lake, "fresh").collect()] == ["new"]
+    assert [r["name"] for r in delta_rs.rows(_path(lake, "fresh"))] == ["new"]
 
 
 def _crash(*args, **kwargs):
     raise RuntimeError("crashed")
 
 
-def test_two_days_then_rerun_and_backfill_equal_a_clean_run(spark, tmp_path):
+def test_two_days_then_rerun_and_backfill_equal_a_clean_run(snapshot_engine, tmp_path):
     """One lake of two days serves three checks that each used to build it: the two days' tables and
     summaries (day 2 after a run of it that failed part way), the commits of a day with nothing to match,
     then reruns and backfills of it."""
-    lake = _lake(spark, tmp_path, DAY1 + DAY2 + [FRESH])
-    days = snapshot_days(spark, lake, [D1])
+    engine = snapshot_engine
+    lake = engine.lake(tmp_path, DAY1 + DAY2 + [FRESH])
+    days = engine.days(lake, [D1])
     # day 2 fails after its tables' MERGEs committed, before its versions were recorded: no summary, so
     # its rerun is a first run of the day, which must not apply them twice (the history would double)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(run, "record", _crash)
+        patch.setattr(local_days, "record", _crash)
         with pytest.raises(RuntimeError, match="crashed"):
-            snapshot_days(spark, lake, [D2])
-    days |= snapshot_days(spark, lake, [D2])
-    _check_two_days(spark, lake, days)
-    _check_nothing_to_match(spark, lake, days)
+            engine.days(lake, [D2])
+    days |= engine.days(lake, [D2])
+    _check_two_days(lake, days)
+    _check_nothing_to_match(lake, days)
     clean = _state(lake)
-    again = snapshot_days(spark, lake, [D2])  # a plain rerun of the last day
+    again = engine.days(lake, [D2])  # a plain rerun of the last day
     assert list(again) == [D2] and again[D2]["anomalies"] == 2 and _state(lake) == clean
     # a backfill with the same events, of a copy of the lake: nothing late, and the copy restores its own
     # tables, not those at the paths its `_versions` recorded (the original's)
     moved = tmp_path / "moved"
     shutil.copytree(lake, moved)
     logs = sorted(str(p) for p in (lake / "snapshots").rglob("_delta_log/*.json"))
-    again = snapshot_days(spark, moved, [D1])
+    again = engine.days(moved, [D1])
     assert list(again) == [D1, D2] and again[D1]["anomalies"] == 0 and again[D2]["anomalies"] == 2
     assert _state(moved) == clean and sorted(str(p) for p in (lake / "snapshots").rglob("_delta_log/*.json")) == logs
     assert again[D2]["per_table"]["db.t"]["current"] == _path(moved)
-    for table in ("t", "bad", "wide"):  # and Spark reads the backfilled tables as delta-rs does
-        for kind in ("current", "history"):
-            delta_rs.assert_same_as_spark(spark, _path(moved, table, kind))
-    again = snapshot_days(spark, lake, [D1])
+    if engine.spark is not None:  # and Spark reads the backfilled tables as delta-rs does
+        for table in ("t", "bad", "wide"):
+            for kind in ("current", "history"):
+                delta_rs.assert_same_as_spark(engine.spark, _path(moved, table, kind))
+    again = engine.days(lake, [D1])
     assert _state(lake) == clean
     # day 1 is re-decoded with one more event: it is late, and day 2 is applied on top of it again
     late = insert(9, _row(9, "late"), at=dt.datetime(2024, 1, 1, 23))
-    write_partitions(changes_df(spark, [*DAY1, late]), lake / "changes")
-    days = snapshot_days(spark, lake, [D1])
+    engine.write_changes(lake / "changes", [*DAY1, late])
+    days = engine.days(lake, [D1])
     assert days[D1]["per_table"]["db.t"]["anomalies"] == {"late_event": 1}
-    assert sorted(r.id for r in _table(spark, lake).collect()) == [1, 9]
-    fresh = tmp_path / "fresh"
-    write_partitions(changes_df(spark, [*DAY1, late, *DAY2, FRESH]), fresh / "lake" / "changes")
-    spark.conf.set(apply.MAX_EVENTS_SETTING, "0")  # the clean run folded by Spark, the lake's days in the driver
+    assert sorted(r["id"] for r in delta_rs.rows(_path(lake))) == [1, 9]
+    fresh = engine.lake(tmp_path / "fresh", [*DAY1, late, *DAY2, FRESH])
+    if engine.spark is not None:  # the clean run folded by Spark, the lake's days in the driver
+        engine.spark.conf.set(apply.MAX_EVENTS_SETTING, "0")
     try:
-        snapshot_days(spark, fresh / "lake", [D1, D2])
+        engine.days(fresh, [D1, D2])
     finally:
-        spark.conf.unset(apply.MAX_EVENTS_SETTING)
-    assert _state(lake) == _state(fresh / "lake")
+        if engine.spark is not None:
+            engine.spark.conf.unset(apply.MAX_EVENTS_SETTING)
+    assert _state(lake) == _state(fresh)
     # day 2 re-decoded without the event of its two anomalies: its rerun empties them, not skips them
-    write_partitions(changes_df(spark, DAY2[:2]), lake / "changes")
-    assert snapshot_days(spark, lake, [D2])[D2]["anomalies"] == 0
-    assert spark.read.format("delta").load(str(lake / "snapshots" / ANOMALIES)).where(F.col("dt") == D2).isEmpty()
+    engine.write_changes(lake / "changes", DAY2[:2])
+    assert engine.days(lake, [D2])[D2]["anomalies"] == 0
+    assert [a for a in delta_rs.rows(lake / "snapshots" / ANOMALIES) if a["dt"] == D2] == []
 
 
 def test_each_day_is_folded_in_the_driver_by_its_own_events(spark, tmp_path, monkeypatch):
@@ -220,7 +212,7 @@ def test_a_failed_day_of_spark_tables_whose_history_alone_committed_is_applied_o
     assert [r.id for r in _table(spark, lake).collect()] == [1]
 
 
-def test_types_only_widen_and_delta_rs_reads_every_day(spark, tmp_path):
+def test_types_only_widen_and_delta_rs_reads_every_day(snapshot_engine, tmp_path):
     events = [
         insert(1, {"id": "1", "extra": "5"}),  # an INT column
         insert(2, {"id": "2", "extra": "6"}),
@@ -230,34 +222,42 @@ def test_types_only_widen_and_delta_rs_reads_every_day(spark, tmp_path):
         delete(5, {"id": "2", "extra": "6"}, day=D2),  # vectors on the widened table
         insert(6, {"id": "4", "extra": "9" * 40}, day=D3),  # beyond decimal(38): text, the earlier values as text
     ]
-    lake = _lake(spark, tmp_path, events)
+    engine = snapshot_engine
+    lake = engine.lake(tmp_path, events)
     folder = table_root(lake / "snapshots", "db", None, "t")
     types, rows = [], []
     for day in (D1, D2, D3):
-        with delta_rs.small_table_max_rows(spark, 0):  # Spark's MERGEs with deletion vectors
-            snapshot_days(spark, lake, [day])
-        types.append(dict(_table(spark, lake).dtypes)["extra"])
-        rows.append([delta_rs.assert_same_as_spark(spark, join(folder, kind)) for kind in ("current", "history")])
+        with engine.spark_writes_every_table():  # on Spark, its MERGEs with deletion vectors
+            engine.days(lake, [day])
+        types.append(delta_rs.types(join(folder, "current"))["extra"])
+        paths = [join(folder, kind) for kind in ("current", "history")]
+        if engine.spark is not None:
+            rows.append([delta_rs.assert_same_as_spark(engine.spark, path) for path in paths])
+        else:
+            rows.append([len(delta_rs.rows(path)) for path in paths])
     assert types == ["bigint", "decimal(38,0)", "string"]
     assert rows == [[3, 3], [3, 5], [4, 6]]
-    assert all(delta_rs.has_deletion_vectors(join(folder, kind)) for kind in ("current", "history"))
-    assert sorted(r.extra for r in _table(spark, lake).collect()) == ["1" * 25, "7", "8", "9" * 40]
-    history = sorted(r.extra for r in _table(spark, lake, kind="history").collect())
+    # Spark's tables mark the rows a MERGE removes; delta-rs's rewrite the few files a day touches
+    assert [delta_rs.has_deletion_vectors(join(folder, kind)) for kind in ("current", "history")] == [
+        engine.spark is not None
+    ] * 2
+    assert sorted(r["extra"] for r in delta_rs.rows(join(folder, "current"))) == ["1" * 25, "7", "8", "9" * 40]
+    history = sorted(r["extra"] for r in delta_rs.rows(join(folder, "history")))
     assert history == ["1" * 25, "5", "6", "7", "8", "9" * 40]
 
 
-def test_a_table_without_keys_is_skipped_whole_unless_keys_are_given(spark, tmp_path):
+def test_a_table_without_keys_is_skipped_whole_unless_keys_are_given(snapshot_engine, tmp_path):
     events = [insert(1, {"k": "1"}, table="heap", pk=None), insert(2, {"k": "2"}, table="heap", pk=None)]
-    lake = _lake(spark, tmp_path, events)
-    days = snapshot_days(spark, lake, [D1])
+    lake = snapshot_engine.lake(tmp_path, events)
+    days = snapshot_engine.days(lake, [D1])
     assert days[D1]["skipped_tables"] == [
         {"table": "db.heap", "db": "db", "db_schema": None, "table_name": "heap", "reason": "no primary-key columns",
          "events": 2}
     ]  # fmt: skip
     assert days[D1]["tables"] == 0 and not (lake / "snapshots" / "db=db" / "table=heap").exists()
-    days = snapshot_days(spark, lake, [D1], keys={"db.heap": ["k"]})
+    days = snapshot_engine.days(lake, [D1], keys={"db.heap": ["k"]})
     assert days[D1]["skipped_tables"] == [] and days[D1]["tables"] == 1
-    assert sorted(r.k for r in _table(spark, lake, "heap").collect()) == ["1", "2"]
+    assert sorted(r["k"] for r in delta_rs.rows(_path(lake, "heap"))) == ["1", "2"]
 
 
 def test_a_snapshot_root_given_as_a_uri(spark, tmp_path):
@@ -280,21 +280,24 @@ def test_a_snapshot_root_given_as_a_uri(spark, tmp_path):
     assert snapshot_report(SparkEngine(spark), root, D2)["rows"] == 1
 
 
-@pytest.mark.parametrize("small", [True, False])
-def test_a_schema_change_under_exception_applies_nothing_of_its_day(spark, tmp_path, small):
-    """Day 2 adds a column: under `exception` it fails before any write, in either fold; day 1 and the DDL of
-    another topic are left alone; `lenient` then applies it."""
+def test_a_schema_change_under_exception_applies_nothing_of_its_day(snapshot_engine, tmp_path):
+    """Day 2 adds a column: under `exception` it fails before any write, in either of Spark's folds (in this
+    process, in `mapInArrow`); day 1 and the DDL of another topic are left alone; `lenient` then applies it."""
     from cdc_pipelines.schema_changes.policy import SchemaChangeRefused
 
+    engine = snapshot_engine
     ddl = change(3, "DDL", day=D2) | {"ddl": "ALTER TABLE t ADD COLUMN extra INT", "pk_columns": None}
-    lake = _lake(spark, tmp_path, [*DAY1[:4], insert(4, _row(7, "g") | {"extra": "1"}, day=D2), ddl])
-    snapshot_days(spark, lake, [D1], schema_changes="exception")
-    spark.conf.set(apply.MAX_EVENTS_SETTING, "100" if small else "0")
-    try:
-        with pytest.raises(SchemaChangeRefused, match="event e2024-01-02-3"):
-            snapshot_days(spark, lake, [D2], schema_changes="exception")
+    lake = engine.lake(tmp_path, [*DAY1[:4], insert(4, _row(7, "g") | {"extra": "1"}, day=D2), ddl])
+    engine.days(lake, [D1], schema_changes="exception")
+    for limit in ("100", "0") if engine.spark is not None else (None,):
+        if limit is not None:
+            engine.spark.conf.set(apply.MAX_EVENTS_SETTING, limit)
+        try:
+            with pytest.raises(SchemaChangeRefused, match="event e2024-01-02-3"):
+                engine.days(lake, [D2], schema_changes="exception")
+        finally:
+            if limit is not None:
+                engine.spark.conf.unset(apply.MAX_EVENTS_SETTING)
         assert read_summary(lake / "snapshots", D2) is None
-        assert [r.dt for r in spark.read.format("delta").load(str(lake / "snapshots" / DDL)).collect()] == []
-        assert snapshot_days(spark, lake, [D2], schema_changes={"other": "exception"})[D2]["rows"] > 0
-    finally:
-        spark.conf.unset(apply.MAX_EVENTS_SETTING)
+        assert [r["dt"] for r in delta_rs.rows(lake / "snapshots" / DDL)] == []
+    assert engine.days(lake, [D2], schema_changes={"other": "exception"})[D2]["rows"] > 0
