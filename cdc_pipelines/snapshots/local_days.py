@@ -67,7 +67,8 @@ def unwritable(lake_root: str | Path, root: str, dts: Sequence[str]) -> str | No
         rows = rows.filter(pc.invert(pc.is_in(rows.column("op"), pa.array(["DDL", "HEARTBEAT", "TX_BEGIN", "TX_END"]))))
         names = set()
         for image in ("before", "after"):
-            names.update(pc.unique(pc.list_flatten(pc.map_keys(rows.column(image)))).to_pylist())
+            for chunk in rows.column(image).chunks:
+                names.update(pc.unique(chunk.keys).to_pylist())
         why = small_tables.unwritable_columns(names)
         if why:
             return why

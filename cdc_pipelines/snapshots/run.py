@@ -397,8 +397,6 @@ def _merge_table(
         versions = small_tables.version(paths.current), small_tables.version(paths.history)
         rows = rows_before[table] + added if table in rows_before else small_tables.rows_of(paths.current)
         return TableVersion(table, paths.current, paths.history, *versions, rows, day)
-    if existed:
-        small_tables.take_over(spark, paths)
     columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
     net, opened, closed = result.net.where(match), result.opened.where(match), result.closed.where(match)
     # a TRUNCATE also ends the versions of keys the day does not name: no literals then

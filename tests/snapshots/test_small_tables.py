@@ -1,6 +1,8 @@
-"""Small tables written by delta-rs (`small_tables`) hold what Spark's MERGEs would: the same days applied
-both ways give the same tables, types, versions and summaries (columns widened to text by delta-rs too);
-Spark takes a table over when it outgrows the limit, after a backfill restored it."""
+"""Tables written by delta-rs (`small_tables`: the local engine's, and Spark's small tables of a local lake)
+hold what Spark's MERGEs would: the same days applied by the local engine, by Spark with delta-rs writing
+its small tables, and by Spark alone give the same tables, types, versions and summaries (columns widened
+to text by delta-rs too); a table delta-rs created keeps its features when it outgrows the limit and
+Spark's MERGEs write it."""
 
 import json
 from decimal import Decimal
@@ -68,16 +70,18 @@ def _summaries(days, lake):
     return json.loads(json.dumps(days).replace(str(lake), "LAKE"))
 
 
-def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path):
-    lakes = {name: tmp_path / name for name in ("spark", "delta_rs")}
+def test_delta_rs_tables_equal_sparks_and_keep_their_features(spark, tmp_path):
+    lakes = {name: tmp_path / name for name in ("spark", "delta_rs", "local")}
     for lake in lakes.values():
         write_partitions(changes_df(spark, EVENTS), lake / "changes")
     with delta_rs.small_table_max_rows(spark, 0):
         by_spark = snapshot_days(spark, lakes["spark"], [D1, D2, D3])
     by_delta_rs = snapshot_days(spark, lakes["delta_rs"], [D1, D2, D3])
+    by_local = snapshot_days(None, lakes["local"], [D1, D2, D3])
     state = _state(lakes["spark"])
-    assert _state(lakes["delta_rs"]) == state
+    assert _state(lakes["delta_rs"]) == state and _state(lakes["local"]) == state
     assert _summaries(by_delta_rs, lakes["delta_rs"]) == _summaries(by_spark, lakes["spark"])
+    assert _summaries(by_local, lakes["local"]) == _summaries(by_spark, lakes["spark"])
     assert [by_spark[d]["anomalies"] for d in (D1, D2, D3)] == [0, 1, 0]
     assert dict(state["u", "current"][0])["extra"] == "string" and dict(state["t", "current"][0])["flag"] == "string"
     for table in TABLES:
@@ -90,18 +94,18 @@ def test_delta_rs_tables_equal_sparks_and_spark_takes_them_over(spark, tmp_path)
     assert list(snapshot_days(spark, lakes["delta_rs"], [D1])) == [D1, D2, D3]
     assert _state(lakes["delta_rs"]) == state
     assert not any(_deletion_vectors(_path(lakes["delta_rs"], table, "current")) for table in TABLES)
-    # a backfill of day 3 with a limit day 3 passes: the restored tables get deletion vectors and Spark's MERGEs
+    # a backfill of day 3 with a limit day 3 passes: Spark's MERGEs write the restored tables as they are,
+    # no deletion vectors added: a table keeps the features it was created with
     with delta_rs.small_table_max_rows(spark, 1):
         again = snapshot_days(spark, lakes["delta_rs"], [D3])
     assert _state(lakes["delta_rs"]) == state
     assert again[D3]["rows"] == by_spark[D3]["rows"]
-    assert all(_deletion_vectors(_path(lakes["delta_rs"], table, "current")) for table in TABLES)
-    # a rerun of day 3 restores versions from before the take-over (their settings without deletion
-    # vectors, their protocol still with the feature): Spark's still, its settings given back
-    snapshot_days(spark, lakes["delta_rs"], [D3])
+    assert not any(_deletion_vectors(_path(lakes["delta_rs"], table, kind)) for table in TABLES for kind in KINDS)
+    assert all("Apache-Spark" in _engines(_path(lakes["delta_rs"], table, "current")) for table in ("t", "u"))
+    # and the local engine writes them again after Spark did: a rerun of day 3
+    snapshot_days(None, lakes["delta_rs"], [D3])
     assert _state(lakes["delta_rs"]) == state
-    assert all(_deletion_vectors(_path(lakes["delta_rs"], table, kind)) for table in TABLES for kind in KINDS)
-    for table in TABLES:  # and Spark reads what the take-over and the rerun left as delta-rs does
+    for table in TABLES:  # and Spark reads what both engines left as delta-rs does
         for kind in KINDS:
             delta_rs.assert_same_as_spark(spark, _path(lakes["delta_rs"], table, kind))
 
