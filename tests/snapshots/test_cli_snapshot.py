@@ -4,25 +4,26 @@ exported), and a day never decoded exits 2."""
 import json
 
 import pyarrow.parquet as pq
+import pytest
 
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.lake.io import write_partitions
-from tests.snapshots.events import changes_df, delete, insert
+from tests.snapshots.events import delete, insert
+from tests.snapshots.lakes import SnapshotEngine
 
 D1, D2 = "2024-01-01", "2024-01-02"
+EVENTS = [
+    insert(1, {"id": "1", "name": "a"}),
+    insert(2, {"id": "2", "name": "b"}),
+    delete(3, {"id": "3", "name": "never there"}),
+    insert(4, {"k": "x"}, table="heap", pk=None),
+    delete(5, {"id": "1", "name": "a"}, day=D2),
+]
 
 
-def test_snapshot_command_prints_the_days_figures(spark, tmp_path, capsys):
-    events = [
-        insert(1, {"id": "1", "name": "a"}),
-        insert(2, {"id": "2", "name": "b"}),
-        delete(3, {"id": "3", "name": "never there"}),
-        insert(4, {"k": "x"}, table="heap", pk=None),
-        delete(5, {"id": "1", "name": "a"}, day=D2),
-    ]
-    lake, out = tmp_path / "lake", tmp_path / "snaps"
-    write_partitions(changes_df(spark, events), lake / "changes")
-    assert main(["snapshot", "--canonical", str(lake), "--dt", D1, "--out", str(out)]) == 0
+def test_snapshot_command_prints_the_days_figures(snapshot_engine, tmp_path, capsys):
+    lake, out = snapshot_engine.lake(tmp_path, EVENTS), tmp_path / "snaps"
+    engine = ["--engine", snapshot_engine.name]
+    assert main(["snapshot", "--canonical", str(lake), "--dt", D1, "--out", str(out), *engine]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     tables = last.pop("per_table")
     assert last == {"tables": 1, "rows": 2, "applied": 3, "anomalies": 1, "skipped_tables": ["db.heap"]}
@@ -30,10 +31,22 @@ def test_snapshot_command_prints_the_days_figures(spark, tmp_path, capsys):
                                "history": str(out / "db=db" / "table=t" / "history"),
                                "current_version": 1, "history_version": 1}}  # fmt: skip
 
-    args = ["snapshot", "--canonical", str(lake), "--out", str(out)]
+    args = ["snapshot", "--canonical", str(lake), "--out", str(out), *engine]
     assert main([*args, "--dt", D2, "--keys", "db.heap=k"]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (last["rows"], last["skipped_tables"]) == (1, [])  # day 2 has no heap events: the key is unused
+
+    assert main([*args, "--dt", "2024-01-05"]) == 2
+    assert "dt=2024-01-05 was never decoded" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+def test_snapshot_as_of_prints_and_exports_a_days_state(spark, tmp_path, capsys):
+    """`--as-of` reads the tables through Spark (on either engine's lake: here the local engine's)."""
+    lake, out = SnapshotEngine("local", None).lake(tmp_path, EVENTS), tmp_path / "snaps"
+    args = ["snapshot", "--canonical", str(lake), "--out", str(out)]
+    assert main([*args, "--dt", D1]) == 0 and main([*args, "--dt", D2]) == 0
+    capsys.readouterr()
 
     assert main([*args, "--as-of", D1]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
@@ -42,6 +55,3 @@ def test_snapshot_command_prints_the_days_figures(spark, tmp_path, capsys):
     assert main([*args, "--as-of", D2, "--export", str(tmp_path / "export")]) == 0
     exported = pq.read_table(tmp_path / "export" / "db=db" / "table=t").to_pylist()
     assert [(r["id"], r["name"]) for r in exported] == [(2, "b")]
-
-    assert main(["snapshot", "--canonical", str(lake), "--dt", "2024-01-05"]) == 2
-    assert "dt=2024-01-05 was never decoded" in capsys.readouterr().err
