@@ -166,7 +166,7 @@ def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers
     assert rows_from(str(tmp_path / "changes"), "dt", "2024-03-01") == 2 * per_day and per_day
     monkeypatch.setattr(session, "FULL_JIT_MIN_EVENTS", min_events * per_day // 2)  # the day and the later one
     with pytest.raises(_Started):
-        main(["snapshot", "--canonical", str(tmp_path), "--dt", "2024-03-01"])
+        main(["snapshot", "--canonical", str(tmp_path), "--dt", "2024-03-01", "--engine", "spark"])
     assert (session_settings.get(session.C1_ONLY) == "false") is full
 
 

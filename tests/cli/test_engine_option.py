@@ -11,6 +11,8 @@ from cdc_pipelines.cli.commands import main
 from cdc_pipelines.lake import delta_rs
 from tests.conftest import resource
 from tests.extract.kafka_broker import free_port
+from tests.snapshots.events import insert
+from tests.snapshots.lakes import SnapshotEngine
 
 DAY = "2024-03-01"
 
@@ -33,8 +35,10 @@ def test_local_asked_where_only_spark_serves_fails_at_once_saying_why(tmp_path, 
     assert main([*decode, "--kafka", f"127.0.0.1:{free_port()}", "--conf", "kafka.timeout_ms=1000"]) == 2
     assert "kafka topic default at 127.0.0.1:" in _error(capsys)  # the native client's, no JVM started
     assert not (tmp_path / "lake").exists()  # nothing written
-    assert main(["snapshot", "--canonical", str(tmp_path / "lake"), "--dt", DAY, "--engine", "local"]) == 2
-    assert "the snapshot fold and its MERGEs have no local engine yet" in _error(capsys)
+    named = SnapshotEngine("local", None).lake(tmp_path / "named", [insert(1, {"id": "1", "a b": "x"}, day=DAY)])
+    assert main(["snapshot", "--canonical", str(named), "--dt", DAY, "--engine", "local"]) == 2
+    assert "a column name needs column mapping" in _error(capsys)
+    assert not (named / "snapshots").exists()
 
 
 def _changes(lake) -> list[dict]:
