@@ -114,6 +114,13 @@ def _snapshots_unwritable(run: Run) -> str | None:
     return unwritable(run.lake_root, snapshots_root(run.lake_root, run.out), run.dts or ())
 
 
+def _snapshot_days_too_large(run: Run) -> bool:
+    """A day past the events the local engine folds in this process (`snapshots.local_days`)."""
+    from cdc_pipelines.snapshots.local_days import DEFAULT_MAX_EVENTS, MAX_EVENTS_SETTING, largest_day
+
+    return largest_day(run.lake_root, run.dts or ()) > int(run.conf.get(MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS))
+
+
 def _unreadable(run: Run) -> bool:
     """A table of the lake that delta-rs cannot open (a folder name delta-rs takes for a URL, a reader
     feature it lacks)."""
@@ -151,6 +158,8 @@ TABLE = (
         "the local encode holds a run's encoded rows in memory", _encode_needs_spark),
     Row((QUALITY, SNAPSHOTS), "a table of the lake is one delta-rs cannot read", SPARK, True,
         "a Delta reader feature delta-rs lacks, or a folder name it takes for a URL", _unreadable),
+    Row((SNAPSHOTS,), "a day holds more than `cdc.snapshots.local_max_events` events", SPARK, False,
+        "the local engine holds a day in this process; Spark folds it in `mapInArrow` tasks", _snapshot_days_too_large),
     Row((SNAPSHOTS,), "a table the days change is one delta-rs cannot write: Spark created it (deletion vectors, "
         "column mapping), its folder name has `%`, or a column name needs column mapping", SPARK, True,
         "a table keeps the features it was created with; delta-rs 1.6 writes neither feature",

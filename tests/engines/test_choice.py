@@ -80,3 +80,28 @@ def test_a_kafka_day_is_the_local_engines_unless_its_settings_are_javas(monkeypa
     assert choose(run(lake="s3a://bucket/lake")) == choose(run(**{"sasl.jaas.config": kerberos})) == SPARK
     with pytest.raises(EngineError, match="a day read from Kafka with a setting the native Kafka client"):
         choose(run(**{"sasl.jaas.config": kerberos}), LOCAL)
+
+
+def test_a_snapshot_day_goes_to_spark_past_the_local_engines_size_or_where_delta_rs_cannot_write(tmp_path):
+    """A local lake's snapshot day is the local engine's; a day past `cdc.snapshots.local_max_events` goes to
+    Spark under auto (local may still be asked for); a table Spark created is Spark's only."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from cdc_pipelines.engines.choice import SNAPSHOTS
+    from cdc_pipelines.snapshots.store import table_paths
+    from tests.snapshots.events import insert
+    from tests.snapshots.lakes import SnapshotEngine
+
+    day = "2024-01-01"
+    lake = SnapshotEngine("local", None).lake(tmp_path, [insert(1, {"id": "1"}), insert(2, {"id": "2"})])
+    run = Run(SNAPSHOTS, str(lake), None, {}, dts=(day,))
+    assert choose(run) == LOCAL
+    small = Run(SNAPSHOTS, str(lake), None, {"cdc.snapshots.local_max_events": "1"}, dts=(day,))
+    assert choose(small) == SPARK and choose(small, LOCAL) == LOCAL
+    current = table_paths(str(lake / "snapshots"), ("db", None, "t")).current
+    # a table with deletion vectors, as Spark creates it
+    DeltaTable.create(current, pa.schema([("id", pa.string())]), configuration={"delta.enableDeletionVectors": "true"})
+    with pytest.raises(EngineError, match="Spark created it"):
+        choose(run, LOCAL)
+    assert choose(run) == SPARK
