@@ -547,9 +547,10 @@ def _keys(text: str) -> tuple[str, list[str]]:
 
 def _snapshot_as_of(args: argparse.Namespace) -> dict:
     """Each table's state at the end of `--as-of`: rows as JSON lines on stdout, or Parquet under `--export`."""
+    from cdc_pipelines.engines.choice import LOCAL, SNAPSHOTS
     from cdc_pipelines.snapshots.as_of import export_as_of, print_as_of
 
-    spark = _spark(args)
+    spark = None if _engine(args, SNAPSHOTS, args.canonical, args.out)[0] == LOCAL else _spark(args)
     if args.export:
         return export_as_of(spark, args.canonical, args.as_of, args.export, out=args.out)
     return print_as_of(spark, args.canonical, args.as_of, sys.stdout, out=args.out)

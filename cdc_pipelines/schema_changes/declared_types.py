@@ -7,7 +7,7 @@ before the common one: Oracle's DATE carries a time of day (DATETIME) and its LO
 Oracle's TIMESTAMP is a local date-time, MySQL's an instant. The logical types agree with the source-type
 table the formats use (`model.canonical.SOURCE_TYPE_TO_LOGICAL`) wherever both name a type; a test holds them.
 
-The Spark types are the ones `snapshots.typed.spark_type` gives values of that logical type, so a declared
+The Spark types are the ones `snapshots.values.spark_type` gives values of that logical type, so a declared
 column and its rows agree: integers `bigint`, floating point as text (`string`, digit-exact, as the snapshot
 keeps them), DECIMAL(p,s) `decimal(p,s)`. A type whose values may not fit its Spark type is text: a decimal of
 more than 38 digits or of no declared precision (Oracle NUMBER, PostgreSQL numeric), a fraction of seconds

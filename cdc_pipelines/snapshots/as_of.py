@@ -3,7 +3,8 @@
 The versions come from `_versions` (`versions.as_of`); a table the day did not touch is read at the
 version of the last day that did. `cdc-pipelines snapshot --as-of D` prints the rows as JSON lines
 (the table named in `_table`) or, with `--export`, writes each table as Parquet for tools that read
-folders.
+folders. Read by Spark, or without a session by delta-rs (its DataFusion reader takes deletion vectors and
+column mapping: Spark's tables too).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import base64
 import datetime as dt
 import decimal
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from cdc_pipelines.lake.io import DELTA
+from cdc_pipelines.runtime.storage import local_path
 from cdc_pipelines.snapshots.day import label
 from cdc_pipelines.snapshots.run import snapshots_root
 from cdc_pipelines.snapshots.schema import TABLE
@@ -25,12 +28,30 @@ from cdc_pipelines.snapshots.store import table_root
 from cdc_pipelines.snapshots.versions import TableVersion, as_of
 
 
-def state_as_of(spark: SparkSession, entry: TableVersion) -> DataFrame:
-    """One table's current rows at the end of the entry's day."""
-    return spark.read.format(DELTA).option("versionAsOf", entry.current_version).load(entry.current)
+def _rows(spark: SparkSession | None, entry: TableVersion) -> Iterator[dict]:
+    """One table's current rows at the end of the entry's day (times as naive UTC, as Spark gives them)."""
+    if spark is not None:
+        frame = spark.read.format(DELTA).option("versionAsOf", entry.current_version).load(entry.current)
+        yield from (row.asDict() for row in frame.toLocalIterator())
+        return
+    for batch in _local_table(entry):
+        for row in batch.to_pylist():
+            yield {k: v.astimezone(dt.UTC).replace(tzinfo=None) if isinstance(v, dt.datetime) and v.tzinfo else v
+                   for k, v in row.items()}  # fmt: skip
 
 
-def _entries(spark: SparkSession, lake_root: str | Path, day: str, out: str | Path | None) -> list[TableVersion]:
+def _local_table(entry: TableVersion):
+    """The table at the entry's version as a pyarrow batch stream (DataFusion's text views read as strings)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
+    table = DeltaTable(local_path(entry.current), version=entry.current_version)
+    stream = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", table).execute("SELECT * FROM t"))
+    schema = pa.schema([f.with_type(pa.string()) if f.type == pa.string_view() else f for f in stream.schema])
+    return pa.RecordBatchReader.from_batches(schema, (batch.cast(schema) for batch in stream))
+
+
+def _entries(spark: SparkSession | None, lake_root: str | Path, day: str, out: str | Path | None) -> list[TableVersion]:
     return as_of(spark, snapshots_root(lake_root, out), day)
 
 
@@ -47,14 +68,14 @@ def _json_value(value):
 
 
 def print_as_of(
-    spark: SparkSession, lake_root: str | Path, day: str, stream: TextIO, out: str | Path | None = None
+    spark: SparkSession | None, lake_root: str | Path, day: str, stream: TextIO, out: str | Path | None = None
 ) -> dict:
     """Print every row of every table at the end of `day`; return the tables, versions and row counts."""
     tables = {}
     for entry in _entries(spark, lake_root, day, out):
         rows = 0
-        for row in state_as_of(spark, entry).toLocalIterator():
-            line = {"_table": _name(entry), **{k: _json_value(v) for k, v in row.asDict().items()}}
+        for row in _rows(spark, entry):
+            line = {"_table": _name(entry), **{k: _json_value(v) for k, v in row.items()}}
             stream.write(json.dumps(line, ensure_ascii=False) + "\n")
             rows += 1
         tables[_name(entry)] = {"current": entry.current, "version": entry.current_version, "rows": rows}
@@ -62,12 +83,31 @@ def print_as_of(
 
 
 def export_as_of(
-    spark: SparkSession, lake_root: str | Path, day: str, export: str | Path, out: str | Path | None = None
+    spark: SparkSession | None, lake_root: str | Path, day: str, export: str | Path, out: str | Path | None = None
 ) -> dict:
     """Write every table at the end of `day` as Parquet under `export` (the snapshot root's folder layout)."""
     tables = {}
     for entry in _entries(spark, lake_root, day, out):
         path = table_root(export, *entry.table)
-        state_as_of(spark, entry).write.mode("overwrite").parquet(path)
+        if spark is not None:
+            frame = spark.read.format(DELTA).option("versionAsOf", entry.current_version).load(entry.current)
+            frame.write.mode("overwrite").parquet(path)
+        else:
+            _write_parquet(entry, path)
         tables[_name(entry)] = {"current": entry.current, "version": entry.current_version, "path": path}
     return {"dt": day, "tables": tables}
+
+
+def _write_parquet(entry: TableVersion, folder: str) -> None:
+    """The table's rows as one Parquet file in `folder` (replaced whole), batch by batch."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    local = Path(local_path(folder))
+    shutil.rmtree(local, ignore_errors=True)
+    local.mkdir(parents=True)
+    reader = _local_table(entry)
+    with pq.ParquetWriter(local / "part-00000.parquet", reader.schema) as writer:
+        for batch in reader:
+            writer.write_batch(batch)

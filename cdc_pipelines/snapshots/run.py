@@ -68,7 +68,7 @@ from cdc_pipelines.snapshots.tables import (
     replace_history,
     source_columns,
 )
-from cdc_pipelines.snapshots.typed import ColumnPlan
+from cdc_pipelines.snapshots.values import ColumnPlan
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before, restore_unfinished
 
 # tables whose writes run side by side (each its current and history table on two threads: up to twice

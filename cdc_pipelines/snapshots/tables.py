@@ -15,15 +15,19 @@ in its rows, so dropped columns stay, null from then on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_pipelines.lake.io import DELTA, table_version
+from cdc_pipelines.model.column_types import widen
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
-from cdc_pipelines.snapshots.typed import ColumnPlan, as_text, typed_value, widen
+from cdc_pipelines.snapshots.values import ColumnPlan, arrow_type, as_text, typed_array
 
 PROPERTIES = {
     "delta.enableDeletionVectors": "true",
@@ -62,15 +66,22 @@ def _create(spark: SparkSession, path: str, columns: list[ColumnPlan], cdc: tupl
     builder.execute()
 
 
-def _widened(column: Column, old: str, new: str) -> Column:
-    """A column's values in its wider type: text as the images write it, a number as a wider decimal."""
-    return as_text(column, old) if new == "string" else column.cast(new)
+def _widened(batches: Iterable[pa.RecordBatch], types: Mapping[str, tuple[str, str]]) -> Iterator[pa.RecordBatch]:
+    """Each column `types` names in its wider type: text as the images write it (`values.as_text`), a number
+    as a wider decimal (an exact cast, or an error)."""
+    for batch in batches:
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+        for name, (old, new) in types.items():
+            columns[name] = as_text(columns[name], old) if new == "string" else columns[name].cast(arrow_type(new))
+        yield pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 
 
 def _rewrite(spark: SparkSession, path: str, types: dict[str, tuple[str, str]]) -> None:
     """Rewrite the table once with each column `types` names (`(old, new)` type) cast to its new type."""
     frame = spark.read.format(DELTA).load(path)
-    frame = frame.withColumns({name: _widened(F.col(quote(name)), *change) for name, change in types.items()})
+    schema = T.StructType([T.StructField(f.name, T._parse_datatype_string(types[f.name][1]))
+                           if f.name in types else f for f in frame.schema.fields])  # fmt: skip
+    frame = frame.mapInArrow(lambda batches: _widened(batches, types), schema)
     frame.write.format(DELTA).mode("overwrite").option("overwriteSchema", "true").save(path)
 
 
@@ -112,8 +123,23 @@ def evolve(
     return added, changed, [ColumnPlan(name, wider.get(name, t)) for name, t in columns.items()] + added
 
 
-def _values(columns: list[ColumnPlan]) -> list[Column]:
-    return [typed_value(F.try_element_at("row", F.lit(c.name)), c.spark_type).alias(c.name) for c in columns]
+def _typed_batches(
+    batches: Iterable[pa.RecordBatch], columns: list[ColumnPlan], renamed: Mapping[str, str]
+) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        row = batch.column(batch.schema.get_field_index("row"))
+        typed = [typed_array(pc.map_lookup(row, c.name, "first"), c.spark_type) for c in columns]
+        kept = [batch.column(batch.schema.get_field_index(name)) for name in renamed]
+        yield pa.RecordBatch.from_arrays([*typed, *kept], names=[*(c.name for c in columns), *renamed.values()])
+
+
+def typed_rows(frame: DataFrame, columns: list[ColumnPlan], renamed: Mapping[str, str]) -> DataFrame:
+    """`frame`'s `row` values typed as `columns` by `values.typed_array` (the local engine's one typing
+    rule, run in `mapInArrow`), beside its columns `renamed` names (old name -> new)."""
+    fields = [T.StructField(c.name, T._parse_datatype_string(c.spark_type)) for c in columns]
+    fields += [T.StructField(new, frame.schema[old].dataType) for old, new in renamed.items()]
+    source = frame.select("row", *renamed)
+    return source.mapInArrow(lambda batches: _typed_batches(batches, columns, renamed), T.StructType(fields))
 
 
 def _assignments(names: list[str]) -> dict[str, str]:
@@ -121,13 +147,15 @@ def _assignments(names: list[str]) -> dict[str, str]:
 
 
 def current_rows(net: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
-    return net.select(*_values(columns), "_cdc_op", "_cdc_event_time", "_cdc_event_id",
-                      F.col("_k").alias("_cdc_key"), F.col("kind").alias(KIND))  # fmt: skip
+    renamed = {"_cdc_op": "_cdc_op", "_cdc_event_time": "_cdc_event_time", "_cdc_event_id": "_cdc_event_id",
+               "_k": "_cdc_key", "kind": KIND}  # fmt: skip
+    return typed_rows(net, columns, renamed)
 
 
 def history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
-    return opened.select(*_values(columns), "_cdc_op", "_cdc_event_id", "_cdc_start_at", "_cdc_end_at",
-                         F.col("_k").alias("_cdc_key"), F.lit("open").alias(KIND))  # fmt: skip
+    renamed = {"_cdc_op": "_cdc_op", "_cdc_event_id": "_cdc_event_id", "_cdc_start_at": "_cdc_start_at",
+               "_cdc_end_at": "_cdc_end_at", "_k": "_cdc_key"}  # fmt: skip
+    return typed_rows(opened, columns, renamed).withColumn(KIND, F.lit("open"))
 
 
 def _on_keys(condition: Column, keys: list[str] | None) -> Column:

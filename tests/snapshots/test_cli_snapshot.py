@@ -4,11 +4,9 @@ exported), and a day never decoded exits 2."""
 import json
 
 import pyarrow.parquet as pq
-import pytest
 
 from cdc_pipelines.cli.commands import main
 from tests.snapshots.events import delete, insert
-from tests.snapshots.lakes import SnapshotEngine
 
 D1, D2 = "2024-01-01", "2024-01-02"
 EVENTS = [
@@ -40,17 +38,17 @@ def test_snapshot_command_prints_the_days_figures(snapshot_engine, tmp_path, cap
     assert "dt=2024-01-05 was never decoded" in capsys.readouterr().err
 
 
-@pytest.mark.spark
-def test_snapshot_as_of_prints_and_exports_a_days_state(spark, tmp_path, capsys):
-    """`--as-of` reads the tables through Spark (on either engine's lake: here the local engine's)."""
-    lake, out = SnapshotEngine("local", None).lake(tmp_path, EVENTS), tmp_path / "snaps"
-    args = ["snapshot", "--canonical", str(lake), "--out", str(out)]
+def test_snapshot_as_of_prints_and_exports_a_days_state(snapshot_engine, tmp_path, capsys):
+    """`--as-of` reads the tables by version, on either engine."""
+    lake, out = snapshot_engine.lake(tmp_path, EVENTS), tmp_path / "snaps"
+    args = ["snapshot", "--canonical", str(lake), "--out", str(out), "--engine", snapshot_engine.name]
     assert main([*args, "--dt", D1]) == 0 and main([*args, "--dt", D2]) == 0
     capsys.readouterr()
 
     assert main([*args, "--as-of", D1]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert sorted((r["_table"], r["id"], r["name"]) for r in lines[:-1]) == [("db.t", 1, "a"), ("db.t", 2, "b")]
+    assert {r["_cdc_event_time"] for r in lines[:-1]} == {"2024-01-01 00:00:01", "2024-01-01 00:00:02"}
     assert lines[-1]["tables"]["db.t"]["rows"] == 2
     assert main([*args, "--as-of", D2, "--export", str(tmp_path / "export")]) == 0
     exported = pq.read_table(tmp_path / "export" / "db=db" / "table=t").to_pylist()

@@ -17,9 +17,9 @@ from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.small_tables import as_text
 from cdc_pipelines.snapshots.store import table_root
-from cdc_pipelines.snapshots.typed import as_text as spark_text
 from tests.snapshots import delta_rs
 from tests.snapshots.events import changes_df, delete, insert, truncate, update
+from tests.snapshots.test_values import spark_text
 
 D1, D2, D3 = "2024-01-01", "2024-01-02", "2024-01-03"
 TABLES = ("t", "u", "v")

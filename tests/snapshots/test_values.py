@@ -212,7 +212,26 @@ def test_texts_back_to_the_same_values():
         as_text(pa.array([1.5]), "double")
 
 
-# --- the same as Spark's typing of its writes (typed.typed_value, typed.as_text) on generated values ---
+# --- the same as Spark's own casts on generated values: the typing both engines run (`typed_array`, `as_text`)
+# held to Spark's SQL casts, an independent reference ---
+
+
+def spark_typed(value, type_name: str):
+    """Spark's own reading of a text as `type_name`: the reference `typed_array` is held to."""
+    from pyspark.sql import functions as F
+
+    if type_name == "boolean":
+        return value == "true"
+    if type_name == "binary":
+        return F.unbase64(value)
+    return value if type_name == "string" else value.try_cast(type_name)
+
+
+def spark_text(column, type_name: str):
+    """Spark's own printing of a typed value as text (bytes as base64, as in the images)."""
+    from pyspark.sql import functions as F
+
+    return F.base64(column) if type_name == "binary" else column.cast("string")
 
 
 def _digits(rng: Random, n: int) -> str:
@@ -313,8 +332,6 @@ _TYPED_FROM = {"boolean": "BOOLEAN", "bigint": "INT", "decimal(38,0)": "INT", "d
 def test_the_same_as_spark(spark):
     from pyspark.sql import functions as F
 
-    from cdc_pipelines.snapshots import typed
-
     rng = Random(54)
     tables = [rows_of(_columns(rng, 60), table=t, ids=t[2]) for t in (T, ("db", "s", "u"), ("db2", "s", "t"))]
     ours = figure_rows(pa.concat_tables(tables))
@@ -334,10 +351,10 @@ def test_the_same_as_spark(spark):
     names = {type_name: f"c{i}" for i, type_name in enumerate(samples)}
     given = {names[t]: pa.array(v + [None] * (length - len(v)), pa.string()) for t, v in samples.items()}
     frame = spark.createDataFrame(pa.table({**given, "i": pa.array(range(length))})).orderBy("i")
-    typed_columns = {t: typed.typed_value(F.col(names[t]), t) for t in samples}
+    typed_columns = {t: spark_typed(F.col(names[t]), t) for t in samples}
     by_spark = frame.select(
         *[typed_columns[t].alias(names[t]) for t in samples],
-        *[typed.as_text(typed_columns[t], t).alias(f"{names[t]}_text") for t in samples],
+        *[spark_text(typed_columns[t], t).alias(f"{names[t]}_text") for t in samples],
     ).toArrow()
     for type_name in samples:
         values = typed_array(given[names[type_name]], type_name)
@@ -366,10 +383,8 @@ SPARK_READS_MORE = [
 def test_where_spark_reads_more(spark):
     from pyspark.sql import functions as F
 
-    from cdc_pipelines.snapshots import typed
-
     frame = spark.createDataFrame([(i, text) for i, (_, text, _) in enumerate(SPARK_READS_MORE)], "i int, v string")
-    rows = frame.orderBy("i").select(*[F.when(F.col("i") == i, typed.typed_value(F.col("v"), t)).alias(f"c{i}")
+    rows = frame.orderBy("i").select(*[F.when(F.col("i") == i, spark_typed(F.col("v"), t)).alias(f"c{i}")
                                        for i, (t, _, _) in enumerate(SPARK_READS_MORE)]).toArrow()  # fmt: skip
     for i, (type_name, text, spark_reads) in enumerate(SPARK_READS_MORE):
         theirs = rows.column(f"c{i}").cast(_NUMBERS.get(type_name, rows.column(f"c{i}").type))[i].as_py()
