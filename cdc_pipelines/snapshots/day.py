@@ -11,14 +11,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
-from cdc_pipelines.snapshots.effects import position, row_index
+from cdc_pipelines.snapshots.effects import EVENT_TIME, position, row_index
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
-from cdc_pipelines.snapshots.schema import TABLE
+from cdc_pipelines.snapshots.schema import DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import read_summary
 from cdc_pipelines.snapshots.values import ColumnFigures, ColumnPlan, spark_type
 
-DDL_FIELDS = ("event_id", "ddl", "db", "table_name", "meta", "source_topic", "event_time", "seq", "source_file",
-              "source_line")  # fmt: skip
+DDL_FIELDS = ("event_id", "ddl", "db", "db_schema", "table_name", "meta", "source_topic", "event_time", "seq",
+              "source_file", "source_line")  # fmt: skip
 
 
 def first_deliveries(changes: pa.Table, topics: Sequence[str] | None) -> pa.Table:
@@ -41,6 +41,26 @@ def ddl_events(rows: pa.Table) -> list[dict]:
         for at, e in zip(micros, events, strict=True)
     ]  # fmt: skip
     return [e for _, e in sorted(zip(places, events, strict=True), key=lambda pair: pair[0])]
+
+
+def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None] | None) -> tuple[pa.Table, list[dict]]:
+    """The day's `_ddl` rows (`DDL_COLUMNS`, `unread`: why a statement of the DDL could not be read, null where
+    every one was; `dt`) and a `ddl_unread` anomaly for each DDL not read whole (its rows still apply), from
+    its DDL events in the day's order (`ddl_events`) and each topic's `ddl_dialect:`."""
+    from cdc_pipelines.schema_changes.changes import UnreadDdl
+    from cdc_pipelines.schema_changes.ddl import read_event  # sqlglot: only on a day that has DDL
+
+    rows, anomalies = [], []
+    for event in events:
+        changes = read_event(event, (dialects or {}).get(event["source_topic"] or "")).changes
+        unread = "; ".join(f"{c.reason}: {c.text}" for c in changes if isinstance(c, UnreadDdl)) or None
+        rows.append({**{c: event[c] for c in DDL_COLUMNS}, "unread": unread, "dt": day})
+        if unread:
+            anomalies.append({**{c: event[c] for c in TABLE}, "kind": "ddl_unread", "event_id": event["event_id"],
+                              "op": "DDL", "detail": unread})  # fmt: skip
+    schema = pa.schema([*(pa.field(c, EVENT_TIME if c == "event_time" else pa.string()) for c in DDL_COLUMNS),
+                        pa.field("unread", pa.string()), pa.field("dt", pa.string())])  # fmt: skip
+    return pa.Table.from_pylist(rows, schema), anomalies
 
 
 def rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:

@@ -25,6 +25,7 @@ from cdc_pipelines.snapshots import apply, small_tables, values
 from cdc_pipelines.snapshots.day import (
     DDL_FIELDS,
     TableDay,
+    ddl_dataset,
     ddl_events,
     first_deliveries,
     rows_before,
@@ -33,7 +34,7 @@ from cdc_pipelines.snapshots.day import (
 )
 from cdc_pipelines.snapshots.effects import TABLE, table_text
 from cdc_pipelines.snapshots.fold import ANOMALY
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, DDL_SCHEMA
 from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, table_paths, write_summary
 from cdc_pipelines.snapshots.tables import column_order
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_unfinished
@@ -43,7 +44,6 @@ from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restor
 # `mapInArrow`
 MAX_EVENTS_SETTING = "cdc.snapshots.local_max_events"
 DEFAULT_MAX_EVENTS = 2_000_000
-_IDS = ("event_id", "dt")
 _LATE = "arrived after a later day was applied"
 
 
@@ -104,9 +104,9 @@ def snapshot_day(
     """`run.snapshot_day` on the local engine: write one day into each table it changed; record the
     versions, the day's anomalies and figures; the day's summary."""
     changes = day_changes(lake_root, day, topics)
+    ddl = ddl_events(changes.filter(pc.equal(changes.column("op"), "DDL")).select(list(DDL_FIELDS)))
     if refuses(schema_changes[0]):  # before anything of the day is written
-        ddl = changes.filter(pc.equal(changes.column("op"), "DDL")).select(list(DDL_FIELDS))
-        refuse_schema_changes(ddl_events(ddl), *schema_changes)
+        refuse_schema_changes(ddl, *schema_changes)
     previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
     effects = apply.local_effects(changes, keys, kafka_keys)
     tables, skipped = apply.local_tables(effects)
@@ -116,13 +116,14 @@ def snapshot_day(
     folded = apply.fold_local(effects, skipped, lambda touched, truncated: _touched(live, touched, truncated))
     opened = apply.opened_rows(folded)
     figures = values.figure_rows(opened)
-    anomalies = _anomalies(root, day, folded, opened, late, invalid=not all(f.valid for f in figures.values()))
+    ddl_rows, unread = ddl_dataset(ddl, day, schema_changes[1])
+    anomalies = _anomalies(root, day, folded, opened, late, invalid=not all(f.valid for f in figures.values()),
+                           unread=unread)  # fmt: skip
     events = folded.effects.filter(pc.equal(folded.effects.column("sub"), 0))
     _replace_day(join(root, ANOMALIES), day, anomalies, ANOMALY_SCHEMA)
     ids = events.select(["event_id"]).append_column("dt", pa.array([day] * events.num_rows, pa.string()))
-    _replace_day(join(root, APPLIED), day, ids, _schema(_IDS))
-    ddl = changes.filter(pc.equal(changes.column("op"), "DDL")).select([*DDL_COLUMNS, "dt"])
-    _replace_day(join(root, DDL), day, ddl, _schema((*DDL_COLUMNS, "dt")))
+    _replace_day(join(root, APPLIED), day, ids, APPLIED_SCHEMA)
+    _replace_day(join(root, DDL), day, ddl_rows, DDL_SCHEMA)
     before = rows_before(root, previous_day)
     days = table_days([f.as_dict() for f in folded.figures.values()], figures, held)
     plans = {d.table: _columns(root, d) for d in days}
@@ -159,9 +160,11 @@ def _touched(live: pa.Table, touched: set[tuple[str, str]], truncated: set[str])
     return live.filter(pa.array([(t, k) in touched or t in truncated for t, k in pairs], pa.bool_()))
 
 
-def _anomalies(root: str, day: str, folded: apply.LocalFold, opened: pa.Table, late: bool, invalid: bool) -> pa.Table:
+def _anomalies(
+    root: str, day: str, folded: apply.LocalFold, opened: pa.Table, late: bool, invalid: bool, unread: list[dict]
+) -> pa.Table:
     """The fold's anomalies, the values failing their type (looked for only where the day has some:
-    `invalid`), and, on a `late` day, its events a run of it before did not apply."""
+    `invalid`), on a `late` day its events a run of it before did not apply, and the DDL not read (`unread`)."""
     rows = folded.folded.filter(pc.equal(folded.folded.column("_out"), ANOMALY))
     names = {"_cdc_event_id": "event_id", "_cdc_op": "op"}
     parts = [rows.select([*TABLE, "kind", "_cdc_event_id", "_cdc_op", "detail"]).rename_columns(
@@ -178,16 +181,9 @@ def _anomalies(root: str, day: str, folded: apply.LocalFold, opened: pa.Table, l
                                "event_id": events.column("event_id"), "op": events.column("op"),
                                "detail": pa.array([_LATE] * n)}))  # fmt: skip
     text = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
+    parts.append(pa.Table.from_pylist(unread, text))
     rows = pa.concat_tables([p.select(list(ANOMALY_COLUMNS)).cast(text) for p in parts])
     return rows.append_column("dt", pa.array([day] * rows.num_rows, pa.string()))
-
-
-def _schema(names: Sequence[str]):
-    """The Spark schema of `names` among the canonical table's columns (the datasets' own types)."""
-    from pyspark.sql import types as T
-
-    fields = {f.name: f for f in CANONICAL_SCHEMA.fields}
-    return T.StructType([T.StructField(n, fields[n].dataType if n in fields else T.StringType()) for n in names])
 
 
 def _replace_day(folder: str, day: str, rows: pa.Table, schema) -> None:

@@ -38,6 +38,7 @@ from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, ef
 from cdc_pipelines.snapshots.day import (
     DDL_FIELDS,
     TableDay,
+    ddl_dataset,
     ddl_events,
     first_deliveries,
     rows_before,
@@ -46,7 +47,7 @@ from cdc_pipelines.snapshots.day import (
 )
 from cdc_pipelines.snapshots.effects import table_text
 from cdc_pipelines.snapshots.fold import KEY_LITERALS
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, DDL_COLUMNS, TABLE
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, DDL_SCHEMA, TABLE
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
     APPLIED,
@@ -79,7 +80,6 @@ CONCURRENT_WRITES = 4
 STATIC_PLAN_MAX_EVENTS = 50_000
 ADAPTIVE = "spark.sql.adaptive.enabled"
 R = TypeVar("R")
-_IDS = T.StructType([T.StructField("event_id", T.StringType()), T.StructField("dt", T.StringType())])
 
 
 def snapshots_root(lake_root: str | Path, out: str | Path | None = None) -> str:
@@ -253,12 +253,13 @@ def snapshot_day(
     day by a new version: not restored again; the day's tables leave the set. `fold_in_driver`: a day small
     enough to collect, folded in this process (`apply.fold_local`) unless it truncates a table Spark holds."""
     changes, local_changes = day_changes(spark, lake_root, day, topics, fold_in_driver)
+    if local_changes is not None:
+        ddl = local_changes.filter(pc.equal(local_changes.column("op"), "DDL")).select(list(DDL_FIELDS))
+    else:  # a day's few, collected
+        ddl = changes.where(F.col("op") == "DDL").select(*DDL_FIELDS).toArrow()
+    ddl = ddl_events(ddl)
     if refuses(schema_changes[0]):  # before anything of the day is written
-        if local_changes is not None:
-            ddl = local_changes.filter(pc.equal(local_changes.column("op"), "DDL")).select(list(DDL_FIELDS))
-        else:
-            ddl = changes.where(F.col("op") == "DDL").select(*DDL_FIELDS).toArrow()
-        refuse_schema_changes(ddl_events(ddl), *schema_changes)
+        refuse_schema_changes(ddl, *schema_changes)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     local_effects = apply.local_effects(local_changes, keys, kafka_keys) if local_changes is not None else None
     effects = effects_frame(changes, keys, kafka_keys) if local_effects is None else None
@@ -282,7 +283,8 @@ def snapshot_day(
         figures = apply.column_figures(result)
         invalid = not all(f.valid for f in figures.values())  # else no cell fails its type: not looked for again
         with ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
-            side = pool.submit(_write_day_datasets, spark, root, day, changes, result, late, invalid, local)
+            ddl_rows = ddl_dataset(ddl, day, schema_changes[1])
+            side = pool.submit(_write_day_datasets, spark, root, day, ddl_rows, result, late, invalid, local)
             days = table_days(result.tables, figures, held)
             entries = _merge_tables(spark, root, day, result, days, rows_before(root, previous_day), pool)
             applied, anomalies = side.result()
@@ -301,7 +303,7 @@ def _write_day_datasets(
     spark: SparkSession,
     root: str,
     day: str,
-    changes: DataFrame,
+    ddl: tuple[pa.Table, list[dict]],
     result: Applied,
     late: bool,
     invalid: bool,
@@ -312,19 +314,23 @@ def _write_day_datasets(
     `small_tables.max_rows` events has each dataset of at most that many rows written by delta-rs.
 
     The values failing their type are looked for only when the day has some (`invalid`). The anomalies
-    are written before the applied ids: a late day's are read against the ids applied before."""
+    are written before the applied ids: a late day's are read against the ids applied before. `ddl`: the
+    day's `_ddl` rows and its `ddl_unread` anomalies (`day.ddl_dataset`)."""
     applied = result.events.count()
     limit = small_tables.max_rows(spark)
     max_rows = limit if local and applied <= limit else 0
     anomalies = result.anomalies.unionByName(apply.invalid_cells(result)) if invalid else result.anomalies
     if late:
-        applied_before = read_day(spark, join(root, APPLIED), _IDS, day)
+        applied_before = read_day(spark, join(root, APPLIED), APPLIED_SCHEMA, day)
         anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
+    ddl_rows, unread = ddl
+    if unread:
+        text = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
+        anomalies = anomalies.unionByName(spark.createDataFrame(pa.Table.from_pylist(unread, text)))
     anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
     rows = replace_day(anomalies, join(root, ANOMALIES), day, max_rows, schema=ANOMALY_SCHEMA)
-    replace_day(result.events.select("event_id", "dt"), join(root, APPLIED), day, max_rows)
-    ddl = changes.where(F.col("op") == "DDL").select(*DDL_COLUMNS, "dt")
-    replace_day(ddl, join(root, DDL), day, max_rows)
+    replace_day(result.events.select("event_id", "dt"), join(root, APPLIED), day, max_rows, schema=APPLIED_SCHEMA)
+    replace_day(spark.createDataFrame(ddl_rows, DDL_SCHEMA), join(root, DDL), day, max_rows)
     return applied, rows
 
 

@@ -33,7 +33,7 @@ VERSIONS_SCHEMA = T.StructType(
     ]
 )
 
-# kind: update_of_missing_key, delete_of_missing_key, insert_of_existing_key, late_event, cast_failed
+# kind: update_of_missing_key, delete_of_missing_key, insert_of_existing_key, late_event, cast_failed, ddl_unread
 ANOMALY_SCHEMA = T.StructType(
     [
         *(T.StructField(c, _TEXT) for c in TABLE),
@@ -46,4 +46,15 @@ ANOMALY_SCHEMA = T.StructType(
 )
 ANOMALY_COLUMNS = tuple(f.name for f in ANOMALY_SCHEMA.fields if f.name != "dt")
 
+# the event ids each day applied
+APPLIED_SCHEMA = T.StructType([T.StructField("event_id", _TEXT), T.StructField("dt", _TEXT)])
+
 DDL_COLUMNS = (*TABLE, "event_time", "seq", "event_id", "source_topic", "ddl")
+# the day's DDL events; `unread`: why a statement of one could not be read (null where every one was)
+DDL_SCHEMA = T.StructType(
+    [
+        *(T.StructField(c, T.TimestampType() if c == "event_time" else _TEXT) for c in DDL_COLUMNS),
+        T.StructField("unread", _TEXT),
+        T.StructField("dt", _TEXT),
+    ]
+)

@@ -301,3 +301,23 @@ def test_a_schema_change_under_exception_applies_nothing_of_its_day(snapshot_eng
         assert read_summary(lake / "snapshots", D2) is None
         assert [r["dt"] for r in delta_rs.rows(lake / "snapshots" / DDL)] == []
     assert engine.days(lake, [D2], schema_changes={"other": "exception"})[D2]["rows"] > 0
+
+
+def test_a_ddl_no_parser_reads_is_kept_with_its_reason_and_the_days_rows_still_apply(snapshot_engine, tmp_path):
+    """Under `lenient` a DDL that cannot be read is a `ddl_unread` anomaly with its event id and reason, and
+    its `_ddl` row says why; a DDL read whole has none; the day's rows are applied all the same."""
+    unread = change(2, "DDL", pk=None) | {"ddl": "ALTER TABLE t PARTITION BY HASH(id) PARTITIONS 4"}
+    read = change(3, "DDL", pk=None) | {"ddl": "ALTER TABLE t ADD COLUMN extra int"}
+    lake = snapshot_engine.lake(tmp_path, [insert(1, _row(1, "a")), unread, read, insert(4, _row(2, "b"))])
+    day = snapshot_engine.days(lake, [D1])[D1]
+    assert (day["rows"], day["anomalies"], day["per_table"]["db.t"]["anomalies"]) == (2, 1, {"ddl_unread": 1})
+    why = "ALTER TABLE clause 'PARTITION BY HASH(id) PARTITIONS 4' is not read"
+    anomalies = delta_rs.rows(lake / "snapshots" / ANOMALIES)
+    assert [(a["kind"], a["event_id"], a["op"], a["detail"]) for a in anomalies] == [
+        ("ddl_unread", f"e{D1}-2", "DDL", f"{why}: ALTER TABLE t PARTITION BY HASH(id) PARTITIONS 4")
+    ]
+    ddl = sorted(delta_rs.rows(lake / "snapshots" / DDL), key=lambda r: r["event_id"])
+    assert [(r["event_id"], r["unread"] and r["unread"].split(":")[0]) for r in ddl] == [
+        (f"e{D1}-2", why),
+        (f"e{D1}-3", None),
+    ]
