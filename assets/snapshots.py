@@ -73,8 +73,10 @@ def _metadata(summary: dict | None) -> dict:
             "skipped_tables": dg.MetadataValue.json(summary["skipped_tables"])}  # fmt: skip
 
 
-CHECK = ("no UPDATE/DELETE of a missing key, no INSERT of an existing one, no late event, no value failing its type, "
-         "no DDL left unread")
+CHECK = (
+    "no UPDATE/DELETE of a missing key, no INSERT of an existing one, no late event, no value failing its type, "
+    "no DDL left unread"
+)
 
 
 @dg.asset_check(
