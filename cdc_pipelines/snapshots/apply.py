@@ -219,6 +219,13 @@ class LocalFold:
         return {t for t, f in self.figures.items() if f.truncated}
 
 
+def live_among(live: pa.Table, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
+    """The rows of `live` (`_t`, `_k`) the day can change: the touched `(_t, _k)` and every key of a table it
+    truncates (its `_t` in `truncated`): what `fold_local`'s `live_keys` gives."""
+    pairs = zip(live.column("_t").to_pylist(), live.column("_k").to_pylist(), strict=True)
+    return live.filter(pa.array([(t, k) in touched or t in truncated for t, k in pairs], pa.bool_()))
+
+
 def fold_local(
     effects: pa.Table, skipped: list[dict], live_keys: Callable[[set[tuple[str, str]], set[str]], pa.Table]
 ) -> LocalFold:

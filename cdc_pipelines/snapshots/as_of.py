@@ -31,13 +31,17 @@ from cdc_pipelines.snapshots.versions import TableVersion, as_of
 def _rows(spark: SparkSession | None, entry: TableVersion) -> Iterator[dict]:
     """One table's current rows at the end of the entry's day (times as naive UTC, as Spark gives them)."""
     if spark is not None:
-        frame = spark.read.format(DELTA).option("versionAsOf", entry.current_version).load(entry.current)
-        yield from (row.asDict() for row in frame.toLocalIterator())
+        yield from (row.asDict() for row in _frame(spark, entry).toLocalIterator())
         return
     for batch in _local_table(entry):
         for row in batch.to_pylist():
             yield {k: v.astimezone(dt.UTC).replace(tzinfo=None) if isinstance(v, dt.datetime) and v.tzinfo else v
                    for k, v in row.items()}  # fmt: skip
+
+
+def _frame(spark: SparkSession, entry: TableVersion):
+    """The table at the entry's version, read by Spark."""
+    return spark.read.format(DELTA).option("versionAsOf", entry.current_version).load(entry.current)
 
 
 def _local_table(entry: TableVersion):
@@ -90,8 +94,7 @@ def export_as_of(
     for entry in _entries(spark, lake_root, day, out):
         path = table_root(export, *entry.table)
         if spark is not None:
-            frame = spark.read.format(DELTA).option("versionAsOf", entry.current_version).load(entry.current)
-            frame.write.mode("overwrite").parquet(path)
+            _frame(spark, entry).write.mode("overwrite").parquet(path)
         else:
             _write_parquet(entry, path)
         tables[_name(entry)] = {"current": entry.current, "version": entry.current_version, "path": path}

@@ -11,12 +11,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
+from cdc_pipelines.schema_changes.changes import UnreadDdl
 from cdc_pipelines.snapshots.effects import EVENT_TIME, position, row_index
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
-from cdc_pipelines.snapshots.schema import DDL_COLUMNS, TABLE
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import read_summary
 from cdc_pipelines.snapshots.values import ColumnFigures, ColumnPlan, spark_type
 
+# the anomalies' columns as Arrow text (`schema.ANOMALY_SCHEMA` without `dt`)
+ANOMALY_TEXT = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
 DDL_FIELDS = ("event_id", "ddl", "db", "db_schema", "table_name", "meta", "source_topic", "event_time", "seq",
               "source_file", "source_line")  # fmt: skip
 
@@ -30,9 +33,10 @@ def first_deliveries(changes: pa.Table, topics: Sequence[str] | None) -> pa.Tabl
     return changes.filter(wanted)
 
 
-def ddl_events(rows: pa.Table) -> list[dict]:
-    """The day's DDL events (`DDL_FIELDS` of its `DDL` rows: a day's few) in the day's order
+def ddl_events(changes: pa.Table) -> list[dict]:
+    """The day's DDL events (`DDL_FIELDS` of the `DDL` rows of `changes`: a day's few) in the day's order
     (`effects.position`), as `schema_changes.day` reads them."""
+    rows = changes.filter(pc.equal(changes.column("op"), "DDL")).select(list(DDL_FIELDS))
     micros = rows.column("event_time").cast(pa.int64()).to_pylist()
     events = [{**r, "meta": dict(r["meta"]) if r["meta"] is not None else None} for r in rows.to_pylist()]
     places = [
@@ -43,14 +47,13 @@ def ddl_events(rows: pa.Table) -> list[dict]:
     return [e for _, e in sorted(zip(places, events, strict=True), key=lambda pair: pair[0])]
 
 
-def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None] | None) -> tuple[pa.Table, list[dict]]:
+def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None] | None) -> tuple[pa.Table, pa.Table]:
     """The day's `_ddl` rows (`DDL_COLUMNS`, `unread`: why a statement of the DDL could not be read, null where
-    every one was; `dt`) and a `ddl_unread` anomaly for each DDL not read whole (its rows still apply), from
-    its DDL events in the day's order (`ddl_events`) and each topic's `ddl_dialect:`."""
-    from cdc_pipelines.schema_changes.changes import UnreadDdl
-    from cdc_pipelines.schema_changes.ddl import read_event  # sqlglot: only on a day that has DDL
-
+    every one was; `dt`) and a `ddl_unread` anomaly (`ANOMALY_TEXT`) for each DDL not read whole (its rows still
+    apply), from its DDL events in the day's order (`ddl_events`) and each topic's `ddl_dialect:`."""
     rows, anomalies = [], []
+    if events:  # sqlglot loaded only on a day that has DDL
+        from cdc_pipelines.schema_changes.ddl import read_event
     for event in events:
         changes = read_event(event, (dialects or {}).get(event["source_topic"] or "")).changes
         unread = "; ".join(f"{c.reason}: {c.text}" for c in changes if isinstance(c, UnreadDdl)) or None
@@ -60,7 +63,7 @@ def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None]
                               "op": "DDL", "detail": unread})  # fmt: skip
     schema = pa.schema([*(pa.field(c, EVENT_TIME if c == "event_time" else pa.string()) for c in DDL_COLUMNS),
                         pa.field("unread", pa.string()), pa.field("dt", pa.string())])  # fmt: skip
-    return pa.Table.from_pylist(rows, schema), anomalies
+    return pa.Table.from_pylist(rows, schema), pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
 
 
 def rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:

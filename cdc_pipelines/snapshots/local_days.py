@@ -23,7 +23,7 @@ from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.schema_changes.day import refuse_schema_changes, refuses
 from cdc_pipelines.snapshots import apply, small_tables, values
 from cdc_pipelines.snapshots.day import (
-    DDL_FIELDS,
+    ANOMALY_TEXT,
     TableDay,
     ddl_dataset,
     ddl_events,
@@ -104,7 +104,7 @@ def snapshot_day(
     """`run.snapshot_day` on the local engine: write one day into each table it changed; record the
     versions, the day's anomalies and figures; the day's summary."""
     changes = day_changes(lake_root, day, topics)
-    ddl = ddl_events(changes.filter(pc.equal(changes.column("op"), "DDL")).select(list(DDL_FIELDS)))
+    ddl = ddl_events(changes)
     if refuses(schema_changes[0]):  # before anything of the day is written
         refuse_schema_changes(ddl, *schema_changes)
     previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
@@ -113,13 +113,13 @@ def snapshot_day(
     restore_unfinished(None, root, day, {t: table_paths(root, t) for t in tables if t not in restored})
     restored.difference_update(tables)
     held, live = _live_keys(root, tables)
-    folded = apply.fold_local(effects, skipped, lambda touched, truncated: _touched(live, touched, truncated))
+    folded = apply.fold_local(effects, skipped, lambda touched, truncated: apply.live_among(live, touched, truncated))
     opened = apply.opened_rows(folded)
     figures = values.figure_rows(opened)
     ddl_rows, unread = ddl_dataset(ddl, day, schema_changes[1])
-    anomalies = _anomalies(root, day, folded, opened, late, invalid=not all(f.valid for f in figures.values()),
-                           unread=unread)  # fmt: skip
     events = folded.effects.filter(pc.equal(folded.effects.column("sub"), 0))
+    invalid = not all(f.valid for f in figures.values())
+    anomalies = _anomalies(root, day, folded, opened, events if late else None, invalid, unread)
     _replace_day(join(root, ANOMALIES), day, anomalies, ANOMALY_SCHEMA)
     ids = events.select(["event_id"]).append_column("dt", pa.array([day] * events.num_rows, pa.string()))
     _replace_day(join(root, APPLIED), day, ids, APPLIED_SCHEMA)
@@ -154,35 +154,28 @@ def _live_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:
     return held, pa.concat_tables([empty, *parts])
 
 
-def _touched(live: pa.Table, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
-    """The live keys the day can change: those it touches and every key of a table it truncates."""
-    pairs = zip(live.column("_t").to_pylist(), live.column("_k").to_pylist(), strict=True)
-    return live.filter(pa.array([(t, k) in touched or t in truncated for t, k in pairs], pa.bool_()))
-
-
 def _anomalies(
-    root: str, day: str, folded: apply.LocalFold, opened: pa.Table, late: bool, invalid: bool, unread: list[dict]
-) -> pa.Table:
+    root: str, day: str, folded: apply.LocalFold, opened: pa.Table, late: pa.Table | None, invalid: bool,
+    unread: pa.Table,
+) -> pa.Table:  # fmt: skip
     """The fold's anomalies, the values failing their type (looked for only where the day has some:
-    `invalid`), on a `late` day its events a run of it before did not apply, and the DDL not read (`unread`)."""
+    `invalid`), on a late day those of its events applied (`late`) that a run of it before did not apply, and
+    the DDL not read (`unread`)."""
     rows = folded.folded.filter(pc.equal(folded.folded.column("_out"), ANOMALY))
     names = {"_cdc_event_id": "event_id", "_cdc_op": "op"}
     parts = [rows.select([*TABLE, "kind", "_cdc_event_id", "_cdc_op", "detail"]).rename_columns(
-        [names.get(c, c) for c in (*TABLE, "kind", "_cdc_event_id", "_cdc_op", "detail")])]  # fmt: skip
+        [names.get(c, c) for c in (*TABLE, "kind", "_cdc_event_id", "_cdc_op", "detail")]), unread]  # fmt: skip
     if invalid:
         parts.append(values.invalid_cells(opened))
-    if late:
+    if late is not None:
         before = delta_rs.read_partition(join(root, APPLIED), "dt", day, ["event_id"])
-        events = folded.effects.filter(pc.equal(folded.effects.column("sub"), 0))
         if before is not None:
-            events = events.filter(pc.invert(pc.is_in(events.column("event_id"), before.column("event_id"))))
-        n = events.num_rows
-        parts.append(pa.table({**{c: events.column(c) for c in TABLE}, "kind": pa.array(["late_event"] * n),
-                               "event_id": events.column("event_id"), "op": events.column("op"),
+            late = late.filter(pc.invert(pc.is_in(late.column("event_id"), before.column("event_id"))))
+        n = late.num_rows
+        parts.append(pa.table({**{c: late.column(c) for c in TABLE}, "kind": pa.array(["late_event"] * n),
+                               "event_id": late.column("event_id"), "op": late.column("op"),
                                "detail": pa.array([_LATE] * n)}))  # fmt: skip
-    text = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
-    parts.append(pa.Table.from_pylist(unread, text))
-    rows = pa.concat_tables([p.select(list(ANOMALY_COLUMNS)).cast(text) for p in parts])
+    rows = pa.concat_tables([p.select(list(ANOMALY_COLUMNS)).cast(ANOMALY_TEXT) for p in parts])
     return rows.append_column("dt", pa.array([day] * rows.num_rows, pa.string()))
 
 

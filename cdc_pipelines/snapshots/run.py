@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -36,7 +35,6 @@ from cdc_pipelines.schema_changes.policy import LENIENT
 from cdc_pipelines.snapshots import apply, local_days, small_tables
 from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
 from cdc_pipelines.snapshots.day import (
-    DDL_FIELDS,
     TableDay,
     ddl_dataset,
     ddl_events,
@@ -186,9 +184,7 @@ def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: se
         pairs = pa.table({"_t": [t for t, _ in touched], "_k": [k for _, k in touched]})
         pairs = previous.sparkSession.createDataFrame(pairs).withColumn("_touched", F.lit(True))
         found = previous.join(pairs, ["_t", "_k"], "left").where(wanted | F.col("_touched").isNotNull())
-    rows = found.select(*TABLE, "_t", "_k").toArrow()
-    pairs = zip(rows["_t"].to_pylist(), rows["_k"].to_pylist(), strict=True)
-    return rows.filter(pa.array([(t, k) in touched or t in truncated for t, k in pairs], pa.bool_()))
+    return apply.live_among(found.select(*TABLE, "_t", "_k").toArrow(), touched, truncated)
 
 
 def _match(table: tuple):
@@ -253,11 +249,8 @@ def snapshot_day(
     day by a new version: not restored again; the day's tables leave the set. `fold_in_driver`: a day small
     enough to collect, folded in this process (`apply.fold_local`) unless it truncates a table Spark holds."""
     changes, local_changes = day_changes(spark, lake_root, day, topics, fold_in_driver)
-    if local_changes is not None:
-        ddl = local_changes.filter(pc.equal(local_changes.column("op"), "DDL")).select(list(DDL_FIELDS))
-    else:  # a day's few, collected
-        ddl = changes.where(F.col("op") == "DDL").select(*DDL_FIELDS).toArrow()
-    ddl = ddl_events(ddl)
+    # a day's few DDL events, collected where Spark read the day
+    ddl = ddl_events(local_changes if local_changes is not None else changes.where(F.col("op") == "DDL").toArrow())
     if refuses(schema_changes[0]):  # before anything of the day is written
         refuse_schema_changes(ddl, *schema_changes)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
@@ -303,7 +296,7 @@ def _write_day_datasets(
     spark: SparkSession,
     root: str,
     day: str,
-    ddl: tuple[pa.Table, list[dict]],
+    ddl: tuple[pa.Table, pa.Table],
     result: Applied,
     late: bool,
     invalid: bool,
@@ -324,9 +317,8 @@ def _write_day_datasets(
         applied_before = read_day(spark, join(root, APPLIED), APPLIED_SCHEMA, day)
         anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
     ddl_rows, unread = ddl
-    if unread:
-        text = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
-        anomalies = anomalies.unionByName(spark.createDataFrame(pa.Table.from_pylist(unread, text)))
+    if unread.num_rows:
+        anomalies = anomalies.unionByName(spark.createDataFrame(unread))
     anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
     rows = replace_day(anomalies, join(root, ANOMALIES), day, max_rows, schema=ANOMALY_SCHEMA)
     replace_day(result.events.select("event_id", "dt"), join(root, APPLIED), day, max_rows, schema=APPLIED_SCHEMA)

@@ -43,11 +43,7 @@ def fold_local(events: list[dict], previous: dict, keys=None) -> SimpleNamespace
     rows = live_rows(previous)
     held = pa.table({c: pa.array([r[i] for r in rows], pa.string()) for i, c in enumerate((*TABLE, "_t", "_k"))})
 
-    def live(touched, truncated):
-        pairs = zip(held["_t"].to_pylist(), held["_k"].to_pylist(), strict=True)
-        return held.filter(pa.array([(t, k) in touched or t in truncated for t, k in pairs], pa.bool_()))
-
-    day = apply.fold_local(effects, skipped, live)
+    day = apply.fold_local(effects, skipped, lambda touched, truncated: apply.live_among(held, touched, truncated))
 
     def part(out: str, columns: tuple) -> list[SimpleNamespace]:
         return _rows(day.folded.filter(pc.equal(day.folded["_out"], out)).select(list(columns)).to_pylist())
