@@ -385,8 +385,11 @@ def class_archive(conf: Mapping[str, str]) -> Path:
     spark_home = str(Path(pyspark.__file__).resolve().parent)
     # the jars' place on the class path too (the driver's own for a local master, see `session_conf`)
     place = "driver class path" if local_cores(conf.get("spark.master", "")) is not None else "spark.jars"
-    key = "\n".join([java, pyspark.__version__, spark_home, conf.get("spark.jars", ""),
-                      conf.get("spark.jars.packages", ""), place])  # fmt: skip
+    parts = [java, pyspark.__version__, spark_home, conf.get("spark.jars", ""), conf.get("spark.jars.packages", ""),
+             place]  # fmt: skip
+    if conf.get("spark.jars.ivy"):  # another Ivy folder puts the same jars at other paths on the class path
+        parts.append(conf["spark.jars.ivy"])
+    key = "\n".join(parts)
     folder = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "cdc_pipelines") / "jvm"
     return folder / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".jsa")
 

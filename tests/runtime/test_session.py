@@ -134,6 +134,8 @@ def test_resolved_jars_go_on_a_local_drivers_class_path_and_to_a_clusters_execut
     assert "spark.jars.packages" not in local and "spark.jars.packages" not in cluster
     archives = {class_archive(_with_packages(conf, master)[0]) for master in ("local[2]", "spark://h:7077")}
     assert len(archives) == 2  # one class path each
+    elsewhere = {**conf, "spark.jars.ivy": str(tmp_path / "other")}
+    assert class_archive(_with_packages(elsewhere, "local[2]")[0]) not in archives  # the jars at other paths
 
 
 def test_a_local_session_reads_its_jars_where_ivy_keeps_them(spark):
