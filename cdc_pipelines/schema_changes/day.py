@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from cdc_pipelines.schema_changes.policy import EXCEPTION, LENIENT, POLICIES, plan_day
+from cdc_pipelines.schema_changes.policy import EVOLVE, EXCEPTION, LENIENT, POLICIES, plan_day
 
-APPLIED = (LENIENT, EXCEPTION)
+APPLIED = (LENIENT, EVOLVE, EXCEPTION)
 
 
 class PolicyNotApplied(ValueError):

@@ -110,10 +110,11 @@ def _frames(folded: DataFrame) -> dict[str, DataFrame]:
 
 
 def effects_frame(
-    changes: DataFrame, keys: Mapping[str, Sequence[str]] | None = None, kafka_keys: Collection[str] | bool = ()
-) -> DataFrame:
+    changes: DataFrame, keys: Mapping[str, Sequence[str]] | None = None, kafka_keys: Collection[str] | bool = (),
+    rewrite=None,
+) -> DataFrame:  # fmt: skip
     """The effect stream of `changes` (`effects.day_effects`), unsorted, as Spark rows."""
-    run = functools.partial(fx.day_effects, keys=dict(keys or {}), kafka_keys=kafka_keys)
+    run = functools.partial(fx.day_effects, keys=dict(keys or {}), kafka_keys=kafka_keys, rewrite=rewrite)
     return changes.select(*fx.EVENT_COLUMNS).mapInArrow(run, EFFECT_DDL)
 
 
@@ -189,10 +190,11 @@ def apply_day(
 
 
 def local_effects(
-    changes: pa.Table, keys: Mapping[str, Sequence[str]] | None = None, kafka_keys: Collection[str] | bool = ()
-) -> pa.Table:
+    changes: pa.Table, keys: Mapping[str, Sequence[str]] | None = None, kafka_keys: Collection[str] | bool = (),
+    rewrite=None,
+) -> pa.Table:  # fmt: skip
     """`effects_frame` of a day held in this process."""
-    batches = list(fx.day_effects(changes.to_batches(), keys, kafka_keys))
+    batches = list(fx.day_effects(changes.to_batches(), keys, kafka_keys, rewrite))
     return pa.Table.from_batches(batches, fx.EFFECT_SCHEMA)
 
 

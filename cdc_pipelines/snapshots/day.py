@@ -33,18 +33,22 @@ def first_deliveries(changes: pa.Table, topics: Sequence[str] | None) -> pa.Tabl
     return changes.filter(wanted)
 
 
-def ddl_events(changes: pa.Table) -> list[dict]:
-    """The day's DDL events (`DDL_FIELDS` of the `DDL` rows of `changes`: a day's few) in the day's order
-    (`effects.position`), as `schema_changes.day` reads them."""
-    rows = changes.filter(pc.equal(changes.column("op"), "DDL")).select(list(DDL_FIELDS))
+def places(rows: pa.Table) -> list[bytes]:
+    """Each row's place in the day's order (`effects.position`)."""
     micros = rows.column("event_time").cast(pa.int64()).to_pylist()
+    indexes = pc.map_lookup(rows.column("meta"), ROW_INDEX, "first").to_pylist()
+    cells = [rows.column(c).to_pylist() for c in ("seq", "source_file", "source_line")]
+    return [position(at, seq, file, line, row_index(index), event_id) for at, seq, file, line, index, event_id
+            in zip(micros, *cells, indexes, rows.column("event_id").to_pylist(), strict=True)]  # fmt: skip
+
+
+def ddl_events(changes: pa.Table) -> list[dict]:
+    """The day's DDL events (`DDL_FIELDS` of the `DDL` rows of `changes`: a day's few) in the day's order,
+    each with its `place` in it (`places`), as `schema_changes.day` reads them."""
+    rows = changes.filter(pc.equal(changes.column("op"), "DDL")).select(list(DDL_FIELDS))
     events = [{**r, "meta": dict(r["meta"]) if r["meta"] is not None else None} for r in rows.to_pylist()]
-    places = [
-        position(at, e["seq"], e["source_file"], e["source_line"], row_index((e["meta"] or {}).get(ROW_INDEX)),
-                 e["event_id"])
-        for at, e in zip(micros, events, strict=True)
-    ]  # fmt: skip
-    return [e for _, e in sorted(zip(places, events, strict=True), key=lambda pair: pair[0])]
+    ordered = sorted(zip(places(rows), events, strict=True), key=lambda pair: pair[0])
+    return [e | {"place": p} for p, e in ordered]
 
 
 def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None] | None) -> tuple[pa.Table, pa.Table]:
@@ -64,6 +68,23 @@ def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None]
     schema = pa.schema([*(pa.field(c, EVENT_TIME if c == "event_time" else pa.string()) for c in DDL_COLUMNS),
                         pa.field("unread", pa.string()), pa.field("dt", pa.string())])  # fmt: skip
     return pa.Table.from_pylist(rows, schema), pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
+
+
+IMAGE_FIELDS = (*TABLE, "op", "event_time", "seq", "source_file", "source_line", "meta", "event_id", "before",
+                "after")  # fmt: skip
+
+
+def image_names(rows: pa.Table, table: tuple, before: bytes) -> list[str]:
+    """The column names the images of `table`'s row changes among `rows` (`IMAGE_FIELDS`) carry before the
+    place `before`: its columns as the rows knew them when its first DDL of the day came."""
+    mine = pc.and_(pc.equal(rows.column("table_name"), table[2]), pc.not_equal(rows.column("op"), "DDL"))
+    for column, value in zip(TABLE[:2], table[:2], strict=True):
+        mine = pc.and_kleene(mine, pc.is_null(rows.column(column)) if value is None else
+                             pc.equal(rows.column(column), value))  # fmt: skip
+    own = rows.filter(mine)
+    own = own.filter(pa.array([p < before for p in places(own)], pa.bool_()))
+    names = [pc.unique(chunk.keys).to_pylist() for image in ("before", "after") for chunk in own.column(image).chunks]
+    return list(dict.fromkeys(n for part in names for n in part))
 
 
 def rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:

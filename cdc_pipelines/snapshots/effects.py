@@ -206,12 +206,15 @@ def _lookup(maps: pa.Array, key: str) -> list[str | None]:
 
 def day_effects(
     batches: Iterable[pa.RecordBatch], keys: Mapping[str, Sequence[str]] | None = None,
-    kafka_keys: Collection[str] | bool = (),
+    kafka_keys: Collection[str] | bool = (), rewrite=None,
 ) -> Iterator[pa.RecordBatch]:  # fmt: skip
     """The effect stream of a day's events (`EFFECT_SCHEMA`, unsorted): one row per effect of each row
     change, per TRUNCATE, and per row change without effect; other ops (DDL, heartbeats, transaction
-    markers) change no rows and are left out. The batches hold at least `EVENT_COLUMNS`."""
+    markers) change no rows and are left out. The batches hold at least `EVENT_COLUMNS`; `rewrite` (an
+    `event_rewrite.EventRewrite`) brings them to the names the day's schema changes and routes give."""
     for batch in batches:
+        if rewrite:
+            batch = rewrite.rewrite(batch)
         ops = batch.column("op").to_pylist()
         wanted = [i for i, op in enumerate(ops) if op in APPLIED_OPS]
         if not wanted:

@@ -10,6 +10,7 @@ name delta-rs cannot open sends the step to Spark before it starts (`unwritable`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
@@ -21,13 +22,14 @@ from cdc_pipelines.lake.layout import CHANGES_DIR
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.schema_changes.day import refuse_schema_changes, refuses
-from cdc_pipelines.snapshots import apply, small_tables, values
+from cdc_pipelines.snapshots import apply, schema_day, small_tables, values
 from cdc_pipelines.snapshots.day import (
     ANOMALY_TEXT,
     TableDay,
     ddl_dataset,
     ddl_events,
     first_deliveries,
+    image_names,
     rows_before,
     summary,
     table_days,
@@ -105,21 +107,26 @@ def snapshot_day(
     versions, the day's anomalies and figures; the day's summary."""
     changes = day_changes(lake_root, day, topics)
     ddl = ddl_events(changes)
-    if refuses(schema_changes[0]):  # before anything of the day is written
-        refuse_schema_changes(ddl, *schema_changes)
+    policies, dialects, routes = schema_changes
+    if refuses(policies):  # before anything of the day is written
+        refuse_schema_changes(ddl, policies, dialects)
+    schema = schema_day.schema_day(ddl, policies, dialects, routes, functools.partial(_names_at_start, root, changes))
     previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
-    effects = apply.local_effects(changes, keys, kafka_keys)
+    effects = apply.local_effects(changes, keys, kafka_keys, schema.rewrite)
     tables, skipped = apply.local_tables(effects)
-    restore_unfinished(None, root, day, {t: table_paths(root, t) for t in tables if t not in restored})
-    restored.difference_update(tables)
+    changed = list(dict.fromkeys([*tables, *schema.tables]))
+    restore_unfinished(None, root, day, {t: table_paths(root, t) for t in changed if t not in restored})
+    restored.difference_update(changed)
+    schema_day.before_fold(None, root, schema)
     held, live = _live_keys(root, tables)
     folded = apply.fold_local(effects, skipped, lambda touched, truncated: apply.live_among(live, touched, truncated))
     opened = apply.opened_rows(folded)
     figures = values.figure_rows(opened)
-    ddl_rows, unread = ddl_dataset(ddl, day, schema_changes[1])
+    ddl_rows, unread = ddl_dataset(ddl, day, dialects)
     events = folded.effects.filter(pc.equal(folded.effects.column("sub"), 0))
     invalid = not all(f.valid for f in figures.values())
-    anomalies = _anomalies(root, day, folded, opened, events if late else None, invalid, unread)
+    anomalies = _anomalies(root, day, folded, opened, events if late else None, invalid,
+                           pa.concat_tables([unread, schema.anomalies]))  # fmt: skip
     _replace_day(join(root, ANOMALIES), day, anomalies, ANOMALY_SCHEMA)
     ids = events.select(["event_id"]).append_column("dt", pa.array([day] * events.num_rows, pa.string()))
     _replace_day(join(root, APPLIED), day, ids, APPLIED_SCHEMA)
@@ -129,10 +136,28 @@ def snapshot_day(
     plans = {d.table: _columns(root, d) for d in days}
     typed = small_tables.day_rows(folded.folded, plans)
     entries = [_write(root, day, d, typed[d.table], plans[d.table], before) for d in days]
+    schema_day.after_writes(None, root, schema)
+    written = {e.table for e in entries}
+    entries = [_version(root, day, e.table, e.rows) if e.table in schema.dropped else e for e in entries]
+    entries += [_version(root, day, t) for t in schema.tables if t not in written]
     record(None, root, day, entries)
     figures = summary(root, day, previous_day, skipped, events.num_rows, anomalies.to_pylist(), as_of(None, root, day))
     write_summary(None, root, day, figures)
     return figures
+
+
+def _names_at_start(root: str, changes: pa.Table, table: tuple, place: bytes) -> list[str] | None:
+    """A table's columns at the start of the day: its current table's and those its rows carry before `place`."""
+    names = small_tables.column_names(table_paths(root, table).current) or []
+    return list(dict.fromkeys([*names, *image_names(changes, table, place)])) or None
+
+
+def _version(root: str, day: str, table: tuple, rows: int | None = None) -> TableVersion:
+    """A table's versions at the end of the day, after a change of its columns or rows besides its writes."""
+    paths = table_paths(root, table)
+    rows = small_tables.rows_of(paths.current) if rows is None else rows
+    return TableVersion(table, paths.current, paths.history, small_tables.version(paths.current),
+                        small_tables.version(paths.history), rows or 0, day)  # fmt: skip
 
 
 def _live_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:

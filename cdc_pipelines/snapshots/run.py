@@ -32,13 +32,16 @@ from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.schema_changes.day import check_policies, refuse_schema_changes, refuses
 from cdc_pipelines.schema_changes.policy import LENIENT
-from cdc_pipelines.snapshots import apply, local_days, small_tables
+from cdc_pipelines.schema_changes.routes import Route
+from cdc_pipelines.snapshots import apply, local_days, schema_day, small_tables
 from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
 from cdc_pipelines.snapshots.day import (
+    IMAGE_FIELDS,
     TableDay,
     ddl_dataset,
     ddl_events,
     first_deliveries,
+    image_names,
     rows_before,
     summary,
     table_days,
@@ -95,6 +98,7 @@ def snapshot_days(
     kafka_keys: Collection[str] | bool = (),
     schema_changes: str | Mapping[str, str] = LENIENT,
     ddl_dialects: Mapping[str, str | None] | None = None,
+    routes: Sequence[Route] | Mapping[str, Sequence[Route]] | None = None,
 ) -> dict[str, dict]:
     """Apply the days `dts` (and every later day already applied) of `topics` (all when None), on Spark or,
     without a `spark` session, on the local engine (`local_days`; a local lake whose tables delta-rs writes).
@@ -102,7 +106,8 @@ def snapshot_days(
     `keys` names the key columns of tables whose format carries none (`{"db.table": [col, ...]}`);
     the events of the `kafka_keys` topics (True: all) left without take them from the Kafka message key.
     `schema_changes`: the policy of every topic, or by topic (`schema_changes.day`), with each topic's
-    `ddl_dialects`. Returns each applied day's summary (see `snapshot_day`), in order.
+    `ddl_dialects`; `routes`: sharded tables into one (`schema_changes.routes`), for every topic or by
+    topic. Returns each applied day's summary (see `snapshot_day`), in order.
     """
     check_policies(schema_changes)
     root = snapshots_root(lake_root, out)
@@ -111,7 +116,7 @@ def snapshot_days(
     before = applied_days(spark, root)
     days = sorted(set(dts) | {d for d in before if dts and d > min(dts)})
     restored = set(restore_before(spark, root, days[0])) if days and any(d >= days[0] for d in before) else set()
-    policies = (schema_changes, ddl_dialects)
+    policies = (schema_changes, ddl_dialects, schema_day.routes_by_topic(routes))
     if spark is None:
         return {
             day: local_days.snapshot_day(lake_root, root, day, topics, any(d > day for d in before), keys, kafka_keys,
@@ -187,6 +192,31 @@ def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: se
     return apply.live_among(found.select(*TABLE, "_t", "_k").toArrow(), touched, truncated)
 
 
+def _names_at_start(
+    spark: SparkSession, root: str, changes: DataFrame, local: pa.Table | None, table: tuple, place: bytes
+) -> list[str] | None:
+    """A table's columns at the start of the day: its current table's and those its rows carry before `place`."""
+    path = table_paths(root, table).current
+    names = small_tables.column_names(path)
+    if names is None and io.table_version(spark, path) is not None:
+        names = [c.name for c in source_columns(spark.read.format(io.DELTA).load(path).schema)]
+    if local is None:
+        local = changes.where(_match(table)).select(*IMAGE_FIELDS).toArrow()
+    return list(dict.fromkeys([*(names or []), *image_names(local, table, place)])) or None
+
+
+def _version(spark: SparkSession, root: str, day: str, table: tuple, rows: int | None = None) -> TableVersion:
+    """A table's versions at the end of the day, after a change of its columns or rows besides its writes."""
+    paths = table_paths(root, table)
+    if rows is None:
+        rows = small_tables.rows_of(paths.current)
+    if rows is None:
+        exists = io.table_version(spark, paths.current) is not None
+        rows = spark.read.format(io.DELTA).load(paths.current).count() if exists else 0
+    return TableVersion(table, paths.current, paths.history, io.table_version(spark, paths.current),
+                        io.table_version(spark, paths.history), rows, day)  # fmt: skip
+
+
 def _match(table: tuple):
     match = F.lit(True)
     for column, value in zip(TABLE, table, strict=True):
@@ -242,7 +272,7 @@ def snapshot_day(
     kafka_keys: Collection[str] | bool = (),
     restored: set[tuple] | None = None,
     fold_in_driver: bool = False,
-    schema_changes: tuple[str | Mapping[str, str], Mapping[str, str | None] | None] = (LENIENT, None),
+    schema_changes: tuple = (LENIENT, None, {}),
 ) -> dict:
     """Write one day into each table it changed; record the versions, the day's anomalies and figures.
     `restored`: tables a backfill restored that no day since changed, at their state at the start of the
@@ -251,15 +281,21 @@ def snapshot_day(
     changes, local_changes = day_changes(spark, lake_root, day, topics, fold_in_driver)
     # a day's few DDL events, collected where Spark read the day
     ddl = ddl_events(local_changes if local_changes is not None else changes.where(F.col("op") == "DDL").toArrow())
-    if refuses(schema_changes[0]):  # before anything of the day is written
-        refuse_schema_changes(ddl, *schema_changes)
+    policies, dialects, routes = schema_changes
+    if refuses(policies):  # before anything of the day is written
+        refuse_schema_changes(ddl, policies, dialects)
+    names = functools.partial(_names_at_start, spark, root, changes, local_changes)
+    schema = schema_day.schema_day(ddl, policies, dialects, routes, names)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
-    local_effects = apply.local_effects(local_changes, keys, kafka_keys) if local_changes is not None else None
-    effects = effects_frame(changes, keys, kafka_keys) if local_effects is None else None
+    local_effects = None if local_changes is None else apply.local_effects(local_changes, keys, kafka_keys,
+                                                                           schema.rewrite)  # fmt: skip
+    effects = effects_frame(changes, keys, kafka_keys, schema.rewrite) if local_effects is None else None
     tables, skipped = day_tables(effects) if local_effects is None else apply.local_tables(local_effects)
     restored = set() if restored is None else restored
-    restore_unfinished(spark, root, day, {t: table_paths(root, t) for t in tables if t not in restored})
-    restored.difference_update(tables)
+    changed = list(dict.fromkeys([*tables, *schema.tables]))
+    restore_unfinished(spark, root, day, {t: table_paths(root, t) for t in changed if t not in restored})
+    restored.difference_update(changed)
+    schema_day.before_fold(spark, root, schema)
     live_keys, held, spark_read = previous_keys(spark, root, tables)
     result = None
     if local_effects is not None:
@@ -276,11 +312,16 @@ def snapshot_day(
         figures = apply.column_figures(result)
         invalid = not all(f.valid for f in figures.values())  # else no cell fails its type: not looked for again
         with ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
-            ddl_rows = ddl_dataset(ddl, day, schema_changes[1])
+            ddl_rows, unread = ddl_dataset(ddl, day, dialects)
+            ddl_rows = ddl_rows, pa.concat_tables([unread, schema.anomalies])
             side = pool.submit(_write_day_datasets, spark, root, day, ddl_rows, result, late, invalid, local)
             days = table_days(result.tables, figures, held)
             entries = _merge_tables(spark, root, day, result, days, rows_before(root, previous_day), pool)
             applied, anomalies = side.result()
+        schema_day.after_writes(spark, root, schema)
+        written = {e.table for e in entries}
+        entries = [_version(spark, root, day, e.table, e.rows) if e.table in schema.dropped else e for e in entries]
+        entries += [_version(spark, root, day, t) for t in schema.tables if t not in written]
         record(spark, root, day, entries, local)
     finally:
         result.release()

@@ -122,6 +122,12 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Array] | None:
     return columns, table.to_pyarrow_table(columns=["_cdc_key"]).column("_cdc_key").combine_chunks()
 
 
+def column_names(path: str) -> list[str] | None:
+    """The source columns of a table delta-rs wrote (its log only); None for any other."""
+    table = _delta_rs_table(path)
+    return None if table is None else [f.name for f in table.schema().fields if f.name not in CDC_COLUMNS]
+
+
 def rows_of(path: str) -> int | None:
     """The rows of a table delta-rs wrote, from its files' statistics (no scan); None for any other."""
     table = _delta_rs_table(path)
@@ -147,8 +153,13 @@ def evolve_columns(
     for path in (local_table_path(paths.current), local_table_path(paths.history)):
         if any(c.spark_type == "timestamp_ntz" for c in added):
             _with_timestamp_ntz(DeltaTable(path))
-        if added:
-            fields = [Field(c.name, PrimitiveType(_DELTA_NAMES.get(c.spark_type, c.spark_type))) for c in added]
+        held_names = {f.name for f in DeltaTable(path).schema().fields} if added else set()
+        fields = [
+            Field(c.name, PrimitiveType(_DELTA_NAMES.get(c.spark_type, c.spark_type)))
+            for c in added
+            if c.name not in held_names
+        ]  # a history keeps a column its current dropped
+        if fields:
             DeltaTable(path).alter.add_columns(fields)
         if changed:
             data = DeltaTable(path).to_pyarrow_table()
@@ -251,7 +262,8 @@ def write_day(
     if fresh:
         sets = current.filter(pc.equal(current[KIND], "set")).drop([KIND])
         write_deltalake(current_path, sets, mode="append")
-        write_deltalake(history_path, opened.drop([KIND]), mode="append")
+        # `merge`: a history may hold columns the current table lost (a dropped column), null in new versions
+        write_deltalake(history_path, opened.drop([KIND]), mode="append", schema_mode="merge")
         return sets.num_rows
     merge = (
         DeltaTable(current_path)
@@ -295,3 +307,53 @@ def restore(path: str, version: int) -> bool:
     if table.version() != version:
         table.restore(version)
     return True
+
+
+def owns(path: str, spark: SparkSession | None) -> bool:
+    """Whether delta-rs writes the table at `path`: the local engine's (no `spark`) always; on Spark's, one
+    delta-rs wrote, or, where there is none yet, a local one while small tables are delta-rs's."""
+    if spark is None:
+        return True
+    from deltalake import DeltaTable
+
+    local = local_table_path(path)
+    if local is None or max_rows(spark) <= 0:
+        return False
+    return not DeltaTable.is_deltatable(local) or _delta_rs_table(path) is not None
+
+
+def rename_columns(path: str, pairs: list[tuple[str, str]]) -> None:
+    """The table rewritten once with each `(old, new)` column it has renamed, in order (delta-rs 1.6 writes
+    no column mapping, which would rename in the log alone)."""
+    from deltalake import DeltaTable, write_deltalake
+
+    data = DeltaTable(local_table_path(path)).to_pyarrow_table()
+    names = data.column_names
+    for old, new in pairs:
+        names = [new if n == old and new not in names else n for n in names]
+    if names != data.column_names:
+        write_deltalake(local_table_path(path), data.rename_columns(names), mode="overwrite", schema_mode="overwrite")
+
+
+def drop_columns(path: str, names: list[str]) -> None:
+    """The table rewritten once without the columns `names` it has."""
+    from deltalake import DeltaTable, write_deltalake
+
+    data = DeltaTable(local_table_path(path)).to_pyarrow_table()
+    gone = [n for n in names if n in data.column_names]
+    if gone:
+        write_deltalake(local_table_path(path), data.drop(gone), mode="overwrite", schema_mode="overwrite")
+
+
+def carry(source: str, target: str) -> None:
+    """`target` created empty (version 0, what a backfill restores) with `source`'s columns, given its rows;
+    `source` emptied (its versions stay, for a backfill to restore)."""
+    from deltalake import DeltaTable, write_deltalake
+
+    table = DeltaTable(local_table_path(source))
+    data = table.to_pyarrow_table()
+    properties = {k: v for k, v in PROPERTIES.items() if k == "delta.autoOptimize.optimizeWrite"}
+    DeltaTable.create(local_table_path(target), data.schema, configuration=properties)
+    if data.num_rows:
+        write_deltalake(local_table_path(target), data, mode="append")
+        table.delete()

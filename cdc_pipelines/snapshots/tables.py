@@ -103,8 +103,10 @@ def prepare(
         return ordered
     added, changed, after = evolve(day, held)
     for path in (paths.current, paths.history):
-        if added:
-            spec = ", ".join(f"{quote(c.name)} {c.spark_type}" for c in added)
+        # a history keeps a column its current table dropped (`schema_day`): added where missing
+        missing = [c for c in added if c.name not in set(spark.read.format(DELTA).load(path).columns)] if added else []
+        if missing:
+            spec = ", ".join(f"{quote(c.name)} {c.spark_type}" for c in missing)
             spark.sql(f"ALTER TABLE delta.{quote(path)} ADD COLUMNS ({spec})")
         if changed:
             _rewrite(spark, path, changed)
@@ -265,7 +267,8 @@ def replace_history(
     names = [F.col(quote(c)) for c in table.columns]
     taken = table.where(predicate).join(F.broadcast(ends), "_cdc_key", "left")
     kept = taken.withColumn("_cdc_end_at", F.coalesce("_cdc_end_at", _CLOSED_AT)).select(*names)
-    rows = kept.unionByName(new.select(*names))
+    # a column the current table dropped (`schema_day`) is null in the day's new versions
+    rows = kept.unionByName(new, allowMissingColumns=True)
     rows.write.format(DELTA).mode("overwrite").option("replaceWhere", predicate).save(path)
 
 
@@ -273,6 +276,32 @@ def append_history(opened: DataFrame, path: str, columns: list[ColumnPlan]) -> N
     """What `merge_history` does when no version of the table was open before the day: nothing to close,
     the versions the day opened appended."""
     history_rows(opened, columns).drop(KIND).write.format(DELTA).mode("append").save(path)
+
+
+def rename_columns(spark: SparkSession, path: str, pairs: list[tuple[str, str]]) -> None:
+    """Each `(old, new)` column the table has renamed, in order: column mapping renames in the log alone."""
+    for old, new in pairs:
+        names = spark.read.format(DELTA).load(path).columns
+        if old in names and new not in names:
+            spark.sql(f"ALTER TABLE delta.{quote(path)} RENAME COLUMN {quote(old)} TO {quote(new)}")
+
+
+def drop_columns(spark: SparkSession, path: str, names: list[str]) -> None:
+    """The columns `names` the table has dropped: column mapping drops them in the log alone."""
+    gone = [n for n in names if n in spark.read.format(DELTA).load(path).columns]
+    if gone:
+        spark.sql(f"ALTER TABLE delta.{quote(path)} DROP COLUMNS ({', '.join(map(quote, gone))})")
+
+
+def carry(spark: SparkSession, source: str, target: str, cdc: tuple) -> None:
+    """`target` created empty (version 0) with `source`'s columns, given its rows; `source` emptied (its
+    versions stay, for a backfill to restore)."""
+    from delta.tables import DeltaTable
+
+    rows = spark.read.format(DELTA).load(source)
+    _create(spark, target, source_columns(rows.schema), cdc)
+    rows.write.format(DELTA).mode("append").save(target)
+    DeltaTable.forPath(spark, source).delete()
 
 
 def restore(spark: SparkSession, path: str, version: int) -> None:

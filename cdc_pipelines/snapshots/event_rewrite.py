@@ -1,0 +1,193 @@
+"""A day's events as its schema changes and routes leave them, before their effects are computed: one
+function over Arrow record batches, so both engines fold the same stream (the local engine in this
+process, Spark in `mapInArrow`).
+
+- A routed shard's rows (`schema_changes.routes`) become rows of the sink table, each image carrying the
+  shard's `db.table` in `_cdc_source_table`, keyed by the route's key where it names one.
+- Under `evolve`, a row before a column rename in the day's order takes the new name, and a row before a
+  RENAME TABLE the new table: the day's tables end with the names the DDL left, and every row lands under
+  them (`steps`, each at its DDL's place, `effects.position`).
+- Under `evolve`, a DROP TABLE is a TRUNCATE of the table at its DDL's place: the versions open then end
+  there and the current table is emptied; rows after it start the table anew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cdc_pipelines.model.meta_keys import ROW_INDEX
+from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, route, source_label
+from cdc_pipelines.snapshots.effects import position, row_index
+
+_IMAGES = ("before", "after")
+COLUMN, TABLE_RENAME = "column", "table"
+
+
+def table_of(label: str) -> tuple[str | None, str]:
+    """A `db.table` label's (db, table) (the table alone where it has no db)."""
+    db, dot, table = label.rpartition(".")
+    return (db if dot else None), table
+
+
+@dataclass(frozen=True)
+class Step:
+    """A rename at its place in the day: a column of `table` (`COLUMN`) or the table itself (`TABLE_RENAME`,
+    `old` and `new` the table's labels)."""
+
+    place: bytes
+    kind: str
+    table: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class EventRewrite:
+    """What `rewrite` does to a day's events: `routes` by topic, the renames in the day's order (`steps`),
+    and the tables each DROP TABLE empties (by the DDL's event id)."""
+
+    routes: Mapping[str, tuple[Route, ...]] = field(default_factory=dict)
+    steps: tuple[Step, ...] = ()
+    drops: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(any(self.routes.values()) or self.steps or self.drops)
+
+    def rewrite(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The batch's events as the day's routes and schema changes leave them (see the module)."""
+        if self.drops:
+            batch = self._truncates(batch)
+        if any(self.routes.values()):
+            batch = self._routed(batch)
+        if self.steps:
+            batch = self._renamed(batch)
+        return batch
+
+    def _truncates(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Each DDL event that drops tables, followed by one TRUNCATE of each, at the DDL's place."""
+        ids = batch.column("event_id").to_pylist()
+        ops = batch.column("op").to_pylist()
+        extra = []
+        for i, (op, event_id) in enumerate(zip(ops, ids, strict=True)):
+            for label in self.drops.get(event_id, ()) if op == "DDL" else ():
+                db, table = table_of(label)
+                cells = {"op": "TRUNCATE", "db": db, "db_schema": None, "table_name": table, "pk_columns": None}
+                extra.append(batch.slice(i, 1).to_pylist()[0] | cells)
+        if not extra:
+            return batch
+        added = pa.RecordBatch.from_pylist(extra, schema=batch.schema)
+        return pa.Table.from_batches([batch, added]).combine_chunks().to_batches()[0]
+
+    def _routed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Each routed row as its sink's: its table, its images with `_cdc_source_table`, the route's key."""
+        names = ("source_topic", "db", "table_name")
+        found: dict[tuple, tuple[Route, str] | None] = {}
+        sinks: list[tuple[Route, str] | None] = []
+        for topic, db, table in zip(*(batch.column(c).to_pylist() for c in names), strict=True):
+            if (topic, db, table) not in found:
+                routes = self.routes.get(topic or "") or self.routes.get("*", ())
+                hit = route(routes, db, table) if routes else None
+                found[topic, db, table] = (_route_of(routes, db, table), hit[2]) if hit else None
+            sinks.append(found[topic, db, table])
+        routed = np.array([s is not None for s in sinks])
+        if not routed.any():
+            return batch
+        labels = [s[1] if s else None for s in sinks]
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+        sink = [s[0].sink if s else None for s in sinks]
+        columns["db"] = pa.array([s[0] if s else v for s, v in zip(sink, columns["db"].to_pylist(), strict=True)],
+                                 pa.string())  # fmt: skip
+        columns["db_schema"] = pc.if_else(pa.array(routed), pa.scalar(None, pa.string()), columns["db_schema"])
+        columns["table_name"] = pa.array([s[1] if s else v for s, v in zip(sink, columns["table_name"].to_pylist(),
+                                                                           strict=True)], pa.string())  # fmt: skip
+        keys = [list(s[0].key) if s and s[0].key else None for s in sinks]
+        if any(keys):
+            named = columns["pk_columns"].to_pylist()
+            columns["pk_columns"] = pa.array([k or v for k, v in zip(keys, named, strict=True)],
+                                             columns["pk_columns"].type)  # fmt: skip
+        text = pa.array(labels, pa.string())
+        for image in _IMAGES:
+            columns[image] = with_entry(columns[image], routed, SOURCE_TABLE_COLUMN, text)
+        columns["column_types"] = with_entry(columns["column_types"], routed, SOURCE_TABLE_COLUMN,
+                                             pa.array(["STRING"] * len(labels), pa.string()))  # fmt: skip
+        return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
+
+    def _renamed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Each row of a table a later step of the day renames (or renames a column of), under the names
+        the day ends with."""
+        renamed = {s.table for s in self.steps}
+        dbs, names = batch.column("db").to_pylist(), batch.column("table_name").to_pylist()
+        labels = [source_label(db, t) for db, t in zip(dbs, names, strict=True)]
+        rows = [i for i, label in enumerate(labels) if label in renamed]
+        if not rows:
+            return batch
+        taken = batch.take(pa.array(rows, pa.int64()))
+        micros = taken.column("event_time").cast(pa.int64()).to_pylist()
+        indexes = pc.map_lookup(taken.column("meta"), ROW_INDEX, "first").to_pylist()
+        cells = {c: taken.column(c).to_pylist() for c in ("seq", "source_file", "source_line", "event_id", "db",
+                                                          "db_schema", "table_name", "pk_columns", *_IMAGES,
+                                                          "column_types")}  # fmt: skip
+        for j in range(len(rows)):
+            place = position(micros[j], cells["seq"][j], cells["source_file"][j], cells["source_line"][j],
+                             row_index(indexes[j]), cells["event_id"][j])  # fmt: skip
+            label, names = labels[rows[j]], {}
+            for step in self.steps:
+                if step.place <= place or step.table != label:
+                    continue
+                if step.kind == TABLE_RENAME:
+                    label = step.new
+                else:
+                    names = {k: (step.new if v == step.old else v) for k, v in names.items()}
+                    names.setdefault(step.old, step.new)
+            if label != labels[rows[j]]:
+                cells["db"][j], cells["table_name"][j] = table_of(label)
+                cells["db_schema"][j] = None
+            if names:
+                for image in (*_IMAGES, "column_types"):
+                    if cells[image][j] is not None:
+                        cells[image][j] = [(names.get(k, k), v) for k, v in cells[image][j]]
+                if cells["pk_columns"][j] is not None:
+                    cells["pk_columns"][j] = [names.get(k, k) for k in cells["pk_columns"][j]]
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+        at = pa.array(rows, pa.int64())
+        for name, values in cells.items():
+            if name in ("db", "db_schema", "table_name", "pk_columns", *_IMAGES, "column_types"):
+                columns[name] = _put(columns[name], at, pa.array(values, columns[name].type))
+        return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
+
+
+def _route_of(routes, db, table) -> Route:
+    label = source_label(db, table)
+    return next(r for r in routes if r.pattern.fullmatch(label))
+
+
+def _put(column: pa.Array, at: pa.Array, values: pa.Array) -> pa.Array:
+    """`column` with the rows `at` replaced by `values`."""
+    index = np.arange(len(column))
+    index[at.to_numpy()] = len(column) + np.arange(len(at))
+    return pa.concat_arrays([column, values]).take(pa.array(index))
+
+
+def with_entry(maps: pa.MapArray, rows: np.ndarray, key: str, values: pa.Array) -> pa.MapArray:
+    """`maps` with `key` -> `values[i]` first in each present map of the rows `rows` marks (a day of a routed
+    topic has every row so: by offsets, not row by row)."""
+    offsets = maps.offsets.to_numpy().astype(np.int64)
+    base, end = offsets[0], offsets[-1]
+    lengths = np.diff(offsets)
+    add = (rows & maps.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths + add)])
+    owner = np.repeat(np.arange(len(maps)), lengths)
+    old_at = starts[owner] + add[owner] + (np.arange(end - base) - (offsets[owner] - base))
+    new_rows = np.flatnonzero(add)
+    index = np.empty(starts[-1], np.int64)
+    index[old_at] = np.arange(end - base)
+    index[starts[new_rows]] = (end - base) + np.arange(len(new_rows))
+    keys = pa.concat_arrays([maps.keys.slice(base, end - base), pa.array([key] * len(new_rows), pa.string())])
+    items = pa.concat_arrays([maps.items.slice(base, end - base), values.take(pa.array(new_rows, pa.int64()))])
+    return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.take(pa.array(index)),
+                                   items.take(pa.array(index)), mask=pc.invert(maps.is_valid()))  # fmt: skip

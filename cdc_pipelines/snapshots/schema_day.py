@@ -1,0 +1,194 @@
+"""What a day's DDL and routes do to the snapshot tables, as the writers carry it out: `policy.plan_day`'s
+plan rendered once for both engines.
+
+- the day's events rewritten (`event_rewrite`): routed rows under their sink, renamed columns and tables
+  under the names the day ends with, a DROP TABLE as a TRUNCATE at its place;
+- before the fold, the tables the day's DDL changes on the lake (`before_fold`): a renamed table's two
+  tables carried to the new name (the old ones emptied, so a backfill restores both by version), renamed
+  columns renamed in the current table and in every history version, a table CREATE TABLE makes created
+  empty with its declared columns;
+- after the writes (`after_writes`), a dropped column taken out of the current table (the history keeps
+  it, its closed versions unchanged);
+- the plan's anomalies (a narrowing, a rename of no column, shards that disagree) with their event ids.
+
+Only `evolve` changes tables here: `lenient` is the row images' add-and-widen (nothing to plan), and
+`exception` refused the day before (`schema_changes.day`). Every change is a new Delta version of the
+tables it touches, recorded with the day's versions, so a backfill's RESTORE undoes it and the re-applied
+day does it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from cdc_pipelines.schema_changes.changes import ChangeColumn, CreateTable, DropTable, RenameColumn, RenameTable
+from cdc_pipelines.schema_changes.day import policy_of
+from cdc_pipelines.schema_changes.policy import EVOLVE, plan_day
+from cdc_pipelines.schema_changes.routes import Route, route
+from cdc_pipelines.snapshots.event_rewrite import COLUMN, TABLE_RENAME, EventRewrite, Step, table_of
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
+from cdc_pipelines.snapshots.values import ColumnPlan
+
+ANOMALY_TEXT = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
+
+
+def table_key(label: str) -> tuple:
+    """A `db.table` label as the snapshot's table (`TABLE`: db, db_schema, table_name)."""
+    db, table = table_of(label)
+    return db, None, table
+
+
+def routes_by_topic(routes: Sequence[Route] | Mapping[str, Sequence[Route]] | None) -> dict[str, tuple[Route, ...]]:
+    """Routes by topic; routes given for every topic (the command line's `--route`) under `*`."""
+    if not routes:
+        return {}
+    if isinstance(routes, Mapping):
+        return {topic: tuple(r) for topic, r in routes.items() if r}
+    return {"*": tuple(routes)}
+
+
+@dataclass(frozen=True)
+class SchemaDay:
+    """The day's schema changes as the writers carry them out (see the module); empty on most days."""
+
+    rewrite: EventRewrite = field(default_factory=EventRewrite)
+    carried: tuple[tuple[tuple, tuple], ...] = ()  # (old table, new table), in the day's order
+    renamed: Mapping[tuple, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # table -> (old, new)
+    dropped: Mapping[tuple, tuple[str, ...]] = field(default_factory=dict)  # table -> columns its current loses
+    created: Mapping[tuple, tuple[list[ColumnPlan], list[str]]] = field(default_factory=dict)  # -> columns, key
+    anomalies: pa.Table = field(default_factory=ANOMALY_TEXT.empty_table)
+
+    @property
+    def tables(self) -> list[tuple]:
+        """The tables the day's DDL changes on the lake besides its rows."""
+        named = [t for pair in self.carried for t in pair] + [*self.renamed, *self.dropped, *self.created]
+        return list(dict.fromkeys(named))
+
+
+def schema_day(
+    ddl: Sequence[Mapping],
+    policies: str | Mapping[str, str],
+    dialects: Mapping[str, str | None] | None,
+    routes: Mapping[str, tuple[Route, ...]],
+    columns: Callable[[tuple, bytes], Sequence[str] | None],
+) -> SchemaDay:
+    """The day's `SchemaDay` from its DDL events in the day's order (`day.ddl_events`, with their `place`),
+    each topic's policy, dialect and routes; `columns(table, place)`: the names of a table's columns at the
+    start of the day (its current table's, and those the day's rows carry before `place`, its first DDL's),
+    None where it has none."""
+    evolving = [e for e in ddl if policy_of(policies, e["source_topic"]) == EVOLVE]
+    if not evolving:
+        return SchemaDay(EventRewrite(routes))
+    from cdc_pipelines.schema_changes.ddl import read_event  # sqlglot: only for a day that has such DDL
+
+    steps, drops, carried, anomalies = [], {}, [], []
+    renamed, dropped, created, created_keys = {}, {}, {}, {}
+    for topic in dict.fromkeys(e["source_topic"] or "" for e in evolving):
+        events = [e for e in evolving if (e["source_topic"] or "") == topic]
+        parsed = [read_event(e, (dialects or {}).get(topic)) for e in events]
+        own = routes.get(topic) or routes.get("*", ())
+        named = _named(parsed, own)
+        start = {label: dict.fromkeys(names) for label, first in named.items()
+                 if (names := columns(table_key(label), events[first]["place"]))}  # fmt: skip
+        plan = plan_day(start, parsed, EVOLVE, own)
+        place = {e["event_id"]: e["place"] for e in events}
+        for step in plan.steps:
+            change = step.change
+            if not step.applied:
+                continue
+            if _renames_column(change):
+                new = change.new if isinstance(change, RenameColumn) else change.column.name
+                steps.append(Step(place[step.event_id], COLUMN, step.table, change.old, new))
+            elif isinstance(change, RenameTable):
+                steps.append(Step(place[step.event_id], TABLE_RENAME, step.table, step.table, str(change.new_table)))
+            elif isinstance(change, DropTable):
+                drops.setdefault(step.event_id, ())
+                drops[step.event_id] += (step.table,)
+            elif isinstance(change, CreateTable) and step.table in plan.created:
+                created_keys[table_key(step.table)] = list(change.primary_key)
+        carried += [(table_key(old), table_key(new)) for old, new in plan.renamed_tables]
+        for label, table in plan.tables.items():
+            if table.renamed:
+                renamed[table_key(label)] = table.renamed
+            if table.dropped:
+                dropped[table_key(label)] = table.dropped
+            if table_key(label) in created_keys:
+                declared = [ColumnPlan(c, t) for c, t in table.columns.items() if t is not None]
+                created[table_key(label)] = (declared, created_keys[table_key(label)])
+        anomalies += [{**dict(zip(TABLE, table_key(a.table), strict=True)), "kind": a.kind, "event_id": a.event_id,
+                       "op": "DDL", "detail": a.detail} for a in plan.anomalies if a.kind != "ddl_unread"]  # fmt: skip
+    rewrite = EventRewrite(routes, tuple(sorted(steps, key=lambda s: s.place)), drops)
+    return SchemaDay(rewrite, tuple(carried), renamed, dropped, created, pa.Table.from_pylist(anomalies, ANOMALY_TEXT))
+
+
+def _renames_column(change) -> bool:
+    return isinstance(change, RenameColumn) or isinstance(change, ChangeColumn) and change.old != change.column.name
+
+
+def _named(parsed, routes: Sequence[Route]) -> dict[str, int]:
+    """The tables (their sinks' where routed) the DDL names, as `policy` labels them, with the index of the
+    first event naming each."""
+    names: dict[str, int] = {}
+    for i, event in enumerate(parsed):
+        for change in event.changes:
+            for table in (getattr(change, "table", None), getattr(change, "new_table", None)):
+                if table is None:
+                    continue
+                db = table.db or event.db
+                routed = route(routes, db, table.name) if routes else None
+                label = f"{routed[0]}.{routed[1]}" if routed else ".".join(p for p in (db, table.name) if p)
+                names.setdefault(label, i)
+    return names
+
+
+def before_fold(spark, root: str, day: SchemaDay) -> None:
+    """The day's tables carried, columns renamed and tables created on the lake (see the module), each by
+    the writer of its table (`small_tables.owns`): delta-rs, or Spark's Delta."""
+    from cdc_pipelines.snapshots import small_tables, tables
+    from cdc_pipelines.snapshots.fold import FOLD_SCHEMA
+    from cdc_pipelines.snapshots.schema import CURRENT_CDC, HISTORY_CDC
+    from cdc_pipelines.snapshots.store import table_paths
+
+    for old, new in day.carried:
+        source, target = table_paths(root, old), table_paths(root, new)
+        if not _exists(spark, source.current):
+            continue
+        for a, b, cdc in ((source.current, target.current, CURRENT_CDC), (source.history, target.history, HISTORY_CDC)):
+            small_tables.carry(a, b) if small_tables.owns(a, spark) else tables.carry(spark, a, b, cdc)
+    for table, pairs in day.renamed.items():
+        paths = table_paths(root, table)
+        for path in (paths.current, paths.history):
+            if _exists(spark, path):
+                rename = small_tables.rename_columns if small_tables.owns(path, spark) else None
+                rename(path, list(pairs)) if rename else tables.rename_columns(spark, path, list(pairs))
+    for table, (columns, key) in day.created.items():
+        paths = table_paths(root, table)
+        if _exists(spark, paths.current):
+            continue
+        ordered = tables.column_order(columns, key)
+        if small_tables.owns(paths.current, spark):
+            rows = small_tables.day_rows(FOLD_SCHEMA.empty_table(), {table: ordered})[table]
+            small_tables.write_day(paths, rows, ordered, existed=False, fresh=True, truncated=False)
+        else:
+            tables.prepare(spark, paths, ordered, key, None)
+
+
+def after_writes(spark, root: str, day: SchemaDay) -> None:
+    """The columns the day dropped taken out of each current table (see the module)."""
+    from cdc_pipelines.snapshots import small_tables, tables
+    from cdc_pipelines.snapshots.store import table_paths
+
+    for table, names in day.dropped.items():
+        path = table_paths(root, table).current
+        if _exists(spark, path):
+            drop = small_tables.drop_columns if small_tables.owns(path, spark) else None
+            drop(path, list(names)) if drop else tables.drop_columns(spark, path, list(names))
+
+
+def _exists(spark, path: str) -> bool:
+    from cdc_pipelines.lake import io
+
+    return io.table_version(spark, path) is not None
