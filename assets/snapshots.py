@@ -43,11 +43,13 @@ def table_snapshots(
     keys, kafka_keys = snapshot_keys(catalog.topics()), kafka_key_topics(catalog.topics())
     policies = {t.name: t.schema_changes for t in catalog.topics() if t.snapshot}
     dialects = {t.name: t.ddl_dialect for t in catalog.topics() if t.snapshot}
+    routes = {t.name: t.routes for t in catalog.topics() if t.snapshot and t.routes}
     conf = {k: str(v) for k, v in pyspark.spark_config.items()}
     run = Run(SNAPSHOT_STEP, storage.lake_root, None, conf, dts=tuple(context.partition_keys))
     spark = None if choose(run, asked(conf)) == LOCAL else pyspark.spark_session
     days = snapshot_days(spark, storage.lake_root, context.partition_keys, topics=topics, keys=keys,
-                         kafka_keys=kafka_keys, schema_changes=policies, ddl_dialects=dialects)  # fmt: skip
+                         kafka_keys=kafka_keys, schema_changes=policies, ddl_dialects=dialects,
+                         routes=routes)  # fmt: skip
     for dt, day in days.items():
         if dt not in context.partition_keys:
             context.log.info(f"re-applied {dt}, a later day already applied, on top of the backfilled days")

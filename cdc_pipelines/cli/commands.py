@@ -235,9 +235,24 @@ def _snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--schema-changes", choices=POLICIES, default=DEFAULT_POLICY, metavar="POLICY",
-        help="what the day's DDL does: lenient (columns follow the rows) or exception (a schema change fails the "
-             "day, nothing written); evolve and ignore are not applied yet (docs/schema-changes.md)",
+        help="what the day's DDL does: lenient (columns follow the rows), evolve (every change applied) or "
+             "exception (a schema change fails the day, nothing written); ignore is not applied yet "
+             "(docs/schema-changes.md)",
     )  # fmt: skip
+    parser.add_argument(
+        "--route", action="append", type=_route, default=[], metavar="REGEX=DB.TABLE",
+        help="the rows of every table whose db.table matches REGEX into the one table DB.TABLE, each with its "
+             "shard in _cdc_source_table (repeatable; the first match wins)",
+    )  # fmt: skip
+
+
+def _route(spec: str):
+    from cdc_pipelines.schema_changes.routes import RouteError, parse_route
+
+    try:
+        return parse_route(spec)
+    except RouteError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _jvm_archive_arguments(parser: argparse.ArgumentParser) -> None:
@@ -569,7 +584,7 @@ def _snapshot(args: argparse.Namespace) -> dict:
     engine = _engine(args, SNAPSHOTS, args.canonical, args.out, dts=(args.dt,))[0]
     changes = join(args.canonical, CHANGES_DIR)
     options = dict(out=args.out, topics=args.topic, keys=dict(args.keys), kafka_keys=args.keys_from_kafka,
-                   schema_changes=args.schema_changes)  # fmt: skip
+                   schema_changes=args.schema_changes, routes=args.route)  # fmt: skip
     if engine == LOCAL:
         if not partition_rows(changes, "dt", args.dt):
             raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")

@@ -130,9 +130,9 @@ def _skipped_texts(skipped: list[dict]) -> list[str]:
     return [fx.table_text([s[c] for c in TABLE]) for s in skipped]
 
 
-def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[dict]) -> Applied:
+def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[dict], routed: bool = False) -> Applied:
     """What an effect stream does to tables whose live keys are `previous_keys` (`TABLE`, `_t`, `_k`), the
-    `skipped` tables left out, folded by Spark."""
+    `skipped` tables left out, folded by Spark (`routed`: see `fold.fold_stream`)."""
     gone = _skipped_texts(skipped)
     effects = effects.where(~F.col("_t").isin(gone)) if gone else effects
     effects = effects.persist(StorageLevel.DISK_ONLY)
@@ -146,7 +146,7 @@ def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[di
     markers = live.select(*TABLE, "_t", "_k", F.lit(b"").alias("_pos"), F.lit(-2).alias("sub"),
                           F.lit(fx.LIVE).alias("kind"))  # fmt: skip
     stream = keyed.unionByName(markers, allowMissingColumns=True)
-    walk = functools.partial(fold_stream, truncates=truncates)
+    walk = functools.partial(fold_stream, truncates=truncates, routed=routed)
     folded = (
         stream.repartition("_t", "_k")
         .sortWithinPartitions("_t", "_k", "_pos", "sub")
@@ -229,8 +229,9 @@ def live_among(live: pa.Table, touched: set[tuple[str, str]], truncated: set[str
 
 
 def fold_local(
-    effects: pa.Table, skipped: list[dict], live_keys: Callable[[set[tuple[str, str]], set[str]], pa.Table]
-) -> LocalFold:
+    effects: pa.Table, skipped: list[dict], live_keys: Callable[[set[tuple[str, str]], set[str]], pa.Table],
+    routed: bool = False,
+) -> LocalFold:  # fmt: skip
     """`apply_effects` in this process. `live_keys(touched, truncated)` gives the live keys (`TABLE`, `_t`,
     `_k`) among the touched `(_t, _k)` and of the truncated tables (their `_t`)."""
     gone = _skipped_texts(skipped)
@@ -248,7 +249,7 @@ def fold_local(
                 "kind": pa.array([fx.LIVE] * n, pa.string())}  # fmt: skip
     stream = pa.concat_tables([pa.table(markers, schema=keyed.schema), keyed])
     stream = stream.sort_by([(c, "ascending") for c in ("_t", "_k", "_pos", "sub")])
-    out = pa.Table.from_batches(list(fold_stream(stream.to_batches(), truncates)), FOLD_SCHEMA)
+    out = pa.Table.from_batches(list(fold_stream(stream.to_batches(), truncates, routed)), FOLD_SCHEMA)
     tally = pc.equal(out.column("_out"), TALLY)
     figures = merged_figures(out.filter(tally).column("_tally").to_pylist(), truncates)
     return LocalFold(effects, out.filter(pc.invert(tally)), figures, live)

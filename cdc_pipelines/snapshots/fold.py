@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
 from cdc_pipelines.snapshots.effects import (
     ABSENT,
     EFFECT_SCHEMA,
@@ -136,8 +137,10 @@ def _earlier(a: tuple | None, b: tuple | None) -> tuple | None:
 class _Walk:
     """The output rows of one chunk of the stream, as indices into it and values found by the walk."""
 
-    def __init__(self, chunk: pa.Table, truncates: Truncates, figures: dict[tuple, TableFigures]):
+    def __init__(self, chunk: pa.Table, truncates: Truncates, figures: dict[tuple, TableFigures], routed: bool):
         self.chunk, self.truncates, self.figures = chunk, truncates, figures
+        # each set effect's shard where routes merged shards into sinks (`event_rewrite`)
+        self.shards = pc.map_lookup(chunk.column("after"), SOURCE_TABLE_COLUMN, "first").to_pylist() if routed else None
         self.micros = chunk.column("event_time").cast(pa.int64()).to_pylist()
         self.pk_columns = chunk.column("pk_columns").to_pylist()
         self.texts = chunk.column("_t").to_pylist()
@@ -160,7 +163,13 @@ class _Walk:
         effects = rows[1:] if live else rows
         trs = self.truncates.get(table, ())
         places = [p for p, _ in trs]
+        shard = None
         for i, (at, place, _sub, kind, expect, op) in enumerate(effects):
+            if self.shards is not None and kind == SET:
+                if shard is not None and self.shards[at] != shard:
+                    detail = f"key {key} from {self.shards[at]}, set by {shard} before"
+                    self._emit(ANOMALY, at, key, text, "shard_key_collision", detail=detail)
+                shard = self.shards[at]
             n = bisect_left(places, place)
             last_tr, next_tr = (places[n - 1] if n else None), (trs[n] if n < len(trs) else None)
             previous = effects[i - 1] if i else None
@@ -234,31 +243,33 @@ def _tally(figures: Mapping[tuple, TableFigures]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([columns[f.name] for f in FOLD_SCHEMA], schema=FOLD_SCHEMA)
 
 
-def fold_stream(batches: Iterable[pa.RecordBatch], truncates: Truncates) -> Iterator[pa.RecordBatch]:
+def fold_stream(
+    batches: Iterable[pa.RecordBatch], truncates: Truncates, routed: bool = False
+) -> Iterator[pa.RecordBatch]:
     """The fold of an effect stream sorted by table, `_k`, `_pos` and `sub` (`EFFECT_SCHEMA`, its `live`
     rows included, its `truncate` rows given as `truncates` and left out): `FOLD_SCHEMA` rows, then one
-    `tally` row."""
+    `tally` row. `routed`: the day has routed shards, whose key set by two shards is a `shard_key_collision`."""
     figures: dict[tuple, TableFigures] = {}
     carry: pa.Table | None = None
     for batch in batches:
         chunk = pa.Table.from_batches([batch]).select(EFFECT_SCHEMA.names).cast(EFFECT_SCHEMA)
         chunk = pa.concat_tables([carry, chunk]) if carry is not None else chunk
-        walked, carry = _walk(chunk, truncates, figures, last=False)
+        walked, carry = _walk(chunk, truncates, figures, routed, last=False)
         if walked is not None:
             yield from walked.to_batches()
     if carry is not None:
-        walked, _ = _walk(carry, truncates, figures, last=True)
+        walked, _ = _walk(carry, truncates, figures, routed, last=True)
         if walked is not None:
             yield from walked.to_batches()
     yield _tally(figures)
 
 
 def _walk(
-    chunk: pa.Table, truncates: Truncates, figures: dict[tuple, TableFigures], last: bool
+    chunk: pa.Table, truncates: Truncates, figures: dict[tuple, TableFigures], routed: bool, last: bool
 ) -> tuple[pa.Table | None, pa.Table | None]:
     """The output of `chunk`'s whole key groups, and the rows of its last group when more may follow."""
     values = zip(*(chunk.column(c).to_pylist() for c in _WALKED), strict=True)
-    walk, group, rows = _Walk(chunk, truncates, figures), None, []
+    walk, group, rows = _Walk(chunk, truncates, figures, routed), None, []
     start = 0
     for i, (db, schema, name, key, place, sub, kind, expect, op) in enumerate(values):
         if kind not in (SET, "del", LIVE):

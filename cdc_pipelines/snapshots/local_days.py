@@ -110,7 +110,9 @@ def snapshot_day(
     policies, dialects, routes = schema_changes
     if refuses(policies):  # before anything of the day is written
         refuse_schema_changes(ddl, policies, dialects)
-    schema = schema_day.schema_day(ddl, policies, dialects, routes, functools.partial(_names_at_start, root, changes))
+    started = {e.table for e in as_of(None, root, day, before=True)} if ddl else set()
+    columns = functools.partial(_columns_at_start, root, changes, started)
+    schema = schema_day.schema_day(ddl, policies, dialects, routes, columns)
     previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
     effects = apply.local_effects(changes, keys, kafka_keys, schema.rewrite)
     tables, skipped = apply.local_tables(effects)
@@ -119,7 +121,8 @@ def snapshot_day(
     restored.difference_update(changed)
     schema_day.before_fold(None, root, schema)
     held, live = _live_keys(root, tables)
-    folded = apply.fold_local(effects, skipped, lambda touched, truncated: apply.live_among(live, touched, truncated))
+    live_among = functools.partial(apply.live_among, live)
+    folded = apply.fold_local(effects, skipped, live_among, bool(schema.rewrite.routes))
     opened = apply.opened_rows(folded)
     figures = values.figure_rows(opened)
     ddl_rows, unread = ddl_dataset(ddl, day, dialects)
@@ -146,10 +149,15 @@ def snapshot_day(
     return figures
 
 
-def _names_at_start(root: str, changes: pa.Table, table: tuple, place: bytes) -> list[str] | None:
-    """A table's columns at the start of the day: its current table's and those its rows carry before `place`."""
-    names = small_tables.column_names(table_paths(root, table).current) or []
-    return list(dict.fromkeys([*names, *image_names(changes, table, place)])) or None
+def _columns_at_start(
+    root: str, changes: pa.Table, started: set[tuple], table: tuple, place: bytes
+) -> dict[str, str | None]:
+    """A table's columns at the start of the day: its current table's where a day before made it (`started`:
+    a backfill leaves a later day's table at its empty version 0), with their types, and those its rows carry
+    before `place`."""
+    plans = small_tables.column_plans(table_paths(root, table).current) if table in started else None
+    held = {c.name: c.spark_type for c in plans or []}
+    return dict.fromkeys(image_names(changes, table, place)) | held
 
 
 def _version(root: str, day: str, table: tuple, rows: int | None = None) -> TableVersion:

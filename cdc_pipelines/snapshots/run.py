@@ -192,17 +192,20 @@ def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: se
     return apply.live_among(found.select(*TABLE, "_t", "_k").toArrow(), touched, truncated)
 
 
-def _names_at_start(
-    spark: SparkSession, root: str, changes: DataFrame, local: pa.Table | None, table: tuple, place: bytes
-) -> list[str] | None:
-    """A table's columns at the start of the day: its current table's and those its rows carry before `place`."""
+def _columns_at_start(
+    spark: SparkSession, root: str, changes: DataFrame, local: pa.Table | None, started: set[tuple], table: tuple,
+    place: bytes,
+) -> dict[str, str | None]:  # fmt: skip
+    """A table's columns at the start of the day: its current table's where a day before made it (`started`:
+    a backfill leaves a later day's table at its empty version 0), with their types, and those its rows carry
+    before `place`."""
     path = table_paths(root, table).current
-    names = small_tables.column_names(path)
-    if names is None and io.table_version(spark, path) is not None:
-        names = [c.name for c in source_columns(spark.read.format(io.DELTA).load(path).schema)]
+    held = small_tables.column_plans(path) if table in started else []
+    if held is None and io.table_version(spark, path) is not None:
+        held = source_columns(spark.read.format(io.DELTA).load(path).schema)
     if local is None:
         local = changes.where(_match(table)).select(*IMAGE_FIELDS).toArrow()
-    return list(dict.fromkeys([*(names or []), *image_names(local, table, place)])) or None
+    return dict.fromkeys(image_names(local, table, place)) | {c.name: c.spark_type for c in held or []}
 
 
 def _version(spark: SparkSession, root: str, day: str, table: tuple, rows: int | None = None) -> TableVersion:
@@ -284,8 +287,9 @@ def snapshot_day(
     policies, dialects, routes = schema_changes
     if refuses(policies):  # before anything of the day is written
         refuse_schema_changes(ddl, policies, dialects)
-    names = functools.partial(_names_at_start, spark, root, changes, local_changes)
-    schema = schema_day.schema_day(ddl, policies, dialects, routes, names)
+    started = {e.table for e in as_of(spark, root, day, before=True)} if ddl else set()
+    columns = functools.partial(_columns_at_start, spark, root, changes, local_changes, started)
+    schema = schema_day.schema_day(ddl, policies, dialects, routes, columns)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     local_effects = None if local_changes is None else apply.local_effects(local_changes, keys, kafka_keys,
                                                                            schema.rewrite)  # fmt: skip
@@ -299,13 +303,14 @@ def snapshot_day(
     live_keys, held, spark_read = previous_keys(spark, root, tables)
     result = None
     if local_effects is not None:
-        folded = apply.fold_local(local_effects, skipped, functools.partial(_live_keys, live_keys))
+        routed = bool(schema.rewrite.routes)
+        folded = apply.fold_local(local_effects, skipped, functools.partial(_live_keys, live_keys), routed)
         # a TRUNCATE of a table whose keys Spark reads would collect all its keys: Spark folds that day
         if not folded.truncated & spark_read:
             result = apply.applied_from_local(spark, folded, skipped)
         else:
             effects = apply.local_frame(spark, local_effects, apply.EFFECT_DDL)
-    result = result or apply_effects(effects, live_keys, skipped)
+    result = result or apply_effects(effects, live_keys, skipped, bool(schema.rewrite.routes))
     # a local lake: a small day's datasets and every day's versions committed by delta-rs
     local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
     try:

@@ -5,8 +5,9 @@ plan rendered once for both engines.
   under the names the day ends with, a DROP TABLE as a TRUNCATE at its place;
 - before the fold, the tables the day's DDL changes on the lake (`before_fold`): a renamed table's two
   tables carried to the new name (the old ones emptied, so a backfill restores both by version), renamed
-  columns renamed in the current table and in every history version, a table CREATE TABLE makes created
-  empty with its declared columns;
+  columns renamed in the current table and in every history version, added columns added and modified
+  ones widened with their declared types (never narrowed: `policy`'s `narrowing` anomaly), a table CREATE
+  TABLE makes created empty with its declared columns;
 - after the writes (`after_writes`), a dropped column taken out of the current table (the history keeps
   it, its closed versions unchanged);
 - the plan's anomalies (a narrowing, a rename of no column, shards that disagree) with their event ids.
@@ -59,12 +60,14 @@ class SchemaDay:
     renamed: Mapping[tuple, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # table -> (old, new)
     dropped: Mapping[tuple, tuple[str, ...]] = field(default_factory=dict)  # table -> columns its current loses
     created: Mapping[tuple, tuple[list[ColumnPlan], list[str]]] = field(default_factory=dict)  # -> columns, key
+    declared: Mapping[tuple, list[ColumnPlan]] = field(default_factory=dict)  # table -> columns added or widened
     anomalies: pa.Table = field(default_factory=ANOMALY_TEXT.empty_table)
 
     @property
     def tables(self) -> list[tuple]:
         """The tables the day's DDL changes on the lake besides its rows."""
-        named = [t for pair in self.carried for t in pair] + [*self.renamed, *self.dropped, *self.created]
+        named = [t for pair in self.carried for t in pair] + [*self.renamed, *self.declared, *self.dropped,
+                                                               *self.created]  # fmt: skip
         return list(dict.fromkeys(named))
 
 
@@ -73,26 +76,25 @@ def schema_day(
     policies: str | Mapping[str, str],
     dialects: Mapping[str, str | None] | None,
     routes: Mapping[str, tuple[Route, ...]],
-    columns: Callable[[tuple, bytes], Sequence[str] | None],
+    columns: Callable[[tuple, bytes], Mapping[str, str | None]],
 ) -> SchemaDay:
     """The day's `SchemaDay` from its DDL events in the day's order (`day.ddl_events`, with their `place`),
-    each topic's policy, dialect and routes; `columns(table, place)`: the names of a table's columns at the
-    start of the day (its current table's, and those the day's rows carry before `place`, its first DDL's),
-    None where it has none."""
+    each topic's policy, dialect and routes; `columns(table, place)`: a table's columns at the start of the
+    day, name -> type (its current table's; those only the day's rows carry before `place`, its first DDL's,
+    without a type)."""
     evolving = [e for e in ddl if policy_of(policies, e["source_topic"]) == EVOLVE]
     if not evolving:
         return SchemaDay(EventRewrite(routes))
     from cdc_pipelines.schema_changes.ddl import read_event  # sqlglot: only for a day that has such DDL
 
     steps, drops, carried, anomalies = [], {}, [], []
-    renamed, dropped, created, created_keys = {}, {}, {}, {}
+    renamed, dropped, created, created_keys, declared = {}, {}, {}, {}, {}
     for topic in dict.fromkeys(e["source_topic"] or "" for e in evolving):
         events = [e for e in evolving if (e["source_topic"] or "") == topic]
         parsed = [read_event(e, (dialects or {}).get(topic)) for e in events]
         own = routes.get(topic) or routes.get("*", ())
         named = _named(parsed, own)
-        start = {label: dict.fromkeys(names) for label, first in named.items()
-                 if (names := columns(table_key(label), events[first]["place"]))}  # fmt: skip
+        start = {label: columns(table_key(label), events[first]["place"]) for label, first in named.items()}
         plan = plan_day(start, parsed, EVOLVE, own)
         place = {e["event_id"]: e["place"] for e in events}
         for step in plan.steps:
@@ -115,13 +117,17 @@ def schema_day(
                 renamed[table_key(label)] = table.renamed
             if table.dropped:
                 dropped[table_key(label)] = table.dropped
+            typed = {**table.added, **{c: after for c, (before, after) in table.widened.items() if before}}
+            if typed:
+                declared[table_key(label)] = [ColumnPlan(c, t) for c, t in typed.items() if t is not None]
             if table_key(label) in created_keys:
-                declared = [ColumnPlan(c, t) for c, t in table.columns.items() if t is not None]
-                created[table_key(label)] = (declared, created_keys[table_key(label)])
+                own = [ColumnPlan(c, t) for c, t in table.columns.items() if t is not None]
+                created[table_key(label)] = (own, created_keys[table_key(label)])
         anomalies += [{**dict(zip(TABLE, table_key(a.table), strict=True)), "kind": a.kind, "event_id": a.event_id,
                        "op": "DDL", "detail": a.detail} for a in plan.anomalies if a.kind != "ddl_unread"]  # fmt: skip
     rewrite = EventRewrite(routes, tuple(sorted(steps, key=lambda s: s.place)), drops)
-    return SchemaDay(rewrite, tuple(carried), renamed, dropped, created, pa.Table.from_pylist(anomalies, ANOMALY_TEXT))
+    anomalies = pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
+    return SchemaDay(rewrite, tuple(carried), renamed, dropped, created, declared, anomalies)
 
 
 def _renames_column(change) -> bool:
@@ -164,6 +170,16 @@ def before_fold(spark, root: str, day: SchemaDay) -> None:
             if _exists(spark, path):
                 rename = small_tables.rename_columns if small_tables.owns(path, spark) else None
                 rename(path, list(pairs)) if rename else tables.rename_columns(spark, path, list(pairs))
+    for table, columns in day.declared.items():
+        paths = table_paths(root, table)
+        if not _exists(spark, paths.current) or table in day.created:
+            continue
+        held = small_tables.column_plans(paths.current) if small_tables.owns(paths.current, spark) else None
+        if held is not None:
+            small_tables.evolve_columns(paths, columns, held)
+        else:
+            held = tables.source_columns(spark.read.format("delta").load(paths.current).schema)
+            tables.prepare(spark, paths, columns, [], held)
     for table, (columns, key) in day.created.items():
         paths = table_paths(root, table)
         if _exists(spark, paths.current):

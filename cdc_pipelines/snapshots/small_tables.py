@@ -117,15 +117,16 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Array] | None:
     table = _delta_rs_table(path)
     if table is None:
         return None
-    columns = [ColumnPlan(f.name, SPARK_TYPE_NAMES.get(f.type.type, f.type.type))
-               for f in table.schema().fields if f.name not in CDC_COLUMNS]  # fmt: skip
-    return columns, table.to_pyarrow_table(columns=["_cdc_key"]).column("_cdc_key").combine_chunks()
+    return column_plans(path), table.to_pyarrow_table(columns=["_cdc_key"]).column("_cdc_key").combine_chunks()
 
 
-def column_names(path: str) -> list[str] | None:
-    """The source columns of a table delta-rs wrote (its log only); None for any other."""
+def column_plans(path: str) -> list[ColumnPlan] | None:
+    """The source columns of a table delta-rs wrote and their types (its log only); None for any other."""
     table = _delta_rs_table(path)
-    return None if table is None else [f.name for f in table.schema().fields if f.name not in CDC_COLUMNS]
+    if table is None:
+        return None
+    return [ColumnPlan(f.name, SPARK_TYPE_NAMES.get(f.type.type, f.type.type))
+            for f in table.schema().fields if f.name not in CDC_COLUMNS]  # fmt: skip
 
 
 def rows_of(path: str) -> int | None:
@@ -346,14 +347,15 @@ def drop_columns(path: str, names: list[str]) -> None:
 
 
 def carry(source: str, target: str) -> None:
-    """`target` created empty (version 0, what a backfill restores) with `source`'s columns, given its rows;
-    `source` emptied (its versions stay, for a backfill to restore)."""
+    """`target` created empty (version 0, what a backfill restores: there already on a day applied again)
+    with `source`'s columns, given its rows; `source` emptied (its versions stay, for a backfill to restore)."""
     from deltalake import DeltaTable, write_deltalake
 
     table = DeltaTable(local_table_path(source))
     data = table.to_pyarrow_table()
     properties = {k: v for k, v in PROPERTIES.items() if k == "delta.autoOptimize.optimizeWrite"}
-    DeltaTable.create(local_table_path(target), data.schema, configuration=properties)
+    if not DeltaTable.is_deltatable(local_table_path(target)):
+        DeltaTable.create(local_table_path(target), data.schema, configuration=properties)
     if data.num_rows:
         write_deltalake(local_table_path(target), data, mode="append")
         table.delete()
