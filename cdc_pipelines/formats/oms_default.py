@@ -17,6 +17,7 @@ from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of
 from cdc_pipelines.model import canonical as C
+from cdc_pipelines.schema_changes.dialects import source_name
 
 OPS = {
     "INSERT": "INSERT",
@@ -161,6 +162,9 @@ def _encode(extended: bool):
             seconds = E.epoch_seconds(event.get("event_time"))
             meta |= {"timestamp": None if seconds is None else str(seconds), "transId": event.get("tx_id"),
                      "storeDataSequence": event.get("seq"), "checkpoint": event.get("position")}  # fmt: skip
+            source = source_name(E.meta_of(event))  # the DDL's dialect, as OMS names its source (OB_ORACLE, ...)
+            if source is not None:
+                meta["dbType"] = source.upper()
         before = E.image_json(event, E.timestamps_as_epoch(event.get("before"), types))
         after = E.image_json(event, E.timestamps_as_epoch(event.get("after"), types))
         if event["op"] == "DDL":

@@ -34,11 +34,13 @@ def dialect_of(name: str | None) -> str | None:
 SOURCE_NAME_KEYS = ("dbType", "source.connector", "source.sourceType")
 
 
+def source_name(meta: Mapping[str, str | None] | None) -> str | None:
+    """The source's name an event's message gives (the first of `SOURCE_NAME_KEYS` naming a dialect); None
+    where it names none."""
+    return next((meta[k] for k in SOURCE_NAME_KEYS if dialect_of((meta or {}).get(k))), None)
+
+
 def event_dialect(meta: Mapping[str, str | None] | None, catalog_dialect: str | None = None) -> str | None:
     """The dialect of a DDL event: the one its message names where it names one, else the catalog's
     `ddl_dialect:`; None where neither does."""
-    for key in SOURCE_NAME_KEYS:
-        dialect = dialect_of((meta or {}).get(key))
-        if dialect:
-            return dialect
-    return dialect_of(catalog_dialect)
+    return dialect_of(source_name(meta)) or dialect_of(catalog_dialect)

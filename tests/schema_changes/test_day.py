@@ -1,5 +1,5 @@
 """The policies the snapshot applies to a day's DDL before it writes: `exception` refuses a day with a schema
-change or an unread DDL, of its own topics only; `lenient` reads nothing; `evolve` and `ignore` stop at once."""
+change or an unread DDL, of its own topics only; `lenient` reads nothing; `ignore` stops at once."""
 
 import pytest
 
@@ -41,9 +41,8 @@ def test_only_the_exception_topics_are_read():
 
 
 def test_a_policy_not_applied_stops_at_once():
-    check_policies("lenient"), check_policies({"a": "exception"})
-    for policy in ("evolve", "ignore"):
-        with pytest.raises(PolicyNotApplied, match=f"{policy} is planned but not yet applied"):
-            check_policies({"a": "lenient", "b": policy})
+    check_policies("lenient"), check_policies({"a": "exception", "b": "evolve"})
+    with pytest.raises(PolicyNotApplied, match="ignore is planned but not yet applied"):
+        check_policies({"a": "lenient", "b": "ignore"})
     with pytest.raises(PolicyNotApplied, match="must be one of"):
         check_policies("sometimes")
