@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -74,17 +75,35 @@ IMAGE_FIELDS = (*TABLE, "op", "event_time", "seq", "source_file", "source_line",
                 "after")  # fmt: skip
 
 
-def image_names(rows: pa.Table, table: tuple, before: bytes) -> list[str]:
-    """The column names the images of `table`'s row changes among `rows` (`IMAGE_FIELDS`) carry before the
-    place `before`: its columns as the rows knew them when its first DDL of the day came."""
+def table_rows(rows: pa.Table, table: tuple) -> pa.Table:
+    """The row changes of `table` among `rows` (`IMAGE_FIELDS`), each with its `place`, in the day's order:
+    what `image_names` and `carrying` read of a table a DDL names."""
     mine = pc.and_(pc.equal(rows.column("table_name"), table[2]), pc.not_equal(rows.column("op"), "DDL"))
     for column, value in zip(TABLE[:2], table[:2], strict=True):
         mine = pc.and_kleene(mine, pc.is_null(rows.column(column)) if value is None else
                              pc.equal(rows.column(column), value))  # fmt: skip
-    own = rows.filter(mine)
-    own = own.filter(pa.array([p < before for p in places(own)], pa.bool_()))
+    own = rows.filter(mine).select(list(IMAGE_FIELDS))
+    return own.append_column("place", pa.array(places(own), pa.binary())).sort_by("place")
+
+
+def image_names(rows: pa.Table, before: bytes) -> list[str]:
+    """The column names a table's rows (`table_rows`) carry in their images before the place `before`: its
+    columns as the rows knew them when its first DDL of the day came."""
+    own = rows.filter(pc.less(rows.column("place"), pa.scalar(before, pa.binary())))
     names = [pc.unique(chunk.keys).to_pylist() for image in ("before", "after") for chunk in own.column(image).chunks]
     return list(dict.fromkeys(n for part in names for n in part))
+
+
+def carrying(rows: pa.Table, column: str, after: bytes) -> list[tuple[str, str]]:
+    """The event ids and ops of a table's rows (`table_rows`) after the place `after` whose after image (or, for a
+    DELETE, before image) carries `column`: rows that disagree with a DROP COLUMN made there."""
+    own = rows.filter(pc.greater(rows.column("place"), pa.scalar(after, pa.binary())))
+    image = pc.if_else(pc.is_valid(own.column("after")), own.column("after"), own.column("before")).combine_chunks()
+    offsets = image.offsets.to_numpy()
+    owner = np.repeat(np.arange(len(image)), np.diff(offsets))
+    hits = pc.equal(image.keys.slice(offsets[0], offsets[-1] - offsets[0]), column).to_numpy(zero_copy_only=False)
+    found = own.take(pa.array(np.unique(owner[hits]), pa.int64()))
+    return list(zip(found.column("event_id").to_pylist(), found.column("op").to_pylist(), strict=True))
 
 
 def rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:

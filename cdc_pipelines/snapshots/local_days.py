@@ -29,10 +29,10 @@ from cdc_pipelines.snapshots.day import (
     ddl_dataset,
     ddl_events,
     first_deliveries,
-    image_names,
     rows_before,
     summary,
     table_days,
+    table_rows,
 )
 from cdc_pipelines.snapshots.effects import TABLE, table_text
 from cdc_pipelines.snapshots.fold import ANOMALY
@@ -111,8 +111,9 @@ def snapshot_day(
     if refuses(policies):  # before anything of the day is written
         refuse_schema_changes(ddl, policies, dialects)
     started = {e.table for e in as_of(None, root, day, before=True)} if ddl else set()
-    columns = functools.partial(_columns_at_start, root, changes, started)
-    schema = schema_day.schema_day(ddl, policies, dialects, routes, columns)
+    held = functools.partial(_held, root, started)
+    rows = functools.cache(functools.partial(table_rows, changes))
+    schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows)
     previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
     effects = apply.local_effects(changes, keys, kafka_keys, schema.rewrite)
     tables, skipped = apply.local_tables(effects)
@@ -149,15 +150,11 @@ def snapshot_day(
     return figures
 
 
-def _columns_at_start(
-    root: str, changes: pa.Table, started: set[tuple], table: tuple, place: bytes
-) -> dict[str, str | None]:
-    """A table's columns at the start of the day: its current table's where a day before made it (`started`:
-    a backfill leaves a later day's table at its empty version 0), with their types, and those its rows carry
-    before `place`."""
+def _held(root: str, started: set[tuple], table: tuple) -> dict[str, str]:
+    """A table's columns at the start of the day, where a day before made it (`started`: a backfill leaves a
+    later day's table at its empty version 0)."""
     plans = small_tables.column_plans(table_paths(root, table).current) if table in started else None
-    held = {c.name: c.spark_type for c in plans or []}
-    return dict.fromkeys(image_names(changes, table, place)) | held
+    return {c.name: c.spark_type for c in plans or []}
 
 
 def _version(root: str, day: str, table: tuple, rows: int | None = None) -> TableVersion:

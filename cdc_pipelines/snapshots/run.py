@@ -41,10 +41,10 @@ from cdc_pipelines.snapshots.day import (
     ddl_dataset,
     ddl_events,
     first_deliveries,
-    image_names,
     rows_before,
     summary,
     table_days,
+    table_rows,
 )
 from cdc_pipelines.snapshots.effects import table_text
 from cdc_pipelines.snapshots.fold import KEY_LITERALS
@@ -192,20 +192,20 @@ def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: se
     return apply.live_among(found.select(*TABLE, "_t", "_k").toArrow(), touched, truncated)
 
 
-def _columns_at_start(
-    spark: SparkSession, root: str, changes: DataFrame, local: pa.Table | None, started: set[tuple], table: tuple,
-    place: bytes,
-) -> dict[str, str | None]:  # fmt: skip
-    """A table's columns at the start of the day: its current table's where a day before made it (`started`:
-    a backfill leaves a later day's table at its empty version 0), with their types, and those its rows carry
-    before `place`."""
+def _held(spark: SparkSession, root: str, started: set[tuple], table: tuple) -> dict[str, str]:
+    """A table's columns at the start of the day, where a day before made it (`started`: a backfill leaves a
+    later day's table at its empty version 0)."""
     path = table_paths(root, table).current
     held = small_tables.column_plans(path) if table in started else []
     if held is None and io.table_version(spark, path) is not None:
         held = source_columns(spark.read.format(io.DELTA).load(path).schema)
-    if local is None:
-        local = changes.where(_match(table)).select(*IMAGE_FIELDS).toArrow()
-    return dict.fromkeys(image_names(local, table, place)) | {c.name: c.spark_type for c in held or []}
+    return {c.name: c.spark_type for c in held or []}
+
+
+def _table_rows(changes: DataFrame, local: pa.Table | None, table: tuple) -> pa.Table:
+    """A table's row changes of the day (`day.table_rows`), from the day held here or collected by Spark."""
+    return table_rows(local if local is not None else changes.where(_match(table)).select(*IMAGE_FIELDS).toArrow(),
+                      table)  # fmt: skip
 
 
 def _version(spark: SparkSession, root: str, day: str, table: tuple, rows: int | None = None) -> TableVersion:
@@ -288,8 +288,9 @@ def snapshot_day(
     if refuses(policies):  # before anything of the day is written
         refuse_schema_changes(ddl, policies, dialects)
     started = {e.table for e in as_of(spark, root, day, before=True)} if ddl else set()
-    columns = functools.partial(_columns_at_start, spark, root, changes, local_changes, started)
-    schema = schema_day.schema_day(ddl, policies, dialects, routes, columns)
+    held = functools.partial(_held, spark, root, started)
+    rows = functools.cache(functools.partial(_table_rows, changes, local_changes))
+    schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     local_effects = None if local_changes is None else apply.local_effects(local_changes, keys, kafka_keys,
                                                                            schema.rewrite)  # fmt: skip

@@ -25,10 +25,18 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from cdc_pipelines.schema_changes.changes import ChangeColumn, CreateTable, DropTable, RenameColumn, RenameTable
+from cdc_pipelines.schema_changes.changes import (
+    ChangeColumn,
+    CreateTable,
+    DropColumn,
+    DropTable,
+    RenameColumn,
+    RenameTable,
+)
 from cdc_pipelines.schema_changes.day import policy_of
 from cdc_pipelines.schema_changes.policy import EVOLVE, plan_day
 from cdc_pipelines.schema_changes.routes import Route, route
+from cdc_pipelines.snapshots.day import carrying, image_names
 from cdc_pipelines.snapshots.event_rewrite import COLUMN, TABLE_RENAME, EventRewrite, Step, table_of
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
 from cdc_pipelines.snapshots.values import ColumnPlan
@@ -76,12 +84,13 @@ def schema_day(
     policies: str | Mapping[str, str],
     dialects: Mapping[str, str | None] | None,
     routes: Mapping[str, tuple[Route, ...]],
-    columns: Callable[[tuple, bytes], Mapping[str, str | None]],
+    held: Callable[[tuple], Mapping[str, str]],
+    rows: Callable[[tuple], pa.Table],
 ) -> SchemaDay:
     """The day's `SchemaDay` from its DDL events in the day's order (`day.ddl_events`, with their `place`),
-    each topic's policy, dialect and routes; `columns(table, place)`: a table's columns at the start of the
-    day, name -> type (its current table's; those only the day's rows carry before `place`, its first DDL's,
-    without a type)."""
+    each topic's policy, dialect and routes. `held(table)`: the columns of its current table at the start of
+    the day, name -> type; `rows(table)`: its row changes of the day (`day.table_rows`). A table's columns at
+    the start of the day are those, and, without a type, those its rows carry before its first DDL."""
     evolving = [e for e in ddl if policy_of(policies, e["source_topic"]) == EVOLVE]
     if not evolving:
         return SchemaDay(EventRewrite(routes))
@@ -94,7 +103,8 @@ def schema_day(
         parsed = [read_event(e, (dialects or {}).get(topic)) for e in events]
         own = routes.get(topic) or routes.get("*", ())
         named = _named(parsed, own)
-        start = {label: columns(table_key(label), events[first]["place"]) for label, first in named.items()}
+        start = {label: dict.fromkeys(image_names(rows(table_key(label)), events[first]["place"]))
+                 | dict(held(table_key(label))) for label, first in named.items()}  # fmt: skip
         plan = plan_day(start, parsed, EVOLVE, own)
         place = {e["event_id"]: e["place"] for e in events}
         for step in plan.steps:
@@ -106,6 +116,10 @@ def schema_day(
                 steps.append(Step(place[step.event_id], COLUMN, step.table, change.old, new))
             elif isinstance(change, RenameTable):
                 steps.append(Step(place[step.event_id], TABLE_RENAME, step.table, step.table, str(change.new_table)))
+            elif isinstance(change, DropColumn):  # a row after it that carries the column disagrees: kept
+                detail = f"{change.name} carried after its DROP COLUMN (event {step.event_id}): kept in the history"
+                for event_id, op in carrying(rows(table_key(step.table)), change.name, place[step.event_id]):
+                    anomalies.append(_anomaly(step.table, "dropped_column_in_row", event_id, op, detail))
             elif isinstance(change, DropTable):
                 drops.setdefault(step.event_id, ())
                 drops[step.event_id] += (step.table,)
@@ -123,11 +137,16 @@ def schema_day(
             if table_key(label) in created_keys:
                 own = [ColumnPlan(c, t) for c, t in table.columns.items() if t is not None]
                 created[table_key(label)] = (own, created_keys[table_key(label)])
-        anomalies += [{**dict(zip(TABLE, table_key(a.table), strict=True)), "kind": a.kind, "event_id": a.event_id,
-                       "op": "DDL", "detail": a.detail} for a in plan.anomalies if a.kind != "ddl_unread"]  # fmt: skip
+        anomalies += [_anomaly(a.table, a.kind, a.event_id, "DDL", a.detail) for a in plan.anomalies
+                      if a.kind != "ddl_unread"]  # fmt: skip
     rewrite = EventRewrite(routes, tuple(sorted(steps, key=lambda s: s.place)), drops)
     anomalies = pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
     return SchemaDay(rewrite, tuple(carried), renamed, dropped, created, declared, anomalies)
+
+
+def _anomaly(table: str, kind: str, event_id: str, op: str, detail: str) -> dict:
+    return {**dict(zip(TABLE, table_key(table), strict=True)), "kind": kind, "event_id": event_id, "op": op,
+            "detail": detail}  # fmt: skip
 
 
 def _renames_column(change) -> bool:
