@@ -21,7 +21,7 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.progress import spark_progress
 from cdc_pipelines.runtime.storage import absolute, local_path
-from cdc_pipelines.schema_changes.day import PolicyNotApplied
+from cdc_pipelines.schema_changes.day import UnknownPolicy
 from cdc_pipelines.schema_changes.policy import DEFAULT_POLICY, POLICIES, SchemaChangeRefused
 
 
@@ -235,8 +235,8 @@ def _snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--schema-changes", choices=POLICIES, default=DEFAULT_POLICY, metavar="POLICY",
-        help="what the day's DDL does: lenient (columns follow the rows), evolve (every change applied) or "
-             "exception (a schema change fails the day, nothing written); ignore is not applied yet "
+        help="what the day's DDL does: lenient (columns follow the rows), evolve (every change applied), ignore "
+             "(columns as first seen) or exception (a schema change fails the day, nothing written) "
              "(docs/schema-changes.md)",
     )  # fmt: skip
     parser.add_argument(
@@ -698,7 +698,7 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
     try:
         commands[args.command].run(args)
     except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError, RegistryError,
-            SchemaChangeRefused, PolicyNotApplied) as exc:  # fmt: skip
+            SchemaChangeRefused, UnknownPolicy) as exc:  # fmt: skip
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -1,22 +1,20 @@
 """What the snapshot does with a day's DDL before it writes anything, by each topic's policy.
 
-The snapshot applies two of the four policies today: `lenient` (its columns follow the row images: added,
-widened; the DDL kept in `_ddl`) and `exception` (a day with a schema change, or a DDL the parser cannot
-read, fails before anything of it is written). `evolve` and `ignore` are planned by `policy.plan_day` but not
-yet written into the tables: asked for, the run stops at once and says so rather than apply `lenient`.
+`exception` is decided here: a day with a schema change, or a DDL the parser cannot read, fails before
+anything of it is written. `lenient` (the columns follow the row images) needs nothing of the DDL but `_ddl`;
+`evolve` and `ignore` are carried out by the snapshot (`snapshots.schema_day`). A policy of no known name
+stops the run before any day is read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from cdc_pipelines.schema_changes.policy import EVOLVE, EXCEPTION, LENIENT, POLICIES, plan_day
-
-APPLIED = (LENIENT, EVOLVE, EXCEPTION)
+from cdc_pipelines.schema_changes.policy import EXCEPTION, LENIENT, POLICIES, plan_day
 
 
-class PolicyNotApplied(ValueError):
-    """A topic's `schema_changes` policy the snapshot cannot apply yet."""
+class UnknownPolicy(ValueError):
+    """A topic's `schema_changes` that names no policy."""
 
 
 def policy_of(policies: str | Mapping[str, str], topic: str | None) -> str:
@@ -30,14 +28,10 @@ def refuses(policies: str | Mapping[str, str]) -> bool:
 
 
 def check_policies(policies: str | Mapping[str, str]) -> None:
-    """Raise `PolicyNotApplied` for a policy the snapshot does not apply yet, before any day is read."""
+    """Raise `UnknownPolicy` for a policy of no known name, before any day is read."""
     for policy in [policies] if isinstance(policies, str) else policies.values():
         if policy not in POLICIES:
-            raise PolicyNotApplied(f"schema_changes must be one of {', '.join(POLICIES)}, not {policy!r}")
-        if policy not in APPLIED:
-            raise PolicyNotApplied(
-                f"schema_changes: {policy} is planned but not yet applied by the snapshot; use {' or '.join(APPLIED)}"
-            )
+            raise UnknownPolicy(f"schema_changes must be one of {', '.join(POLICIES)}, not {policy!r}")
 
 
 def refuse_schema_changes(

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
 from cdc_pipelines.schema_changes.changes import UnreadDdl
-from cdc_pipelines.snapshots.effects import EVENT_TIME, position, row_index
+from cdc_pipelines.snapshots.effects import EVENT_TIME, ROW_OPS, position, row_index
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import read_summary
@@ -86,24 +86,34 @@ def table_rows(rows: pa.Table, table: tuple) -> pa.Table:
     return own.append_column("place", pa.array(places(own), pa.binary())).sort_by("place")
 
 
-def image_names(rows: pa.Table, before: bytes) -> list[str]:
-    """The column names a table's rows (`table_rows`) carry in their images before the place `before`: its
-    columns as the rows knew them when its first DDL of the day came."""
-    own = rows.filter(pc.less(rows.column("place"), pa.scalar(before, pa.binary())))
+def image_names(rows: pa.Table, before: bytes | None = None) -> list[str]:
+    """The column names a table's rows (`table_rows`) carry in their images (before the place `before`: its
+    columns as the rows knew them when its first DDL of the day came)."""
+    own = rows if before is None else rows.filter(pc.less(rows.column("place"), pa.scalar(before, pa.binary())))
     names = [pc.unique(chunk.keys).to_pylist() for image in ("before", "after") for chunk in own.column(image).chunks]
     return list(dict.fromkeys(n for part in names for n in part))
 
 
-def carrying(rows: pa.Table, column: str, after: bytes) -> list[tuple[str, str]]:
-    """The event ids and ops of a table's rows (`table_rows`) after the place `after` whose after image (or, for a
-    DELETE, before image) carries `column`: rows that disagree with a DROP COLUMN made there."""
-    own = rows.filter(pc.greater(rows.column("place"), pa.scalar(after, pa.binary())))
+def carrying(rows: pa.Table, column: str, after: bytes | None = None) -> list[tuple[str, str]]:
+    """The event ids and ops of a table's rows (`table_rows`; after the place `after`) whose after image (or,
+    for a DELETE, before image) carries `column`: rows that disagree with a DROP COLUMN made there."""
+    own = rows if after is None else rows.filter(pc.greater(rows.column("place"), pa.scalar(after, pa.binary())))
     image = pc.if_else(pc.is_valid(own.column("after")), own.column("after"), own.column("before")).combine_chunks()
     offsets = image.offsets.to_numpy()
     owner = np.repeat(np.arange(len(image)), np.diff(offsets))
     hits = pc.equal(image.keys.slice(offsets[0], offsets[-1] - offsets[0]), column).to_numpy(zero_copy_only=False)
     found = own.take(pa.array(np.unique(owner[hits]), pa.int64()))
     return list(zip(found.column("event_id").to_pylist(), found.column("op").to_pylist(), strict=True))
+
+
+def touched_tables(rows: pa.Table) -> dict[str, list[tuple]]:
+    """The tables each topic's row changes name, from the day's `source_topic`, `TABLE` and `op`."""
+    rows = rows.filter(pc.is_in(rows.column("op"), pa.array(ROW_OPS)))
+    found = rows.select(["source_topic", *TABLE]).group_by(["source_topic", *TABLE]).aggregate([]).to_pylist()
+    out: dict[str, list[tuple]] = {}
+    for r in found:
+        out.setdefault(r["source_topic"] or "", []).append(tuple(r[c] for c in TABLE))
+    return out
 
 
 def rows_before(root: str, previous_day: str | None) -> dict[tuple, int]:

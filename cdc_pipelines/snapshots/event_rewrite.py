@@ -9,6 +9,7 @@ process, Spark in `mapInArrow`).
   them (`steps`, each at its DDL's place, `effects.position`).
 - Under `evolve`, a DROP TABLE is a TRUNCATE of the table at its DDL's place: the versions open then end
   there and the current table is emptied; rows after it start the table anew.
+- Under `ignore`, a row's images keep only the columns its table had at first sight (`fixed`).
 """
 
 from __future__ import annotations
@@ -54,9 +55,10 @@ class EventRewrite:
     routes: Mapping[str, tuple[Route, ...]] = field(default_factory=dict)
     steps: tuple[Step, ...] = ()
     drops: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    fixed: Mapping[str, frozenset[str]] = field(default_factory=dict)  # table label -> the columns it keeps
 
     def __bool__(self) -> bool:
-        return bool(any(self.routes.values()) or self.steps or self.drops)
+        return bool(any(self.routes.values()) or self.steps or self.drops or self.fixed)
 
     def rewrite(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The batch's events as the day's routes and schema changes leave them (see the module)."""
@@ -66,7 +68,18 @@ class EventRewrite:
             batch = self._routed(batch)
         if self.steps:
             batch = self._renamed(batch)
+        if self.fixed:
+            batch = self._fixed(batch)
         return batch
+
+    def _fixed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Each row of a `fixed` table with only that table's columns in its images."""
+        dbs, names = batch.column("db").to_pylist(), batch.column("table_name").to_pylist()
+        labels = np.array([source_label(db, t) for db, t in zip(dbs, names, strict=True)], dtype=object)
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+        for image in (*_IMAGES, "column_types"):
+            columns[image] = _only(columns[image], labels, self.fixed)
+        return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
 
     def _truncates(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Each DDL event that drops tables, followed by one TRUNCATE of each, at the DDL's place."""
@@ -164,6 +177,27 @@ class EventRewrite:
 def _route_of(routes, db, table) -> Route:
     label = source_label(db, table)
     return next(r for r in routes if r.pattern.fullmatch(label))
+
+
+def _only(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, frozenset[str]]) -> pa.MapArray:
+    """`maps` with, in the rows of each table `fixed` names (`labels`: each row's table), only its columns."""
+    offsets = maps.offsets.to_numpy().astype(np.int64)
+    base, end = offsets[0], offsets[-1]
+    owner = np.repeat(np.arange(len(maps)), np.diff(offsets))
+    keys = maps.keys.slice(base, end - base)
+    keep = np.ones(end - base, bool)
+    for label, allowed in fixed.items():
+        mine = labels[owner] == label
+        if mine.any():
+            known = pc.is_in(keys, pa.array(sorted(allowed), pa.string())).to_numpy(zero_copy_only=False)
+            keep[mine] = known[mine]
+    if keep.all():
+        return maps
+    starts = np.concatenate([[0], np.cumsum(np.bincount(owner[keep], minlength=len(maps)))])
+    kept = pa.array(keep)
+    return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.filter(kept),
+                                   maps.items.slice(base, end - base).filter(kept),
+                                   mask=pc.invert(maps.is_valid()))  # fmt: skip
 
 
 def _put(column: pa.Array, at: pa.Array, values: pa.Array) -> pa.Array:

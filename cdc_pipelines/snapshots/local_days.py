@@ -11,7 +11,7 @@ name delta-rs cannot open sends the step to Spark before it starts (`unwritable`
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -33,6 +33,7 @@ from cdc_pipelines.snapshots.day import (
     summary,
     table_days,
     table_rows,
+    touched_tables,
 )
 from cdc_pipelines.snapshots.effects import TABLE, table_text
 from cdc_pipelines.snapshots.fold import ANOMALY
@@ -110,10 +111,10 @@ def snapshot_day(
     policies, dialects, routes = schema_changes
     if refuses(policies):  # before anything of the day is written
         refuse_schema_changes(ddl, policies, dialects)
-    started = {e.table for e in as_of(None, root, day, before=True)} if ddl else set()
+    started = functools.cache(lambda: {e.table for e in as_of(None, root, day, before=True)})
     held = functools.partial(_held, root, started)
     rows = functools.cache(functools.partial(table_rows, changes))
-    schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows)
+    schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows, lambda: touched_tables(changes))
     previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
     effects = apply.local_effects(changes, keys, kafka_keys, schema.rewrite)
     tables, skipped = apply.local_tables(effects)
@@ -150,10 +151,10 @@ def snapshot_day(
     return figures
 
 
-def _held(root: str, started: set[tuple], table: tuple) -> dict[str, str]:
+def _held(root: str, started: Callable[[], set[tuple]], table: tuple) -> dict[str, str]:
     """A table's columns at the start of the day, where a day before made it (`started`: a backfill leaves a
     later day's table at its empty version 0)."""
-    plans = small_tables.column_plans(table_paths(root, table).current) if table in started else None
+    plans = small_tables.column_plans(table_paths(root, table).current) if table in started() else None
     return {c.name: c.spark_type for c in plans or []}
 
 

@@ -45,8 +45,9 @@ from cdc_pipelines.snapshots.day import (
     summary,
     table_days,
     table_rows,
+    touched_tables,
 )
-from cdc_pipelines.snapshots.effects import table_text
+from cdc_pipelines.snapshots.effects import ROW_OPS, table_text
 from cdc_pipelines.snapshots.fold import KEY_LITERALS
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, DDL_SCHEMA, TABLE
 from cdc_pipelines.snapshots.store import (
@@ -192,14 +193,21 @@ def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: se
     return apply.live_among(found.select(*TABLE, "_t", "_k").toArrow(), touched, truncated)
 
 
-def _held(spark: SparkSession, root: str, started: set[tuple], table: tuple) -> dict[str, str]:
+def _held(spark: SparkSession, root: str, started: Callable[[], set[tuple]], table: tuple) -> dict[str, str]:
     """A table's columns at the start of the day, where a day before made it (`started`: a backfill leaves a
     later day's table at its empty version 0)."""
     path = table_paths(root, table).current
-    held = small_tables.column_plans(path) if table in started else []
+    held = small_tables.column_plans(path) if table in started() else []
     if held is None and io.table_version(spark, path) is not None:
         held = source_columns(spark.read.format(io.DELTA).load(path).schema)
     return {c.name: c.spark_type for c in held or []}
+
+
+def _touched(changes: DataFrame, local: pa.Table | None) -> dict[str, list[tuple]]:
+    """The tables each topic's row changes name (`day.touched_tables`), from the day held here or by Spark."""
+    if local is None:
+        local = changes.select("source_topic", *TABLE, "op").where(F.col("op").isin(*ROW_OPS)).distinct().toArrow()
+    return touched_tables(local)
 
 
 def _table_rows(changes: DataFrame, local: pa.Table | None, table: tuple) -> pa.Table:
@@ -287,10 +295,11 @@ def snapshot_day(
     policies, dialects, routes = schema_changes
     if refuses(policies):  # before anything of the day is written
         refuse_schema_changes(ddl, policies, dialects)
-    started = {e.table for e in as_of(spark, root, day, before=True)} if ddl else set()
+    started = functools.cache(lambda: {e.table for e in as_of(spark, root, day, before=True)})
     held = functools.partial(_held, spark, root, started)
     rows = functools.cache(functools.partial(_table_rows, changes, local_changes))
-    schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows)
+    touched = functools.partial(_touched, changes, local_changes)
+    schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows, touched)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     local_effects = None if local_changes is None else apply.local_effects(local_changes, keys, kafka_keys,
                                                                            schema.rewrite)  # fmt: skip

@@ -12,8 +12,10 @@ plan rendered once for both engines.
   it, its closed versions unchanged);
 - the plan's anomalies (a narrowing, a rename of no column, shards that disagree) with their event ids.
 
-Only `evolve` changes tables here: `lenient` is the row images' add-and-widen (nothing to plan), and
-`exception` refused the day before (`schema_changes.day`). Every change is a new Delta version of the
+`evolve` changes tables here, and `ignore` keeps each table's columns as first seen (its rows' other
+columns are left out of its images, each an `ignored_column` anomaly; a CREATE TABLE of a table not seen
+before creates it): `lenient` is the row images' add-and-widen (nothing to plan), and `exception` refused
+the day before (`schema_changes.day`). Every change is a new Delta version of the
 tables it touches, recorded with the day's versions, so a backfill's RESTORE undoes it and the re-applied
 day does it again.
 """
@@ -34,8 +36,8 @@ from cdc_pipelines.schema_changes.changes import (
     RenameTable,
 )
 from cdc_pipelines.schema_changes.day import policy_of
-from cdc_pipelines.schema_changes.policy import EVOLVE, plan_day
-from cdc_pipelines.schema_changes.routes import Route, route
+from cdc_pipelines.schema_changes.policy import EVOLVE, IGNORE, plan_day
+from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, route
 from cdc_pipelines.snapshots.day import carrying, image_names
 from cdc_pipelines.snapshots.event_rewrite import COLUMN, TABLE_RENAME, EventRewrite, Step, table_of
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
@@ -86,67 +88,109 @@ def schema_day(
     routes: Mapping[str, tuple[Route, ...]],
     held: Callable[[tuple], Mapping[str, str]],
     rows: Callable[[tuple], pa.Table],
+    touched: Callable[[], Mapping[str, list[tuple]]],
 ) -> SchemaDay:
     """The day's `SchemaDay` from its DDL events in the day's order (`day.ddl_events`, with their `place`),
     each topic's policy, dialect and routes. `held(table)`: the columns of its current table at the start of
-    the day, name -> type; `rows(table)`: its row changes of the day (`day.table_rows`). A table's columns at
-    the start of the day are those, and, without a type, those its rows carry before its first DDL."""
-    evolving = [e for e in ddl if policy_of(policies, e["source_topic"]) == EVOLVE]
-    if not evolving:
+    the day, name -> type (none for a table no earlier day made); `rows(table)`: its row changes of the day
+    (`day.table_rows`); `touched()`: the tables each topic's row changes name (asked where a topic's policy
+    is `ignore`). A table's columns at the start of the day are `held`'s, and, without a type, those its
+    rows carry before its first DDL."""
+    named = {policies} if isinstance(policies, str) else set(policies.values())
+    ignoring = (
+        {t: tables for t, tables in touched().items() if policy_of(policies, t) == IGNORE} if IGNORE in named else {}
+    )
+    planned = [e for e in ddl if policy_of(policies, e["source_topic"]) in (EVOLVE, IGNORE)]
+    if not planned and not ignoring:
         return SchemaDay(EventRewrite(routes))
-    from cdc_pipelines.schema_changes.ddl import read_event  # sqlglot: only for a day that has such DDL
-
-    steps, drops, carried, anomalies = [], {}, [], []
-    renamed, dropped, created, created_keys, declared = {}, {}, {}, {}, {}
-    for topic in dict.fromkeys(e["source_topic"] or "" for e in evolving):
-        events = [e for e in evolving if (e["source_topic"] or "") == topic]
-        parsed = [read_event(e, (dialects or {}).get(topic)) for e in events]
+    day = _Day(rows)
+    for topic in dict.fromkeys([*(e["source_topic"] or "" for e in planned), *ignoring]):
         own = routes.get(topic) or routes.get("*", ())
-        named = _named(parsed, own)
-        start = {label: dict.fromkeys(image_names(rows(table_key(label)), events[first]["place"]))
-                 | dict(held(table_key(label))) for label, first in named.items()}  # fmt: skip
-        plan = plan_day(start, parsed, EVOLVE, own)
+        events = [e for e in planned if (e["source_topic"] or "") == topic]
+        if events:
+            from cdc_pipelines.schema_changes.ddl import read_event  # sqlglot: only for a day that has such DDL
+
+            parsed = [read_event(e, (dialects or {}).get(topic)) for e in events]
+            start = {label: dict.fromkeys(image_names(rows(table_key(label)), events[first]["place"]))
+                     | dict(held(table_key(label))) for label, first in _named(parsed, own).items()}  # fmt: skip
+            day.carry_out(plan_day(start, parsed, policy_of(policies, topic), own), events)
+        for table in ignoring.get(topic, ()):
+            day.fix(table, own, held(table))
+    return day.result(routes)
+
+
+class _Day:
+    """The day's `SchemaDay` as its topics' plans are taken in (`carry_out`, `fix`)."""
+
+    def __init__(self, rows: Callable[[tuple], pa.Table]):
+        self.rows = rows
+        self.steps, self.drops, self.carried, self.anomalies, self.fixed = [], {}, [], [], {}
+        self.renamed, self.dropped, self.created, self.declared, self.keys = {}, {}, {}, {}, {}
+
+    def anomaly(self, table: str, kind: str, event_id: str, op: str, detail: str) -> None:
+        self.anomalies.append({**dict(zip(TABLE, table_key(table), strict=True)), "kind": kind,
+                               "event_id": event_id, "op": op, "detail": detail})  # fmt: skip
+
+    def carry_out(self, plan, events: list[Mapping]) -> None:
+        """A topic's plan: its applied steps in the day's events and on the lake, its anomalies."""
         place = {e["event_id"]: e["place"] for e in events}
         for step in plan.steps:
-            change = step.change
+            change, at = step.change, place[step.event_id]
             if not step.applied:
                 continue
             if _renames_column(change):
                 new = change.new if isinstance(change, RenameColumn) else change.column.name
-                steps.append(Step(place[step.event_id], COLUMN, step.table, change.old, new))
+                self.steps.append(Step(at, COLUMN, step.table, change.old, new))
             elif isinstance(change, RenameTable):
-                steps.append(Step(place[step.event_id], TABLE_RENAME, step.table, step.table, str(change.new_table)))
+                self.steps.append(Step(at, TABLE_RENAME, step.table, step.table, str(change.new_table)))
             elif isinstance(change, DropColumn):  # a row after it that carries the column disagrees: kept
                 detail = f"{change.name} carried after its DROP COLUMN (event {step.event_id}): kept in the history"
-                for event_id, op in carrying(rows(table_key(step.table)), change.name, place[step.event_id]):
-                    anomalies.append(_anomaly(step.table, "dropped_column_in_row", event_id, op, detail))
+                for event_id, op in carrying(self.rows(table_key(step.table)), change.name, at):
+                    self.anomaly(step.table, "dropped_column_in_row", event_id, op, detail)
             elif isinstance(change, DropTable):
-                drops.setdefault(step.event_id, ())
-                drops[step.event_id] += (step.table,)
+                self.drops[step.event_id] = (*self.drops.get(step.event_id, ()), step.table)
             elif isinstance(change, CreateTable) and step.table in plan.created:
-                created_keys[table_key(step.table)] = list(change.primary_key)
-        carried += [(table_key(old), table_key(new)) for old, new in plan.renamed_tables]
+                self.keys[table_key(step.table)] = list(change.primary_key)
+        self.carried += [(table_key(old), table_key(new)) for old, new in plan.renamed_tables]
         for label, table in plan.tables.items():
+            key = table_key(label)
             if table.renamed:
-                renamed[table_key(label)] = table.renamed
+                self.renamed[key] = table.renamed
             if table.dropped:
-                dropped[table_key(label)] = table.dropped
+                self.dropped[key] = table.dropped
             typed = {**table.added, **{c: after for c, (before, after) in table.widened.items() if before}}
-            if typed:
-                declared[table_key(label)] = [ColumnPlan(c, t) for c, t in typed.items() if t is not None]
-            if table_key(label) in created_keys:
-                own = [ColumnPlan(c, t) for c, t in table.columns.items() if t is not None]
-                created[table_key(label)] = (own, created_keys[table_key(label)])
-        anomalies += [_anomaly(a.table, a.kind, a.event_id, "DDL", a.detail) for a in plan.anomalies
-                      if a.kind != "ddl_unread"]  # fmt: skip
-    rewrite = EventRewrite(routes, tuple(sorted(steps, key=lambda s: s.place)), drops)
-    anomalies = pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
-    return SchemaDay(rewrite, tuple(carried), renamed, dropped, created, declared, anomalies)
+            if typed and key not in self.keys:
+                self.declared[key] = [ColumnPlan(c, t) for c, t in typed.items() if t is not None]
+            if key in self.keys:
+                self.created[key] = ([ColumnPlan(c, t) for c, t in table.columns.items() if t], self.keys[key])
+        for a in plan.anomalies:
+            if a.kind != "ddl_unread":  # `day.ddl_dataset` reports those, under every policy
+                self.anomaly(a.table, a.kind, a.event_id, "DDL", a.detail)
 
+    def fix(self, table: tuple, routes: Sequence[Route], held: Mapping[str, str]) -> None:
+        """Under `ignore`, `table`'s rows keep the columns its sink had at first sight: its current table's,
+        or the ones its CREATE TABLE declared; a table seen first today keeps what its rows carry. Each column
+        left out is one `ignored_column` anomaly (its first row's event id, how many rows carried it)."""
+        routed = route(routes, table[0], table[2]) if routes else None
+        label = f"{routed[0]}.{routed[1]}" if routed else ".".join(p for p in (table[0], table[2]) if p)
+        created = self.created.get(table_key(label))
+        columns = set(held) or ({c.name for c in created[0]} if created else set())
+        if not columns:
+            return
+        columns |= {SOURCE_TABLE_COLUMN} if routed else set()
+        self.fixed[label] = frozenset(columns) | self.fixed.get(label, frozenset())
+        rows = self.rows(table)
+        for name in image_names(rows):
+            if name not in self.fixed[label]:
+                found = carrying(rows, name)
+                detail = f"{name}: {len(found)} row(s) carry it; the table's columns are fixed (schema_changes: ignore)"
+                self.anomaly(label, "ignored_column", found[0][0], found[0][1], detail)
 
-def _anomaly(table: str, kind: str, event_id: str, op: str, detail: str) -> dict:
-    return {**dict(zip(TABLE, table_key(table), strict=True)), "kind": kind, "event_id": event_id, "op": op,
-            "detail": detail}  # fmt: skip
+    def result(self, routes: Mapping[str, tuple[Route, ...]]) -> SchemaDay:
+        rewrite = EventRewrite(routes, tuple(sorted(self.steps, key=lambda s: s.place)), self.drops, self.fixed)
+        anomalies = pa.Table.from_pylist(self.anomalies, ANOMALY_TEXT)
+        return SchemaDay(rewrite, tuple(self.carried), self.renamed, self.dropped, self.created, self.declared,
+                         anomalies)  # fmt: skip
 
 
 def _renames_column(change) -> bool:

@@ -270,3 +270,22 @@ def test_the_topic_through_its_formats_ddl_records(tmp_path, format_id, oracle):
     for day in (D1, D2, D3):
         engine.days(lake, [day], schema_changes="evolve")
     _check_evolved(lake, str.upper if oracle else str, typed=format_id != "oms-default")
+
+
+def test_ignore_keeps_each_tables_columns_as_first_seen(snapshot_engine, tmp_path):
+    """Under `ignore` a table keeps the columns it had at first sight (its CREATE TABLE's here); a row's
+    other columns are left out, one `ignored_column` anomaly each; no DDL changes a table, and a table
+    first seen today takes its rows' columns."""
+    lake = snapshot_engine.lake(tmp_path, TOPIC)
+    for day in (D1, D2, D3):
+        snapshot_engine.days(lake, [day], schema_changes="ignore")
+    assert _lines(lake, "orders")[0] == ["+I[1, null, null]", "+I[2, null, b]", "+I[3, null, null]"]
+    assert _lines(lake, "orders_v2")[0] == ["+I[4, 5.00]"]
+    assert _lines(lake, "later")[0] == ["+I[1, x]"]
+    anomalies = sorted((a["kind"], a["event_id"], a["detail"].split(";")[0]) for a in
+                       delta_rs.rows(lake / "snapshots" / ANOMALIES) if a["kind"] == "ignored_column")  # fmt: skip
+    assert anomalies == [
+        ("ignored_column", f"e{D2}-3", "amount: 4 row(s) carry it"),
+        ("ignored_column", f"e{D2}-5", "memo: 2 row(s) carry it"),
+        ("ignored_column", f"e{D2}-8", "qty: 2 row(s) carry it"),
+    ]
