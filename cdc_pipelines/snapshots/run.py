@@ -303,7 +303,7 @@ def snapshot_day(
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     local_effects = None if local_changes is None else apply.local_effects(local_changes, keys, kafka_keys,
                                                                            schema.rewrite)  # fmt: skip
-    effects = effects_frame(changes, keys, kafka_keys, schema.rewrite) if local_effects is None else None
+    effects = effects_frame(changes, keys, kafka_keys, schema.rewrite or None) if local_effects is None else None
     tables, skipped = day_tables(effects) if local_effects is None else apply.local_tables(local_effects)
     restored = set() if restored is None else restored
     changed = list(dict.fromkeys([*tables, *schema.tables]))
