@@ -10,6 +10,9 @@ process, Spark in `mapInArrow`).
 - Under `evolve`, a DROP TABLE is a TRUNCATE of the table at its DDL's place: the versions open then end
   there and the current table is emptied; rows after it start the table anew.
 - Under `ignore`, a row's images keep only the columns its table had at first sight (`fixed`).
+- Under `evolve`, a column whose type the row's format does not name (`UNKNOWN`, as OMS Default's rows)
+  takes its table's declared one (`typed`): the values are typed, and one that does not fit is the
+  `cast_failed` anomaly it is for any format (the value kept as text).
 """
 
 from __future__ import annotations
@@ -56,9 +59,10 @@ class EventRewrite:
     steps: tuple[Step, ...] = ()
     drops: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     fixed: Mapping[str, frozenset[str]] = field(default_factory=dict)  # table label -> the columns it keeps
+    typed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # table label -> column -> logical type
 
     def __bool__(self) -> bool:
-        return bool(any(self.routes.values()) or self.steps or self.drops or self.fixed)
+        return bool(any(self.routes.values()) or self.steps or self.drops or self.fixed or self.typed)
 
     def rewrite(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The batch's events as the day's routes and schema changes leave them (see the module)."""
@@ -70,15 +74,39 @@ class EventRewrite:
             batch = self._renamed(batch)
         if self.fixed:
             batch = self._fixed(batch)
+        if self.typed:
+            batch = self._typed(batch)
         return batch
+
+    def _labels(self, batch: pa.RecordBatch) -> np.ndarray:
+        dbs, names = batch.column("db").to_pylist(), batch.column("table_name").to_pylist()
+        return np.array([source_label(db, t) for db, t in zip(dbs, names, strict=True)], dtype=object)
+
+    def _typed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Each row of a `typed` table with its table's logical type where its format names none."""
+        maps = batch.column("column_types")
+        offsets = maps.offsets.to_numpy().astype(np.int64)
+        base, end = offsets[0], offsets[-1]
+        owner = np.repeat(np.arange(len(maps)), np.diff(offsets))
+        labels = self._labels(batch)[owner]
+        keys, items = maps.keys.slice(base, end - base), maps.items.slice(base, end - base)
+        unnamed = pc.fill_null(pc.equal(items, "UNKNOWN"), True).to_numpy(zero_copy_only=False)
+        for label, types in self.typed.items():
+            at = pc.index_in(keys, pa.array(list(types), pa.string()))
+            fill = (labels == label) & unnamed & at.is_valid().to_numpy(zero_copy_only=False)
+            if fill.any():
+                items = pc.if_else(pa.array(fill), pa.array(list(types.values()), pa.string()).take(at), items)
+        typed = pa.MapArray.from_arrays(pa.array(offsets - base, pa.int32()), keys, items,
+                                        mask=pc.invert(maps.is_valid()))  # fmt: skip
+        columns = dict(zip(batch.schema.names, batch.columns, strict=True)) | {"column_types": typed}
+        return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
 
     def _fixed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Each row of a `fixed` table with only that table's columns in its images."""
-        dbs, names = batch.column("db").to_pylist(), batch.column("table_name").to_pylist()
-        labels = np.array([source_label(db, t) for db, t in zip(dbs, names, strict=True)], dtype=object)
+        labels = self._labels(batch)
         columns = dict(zip(batch.schema.names, batch.columns, strict=True))
         for image in (*_IMAGES, "column_types"):
-            columns[image] = _only(columns[image], labels, self.fixed)
+            columns[image] = only_columns(columns[image], labels, self.fixed)
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
 
     def _truncates(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -179,7 +207,7 @@ def _route_of(routes, db, table) -> Route:
     return next(r for r in routes if r.pattern.fullmatch(label))
 
 
-def _only(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, frozenset[str]]) -> pa.MapArray:
+def only_columns(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, frozenset[str]]) -> pa.MapArray:
     """`maps` with, in the rows of each table `fixed` names (`labels`: each row's table), only its columns."""
     offsets = maps.offsets.to_numpy().astype(np.int64)
     base, end = offsets[0], offsets[-1]

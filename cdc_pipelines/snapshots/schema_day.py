@@ -41,7 +41,7 @@ from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, rout
 from cdc_pipelines.snapshots.day import carrying, image_names
 from cdc_pipelines.snapshots.event_rewrite import COLUMN, TABLE_RENAME, EventRewrite, Step, table_of
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
-from cdc_pipelines.snapshots.values import ColumnPlan
+from cdc_pipelines.snapshots.values import ColumnPlan, logical_type
 
 ANOMALY_TEXT = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
 
@@ -94,29 +94,45 @@ def schema_day(
     each topic's policy, dialect and routes. `held(table)`: the columns of its current table at the start of
     the day, name -> type (none for a table no earlier day made); `rows(table)`: its row changes of the day
     (`day.table_rows`); `touched()`: the tables each topic's row changes name (asked where a topic's policy
-    is `ignore`). A table's columns at the start of the day are `held`'s, and, without a type, those its
+    is `ignore` or `evolve`). A table's columns at the start of the day are `held`'s, and, without a type, those its
     rows carry before its first DDL."""
-    named = {policies} if isinstance(policies, str) else set(policies.values())
-    ignoring = (
-        {t: tables for t, tables in touched().items() if policy_of(policies, t) == IGNORE} if IGNORE in named else {}
-    )
+    kept = {}  # the tables of each `ignore` and `evolve` topic: their columns, or their types, kept
+    if {IGNORE, EVOLVE} & ({policies} if isinstance(policies, str) else set(policies.values())):
+        kept = {t: tables for t, tables in touched().items() if policy_of(policies, t) in (IGNORE, EVOLVE)}
     planned = [e for e in ddl if policy_of(policies, e["source_topic"]) in (EVOLVE, IGNORE)]
-    if not planned and not ignoring:
+    if not planned and not kept:
         return SchemaDay(EventRewrite(routes))
     day = _Day(rows)
-    for topic in dict.fromkeys([*(e["source_topic"] or "" for e in planned), *ignoring]):
-        own = routes.get(topic) or routes.get("*", ())
+    for topic in dict.fromkeys([*(e["source_topic"] or "" for e in planned), *kept]):
+        own, policy = routes.get(topic) or routes.get("*", ()), policy_of(policies, topic)
         events = [e for e in planned if (e["source_topic"] or "") == topic]
+        plan = None
         if events:
             from cdc_pipelines.schema_changes.ddl import read_event  # sqlglot: only for a day that has such DDL
 
             parsed = [read_event(e, (dialects or {}).get(topic)) for e in events]
             start = {label: dict.fromkeys(image_names(rows(table_key(label)), events[first]["place"]))
                      | dict(held(table_key(label))) for label, first in _named(parsed, own).items()}  # fmt: skip
-            day.carry_out(plan_day(start, parsed, policy_of(policies, topic), own), events)
-        for table in ignoring.get(topic, ()):
-            day.fix(table, own, held(table))
+            plan = plan_day(start, parsed, policy, own)
+            day.carry_out(plan, events)
+        for table in kept.get(topic, ()):
+            sink = _sink(table, own)
+            if policy == IGNORE:
+                day.fix(table, sink, held(table_key(sink)), routed=sink != _label(table))
+            else:
+                after = plan.tables[sink].columns if plan and sink in plan.tables else held(table_key(sink))
+                day.declare(sink, after)
     return day.result(routes)
+
+
+def _label(table: tuple) -> str:
+    return ".".join(p for p in (table[0], table[2]) if p)
+
+
+def _sink(table: tuple, routes: Sequence[Route]) -> str:
+    """The label of the table a source table's rows go to: its route's sink, or itself."""
+    routed = route(routes, table[0], table[2]) if routes else None
+    return f"{routed[0]}.{routed[1]}" if routed else _label(table)
 
 
 class _Day:
@@ -125,7 +141,7 @@ class _Day:
     def __init__(self, rows: Callable[[tuple], pa.Table]):
         self.rows = rows
         self.steps, self.drops, self.carried, self.anomalies, self.fixed = [], {}, [], [], {}
-        self.renamed, self.dropped, self.created, self.declared, self.keys = {}, {}, {}, {}, {}
+        self.renamed, self.dropped, self.created, self.declared, self.keys, self.typed = {}, {}, {}, {}, {}, {}
 
     def anomaly(self, table: str, kind: str, event_id: str, op: str, detail: str) -> None:
         self.anomalies.append({**dict(zip(TABLE, table_key(table), strict=True)), "kind": kind,
@@ -167,12 +183,16 @@ class _Day:
             if a.kind != "ddl_unread":  # `day.ddl_dataset` reports those, under every policy
                 self.anomaly(a.table, a.kind, a.event_id, "DDL", a.detail)
 
-    def fix(self, table: tuple, routes: Sequence[Route], held: Mapping[str, str]) -> None:
-        """Under `ignore`, `table`'s rows keep the columns its sink had at first sight: its current table's,
-        or the ones its CREATE TABLE declared; a table seen first today keeps what its rows carry. Each column
-        left out is one `ignored_column` anomaly (its first row's event id, how many rows carried it)."""
-        routed = route(routes, table[0], table[2]) if routes else None
-        label = f"{routed[0]}.{routed[1]}" if routed else ".".join(p for p in (table[0], table[2]) if p)
+    def declare(self, label: str, columns: Mapping[str, str | None]) -> None:
+        """Under `evolve`, the logical types of a table's typed columns, for its rows whose format names none."""
+        types = {c: logical for c, t in columns.items() if (logical := logical_type(t))}
+        if types:
+            self.typed[label] = {**self.typed.get(label, {}), **types}
+
+    def fix(self, table: tuple, label: str, held: Mapping[str, str], routed: bool) -> None:
+        """Under `ignore`, `table`'s rows keep the columns its sink (`label`) had at first sight: its current
+        table's, or the ones its CREATE TABLE declared; a table seen first today keeps what its rows carry.
+        Each column left out is one `ignored_column` anomaly (its first row's event id, how many rows)."""
         created = self.created.get(table_key(label))
         columns = set(held) or ({c.name for c in created[0]} if created else set())
         if not columns:
@@ -187,7 +207,8 @@ class _Day:
                 self.anomaly(label, "ignored_column", found[0][0], found[0][1], detail)
 
     def result(self, routes: Mapping[str, tuple[Route, ...]]) -> SchemaDay:
-        rewrite = EventRewrite(routes, tuple(sorted(self.steps, key=lambda s: s.place)), self.drops, self.fixed)
+        steps = tuple(sorted(self.steps, key=lambda s: s.place))
+        rewrite = EventRewrite(routes, steps, self.drops, self.fixed, self.typed)
         anomalies = pa.Table.from_pylist(self.anomalies, ANOMALY_TEXT)
         return SchemaDay(rewrite, tuple(self.carried), self.renamed, self.dropped, self.created, self.declared,
                          anomalies)  # fmt: skip

@@ -274,6 +274,18 @@ def spark_type(figures) -> str:
     return {"BOOLEAN": "boolean", "DATE": "date", "BYTES": "binary"}.get(logical, "string")
 
 
+_LOGICAL_OF = {"bigint": "INT", "boolean": "BOOLEAN", "date": "DATE", "binary": "BYTES", "timestamp": "TIMESTAMP",
+               "timestamp_ntz": "DATETIME"}  # fmt: skip
+
+
+def logical_type(spark_type_name: str | None) -> str | None:
+    """The logical type of the values a column of `spark_type_name` holds (`spark_type` the other way), for
+    rows whose format names none; None for text, which every value is."""
+    if spark_type_name and spark_type_name.startswith("decimal("):
+        return "DECIMAL"
+    return _LOGICAL_OF.get(spark_type_name or "")
+
+
 def arrow_type(spark_type_name: str) -> pa.DataType:
     """The Arrow type of a column of `spark_type_name` (the type Spark's `toArrow` gives it; UTC session)."""
     simple = {"boolean": pa.bool_(), "bigint": pa.int64(), "date": pa.date32(), "binary": pa.binary(),

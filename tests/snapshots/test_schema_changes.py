@@ -106,14 +106,13 @@ def _lines(lake, table) -> tuple[list[str], list[str]]:
     return current, versions
 
 
-def _check_evolved(lake, name=str, typed=True) -> None:
+def _check_evolved(lake, name=str, integer="bigint") -> None:
     """The tables after the three days under `evolve`: values under the names the DDL left, at every version
-    (`name`: how the topic's source writes a name; `typed`: a format that carries the values' types)."""
-    if typed:
-        assert delta_rs.types(_path(lake, name("orders_v2"))) == {
-            name("id"): "bigint", name("amount"): "decimal(12,2)", name("qty"): "bigint", "_cdc_op": "string",
-            "_cdc_event_time": "timestamp", "_cdc_event_id": "string", "_cdc_key": "string",
-        }  # fmt: skip
+    (`name`: how the topic's source writes a name; `integer`: the type its integer columns are declared as)."""
+    assert delta_rs.types(_path(lake, name("orders_v2"))) == {
+        name("id"): integer, name("amount"): "decimal(12,2)", name("qty"): integer, "_cdc_op": "string",
+        "_cdc_event_time": "timestamp", "_cdc_event_id": "string", "_cdc_key": "string",
+    }  # fmt: skip
     current, history = _lines(lake, name("orders_v2"))
     assert current == ["+I[1, 2.75, null]", "+I[3, 4.00, 7]", "+I[4, 5.00, null]"]
     assert history == [
@@ -133,9 +132,7 @@ def _check_evolved(lake, name=str, typed=True) -> None:
     assert _lines(lake, name("later")) == ([], ["[02 00:00:09, 03 00:00:04) [1, x]"])  # DROP TABLE: ended, emptied
     assert delta_rs.types(_path(lake, name("quiet")))[name("born")] in ("date", "timestamp_ntz")  # declared, empty
     anomalies = sorted((a["table_name"], a["kind"]) for a in delta_rs.rows(lake / "snapshots" / ANOMALIES))
-    # untyped, the rows made `amount` text: its MODIFY to a decimal does not narrow it
-    assert anomalies == [(name("orders"), "dropped_column_in_row"), *([] if typed else [(name("orders"), "narrowing")]),
-                         (name("orders_v2"), "ddl_unread")]  # fmt: skip
+    assert anomalies == [(name("orders"), "dropped_column_in_row"), (name("orders_v2"), "ddl_unread")]
 
 
 def test_evolve_applies_every_change_at_its_place_and_a_backfill_replays_it(snapshot_engine, tmp_path):
@@ -261,7 +258,7 @@ def _through(format_id: str, events: list[dict], folder) -> list[dict]:
 def test_the_topic_through_its_formats_ddl_records(tmp_path, format_id, oracle):
     """The same three days as canal, OMS Default and DTS Avro messages carry them (their DDL records), and as
     an Oracle-mode OMS topic: the tables the reader expects, on the local engine (the engines' parity is the
-    tests above)."""
+    tests above). OMS Default names no value's type: the declared ones type its rows."""
     from tests.snapshots.lakes import SnapshotEngine
 
     engine = SnapshotEngine("local", None)
@@ -269,7 +266,7 @@ def test_the_topic_through_its_formats_ddl_records(tmp_path, format_id, oracle):
     lake = engine.lake(tmp_path, events)
     for day in (D1, D2, D3):
         engine.days(lake, [day], schema_changes="evolve")
-    _check_evolved(lake, str.upper if oracle else str, typed=format_id != "oms-default")
+    _check_evolved(lake, *((str.upper, "decimal(10,0)") if oracle else (str, "bigint")))  # NUMBER(10): a decimal
 
 
 def test_ignore_keeps_each_tables_columns_as_first_seen(snapshot_engine, tmp_path):
