@@ -42,7 +42,7 @@ from cdc_pipelines.schema_changes.changes import (
     TruncateTable,
     UnreadDdl,
 )
-from cdc_pipelines.schema_changes.routes import Route, ShardAgreement, route
+from cdc_pipelines.schema_changes.routes import Route, ShardAgreement, route, sink_of
 
 LENIENT, EVOLVE, IGNORE, EXCEPTION = "lenient", "evolve", "ignore", "exception"
 POLICIES = (LENIENT, EVOLVE, IGNORE, EXCEPTION)
@@ -212,8 +212,7 @@ class _Day:
 
     def sink(self, table: TableName) -> tuple[str, str | None]:
         """(the table's name in the plan, its shard's label where a route takes it into a sink)."""
-        routed = route(self.routes, table.db, table.name) if self.routes else None
-        return (f"{routed[0]}.{routed[1]}", routed[2]) if routed else (str(table), None)
+        return sink_of(self.routes, table.db, table.name)
 
     def vote(self, sink: str, change, shard: str) -> str:
         """APPLY where this shard's DDL completes every shard's agreement on the rename or drop, else wait."""

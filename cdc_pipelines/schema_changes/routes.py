@@ -89,6 +89,13 @@ def route(routes: Sequence[Route], db: str | None, table: str) -> tuple[str, str
     return None
 
 
+def sink_of(routes: Sequence[Route], db: str | None, table: str) -> tuple[str, str | None]:
+    """(the `db.table` the rows of `db.table` go to: its route's sink, or itself; the shard's label where
+    a route took it, else None)."""
+    routed = route(routes, db, table) if routes else None
+    return (f"{routed[0]}.{routed[1]}", routed[2]) if routed else (source_label(db, table), None)
+
+
 class ShardAgreement:
     """Which changes every shard of a sink has made, counted in the day's order: `evolve` applies a column
     rename or drop on a sink at the DDL of the last shard that makes it, and one some shard never makes is

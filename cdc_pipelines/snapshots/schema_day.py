@@ -12,12 +12,12 @@ plan rendered once for both engines.
   it, its closed versions unchanged);
 - the plan's anomalies (a narrowing, a rename of no column, shards that disagree) with their event ids.
 
-`evolve` changes tables here, and `ignore` keeps each table's columns as first seen (its rows' other
-columns are left out of its images, each an `ignored_column` anomaly; a CREATE TABLE of a table not seen
-before creates it): `lenient` is the row images' add-and-widen (nothing to plan), and `exception` refused
-the day before (`schema_changes.day`). Every change is a new Delta version of the
-tables it touches, recorded with the day's versions, so a backfill's RESTORE undoes it and the re-applied
-day does it again.
+`evolve` changes tables here (and types the values of rows whose format names no type by the columns'
+declared types), and `ignore` keeps each table's columns as first seen (its rows' other columns are left
+out of its images, each an `ignored_column` anomaly; a CREATE TABLE of a table not seen before creates it):
+`lenient` is the row images' add-and-widen (nothing to plan), and `exception` refused the day before
+(`schema_changes.day`). Every change is a new Delta version of the tables it touches, recorded with the
+day's versions, so a backfill's RESTORE undoes it and the re-applied day does it again.
 """
 
 from __future__ import annotations
@@ -37,13 +37,11 @@ from cdc_pipelines.schema_changes.changes import (
 )
 from cdc_pipelines.schema_changes.day import policy_of
 from cdc_pipelines.schema_changes.policy import EVOLVE, IGNORE, plan_day
-from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, route
-from cdc_pipelines.snapshots.day import carrying, image_names
+from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, sink_of
+from cdc_pipelines.snapshots.day import ANOMALY_TEXT, carrying, image_names
 from cdc_pipelines.snapshots.event_rewrite import COLUMN, TABLE_RENAME, EventRewrite, Step, table_of
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
+from cdc_pipelines.snapshots.schema import TABLE
 from cdc_pipelines.snapshots.values import ColumnPlan, logical_type
-
-ANOMALY_TEXT = pa.schema([(c, pa.string()) for c in ANOMALY_COLUMNS])
 
 
 def table_key(label: str) -> tuple:
@@ -94,8 +92,8 @@ def schema_day(
     each topic's policy, dialect and routes. `held(table)`: the columns of its current table at the start of
     the day, name -> type (none for a table no earlier day made); `rows(table)`: its row changes of the day
     (`day.table_rows`); `touched()`: the tables each topic's row changes name (asked where a topic's policy
-    is `ignore` or `evolve`). A table's columns at the start of the day are `held`'s, and, without a type, those its
-    rows carry before its first DDL."""
+    is `ignore` or `evolve`). A table's columns at the start of the day are `held`'s, and, without a type,
+    those its rows carry before its first DDL."""
     kept = {}  # the tables of each `ignore` and `evolve` topic: their columns, or their types, kept
     if {IGNORE, EVOLVE} & ({policies} if isinstance(policies, str) else set(policies.values())):
         kept = {t: tables for t, tables in touched().items() if policy_of(policies, t) in (IGNORE, EVOLVE)}
@@ -116,27 +114,17 @@ def schema_day(
             plan = plan_day(start, parsed, policy, own)
             day.carry_out(plan, events)
         for table in kept.get(topic, ()):
-            sink = _sink(table, own)
+            sink, shard = sink_of(own, table[0], table[2])
             if policy == IGNORE:
-                day.fix(table, sink, held(table_key(sink)), routed=sink != _label(table))
+                day.fix(table, sink, held(table_key(sink)), routed=shard is not None)
             else:
                 after = plan.tables[sink].columns if plan and sink in plan.tables else held(table_key(sink))
                 day.declare(sink, after)
     return day.result(routes)
 
 
-def _label(table: tuple) -> str:
-    return ".".join(p for p in (table[0], table[2]) if p)
-
-
-def _sink(table: tuple, routes: Sequence[Route]) -> str:
-    """The label of the table a source table's rows go to: its route's sink, or itself."""
-    routed = route(routes, table[0], table[2]) if routes else None
-    return f"{routed[0]}.{routed[1]}" if routed else _label(table)
-
-
 class _Day:
-    """The day's `SchemaDay` as its topics' plans are taken in (`carry_out`, `fix`)."""
+    """The day's `SchemaDay` as its topics' plans and tables are taken in (`carry_out`, `declare`, `fix`)."""
 
     def __init__(self, rows: Callable[[tuple], pa.Table]):
         self.rows = rows
@@ -227,10 +215,7 @@ def _named(parsed, routes: Sequence[Route]) -> dict[str, int]:
             for table in (getattr(change, "table", None), getattr(change, "new_table", None)):
                 if table is None:
                     continue
-                db = table.db or event.db
-                routed = route(routes, db, table.name) if routes else None
-                label = f"{routed[0]}.{routed[1]}" if routed else ".".join(p for p in (db, table.name) if p)
-                names.setdefault(label, i)
+                names.setdefault(sink_of(routes, table.db or event.db, table.name)[0], i)
     return names
 
 
