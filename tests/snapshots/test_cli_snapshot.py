@@ -4,6 +4,7 @@ exported), and a day never decoded exits 2."""
 import json
 
 import pyarrow.parquet as pq
+import pytest
 
 from cdc_pipelines.cli.commands import main
 from tests.snapshots.events import delete, insert
@@ -53,3 +54,21 @@ def test_snapshot_as_of_prints_and_exports_a_days_state(snapshot_engine, tmp_pat
     assert main([*args, "--as-of", D2, "--export", str(tmp_path / "export")]) == 0
     exported = pq.read_table(tmp_path / "export" / "db=db" / "table=t").to_pylist()
     assert [(r["id"], r["name"]) for r in exported] == [(2, "b")]
+
+
+def test_snapshot_routes_shards_and_takes_a_policy(tmp_path, capsys):
+    """`--route REGEX=DB.TABLE` merges shards into one table; `--schema-changes evolve` applies the day's DDL;
+    a route that is no regular expression is a usage error."""
+    from tests.snapshots.lakes import SnapshotEngine
+
+    shards = [insert(1, {"id": "1", "name": "a"}, table="t_01"), insert(2, {"id": "2", "name": "b"}, table="t_02"),
+              insert(3, {"id": "1", "name": "c"}, table="t_02")]  # fmt: skip
+    lake = SnapshotEngine("local", None).lake(tmp_path, shards)
+    args = ["snapshot", "--canonical", str(lake), "--dt", D1, "--engine", "local", "--schema-changes", "evolve"]
+    assert main([*args, "--route", r"db\.t_[0-9]+=db.t"]) == 0
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (list(last["per_table"]), last["rows"], last["anomalies"]) == (["db.t"], 2, 2)  # a collision: 2 kinds
+    with pytest.raises(SystemExit) as exit:
+        main([*args, "--route", "db.t_[=db.t"])
+    assert exit.value.code == 2
+    assert "is not a regular expression" in capsys.readouterr().err
