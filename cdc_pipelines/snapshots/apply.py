@@ -21,6 +21,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
 from cdc_pipelines.snapshots import effects as fx
 from cdc_pipelines.snapshots import values
 from cdc_pipelines.snapshots.fold import (
@@ -141,10 +142,13 @@ def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[di
     touched = keyed.select("_t", "_k").distinct().withColumn("_touched", F.lit(True))
     truncated_ids = [fx.table_text(t) for t in truncates]
     wanted = F.col("_touched").isNotNull() | (F.col("_t").isin(truncated_ids) if truncated_ids else F.lit(False))
-    live = previous_keys.select(*TABLE, "_t", "_k").join(touched, ["_t", "_k"], "left").where(wanted).drop("_touched")
-    live = live.persist(StorageLevel.MEMORY_AND_DISK)
+    shard = F.col("_shard") if "_shard" in previous_keys.columns else F.lit(None).cast("string")
+    live = previous_keys.select(*TABLE, "_t", "_k", shard.alias("_shard")).join(touched, ["_t", "_k"], "left")
+    live = live.where(wanted).drop("_touched").persist(StorageLevel.MEMORY_AND_DISK)
+    # a live key's shard as its marker's image (`fold`'s `shard_key_collision`)
+    image = F.when(F.col("_shard").isNotNull(), F.create_map(F.lit(SOURCE_TABLE_COLUMN), F.col("_shard")))
     markers = live.select(*TABLE, "_t", "_k", F.lit(b"").alias("_pos"), F.lit(-2).alias("sub"),
-                          F.lit(fx.LIVE).alias("kind"))  # fmt: skip
+                          F.lit(fx.LIVE).alias("kind"), image.alias("after"))  # fmt: skip
     stream = keyed.unionByName(markers, allowMissingColumns=True)
     walk = functools.partial(fold_stream, truncates=truncates, routed=routed)
     folded = (
@@ -247,6 +251,10 @@ def fold_local(
     markers |= {c: live.column(c).cast(pa.string()) for c in (*TABLE, "_t", "_k")}
     markers |= {"_pos": pa.array([b""] * n, pa.binary()), "sub": pa.array([-2] * n, pa.int32()),
                 "kind": pa.array([fx.LIVE] * n, pa.string())}  # fmt: skip
+    if "_shard" in live.column_names:  # a live key's shard as its marker's image (`fold`'s `shard_key_collision`)
+        shards = live.column("_shard").to_pylist()
+        markers["after"] = pa.array([[(SOURCE_TABLE_COLUMN, s)] if s is not None else None for s in shards],
+                                    keyed.schema.field("after").type)  # fmt: skip
     stream = pa.concat_tables([pa.table(markers, schema=keyed.schema), keyed])
     stream = stream.sort_by([(c, "ascending") for c in ("_t", "_k", "_pos", "sub")])
     out = pa.Table.from_batches(list(fold_stream(stream.to_batches(), truncates, routed)), FOLD_SCHEMA)

@@ -163,7 +163,7 @@ class _Walk:
         effects = rows[1:] if live else rows
         trs = self.truncates.get(table, ())
         places = [p for p, _ in trs]
-        shard = None
+        shard = self.shards[rows[0][0]] if live and self.shards is not None else None  # the live row's
         for i, (at, place, _sub, kind, expect, op) in enumerate(effects):
             if self.shards is not None and kind == SET:
                 if shard is not None and self.shards[at] != shard:

@@ -167,7 +167,7 @@ def _version(root: str, day: str, table: tuple, rows: int | None = None) -> Tabl
 
 
 def _live_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:
-    """The columns of each of `tables` there is, and their live keys (`TABLE`, `_t`, `_k`)."""
+    """The columns of each of `tables` there is, and their live keys (`TABLE`, `_t`, `_k`, `_shard`)."""
     held, parts = {}, []
     for table in tables:
         paths = table_paths(root, table)
@@ -180,8 +180,8 @@ def _live_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:
         held[table], keys = own
         named = {c: pa.array([v] * len(keys), pa.string()) for c, v in zip((*TABLE, "_t"), (*table, table_text(table)),
                                                                            strict=True)}  # fmt: skip
-        parts.append(pa.table({**named, "_k": keys.cast(pa.string())}))
-    empty = pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k")})
+        parts.append(pa.table({**named, "_k": keys.column("_k"), "_shard": keys.column("_shard")}))
+    empty = pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k", "_shard")})
     return held, pa.concat_tables([empty, *parts])
 
 

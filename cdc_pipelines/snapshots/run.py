@@ -32,7 +32,7 @@ from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.schema_changes.day import check_policies, refuse_schema_changes, refuses
 from cdc_pipelines.schema_changes.policy import LENIENT
-from cdc_pipelines.schema_changes.routes import Route
+from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route
 from cdc_pipelines.snapshots import apply, local_days, schema_day, small_tables
 from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
 from cdc_pipelines.snapshots.day import (
@@ -183,14 +183,15 @@ def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: se
     keys = sorted({k for _, k in touched})
     wanted = F.col("_t").isin(sorted(truncated)) if truncated else F.lit(False)
     if not keys and not truncated:
-        return pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k")})
+        return pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k", "_shard")})
     if len(keys) <= KEY_LITERALS:
         found = previous.where(wanted | F.col("_k").isin(keys))
     else:
         pairs = pa.table({"_t": [t for t, _ in touched], "_k": [k for _, k in touched]})
         pairs = previous.sparkSession.createDataFrame(pairs).withColumn("_touched", F.lit(True))
         found = previous.join(pairs, ["_t", "_k"], "left").where(wanted | F.col("_touched").isNotNull())
-    return apply.live_among(found.select(*TABLE, "_t", "_k").toArrow(), touched, truncated)
+    shard = F.col("_shard") if "_shard" in previous.columns else F.lit(None).cast("string")
+    return apply.live_among(found.select(*TABLE, "_t", "_k", shard.alias("_shard")).toArrow(), touched, truncated)
 
 
 def _held(spark: SparkSession, root: str, started: Callable[[], set[tuple]], table: tuple) -> dict[str, str]:
@@ -238,11 +239,12 @@ def _match(table: tuple):
 def previous_keys(
     spark: SparkSession, root: str, tables: list[tuple]
 ) -> tuple[DataFrame, dict[tuple, list[ColumnPlan]], set[tuple]]:
-    """The live keys (`_k`) of each of `tables`, read from the current tables at their latest version,
+    """The live keys (`_k`, and `_shard`: see `small_tables.live_keys`) of each of `tables`, read from the
+    current tables at their latest version,
     pinned: the day's MERGEs must not change what its plans read. Also the source columns of each table
     there is, from the same read: which tables exist and what they hold, known without another probe or
     load of each table's log; and the tables whose keys Spark reads (the others' are local rows)."""
-    schema = T.StructType([T.StructField(c, T.StringType()) for c in (*TABLE, "_t", "_k")])
+    schema = T.StructType([T.StructField(c, T.StringType()) for c in (*TABLE, "_t", "_k", "_shard")])
     keys = spark.createDataFrame([], schema)
     held, read, spark_read = {}, [], set()
     small = small_tables.max_rows(spark) > 0
@@ -260,14 +262,16 @@ def previous_keys(
                                                                       strict=True)]  # fmt: skip
             live = spark.read.format(io.DELTA).option("versionAsOf", version).load(path)
             held[table] = source_columns(live.schema)
-            keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k")))
+            shard = F.col(SOURCE_TABLE_COLUMN) if SOURCE_TABLE_COLUMN in live.columns else F.lit(None).cast("string")
+            keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k"), shard.alias("_shard")))
             spark_read.add(table)
     if read:
         columns = {
             c: pa.array([t[i] for t, k in read for _ in range(len(k))], pa.string()) for i, c in enumerate(TABLE)
         }
         ids = pa.array([table_text(t) for t, k in read for _ in range(len(k))], pa.string())
-        local = pa.table({**columns, "_t": ids, "_k": pa.concat_arrays([k for _, k in read]).cast(pa.string())})
+        local = pa.concat_tables([k for _, k in read])
+        local = pa.table({**columns, "_t": ids, "_k": local.column("_k"), "_shard": local.column("_shard")})
         keys = keys.unionByName(spark.createDataFrame(local, schema))
     return keys, held, spark_read
 

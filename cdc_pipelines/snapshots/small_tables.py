@@ -24,6 +24,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.delta_rs import file_rows, local_table_path
+from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
 from cdc_pipelines.snapshots.apply import Applied
 from cdc_pipelines.snapshots.effects import table_text
 from cdc_pipelines.snapshots.fold import CLOSE, FOLD_SCHEMA, NET, OPEN
@@ -111,13 +112,18 @@ def _delta_rs_table(path: str):
     return None if _is_spark_owned(table) else table
 
 
-def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Array] | None:
-    """The source columns and live keys (`_cdc_key`) of a current table delta-rs wrote, read without
-    Spark; None where there is no such table (none at all, elsewhere, or Spark's)."""
+def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Table] | None:
+    """The source columns and live keys (`_k`: its `_cdc_key`; `_shard`: the row's shard where routes merge
+    shards into it, `_cdc_source_table`, else null) of a current table delta-rs wrote, read without Spark;
+    None where there is no such table (none at all, elsewhere, or Spark's)."""
     table = _delta_rs_table(path)
     if table is None:
         return None
-    return column_plans(path), table.to_pyarrow_table(columns=["_cdc_key"]).column("_cdc_key").combine_chunks()
+    columns = column_plans(path)
+    routed = any(c.name == SOURCE_TABLE_COLUMN for c in columns)
+    rows = table.to_pyarrow_table(columns=["_cdc_key", *([SOURCE_TABLE_COLUMN] if routed else [])])
+    shards = rows.column(SOURCE_TABLE_COLUMN) if routed else pa.nulls(rows.num_rows, pa.string())
+    return columns, pa.table({"_k": rows.column("_cdc_key").cast(pa.string()), "_shard": shards.cast(pa.string())})
 
 
 def column_plans(path: str) -> list[ColumnPlan] | None:

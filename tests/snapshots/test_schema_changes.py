@@ -187,6 +187,9 @@ def _shard_topic() -> list[dict]:
     events.append(_row("INSERT", 21, D1, "orders_07", after={"id": "100", "v": "seven"}))  # the same key: a collision
     events.append(_row("UPDATE", 1, D2, "orders_05", before={"id": "5", "v": "x"}, after={"id": "5", "v": "five"}))
     events.append(_row("DELETE", 2, D2, "orders_06", before={"id": "6", "v": "x"}))
+    # keys another shard set on day 1: collisions with the live rows
+    events.append(_row("INSERT", 3, D2, "orders_09", after={"id": "3", "v": "x9"}))
+    events.append(_row("UPDATE", 4, D2, "orders_10", before={"id": "4", "v": "y"}, after={"id": "4", "v": "x10"}))
     return events
 
 
@@ -197,14 +200,19 @@ def test_sixteen_shards_route_into_one_table(snapshot_engine, tmp_path, key):
     days = snapshot_engine.days(lake, [D1, D2], routes=routes)
     assert set(days[D2]["per_table"]) == {"db.orders"}
     rows = sorted((r["id"], r["v"], r["_cdc_source_table"]) for r in delta_rs.rows(_path(lake, "orders")))
-    expected = [(i, "five" if i == 5 else shard, f"db.{shard}") for i, shard in enumerate(SHARDS) if i != 6]
-    kinds = [(a["kind"], a["event_id"]) for a in delta_rs.rows(lake / "snapshots" / ANOMALIES)]
-    if key:  # the shard is part of the key: both rows kept
-        assert rows == expected + [(100, "seven", "db.orders_07"), (100, "three", "db.orders_03")]
-        assert kinds == []
+    own = {i: (i, "five" if i == 5 else shard, f"db.{shard}") for i, shard in enumerate(SHARDS) if i != 6}
+    moved = [(3, "x9", "db.orders_09"), (4, "x10", "db.orders_10")]
+    kinds = sorted((a["kind"], a["event_id"]) for a in delta_rs.rows(lake / "snapshots" / ANOMALIES))
+    if key:  # the shard is part of the key: every shard's rows kept
+        assert rows == sorted([*own.values(), *moved, (100, "seven", "db.orders_07"), (100, "three", "db.orders_03")])
+        assert kinds == [("update_of_missing_key", f"e{D2}-4")]
     else:
-        assert rows == expected + [(100, "seven", "db.orders_07")]
-        assert sorted(kinds) == [("insert_of_existing_key", f"e{D1}-21"), ("shard_key_collision", f"e{D1}-21")]
+        assert rows == sorted([*(r for i, r in own.items() if i not in (3, 4)), *moved, (100, "seven", "db.orders_07")])
+        assert kinds == [
+            ("insert_of_existing_key", f"e{D1}-21"), ("insert_of_existing_key", f"e{D2}-3"),
+            ("shard_key_collision", f"e{D1}-21"), ("shard_key_collision", f"e{D2}-3"),
+            ("shard_key_collision", f"e{D2}-4"),
+        ]  # fmt: skip
 
 
 def test_a_delete_moves_nothing_between_shards(snapshot_engine, tmp_path):
