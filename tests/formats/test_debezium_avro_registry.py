@@ -50,7 +50,7 @@ def _confluent(url: str):
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 
-    client = SchemaRegistryClient({"url": url})
+    client = SchemaRegistryClient({"url": url, "timeout": 30})  # its default waits for ever
     values = AvroSerializer(client, json.dumps(envelope_schema()), conf={"auto.register.schemas": True})
     keys = AvroSerializer(client, json.dumps(KEY_SCHEMA), conf={"auto.register.schemas": True})
     return values, keys, AvroDeserializer(client)
