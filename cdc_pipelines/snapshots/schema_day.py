@@ -239,9 +239,10 @@ def before_fold(spark, root: str, day: SchemaDay) -> None:
             if _exists(spark, path):
                 rename = small_tables.rename_columns if small_tables.owns(path, spark) else None
                 rename(path, list(pairs)) if rename else tables.rename_columns(spark, path, list(pairs))
-    for table, columns in day.declared.items():
+    # the columns declared today, on a table there is (one CREATE TABLE makes again after its DROP TABLE too)
+    for table, columns in (day.declared | {t: c for t, (c, _) in day.created.items()}).items():
         paths = table_paths(root, table)
-        if not _exists(spark, paths.current) or table in day.created:
+        if not _exists(spark, paths.current):
             continue
         held = small_tables.column_plans(paths.current) if small_tables.owns(paths.current, spark) else None
         if held is not None:

@@ -294,3 +294,30 @@ def test_ignore_keeps_each_tables_columns_as_first_seen(snapshot_engine, tmp_pat
         ("ignored_column", f"e{D2}-5", "memo: 2 row(s) carry it"),
         ("ignored_column", f"e{D2}-8", "qty: 2 row(s) carry it"),
     ]
+
+
+def test_a_table_dropped_and_created_again_starts_anew(snapshot_engine, tmp_path):
+    """DROP TABLE ends the open versions and empties the table; the CREATE after it brings its declared
+    columns (the old ones stay, null from then on)."""
+    events = [_row("INSERT", 1, D1, "later", after={"id": "1", "v": "x"}),
+              _ddl(1, D2, "DROP TABLE later", table="later"),
+              _ddl(2, D2, "CREATE TABLE later (id INT PRIMARY KEY, w DATE)", table="later"),
+              _row("INSERT", 3, D2, "later", after={"id": "2"})]  # fmt: skip
+    lake = snapshot_engine.lake(tmp_path, events)
+    for day in (D1, D2):
+        snapshot_engine.days(lake, [day], schema_changes="evolve")
+    assert _lines(lake, "later") == (["+I[2, null, null]"], ["[01 00:00:01, 02 00:00:01) [1, x, null]",
+                                                             "[02 00:00:03, -) [2, null, null]"])  # fmt: skip
+    assert delta_rs.types(_path(lake, "later"))["w"] == "date"
+
+
+def test_exception_fails_the_first_day_with_a_schema_change_and_applies_nothing(tmp_path):
+    from cdc_pipelines.schema_changes.policy import SchemaChangeRefused
+    from cdc_pipelines.snapshots.store import read_summary
+    from tests.snapshots.lakes import SnapshotEngine
+
+    engine = SnapshotEngine("local", None)
+    lake = engine.lake(tmp_path, TOPIC)
+    with pytest.raises(SchemaChangeRefused, match=f"event e{D1}-1"):
+        engine.days(lake, [D1], schema_changes="exception")
+    assert read_summary(lake / "snapshots", D1) is None and not (lake / "snapshots" / "db=db").exists()
