@@ -11,7 +11,7 @@ name delta-rs cannot open sends the step to Spark before it starts (`unwritable`
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -40,7 +40,7 @@ from cdc_pipelines.snapshots.fold import ANOMALY
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, DDL_SCHEMA
 from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, table_paths, write_summary
 from cdc_pipelines.snapshots.tables import column_order
-from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_unfinished
+from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_unfinished, version_at_end
 
 # the setting of the most events of one day the local engine folds (it holds the day in this process: a
 # day of 1M inserts took 4.2 GiB here); past it the engine table sends the step to Spark, which folds in
@@ -112,7 +112,7 @@ def snapshot_day(
     if refuses(policies):  # before anything of the day is written
         refuse_schema_changes(ddl, policies, dialects)
     started = functools.cache(lambda: {e.table for e in as_of(None, root, day, before=True)})
-    held = functools.partial(_held, root, started)
+    held = functools.partial(schema_day.held_columns, None, root, started)
     rows = functools.cache(functools.partial(table_rows, changes))
     schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows, lambda: touched_tables(changes))
     previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
@@ -143,27 +143,12 @@ def snapshot_day(
     entries = [_write(root, day, d, typed[d.table], plans[d.table], before) for d in days]
     schema_day.after_writes(None, root, schema)
     written = {e.table for e in entries}
-    entries = [_version(root, day, e.table, e.rows) if e.table in schema.dropped else e for e in entries]
-    entries += [_version(root, day, t) for t in schema.tables if t not in written]
+    entries = [version_at_end(None, root, day, e.table, e.rows) if e.table in schema.dropped else e for e in entries]
+    entries += [version_at_end(None, root, day, t) for t in schema.tables if t not in written]
     record(None, root, day, entries)
     figures = summary(root, day, previous_day, skipped, events.num_rows, anomalies.to_pylist(), as_of(None, root, day))
     write_summary(None, root, day, figures)
     return figures
-
-
-def _held(root: str, started: Callable[[], set[tuple]], table: tuple) -> dict[str, str]:
-    """A table's columns at the start of the day, where a day before made it (`started`: a backfill leaves a
-    later day's table at its empty version 0)."""
-    plans = small_tables.column_plans(table_paths(root, table).current) if table in started() else None
-    return {c.name: c.spark_type for c in plans or []}
-
-
-def _version(root: str, day: str, table: tuple, rows: int | None = None) -> TableVersion:
-    """A table's versions at the end of the day, after a change of its columns or rows besides its writes."""
-    paths = table_paths(root, table)
-    rows = small_tables.rows_of(paths.current) if rows is None else rows
-    return TableVersion(table, paths.current, paths.history, small_tables.version(paths.current),
-                        small_tables.version(paths.history), rows or 0, day)  # fmt: skip
 
 
 def _live_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:

@@ -72,7 +72,14 @@ from cdc_pipelines.snapshots.tables import (
     source_columns,
 )
 from cdc_pipelines.snapshots.values import ColumnPlan
-from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_before, restore_unfinished
+from cdc_pipelines.snapshots.versions import (
+    TableVersion,
+    as_of,
+    record,
+    restore_before,
+    restore_unfinished,
+    version_at_end,
+)
 
 # tables whose writes run side by side (each its current and history table on two threads: up to twice
 # as many Spark jobs): a MERGE of a small day is mostly the driver's work (its plans, Delta's log, the
@@ -194,16 +201,6 @@ def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: se
     return apply.live_among(found.select(*TABLE, "_t", "_k", shard.alias("_shard")).toArrow(), touched, truncated)
 
 
-def _held(spark: SparkSession, root: str, started: Callable[[], set[tuple]], table: tuple) -> dict[str, str]:
-    """A table's columns at the start of the day, where a day before made it (`started`: a backfill leaves a
-    later day's table at its empty version 0)."""
-    path = table_paths(root, table).current
-    held = small_tables.column_plans(path) if table in started() else []
-    if held is None and io.table_version(spark, path) is not None:
-        held = source_columns(spark.read.format(io.DELTA).load(path).schema)
-    return {c.name: c.spark_type for c in held or []}
-
-
 def _touched(changes: DataFrame, local: pa.Table | None) -> dict[str, list[tuple]]:
     """The tables each topic's row changes name (`day.touched_tables`), from the day held here or by Spark."""
     if local is None:
@@ -215,18 +212,6 @@ def _table_rows(changes: DataFrame, local: pa.Table | None, table: tuple) -> pa.
     """A table's row changes of the day (`day.table_rows`), from the day held here or collected by Spark."""
     return table_rows(local if local is not None else changes.where(_match(table)).select(*IMAGE_FIELDS).toArrow(),
                       table)  # fmt: skip
-
-
-def _version(spark: SparkSession, root: str, day: str, table: tuple, rows: int | None = None) -> TableVersion:
-    """A table's versions at the end of the day, after a change of its columns or rows besides its writes."""
-    paths = table_paths(root, table)
-    if rows is None:
-        rows = small_tables.rows_of(paths.current)
-    if rows is None:
-        exists = io.table_version(spark, paths.current) is not None
-        rows = spark.read.format(io.DELTA).load(paths.current).count() if exists else 0
-    return TableVersion(table, paths.current, paths.history, io.table_version(spark, paths.current),
-                        io.table_version(spark, paths.history), rows, day)  # fmt: skip
 
 
 def _match(table: tuple):
@@ -300,7 +285,7 @@ def snapshot_day(
     if refuses(policies):  # before anything of the day is written
         refuse_schema_changes(ddl, policies, dialects)
     started = functools.cache(lambda: {e.table for e in as_of(spark, root, day, before=True)})
-    held = functools.partial(_held, spark, root, started)
+    held = functools.partial(schema_day.held_columns, spark, root, started)
     rows = functools.cache(functools.partial(_table_rows, changes, local_changes))
     touched = functools.partial(_touched, changes, local_changes)
     schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows, touched)
@@ -339,8 +324,10 @@ def snapshot_day(
             applied, anomalies = side.result()
         schema_day.after_writes(spark, root, schema)
         written = {e.table for e in entries}
-        entries = [_version(spark, root, day, e.table, e.rows) if e.table in schema.dropped else e for e in entries]
-        entries += [_version(spark, root, day, t) for t in schema.tables if t not in written]
+        entries = [
+            version_at_end(spark, root, day, e.table, e.rows) if e.table in schema.dropped else e for e in entries
+        ]
+        entries += [version_at_end(spark, root, day, t) for t in schema.tables if t not in written]
         record(spark, root, day, entries, local)
     finally:
         result.release()

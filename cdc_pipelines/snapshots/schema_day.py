@@ -262,6 +262,19 @@ def before_fold(spark, root: str, day: SchemaDay) -> None:
             tables.prepare(spark, paths, ordered, key, None)
 
 
+def held_columns(spark, root: str, started: Callable[[], set[tuple]], table: tuple) -> dict[str, str]:
+    """A table's columns at the start of the day (name -> type), where a day before made it (`started`: a
+    backfill leaves a later day's table at its empty version 0): read by delta-rs, or by Spark for its own."""
+    from cdc_pipelines.snapshots import small_tables, tables
+    from cdc_pipelines.snapshots.store import table_paths
+
+    path = table_paths(root, table).current
+    held = small_tables.column_plans(path) if table in started() else []
+    if held is None and spark is not None and _exists(spark, path):
+        held = tables.source_columns(spark.read.format("delta").load(path).schema)
+    return {c.name: c.spark_type for c in held or []}
+
+
 def after_writes(spark, root: str, day: SchemaDay) -> None:
     """The columns the day dropped taken out of each current table (see the module)."""
     from cdc_pipelines.snapshots import small_tables, tables

@@ -126,6 +126,18 @@ def restore_unfinished(
     return undone
 
 
+def version_at_end(spark: SparkSession | None, root: str | Path, day: str, table: tuple, rows: int | None = None
+                   ) -> TableVersion:  # fmt: skip
+    """A table's versions at the end of `day` after a change besides its writes (`schema_day`), and its rows
+    (`rows`, or counted: from delta-rs's statistics, else by Spark)."""
+    paths = table_paths(root, table)
+    rows = small_tables.rows_of(paths.current) if rows is None else rows
+    if rows is None and spark is not None and _version(spark, paths.current) is not None:
+        rows = spark.read.format(io.DELTA).load(paths.current).count()
+    return TableVersion(table, paths.current, paths.history, _version(spark, paths.current),
+                        _version(spark, paths.history), rows or 0, day)  # fmt: skip
+
+
 def _version(spark: SparkSession | None, path: str) -> int | None:
     """The table's latest version (None: no table), by delta-rs without a `spark` session."""
     return io.table_version(spark, path) if spark is not None else small_tables.version(path)
