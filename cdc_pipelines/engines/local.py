@@ -101,9 +101,10 @@ def _judge_share(share: _Share) -> tuple[quality_day.DayTally, list[tuple[int, p
     for i, batch in enumerate(batches or ()):
         if i % share.of != share.index:
             continue
-        tallies.append(quality_day.tally_batch(batch, rules, share.context, share.dt))
-        if share.flags:
-            flags.append((i, quality_day.flag_batch(batch, rules, share.context)))
+        tally, flagged = quality_day.judged_batch(batch, rules, share.context, share.dt, share.flags)
+        tallies.append(tally)
+        if flagged is not None:
+            flags.append((i, flagged))
     return quality_day.merged(tallies), flags
 
 

@@ -83,7 +83,7 @@ class SparkEngine:
         rules = quality_day.event_rules(thresholds)
 
         def tally(batches: Iterator[pa.RecordBatch]) -> quality_day.DayTally:
-            return quality_day.merged(quality_day.tally_batch(b, rules, context, dt) for b in batches)
+            return quality_day.merged(quality_day.judged_batch(b, rules, context, dt)[0] for b in batches)
 
         merged = quality_day.merged(per_task(events, tally))
         summary = quality_rejects.merge(per_task(rejects, _reject_summary))
@@ -93,8 +93,8 @@ class SparkEngine:
 
             schema = ", ".join(f"`{f.name}` {'string' if f.type == pa.string() else 'boolean'}"
                                for f in quality_day.flag_schema(rules))  # fmt: skip
-            flags = events.mapInArrow(lambda batches: (quality_day.flag_batch(b, rules, context) for b in batches),
-                                      schema)  # fmt: skip
+            flags = events.mapInArrow(lambda batches: (quality_day.judged_batch(b, rules, context, dt, True)[1]
+                                                        for b in batches), schema)  # fmt: skip
             gx = validate_flags(lambda sources: sources.add_spark(name="lake"), flags,
                                 quality_day.flag_names(rules), report_day, thresholds)  # fmt: skip
         return day_quality_of(partition, merged, {r[topic]: r[n] for r in lines}, summary, thresholds, key, gx)

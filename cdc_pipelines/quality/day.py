@@ -2,9 +2,9 @@
 
 The one place a day is judged, whichever engine runs it. An engine reads the day and answers two questions
 of the whole day with its own group-by (`DayContext`: which event ids repeat; `distinct lines`: how many
-input lines stand behind each topic's events), then hands out batches: `tally_batch` judges one batch
-into a `DayTally`, tallies merge, and `day_figures` turns the merged tally into the rules' results, the
-event counts and the activity. `flag_batch` gives the per-event flags the GX suite validates.
+input lines stand behind each topic's events), then hands out batches: `judged_batch` judges one batch
+into a `DayTally` (and, asked, the per-event flags the GX suite validates), tallies merge, and `day_figures`
+turns the merged tally into the rules' results, the event counts and the activity.
 """
 
 from __future__ import annotations
@@ -129,14 +129,18 @@ class DayTally:
         return self
 
 
-def tally_batch(batch: pa.RecordBatch, rules: Sequence[EventRule], context: DayContext, dt: str) -> DayTally:
-    """One batch of the day's events judged by every rule and counted."""
+def judged_batch(
+    batch: pa.RecordBatch, rules: Sequence[EventRule], context: DayContext, dt: str, flags: bool = False
+) -> tuple[DayTally, pa.RecordBatch | None]:
+    """One batch of the day's events judged by every rule and counted; with `flags`, also each event's GX flags
+    (`flag_schema`) from the same verdicts: an event is judged once whatever is asked of it."""
     with no_cycle_collection():  # many small dicts, no cycles
         events = context.set_on(event_dicts(batch))
-        tally = DayTally(rules={r.name: RuleTally().add(r, events) for r in rules})
+        columns = {"event_id": [e["event_id"] for e in events]} if flags else None
+        tally = DayTally(rules={r.name: RuleTally().add(r, events, columns) for r in rules})
         tally.volume.add(events, dt)
         count_events(tally.topics, events)
-    return tally
+    return tally, pa.RecordBatch.from_pydict(columns, schema=flag_schema(rules)) if flags else None
 
 
 def merged(tallies: Iterable[DayTally]) -> DayTally:
@@ -176,25 +180,3 @@ def flag_names(rules: Sequence[EventRule]) -> list[str]:
 
 def flag_schema(rules: Sequence[EventRule]) -> pa.Schema:
     return pa.schema([pa.field("event_id", pa.string()), *(pa.field(n, pa.bool_()) for n in flag_names(rules))])
-
-
-def flag_batch(batch: pa.RecordBatch, rules: Sequence[EventRule], context: DayContext) -> pa.RecordBatch:
-    """The event id and, per rule, a column per sub-check (null where it does not apply, else whether the
-    event fails it) and the rule's own (null where no sub-check applies, else whether any fails)."""
-    events = context.set_on(event_dicts(batch))
-    columns: dict[str, list] = {"event_id": [e["event_id"] for e in events]}
-    for rule in rules:
-        names = [flag_column(rule.name, n) for n in rule.checks]
-        own = []
-        for name in names:
-            columns[name] = []
-        for event in events:
-            verdicts, _ = rule.verdicts(event)
-            any_applies = any_fails = False
-            for name, (applies, fails, _) in zip(names, verdicts, strict=True):
-                failed = bool(applies and fails)
-                columns[name].append(failed if applies else None)
-                any_applies, any_fails = any_applies or bool(applies), any_fails or failed
-            own.append(any_fails if any_applies else None)
-        columns[rule.name] = own
-    return pa.RecordBatch.from_pydict(columns, schema=flag_schema(rules))

@@ -1,7 +1,7 @@
 """The event rules as a Great Expectations 1.x suite over the day's flags, with Data Docs.
 
 GX's built-in expectations cannot look inside the image maps, so every sub-check becomes one boolean
-column per event (`day.flag_batch`: null where the sub-check does not apply, true where it fails), and
+column per event (`day.judged_batch`: null where the sub-check does not apply, true where it fails), and
 GX expects each column to hold only `false`; an engine hands GX the frame it holds the flags in (pandas
 on the local engine, a Spark DataFrame on Spark). One
 column per rule (any applicable sub-check failing) carries the rule's threshold as `mostly`. Conservation compares

@@ -72,7 +72,7 @@ def event_table_label(event: Mapping[str, Any]) -> str:
 
 
 def flag_column(rule: str, check: str) -> str:
-    """A sub-check's column of the GX flags (`day.flag_batch`)."""
+    """A sub-check's column of the GX flags (`RuleTally.add`'s `flags`)."""
     return f"{rule}{FLAG_SEPARATOR}{check}"
 
 
@@ -130,15 +130,21 @@ class RuleTally:
 
     groups: dict[tuple, GroupTally] = field(default_factory=dict)
 
-    def add(self, rule: EventRule, events: Iterable[Mapping[str, Any]]) -> RuleTally:
-        """Judge `events` (each with its `table` label) and count their verdicts in."""
+    def add(
+        self, rule: EventRule, events: Iterable[Mapping[str, Any]], flags: dict[str, list] | None = None
+    ) -> RuleTally:
+        """Judge `events` (each with its `table` label) and count their verdicts in; with `flags`, each event's
+        GX flags appended to its columns there (`flag_column`'s per sub-check: null where it does not apply,
+        else whether it fails; the rule's own: null where none applies, else whether any fails)."""
         checks, infos = len(rule.checks), len(rule.info)
+        columns = [flags.setdefault(flag_column(rule.name, n), []) for n in rule.checks] if flags is not None else None
+        own = flags.setdefault(rule.name, []) if flags is not None else None
         for event in events:
             key = (event["source_topic"], event["table"])
             group = self.groups.get(key)
             if group is None:
                 group = self.groups[key] = GroupTally(0, 0, [0] * checks, [0] * checks, [0] * infos, [])
-            verdicts, flags = rule.verdicts(event)
+            verdicts, info = rule.verdicts(event)
             reason, applies = None, False
             for i, (a, f, why) in enumerate(verdicts):
                 if a:
@@ -148,8 +154,12 @@ class RuleTally:
                         group.fails[i] += 1
                         if reason is None:
                             reason = why
-            for i, flag in enumerate(flags):
+            for i, flag in enumerate(info):
                 group.info[i] += bool(flag)
+            if columns is not None:
+                for column, (a, f, _) in zip(columns, verdicts, strict=True):
+                    column.append(bool(f) if a else None)
+                own.append(any(a and f for a, f, _ in verdicts) if applies else None)
             group.checked += applies
             if reason is not None:
                 group.failed += 1
