@@ -360,7 +360,7 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     codec = get_codec(args.format)
     options = codec.resolve_options(_options(args.option))
     engine, conf, command_conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs),
-                                         format_id=args.format, filtered=_tables(args) is not None)  # fmt: skip
+                                         format_id=args.format)  # fmt: skip
     if engine == LOCAL:
         from cdc_pipelines.decode.without_spark import decode_without_spark
 
@@ -495,23 +495,27 @@ def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) 
 
 
 def _convert_without_spark(args: argparse.Namespace, source: str, target_options: Mapping[str, str]) -> dict | None:
-    """`convert` of small local files into a local folder in this process, as `decode` and `encode` run
-    there (`decode.in_process`, `encode.in_process`): the counts, or None where Spark converts them."""
-    from cdc_pipelines.decode.in_process import decoded_events, fits_in_process, local_files
-    from cdc_pipelines.decode.runner import check_message_counts
-    from cdc_pipelines.encode.in_process import BATCH_ROWS, max_events, write_encoded_in_process
+    """`convert` of small local files into a local folder in this process, as `decode` and `encode` run there
+    (`decode.pool`, `encode.in_process`), through a lake of the run's own that is then removed: the counts,
+    or None where Spark converts them."""
+    import tempfile
+
+    from cdc_pipelines.decode import pool
+    from cdc_pipelines.encode.in_process import encode_in_process, max_events
+    from cdc_pipelines.lake.layout import CHANGES_DIR
 
     conf, command_conf = _confs(args)
-    files = local_files(args.inputs, args.out, conf, command_conf)
-    if files is None or not fits_in_process(files, conf) or max_events(conf) <= 0:
+    files = pool.local_files(args.inputs, args.out, conf, command_conf)
+    if files is None or pool.processes(conf, files) != 1 or max_events(conf) <= 0:
         return None
-    events, _, counts = decoded_events(source, files, topic=args.topic, dt=args.dt, options=_options(args.option),
-                                       envelope=args.envelope)  # fmt: skip
-    check_message_counts(counts)  # before anything is written: a failed check leaves no output
-    target = f"{args.out}/{args.target}"
-    by_day = write_encoded_in_process(events.to_batches(max_chunksize=BATCH_ROWS), target, args.target, target_options)
+    os.makedirs(args.out, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="_cdc-convert-", dir=args.out) as lake:
+        counts = pool.decode_with_processes(source, files, topic=args.topic, dt=args.dt, out=lake,
+                                            options=_options(args.option), envelope=args.envelope)  # fmt: skip
+        by_day = encode_in_process(os.path.join(lake, CHANGES_DIR), f"{args.out}/{args.target}", args.target,
+                                   [args.dt], options=target_options)  # fmt: skip
     written = {k: sum(c[k] for c in by_day.values()) for k in ("written", "skipped")}
-    return {k: counts[k] for k in MESSAGE_COUNTS} | written
+    return counts | written
 
 
 def _encode(args: argparse.Namespace) -> dict[str, int]:

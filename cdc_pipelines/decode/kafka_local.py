@@ -3,8 +3,8 @@
 The same steps and order as `kafka_day` (Spark's): the day's offsets planned (`extract.kafka_plan`, at the
 offsets the lake recorded for it on a rerun) and the broker's answers checked before anything is written; the
 records read by the native client (`extract.kafka_client`) as the kcat lines Spark's reader makes
-(`extract.kafka_lines`); decoded in this process by the in-process decode's functions (`decode.in_process`),
-`changes`, `rejects` and the counts committed with delta-rs, and last the offsets. A day of more than
+(`extract.kafka_lines`); decoded in this process by the local decode (`decode.pool`, its lines held), `changes`,
+`rejects` and the counts committed with delta-rs, and last the offsets. A day of more than
 `MAX_MESSAGES_SETTING` planned offsets is left to Spark (the in-process decode holds a day's rows).
 """
 
@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdc_pipelines.decode.in_process import events_of_rows, replace_decoded
-from cdc_pipelines.decode.local import decoded_lines
+from cdc_pipelines.decode.pool import decode_with_processes
 from cdc_pipelines.extract.kafka_client import NativeLookup, check_settings, read_day_records
 from cdc_pipelines.extract.kafka_days import DayBounds, KafkaDayError, day_bounds
 from cdc_pipelines.extract.kafka_lines import KAFKA_ENVELOPE, kcat_lines, lineage_file
@@ -112,9 +111,8 @@ def write_local_day(
     tables: TableFilter | None = None,
 ) -> dict[str, int]:
     """Decode the day's lines and commit its changes, rejects and counts, then its offsets; the counts, checked."""
-    rows = decoded_lines(format_id, day.lines, topic=topic, options=options, envelope=KAFKA_ENVELOPE)
-    events, rejects, counts = events_of_rows(format_id, rows, len(day.lines), topic=topic, dt=dt, tables=tables)
-    counts = replace_decoded(events, rejects, counts, format_id=format_id, dt=dt, topic=topic, out=lake_root)
+    counts = decode_with_processes(format_id, (), topic=topic, dt=dt, out=lake_root, options=options,
+                                   envelope=KAFKA_ENVELOPE, tables=tables, lines=day.lines)  # fmt: skip
     write_offsets_local(lake_root, dt, topic, day.kafka_topic, day.offsets)
     return counts
 

@@ -123,14 +123,15 @@ def decode_paths(
 
 
 def decoded_counts(rows: list[dict], read: int) -> dict[str, int]:
-    """The run's counts of `decoded_paths`' rows: a message is decoded, or filtered where its first row
-    carries `filtered` (a table filter left it out: `in_process.decoded_events`), or rejected."""
+    """The run's counts of decoded rows: a message is decoded, or filtered where its first row carries
+    `filtered` (a table filter left it out: `pool.decode_with_processes`), or rejected."""
     first = [r for r in rows if r["row_index"] == 0]
     ok = [r for r in first if r["reject_reason"] is None]
     return {
         "read": read,
         "decoded": sum(r["messages"] for r in ok if not r.get("filtered")),
         "rejected": len(first) - len(ok),
+        "filtered": sum(r["messages"] for r in ok if r.get("filtered")),
         "events": sum(1 for r in rows if r["reject_reason"] is None and not r.get("filtered")),
     }
 

@@ -109,15 +109,6 @@ def encode_processes(conf: Mapping[str, str]) -> int:
     return max(1, int(text))
 
 
-def write_encoded_in_process(
-    events: Iterable[pa.RecordBatch], target: str, format_id: str, options: Mapping[str, str] | None = None
-) -> dict[str, dict[str, int]]:
-    """Canonical events (batches of the changes table's rows, times as UTC instants) encoded into
-    `format_id` in this process and written under the local `target` as `runner.write_encoded_by_day`
-    writes them; the counts per day."""
-    return _write_rows(_encoded(events, format_id, options), target, format_id)
-
-
 @dataclass(frozen=True)
 class _Share:
     """One process's part of an encode: every `of`-th batch of the days' events, from the `index`-th."""

@@ -4,8 +4,7 @@
 (`CDC_SPARK_CONF`, or the Dagster resource's Spark settings for the quality steps) ask for an engine; `auto`,
 the default, is this table. An engine asked for that cannot serve the run fails at once, saying which row
 stands in the way. The docs publish the table (`table_rows`). Inside the local engine, the decode and the
-encode still choose between this process and a pool by their own sizes (`decode.without_spark`,
-`encode.in_process`).
+encode choose between this process and a pool by their own sizes (`decode.pool`, `encode.in_process`).
 """
 
 from __future__ import annotations
@@ -38,9 +37,8 @@ class EngineError(OptionError):
 @dataclass(frozen=True)
 class Run:
     """What the table reads of a run: the step, the lake and the output folder, the process's settings and
-    those given on the command line alone (`command_conf`); a decode's `inputs`, `format_id`, whether it
-    filters tables (`filtered`) and the Kafka source it reads (`kafka`); an encode's or a snapshot's days (`dts`,
-    None: all)."""
+    those given on the command line alone (`command_conf`); a decode's `inputs`, `format_id` and the Kafka
+    source it reads (`kafka`); an encode's or a snapshot's days (`dts`, None: all)."""
 
     step: str
     lake_root: str
@@ -49,7 +47,6 @@ class Run:
     command_conf: Mapping[str, str] = ()
     inputs: tuple[str, ...] = ()
     format_id: str | None = None
-    filtered: bool = False
     kafka: KafkaSource | None = None
     dts: tuple[str, ...] | None = None
 
@@ -81,15 +78,18 @@ def _elsewhere(run: Run) -> bool:
     return local_path(run.lake_root) is None or (run.out is not None and local_path(run.out) is None)
 
 
-def _decode_needs_spark(run: Run) -> bool:
-    """Inputs the local decode does not read (`decode.without_spark.local_engine`; a table filter past the
-    in-process size)."""
+def _inputs_elsewhere(run: Run) -> bool:
+    return run.kafka is None and any(local_path(i) is None for i in run.inputs)
+
+
+def _decode_sent_to_spark(run: Run) -> bool:
+    """A local extract larger than the in-process decode takes with `cdc.decode.processes` 0
+    (`decode.without_spark.local_engine`)."""
     from cdc_pipelines.decode.without_spark import local_engine
 
     if run.kafka is not None:
         return False  # a Kafka day's rows are counted once its offsets are looked up (`decode.kafka_local`)
-    files, out = run.inputs, run.lake_root
-    return local_engine(run.format_id, files, out, run.conf, spark_asked=False, filtered=run.filtered)[0] is None
+    return not local_engine(run.inputs, run.lake_root, run.conf, spark_asked=False)[0]
 
 
 def _kafka_needs_spark(run: Run) -> bool:
@@ -150,10 +150,12 @@ TABLE = (
         "Spark's Kafka source runs Kafka's Java client; the local engine reads a day with confluent-kafka (a day "
         "past `cdc.decode.kafka_in_process_max_messages` offsets, known once they are looked up, still goes to "
         "Spark under auto)", _kafka_needs_spark),
-    Row((DECODE,), "past `cdc.decode.in_process_max_bytes`: a table filter, compressed or Avro-container files, "
-        "CSV tuples; or inputs off local disk", SPARK, True,
-        "the local decode reads local files; past that size a pool of processes, which reads plain lines and "
-        "filters no tables", _decode_needs_spark),
+    Row((DECODE,), "inputs off local disk", SPARK, True,
+        "the local decode reads local files (every kind: plain lines, `.gz`, Avro containers, CSV tuples)",
+        _inputs_elsewhere),
+    Row((DECODE,), "past `cdc.decode.in_process_max_bytes` with `cdc.decode.processes` set to 0", SPARK, True,
+        "the setting sends larger extracts to Spark; by default a pool of processes decodes them",
+        _decode_sent_to_spark),
     Row((ENCODE,), "the days hold more than `cdc.encode.in_process_max_events` events", SPARK, True,
         "the local encode holds a run's encoded rows in memory", _encode_needs_spark),
     Row((QUALITY, SNAPSHOTS), "a table of the lake is one delta-rs cannot read", SPARK, True,

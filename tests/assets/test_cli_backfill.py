@@ -13,7 +13,7 @@ import pytest
 from deltalake import DeltaTable
 
 from assets.keys import CANONICAL, SNAPSHOTS, raw_key, target_key
-from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING
+from cdc_pipelines.decode.pool import MAX_BYTES_SETTING
 from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.snapshots.store import read_summary
 from tests.conftest import resource

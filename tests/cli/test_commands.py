@@ -156,12 +156,12 @@ def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers
     tmp_path, monkeypatch, session_settings, min_events, full
 ):
     import cdc_pipelines.runtime.session as session
-    from cdc_pipelines.decode.in_process import decode_in_process
+    from cdc_pipelines.decode.pool import decode_with_processes
     from cdc_pipelines.lake.delta_rs import rows_from
 
     seed = str(resource("oms-canal", "seed.jsonl"))
     for day in ("2024-03-01", "2024-03-02"):
-        decode_in_process("oms-canal", [seed], topic="t", dt=day, out=str(tmp_path))
+        decode_with_processes("oms-canal", [seed], topic="t", dt=day, out=str(tmp_path))
     per_day = rows_from(str(tmp_path / "changes"), "dt", "2024-03-02")
     assert rows_from(str(tmp_path / "changes"), "dt", "2024-03-01") == 2 * per_day and per_day
     monkeypatch.setattr(session, "FULL_JIT_MIN_EVENTS", min_events * per_day // 2)  # the day and the later one
@@ -172,9 +172,9 @@ def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers
 
 def test_encode_of_a_small_local_lake_starts_no_session(tmp_path, session_settings, capsys):
     """In process (`encode.in_process`); the limit 0, or a `spark.` setting on the command, starts Spark."""
-    from cdc_pipelines.decode.in_process import decode_in_process
+    from cdc_pipelines.decode.pool import decode_with_processes
 
-    decode_in_process("oms-canal", [str(resource("oms-canal", "seed.jsonl"))], topic="t", dt="2024-03-01",
+    decode_with_processes("oms-canal", [str(resource("oms-canal", "seed.jsonl"))], topic="t", dt="2024-03-01",
                       out=str(tmp_path))  # fmt: skip
     args = ["encode", "--to", "oms-default", "--out", str(tmp_path / "enc"), str(tmp_path / "changes")]
     assert main(args) == 0

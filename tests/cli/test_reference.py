@@ -26,7 +26,7 @@ def test_every_command_and_its_every_option_has_an_entry():
 
 def test_every_setting_is_listed_with_its_module_and_default():
     rows = {item.key: item for item in reference.declared()}
-    assert rows["cdc.decode.in_process_max_bytes"].module == "cdc_pipelines/decode/in_process.py"
+    assert rows["cdc.decode.in_process_max_bytes"].module == "cdc_pipelines/decode/pool.py"
     assert rows["cdc.decode.in_process_max_bytes"].default == f"{8 << 20:,}"
     assert rows["cdc.jvm.quick_start"].default == "`true`"
     assert rows["CDC_SPARK_MASTER"].default == "`local[*]`"

@@ -10,8 +10,7 @@ import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.decode.days import decode_days, extract_stats
-from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING
-from cdc_pipelines.decode.pool import PROCESSES_SETTING
+from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, PROCESSES_SETTING
 from cdc_pipelines.demo.extracts import wrap_kcat
 from cdc_pipelines.extract.catalog import load_catalog
 from tests.conftest import resource

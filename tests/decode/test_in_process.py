@@ -8,8 +8,8 @@ import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING, decode_in_process
-from cdc_pipelines.decode.without_spark import IN_PROCESS, POOL, local_engine
+from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, PROCESSES_SETTING, decode_with_processes
+from cdc_pipelines.decode.without_spark import local_engine
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 
 TYPES = {"mysqlType": {"id": "int", "name": "varchar(8)"}, "sqlType": {"id": 4, "name": 12}, "pkNames": ["id"]}
@@ -51,7 +51,7 @@ def changelog(events: list[dict]) -> list[str]:
 
 def test_decode_writes_the_lake_marks_redeliveries_and_counts(tmp_path, extract):
     lake = tmp_path / "lake"
-    counts = decode_in_process("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(lake))
+    counts = decode_with_processes("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(lake))
 
     assert counts == {"read": 10, "decoded": 9, "rejected": 1, "filtered": 0, "events": 9}
     events = _rows(lake / "changes")
@@ -72,7 +72,7 @@ def test_decode_writes_the_lake_marks_redeliveries_and_counts(tmp_path, extract)
 def test_a_rerun_replaces_its_partition_and_leaves_other_topics(tmp_path, extract):
     lake = tmp_path / "lake"
     for topic in ("orders", "other", "orders"):
-        decode_in_process("oms-canal", [str(extract)], topic=topic, dt="2024-01-01", out=str(lake))
+        decode_with_processes("oms-canal", [str(extract)], topic=topic, dt="2024-01-01", out=str(lake))
 
     events = _rows(lake / "changes")
     assert {t: sum(e["source_topic"] == t for e in events) for t in ("orders", "other")} == {"orders": 9, "other": 9}
@@ -84,18 +84,19 @@ def test_which_extracts_are_decoded_in_process(tmp_path, extract):
     files = [str(extract)]
 
     def engine(inputs, out, conf, command_conf=()):
-        return local_engine("oms-canal", inputs, out, conf, command_conf)
+        return local_engine(inputs, out, conf, command_conf)
 
-    assert engine([str(extract)], str(tmp_path), {}) == (IN_PROCESS, files)
-    assert engine([str(tmp_path)], str(tmp_path), {}) == (IN_PROCESS, files)  # a folder's files
-    assert engine([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "0"}) == (POOL, files)
-    assert engine([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "100"}) == (POOL, files)  # too big
-    assert engine([str(extract)], "s3a://bucket/lake", {}) == (None, None)
-    assert engine([str(extract)], str(tmp_path / "a%20b"), {}) == (None, None)  # delta-rs reads %20 as a space
+    assert engine([str(extract)], str(tmp_path), {}) == (1, files)
+    assert engine([str(tmp_path)], str(tmp_path), {}) == (1, files)  # a folder's files
+    assert engine([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "0", PROCESSES_SETTING: "2"}) == (2, files)
+    assert engine([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "100", PROCESSES_SETTING: "3"}) == (3, files)
+    assert engine([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "100", PROCESSES_SETTING: "0"}) == (0, [])
+    assert engine([str(extract)], "s3a://bucket/lake", {}) == (0, [])
+    assert engine([str(extract)], str(tmp_path / "a%20b"), {}) == (0, [])  # delta-rs reads %20 as a space
     catalog = {"spark.cdc.catalog.database": "cdc"}
-    assert engine([str(extract)], str(tmp_path), catalog, catalog) == (None, None)  # a Spark setting
-    assert engine([str(extract)], str(tmp_path), {"spark.master": "spark://host:7077"}) == (None, None)
-    assert engine([str(extract)], str(tmp_path), {"spark.sql.shuffle.partitions": "4"}) == (IN_PROCESS, files)
+    assert engine([str(extract)], str(tmp_path), catalog, catalog) == (0, [])  # a Spark setting
+    assert engine([str(extract)], str(tmp_path), {"spark.master": "spark://host:7077"}) == (0, [])
+    assert engine([str(extract)], str(tmp_path), {"spark.sql.shuffle.partitions": "4"}) == (1, files)
 
 
 def test_the_cli_decodes_a_small_extract_without_a_spark_session(tmp_path, extract, capsys, monkeypatch):

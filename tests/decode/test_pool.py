@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import os
 import random
@@ -15,10 +16,12 @@ from deltalake import DeltaTable
 
 import cdc_pipelines.decode.pool as pool
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.in_process import MAX_BYTES_SETTING, decode_in_process
-from cdc_pipelines.decode.without_spark import POOL, local_engine
+from cdc_pipelines.decode.local import file_lines
+from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, decode_with_processes
+from cdc_pipelines.decode.without_spark import local_engine
 from cdc_pipelines.demo import extracts as demo
 from cdc_pipelines.formats import SELF_CONTAINED
+from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.samples import sample_folder
 from tests.decode.test_in_process import _rows, canal, changelog
 from tests.decode.test_runner import SPLIT_FORMATS
@@ -40,7 +43,9 @@ def _lake(root) -> dict[str, list[dict]]:
 
 def _both(tmp_path, format_id: str, files, workers: int = 1, **kw) -> tuple[dict, dict]:
     files = [str(f) for f in files]
-    local = decode_in_process(format_id, files, topic="t", dt="2024-01-01", out=str(tmp_path / "one"), **kw)
+    whole = [line for f in files for line in file_lines(f, format_id)]  # read whole, by the other line reader
+    local = decode_with_processes(format_id, (), topic="t", dt="2024-01-01", out=str(tmp_path / "one"), lines=whole,
+                                  **kw)  # fmt: skip
     pooled = pool.decode_with_processes(format_id, files, topic="t", dt="2024-01-01", out=str(tmp_path / "pool"),
                                         workers=workers, **kw)  # fmt: skip
     assert pooled == local
@@ -87,6 +92,24 @@ def test_halves_of_a_reused_key_and_orphans(tmp_path, small_ranges):
     assert any("without its matching after half" in r for r in pooled["rejects"])
 
 
+def test_two_processes_filter_tables_and_read_compressed_files_whole(tmp_path, small_ranges):
+    """A table filter, a `.gz` file among plain ones and split-update halves of a filtered table: two processes
+    write what one process reading every line whole writes, and the filtered messages are counted."""
+    events = list(demo.canonical_events(dt.date(2024, 1, 1), 60))
+    demo.write_extract("dataworks-json", events[:40], tmp_path / "a.jsonl")
+    demo.write_extract("dataworks-json", events[40:], tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress((tmp_path / "b.jsonl").read_bytes()))
+    (tmp_path / "b.jsonl").unlink()
+    tables = TableFilter.of(exclude=[f"{db}.{table}" for db, table in list(demo.TABLES)[:1]])
+    files = [tmp_path / "a.jsonl", tmp_path / "b.jsonl.gz"]
+    pooled, local = _both(tmp_path, "dataworks-json", files, workers=2, tables=tables)
+    assert pooled == local
+    (counts,) = (json.loads(r) for r in pooled["counts"])
+    tables_left = {(json.loads(r)["db"], json.loads(r)["table_name"]) for r in pooled["changes"]}
+    assert counts["filtered"] > 0 and counts["read"] == counts["decoded"] + counts["rejected"] + counts["filtered"]
+    assert tables_left - {(None, None)} == set(list(demo.TABLES)[1:])  # a heartbeat names no table: kept
+
+
 def test_two_processes_mark_redeliveries_across_ranges_and_a_rerun_replaces_the_day(tmp_path, monkeypatch):
     monkeypatch.setattr(pool, "RANGE_BYTES", 20_000)  # the parent cuts the ranges; the processes read them
     lines = [canal(n) for n in range(200)] + ["{broken"] + [canal(7), canal(150, ts_delay=900)]
@@ -131,18 +154,20 @@ def test_which_extracts_the_pool_decodes(tmp_path):
     plain, packed = tmp_path / "a.jsonl", tmp_path / "a.jsonl.gz"
     plain.write_text("{}\n")
     packed.write_bytes(b"")
-    out, larger = str(tmp_path / "lake"), {MAX_BYTES_SETTING: "0"}  # past the in-process limit
+    out, larger = str(tmp_path / "lake"), {MAX_BYTES_SETTING: "0", pool.PROCESSES_SETTING: "2"}
 
     def engine(inputs, out, conf):
-        return local_engine("oms-canal", inputs, out, larger | conf)
+        return local_engine(inputs, out, larger | conf)
 
-    assert engine([str(plain)], out, {}) == (POOL, [str(plain)])
-    assert engine([str(plain)], out, {pool.PROCESSES_SETTING: "0"}) == (None, None)
-    assert engine([str(tmp_path)], out, {}) == (None, None)  # a .gz among the files
-    assert engine([str(plain)], "s3a://bucket/lake", {}) == (None, None)
-    assert engine([str(plain)], out, {"spark.master": "local[2]"}) == (None, None)
+    assert engine([str(plain)], out, {}) == (2, [str(plain)])
+    assert engine([str(plain)], out, {pool.PROCESSES_SETTING: "0"}) == (0, [])
+    assert engine([str(tmp_path)], out, {}) == (2, [str(plain), str(packed)])  # a .gz among the files: read whole
+    assert engine([str(plain)], "s3a://bucket/lake", {}) == (0, [])
+    assert engine([str(plain)], out, {"spark.master": "local[2]"}) == (0, [])
     assert not pool.splittable("x.csv", "datahub-tuple") and pool.splittable("x.jsonl", "datahub-tuple")
     assert not pool.splittable("x.avro", "dts-avro")
+    sources = pool.sources_of([str(plain), str(packed)], "oms-canal", 2)
+    assert [type(s).__name__ for s in sources] == ["ByteRange", "WholeFile"]
 
 
 def test_the_cli_decodes_a_larger_extract_with_the_pool_and_no_spark_session(tmp_path, capsys, monkeypatch):

@@ -57,7 +57,7 @@ def test_each_bad_line_is_rejected_with_its_reason(mixed):
 def test_conservation(mixed):
     _, _, decoded = mixed
     counts = decoded.counts
-    assert counts == {"read": len(CASES) + 2, "decoded": 2, "rejected": len(CASES), "events": 2}
+    assert counts == {"read": len(CASES) + 2, "decoded": 2, "rejected": len(CASES), "filtered": 0, "events": 2}
 
 
 def test_value_that_does_not_fit_its_type_is_rejected(decode, tmp_path):

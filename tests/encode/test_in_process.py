@@ -12,8 +12,8 @@ import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.decode.days import encode_days
-from cdc_pipelines.decode.in_process import decode_in_process
 from cdc_pipelines.decode.local import decode_paths, encode_local
+from cdc_pipelines.decode.pool import decode_with_processes
 from cdc_pipelines.encode.in_process import MAX_EVENTS_SETTING, encode_in_process, encodes_in_process
 from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
 from cdc_pipelines.formats import SELF_CONTAINED, get_codec
@@ -43,7 +43,7 @@ def lake(tmp_path_factory) -> Lake:
     events = {}
     for format_id, topic, day in DAYS:
         source = str(ddl if topic == "schema" else resource(format_id, "seed.jsonl"))
-        decode_in_process(format_id, [source], topic=topic, dt=day, out=root)
+        decode_with_processes(format_id, [source], topic=topic, dt=day, out=root)
         events[topic, day] = decode_paths(format_id, [source], topic=topic, dt=day).events
     assert [e["op"] for e in events["schema", "2024-01-02"]] == ["DDL"]
     return Lake(root, events)

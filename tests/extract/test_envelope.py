@@ -66,7 +66,7 @@ def test_kcat_payloads_decode_like_the_bare_messages(decode, tmp_path):
         "TOMBSTONE",
         {"cdc.kafka.partition": "0", "cdc.kafka.offset": "9"},
     )
-    assert decoded.counts == {"read": n + 3, "decoded": n, "rejected": 3, "events": len(events) + 1}
+    assert decoded.counts == {"read": n + 3, "decoded": n, "rejected": 3, "filtered": 0, "events": len(events) + 1}
 
 
 def test_a_debezium_delete_and_its_tombstone(decode, tmp_path):
@@ -81,7 +81,7 @@ def test_a_debezium_delete_and_its_tombstone(decode, tmp_path):
     path = tmp_path / "dbz.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in envelopes))
     events, rejects, decoded = decode("oms-debezium", path, envelope="kcat")
-    assert rejects == [] and decoded.counts == {"read": 2, "decoded": 2, "rejected": 0, "events": 2}
+    assert rejects == [] and decoded.counts == {"read": 2, "decoded": 2, "rejected": 0, "filtered": 0, "events": 2}
     assert [(e["op"], e["raw_op"], e["table_name"], e["meta"]["cdc.kafka.key"]) for e in events] == [
         ("DELETE", "d", "orders", '{"id":7}'),
         ("OTHER", "TOMBSTONE", None, '{"id":7}'),

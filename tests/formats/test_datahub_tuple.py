@@ -26,7 +26,7 @@ def test_seed_table(decode, name):
     assert (update["event_time"], update["event_time_unit"]) == (dt.datetime(2022, 4, 15, 3, 2, 36), "ms")
     assert (delete["before"], delete["after"]) == ({}, None)
     assert insert["meta"]["_after_image_"] == "Y" and delete["meta"]["_before_image_"] == "Y"
-    assert decoded.counts == {"read": 4, "decoded": 4, "rejected": 0, "events": 3}
+    assert decoded.counts == {"read": 4, "decoded": 4, "rejected": 0, "filtered": 0, "events": 3}
 
 
 def test_csv_with_business_columns_quotes_and_orphans(decode, tmp_path):
@@ -51,4 +51,5 @@ def test_csv_with_business_columns_quotes_and_orphans(decode, tmp_path):
         (5, "U without its matching after half (pair key shop.orders\u00013)"),
         (6, "CSV row has 7 fields, its header 9"),
     ]
-    assert decoded.counts == {"read": 5, "decoded": 3, "rejected": 2, "events": 2}  # the header is no message
+    # the header is no message
+    assert decoded.counts == {"read": 5, "decoded": 3, "rejected": 2, "filtered": 0, "events": 2}

@@ -50,7 +50,7 @@ def test_seed_002(seed_002):
     assert split["seq"] == merged["seq"] == "1620457642589000001"
     assert split["sync_time"] == dt.datetime(2021, 5, 8, 7, 14, 37, 779000)
     # six messages read, all decoded: the split pair is two messages in one event
-    assert decoded.counts == {"read": 6, "decoded": 6, "rejected": 0, "events": 5}
+    assert decoded.counts == {"read": 6, "decoded": 6, "rejected": 0, "filtered": 0, "events": 5}
 
 
 def test_seed_004(seed_004):
@@ -71,7 +71,7 @@ def test_seed_004(seed_004):
     )  # fmt: skip
     # the Java-serialized DDLMeta is kept as opaque text, never deserialized
     assert ddl["meta"]["ddlMeta"].startswith("rO0ABXNyACljb20uYWxpYmFiYS5kaS5wbHVnaW4uY2VudGVyLm1ldGEuRERMTWV0YQ")
-    assert decoded.counts == {"read": 6, "decoded": 6, "rejected": 0, "events": 5}
+    assert decoded.counts == {"read": 6, "decoded": 6, "rejected": 0, "filtered": 0, "events": 5}
 
 
 def _message(op: str, sequence: str | None, before=None, after=None, types=None) -> str:
@@ -118,7 +118,7 @@ def test_split_halves_pair_wherever_they_sit_and_orphans_are_rejected(decode, tm
     assert [(r["source_line"], r["reason"]) for r in rejects] == [
         (3, "UPDATE_BEFOR without its matching after half (pair key d\u0001t\u00019)")
     ]
-    assert decoded.counts == {"read": 4, "decoded": 3, "rejected": 1, "events": 2}
+    assert decoded.counts == {"read": 4, "decoded": 3, "rejected": 1, "filtered": 0, "events": 2}
 
 
 def test_halves_of_a_reused_key_pair_in_input_order(decode, tmp_path):
@@ -131,7 +131,7 @@ def test_halves_of_a_reused_key_pair_in_input_order(decode, tmp_path):
         (4, None, None, {"id": "2", "v": "alone"}),
         (5, "2", {"id": "1", "v": "b"}, {"id": "1", "v": "c"}),
     ]
-    assert rejects == [] and decoded.counts == {"read": 5, "decoded": 5, "rejected": 0, "events": 3}
+    assert rejects == [] and decoded.counts == {"read": 5, "decoded": 5, "rejected": 0, "filtered": 0, "events": 3}
 
 
 def test_column_types_to_canonical(decode, tmp_path):
@@ -208,4 +208,4 @@ def test_unknown_stamps_and_unreadable_times(decode, tmp_path):
         (3, "event time is neither an epoch number nor a date-time"),  # the event time is checked first
         (4, "not a valid JSON object"),  # text after the object
     ]
-    assert decoded.counts == {"read": 4, "decoded": 1, "rejected": 3, "events": 1}
+    assert decoded.counts == {"read": 4, "decoded": 1, "rejected": 3, "filtered": 0, "events": 1}

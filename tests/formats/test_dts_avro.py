@@ -142,7 +142,7 @@ def test_messages_in_json_lines(decode, extract):
     assert heartbeat["table_name"] is None
     reasons = [(r["source_line"], r["reason"].split(" (")[0]) for r in rejects]
     assert reasons == [(8, "not a DTS Avro Record"), (9, "no value_b64 field"), (10, "not a valid JSON object")]
-    assert decoded.counts == {"read": 10, "decoded": 7, "rejected": 3, "events": 7}
+    assert decoded.counts == {"read": 10, "decoded": 7, "rejected": 3, "filtered": 0, "events": 7}
 
 
 def test_container_files_and_corrupt_ones(decode, extract, tmp_path):
@@ -165,4 +165,4 @@ def test_container_files_and_corrupt_ones(decode, extract, tmp_path):
     assert [(r["source_line"], r["raw_encoding"], r["reason"].split(":")[0]) for r in rejects] == [
         (1, "base64", "corrupt Avro container after 0 records")
     ]
-    assert decoded.counts == {"read": 4, "decoded": 3, "rejected": 1, "events": 3}
+    assert decoded.counts == {"read": 4, "decoded": 3, "rejected": 1, "filtered": 0, "events": 3}

@@ -252,6 +252,7 @@ def test_counts(batches, peer, key):
         "read": sum(FILES[n].lines for n in names),
         "decoded": sum(len({e["source_line"] for e in peer(n).events}) for n in names),
         "rejected": sum(len(peer(n).rejects) for n in names),
+        "filtered": 0,
         "events": sum(len(peer(n).events) for n in names),
     }
 

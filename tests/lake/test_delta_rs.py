@@ -7,7 +7,7 @@ import json
 
 from deltalake import DeltaTable
 
-from cdc_pipelines.decode.in_process import decode_in_process
+from cdc_pipelines.decode.pool import decode_with_processes
 from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
@@ -43,7 +43,7 @@ def _same(spark, a, b):
 def test_in_process_and_spark_decodes_write_the_same_tables(spark, tmp_path):
     extract = _extract(tmp_path / "orders.jsonl")
     in_process, on_spark = tmp_path / "in-process", tmp_path / "spark"
-    counts = decode_in_process("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(in_process))
+    counts = decode_with_processes("oms-canal", [str(extract)], topic="orders", dt="2024-01-01", out=str(in_process))
     assert _spark_decode(spark, extract, on_spark, "orders") == counts
     for table in (CHANGES_DIR, REJECTS_DIR, COUNTS_DIR):
         _same(spark, in_process / table, on_spark / table)
@@ -53,9 +53,9 @@ def test_in_process_and_spark_decodes_write_the_same_tables(spark, tmp_path):
 
 def test_each_engine_reads_and_replaces_what_the_other_committed(spark, tmp_path):
     extract, lake = _extract(tmp_path / "orders.jsonl"), tmp_path / "lake"
-    decode_in_process("oms-canal", [str(extract)], topic="a", dt="2024-01-01", out=str(lake))
+    decode_with_processes("oms-canal", [str(extract)], topic="a", dt="2024-01-01", out=str(lake))
     _spark_decode(spark, extract, lake, "b")  # Spark commits after delta-rs
-    decode_in_process("oms-canal", [str(extract)], topic="b", dt="2024-01-01", out=str(lake))  # and the reverse
+    decode_with_processes("oms-canal", [str(extract)], topic="b", dt="2024-01-01", out=str(lake))  # and the reverse
     _spark_decode(spark, extract, lake, "a")
 
     changes = spark.read.format("delta").load(str(lake / CHANGES_DIR))

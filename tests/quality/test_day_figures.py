@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from cdc_pipelines.decode.in_process import decode_in_process
+from cdc_pipelines.decode.pool import decode_with_processes
 from cdc_pipelines.engines.local import read_record
 from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.quality.daily_report import write_day_figures, write_day_report
@@ -26,7 +26,7 @@ def decoded_lake(tmp_path_factory):
     changes a table works on its own copy: Delta's logs name their files relative to the table)."""
     lake = tmp_path_factory.mktemp("day_figures") / "lake"
     for fmt, topic in (("dts-avro", "users"), ("oms-canal", "orders")):
-        decode_in_process(fmt, [str(resource(fmt, "seed.jsonl"))], topic=topic, dt=DAY, out=lake)
+        decode_with_processes(fmt, [str(resource(fmt, "seed.jsonl"))], topic=topic, dt=DAY, out=lake)
     return lake
 
 

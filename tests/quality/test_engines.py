@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cdc_pipelines.decode.in_process import decode_in_process
+from cdc_pipelines.decode.pool import decode_with_processes
 from cdc_pipelines.engines.local import LocalEngine
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.extract.files import list_input_files
@@ -168,13 +168,13 @@ def lakes(tmp_path_factory) -> dict[str, str]:
 
     samples = str(tmp_path_factory.mktemp("samples"))
     for format_id in SELF_CONTAINED:
-        decode_in_process(format_id, list_input_files([str(sample_folder(format_id))]), topic=format_id, dt=DT,
+        decode_with_processes(format_id, list_input_files([str(sample_folder(format_id))]), topic=format_id, dt=DT,
                           out=samples)  # fmt: skip
     peers = str(tmp_path_factory.mktemp("peers"))
     for key in sorted({_batch_key(s) for s in FILES.values()}):
         names = [str(resource("peer", n)) for n, s in FILES.items() if _batch_key(s) == key]
         topic = "-".join([key[0], *(v for _, v in key[1])])
-        decode_in_process(key[0], names, topic=topic, dt=DT, out=peers, options=dict(key[1]))
+        decode_with_processes(key[0], names, topic=topic, dt=DT, out=peers, options=dict(key[1]))
     return {"rules": rules, "samples": samples, "peers": peers}
 
 
@@ -251,7 +251,7 @@ def test_quality_command_judges_a_small_local_day_without_a_jvm(tmp_path, capsys
     lake, bad = tmp_path / "lake", tmp_path / "bad.jsonl"
     bad.write_text("garbage\n")
     files = [*list_input_files([str(sample_folder("oms-canal"))]), str(bad)]
-    decode_in_process("oms-canal", files, topic="t", dt=DT, out=lake)
+    decode_with_processes("oms-canal", files, topic="t", dt=DT, out=lake)
     assert commands.main(["quality", "--canonical", str(lake), "--dt", DT, "--no-gx"]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     summary = json.loads((lake / "reports" / f"dt={DT}" / "summary.json").read_text())

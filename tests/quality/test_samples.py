@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdc_pipelines.decode.in_process import decode_in_process
+from cdc_pipelines.decode.pool import decode_with_processes
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.lake import delta_rs
@@ -15,11 +15,12 @@ from tests.quality.rows import DT, THRESHOLDS
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory):
     """Every sample decoded into a lake (one topic per format, counts recorded), as a small local extract
-    is by `decode` (`decode_in_process`; the Spark decode writes the same tables: tests/lake/test_delta_rs.py)."""
+    is by `decode` (`pool.decode_with_processes`; the Spark decode writes the same tables:
+    tests/lake/test_delta_rs.py)."""
     lake = tmp_path_factory.mktemp("lake")
     for format_id in SELF_CONTAINED:
         files = list_input_files([str(sample_folder(format_id))])
-        decode_in_process(format_id, files, topic=format_id, dt=DT, out=lake)
+        decode_with_processes(format_id, files, topic=format_id, dt=DT, out=lake)
     return str(lake)
 
 
