@@ -8,6 +8,9 @@ the rules their batches and adds up what they counted.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,6 +111,18 @@ def _judge_share(share: _Share) -> tuple[quality_day.DayTally, list[tuple[int, p
     return quality_day.merged(tallies), flags
 
 
+def _importing(module: str) -> threading.Thread:
+    """`module` imported in a thread of its own, started (what a failed import raises comes again on use)."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+
+    thread = threading.Thread(target=load, name=f"import {module}", daemon=True)
+    thread.start()
+    return thread
+
+
 class LocalEngine:
     """The local engine's steps (see the module); a day of `POOL_MIN_EVENTS` events or more is judged by
     `processes` processes, each every n-th batch of it."""
@@ -135,6 +150,8 @@ class LocalEngine:
         workers = min(self.processes, -(-events.num_rows // BATCH_ROWS)) if events.num_rows >= POOL_MIN_EVENTS else 1
         shares = [_Share(changes, version, dt, thresholds, context, report_day is not None, k, workers, BATCH_ROWS)
                   for k in range(workers)]  # fmt: skip
+        # GX's import (2-3 s) runs in a thread while the processes judge the day: this process only waits there
+        gx_import = _importing("great_expectations") if report_day is not None and workers > 1 else None
         with process_map(workers) as run:
             judged = run(_judge_share, shares)
         tally = quality_day.merged(t for t, _ in judged)
@@ -143,6 +160,8 @@ class LocalEngine:
         if report_day is not None:
             from cdc_pipelines.quality.expectations import validate_flags  # slow import: only when asked
 
+            if gx_import is not None:
+                gx_import.join()
             rules = quality_day.event_rules(thresholds)
             flags = pa.Table.from_batches([b for _, b in sorted((f for _, share in judged for f in share),
                                                                 key=lambda f: f[0])],
