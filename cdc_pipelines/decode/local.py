@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 
-from cdc_pipelines.decode.messages import EVENT_FIELDS, pair_halves_in_memory
+from cdc_pipelines.decode.messages import EVENT_FIELDS, is_half, pair_halves_in_memory
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extract.files import is_csv, list_input_files
@@ -75,10 +75,8 @@ def decoded_lines(
     codec = get_codec(format_id)
     resolved = codec.resolve_options(dict(options or {}))
     rows = list(decoded_rows(format_id, topic, lines, resolved, envelope))
-    halves = [r for r in rows if r.get("pair_key") is not None and r["reject_reason"] is None]
-    return [r for r in rows if r.get("pair_key") is None or r["reject_reason"] is not None] + list(
-        pair_halves_in_memory(halves, codec.update_has_before)
-    )
+    halves = [r for r in rows if is_half(r)]
+    return [r for r in rows if not is_half(r)] + list(pair_halves_in_memory(halves, codec.update_has_before))
 
 
 @dataclass

@@ -214,6 +214,12 @@ def merge_halves(after: dict, before: dict) -> dict:
     return {**after, "before": before["before"], "meta": meta, "messages": 2}
 
 
+def is_half(row: dict) -> bool:
+    """A decoded row that is a split-update half still to pair (a rejected one keeps its pair key only to
+    say why)."""
+    return row.get("pair_key") is not None and row["reject_reason"] is None
+
+
 def orphan_reason(before: dict) -> str:
     return f"{before['raw_op']} without its matching after half (pair key {before['pair_key']})"
 

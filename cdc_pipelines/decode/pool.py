@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
 from cdc_pipelines.decode.local import decoded_counts, file_lines
-from cdc_pipelines.decode.messages import pair_halves_in_memory
+from cdc_pipelines.decode.messages import is_half, pair_halves_in_memory
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import (
@@ -290,10 +290,6 @@ class Job:
     tables: TableFilter | None = None
 
 
-def _is_half(row: dict) -> bool:
-    return row["pair_key"] is not None and row["reject_reason"] is None
-
-
 def _filter(rows: list[dict], tables: TableFilter | None) -> list[dict]:
     """`rows` with `filtered` set on the events of the tables `tables` leaves out (counted, not written)."""
     if tables is not None:
@@ -369,7 +365,7 @@ def _decoded(
     rows = list(decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit))
     events, rejects, hashes, prefixes, others = [], [], [], [], []
     for row in rows:
-        if _is_half(row):
+        if is_half(row):
             out.halves.append(row)
             continue
         others.append(row)

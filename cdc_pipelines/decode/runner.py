@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity
-from cdc_pipelines.decode.messages import pair_halves
+from cdc_pipelines.decode.messages import is_half, pair_halves
 from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports
 from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, find_duplicates, mark_duplicates
 from cdc_pipelines.decode.rows import decoded_rows
@@ -147,7 +147,7 @@ def _reports(
             rejects.append(
                 (row["source_file"], row["source_line"], row["raw"], row["raw_encoding"], row["reject_reason"])
             )
-        elif paired or row["pair_key"] is None:
+        elif paired or not is_half(row):
             hashes.append(identity.hash(row))
             ids.append(row["event_id"])
     return hashes, ids, rejects
@@ -190,6 +190,7 @@ def _decode_batches(
 
 
 def _half_mask(batch: pa.RecordBatch) -> pa.Array:
+    """`messages.is_half` of each row of a batch, as Arrow."""
     return pc.and_(pc.is_valid(batch.column("pair_key")), pc.is_null(batch.column("reject_reason")))
 
 
@@ -235,13 +236,13 @@ def pair_split_updates(decoded: DataFrame, codec: Codec, results: PassResults | 
     would each run them): halves by pair key, sorted first and by input order within a key; other
     rows spread by their lineage, passed through untouched.
     """
-    is_half = F.col("pair_key").isNotNull() & F.col("reject_reason").isNull()
+    half = F.col("pair_key").isNotNull() & F.col("reject_reason").isNull()  # `messages.is_half`, as a column
     lineage = F.xxhash64("source_file", "source_line", "row_index").cast("string")
-    spread = F.when(is_half, F.col("pair_key")).otherwise(lineage)
+    spread = F.when(half, F.col("pair_key")).otherwise(lineage)
     identity = DeliveryIdentity(codec.delivery_fields)
     return (
         decoded.repartition(spread)
-        .sortWithinPartitions(is_half.desc(), "pair_key", "source_file", "source_line")
+        .sortWithinPartitions(half.desc(), "pair_key", "source_file", "source_line")
         .mapInArrow(_pair_batches(codec.update_has_before, identity, results), DECODED_SCHEMA)
     )
 
