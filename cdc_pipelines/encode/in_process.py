@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import os
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -130,14 +130,6 @@ def _encode_share(share: _Share) -> list[tuple[int, pa.RecordBatch]]:
     batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows, share.version)
     with no_cycle_collection():
         return [(i, encode(b)) for i, b in enumerate(batches) if i % share.of == share.index]
-
-
-def _encoded(events: Iterable[pa.RecordBatch], format_id: str, options: Mapping[str, str] | None) -> pa.Table:
-    """The `ENCODED_SCHEMA` rows of `events`, encoded a batch at a time (only the encoded rows are held)."""
-    encode = _encoder(format_id, options)
-    with no_cycle_collection():
-        batches = [encode(b) for b in events]
-    return pa.Table.from_batches(batches, schema=to_arrow_schema(ENCODED_SCHEMA))
 
 
 def _encoder(format_id: str, options: Mapping[str, str] | None) -> Callable[[pa.RecordBatch], pa.RecordBatch]:

@@ -12,7 +12,7 @@ days may both hold (a day read before it was complete, or offsets changed under 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,6 @@ class PartitionOffsets:
     messages: int
     start_ms: int
     end_ms: int
-
-    def as_row(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

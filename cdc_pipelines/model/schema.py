@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 _TEXT = T.StringType()
@@ -52,8 +50,3 @@ REJECTS_SCHEMA = T.StructType(
     ]
 )
 REJECTS_COLUMNS = tuple(f.name for f in REJECTS_SCHEMA.fields)
-
-
-def lit_map(mapping: dict[str, str]) -> Column:
-    """A literal map<string,string> Spark column from a Python dict."""
-    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
