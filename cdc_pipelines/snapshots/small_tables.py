@@ -25,16 +25,13 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.delta_rs import file_rows, local_table_path
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
+from cdc_pipelines.snapshots import merges
 from cdc_pipelines.snapshots.apply import Applied
 from cdc_pipelines.snapshots.effects import table_text
 from cdc_pipelines.snapshots.fold import CLOSE, FOLD_SCHEMA, NET, OPEN
+from cdc_pipelines.snapshots.merges import KIND
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
-from cdc_pipelines.snapshots.tables import (
-    KIND,
-    PROPERTIES,
-    TablePaths,
-    evolve,
-)
+from cdc_pipelines.snapshots.tables import PROPERTIES, TablePaths, evolve
 from cdc_pipelines.snapshots.values import ColumnPlan, as_text, typed_array
 
 # the setting (`--conf`, CDC_SPARK_CONF) of the most rows a table written by delta-rs holds; 0: Spark writes
@@ -251,8 +248,8 @@ def write_day(
     paths: TablePaths, rows: pa.Table, columns: list[ColumnPlan], existed: bool, fresh: bool, truncated: bool
 ) -> int:
     """Create the two tables (not `existed`) and apply the day's rows (`days_rows`' of the table) to them: appended
-    when no key of the day was live (`fresh`), else one MERGE each as `tables.merge_current` and
-    `tables.merge_history` do. Returns the rows the current table gained less those it lost."""
+    when no key of the day was live (`fresh`), else one MERGE each (`merges`), as Spark's writer does. Returns
+    the rows the current table gained less those it lost."""
     from deltalake import DeltaTable, write_deltalake
 
     current_names = _names(columns, CURRENT_CDC)
@@ -272,29 +269,27 @@ def write_day(
         # `merge`: a history may hold columns the current table lost (a dropped column), null in new versions
         write_deltalake(history_path, opened.drop([KIND]), mode="append", schema_mode="merge")
         return sets.num_rows
-    merge = (
-        DeltaTable(current_path)
-        .merge(current, "t._cdc_key = s._cdc_key", source_alias="s", target_alias="t")
-        .when_matched_delete(f"s.{KIND} = 'del'")
-        .when_matched_update_all(f"s.{KIND} = 'set'", except_cols=[KIND])
-        .when_not_matched_insert_all(f"s.{KIND} = 'set'", except_cols=[KIND])
-    )
-    if truncated:
-        merge = merge.when_not_matched_by_source_delete()
-    metrics = merge.execute()
-    (
-        DeltaTable(history_path)
-        .merge(
-            pa.concat_tables([opened, closes], promote_options="default"),
-            f"t._cdc_key = s._cdc_key AND t._cdc_end_at IS NULL AND s.{KIND} = 'close'",
-            source_alias="s",
-            target_alias="t",
-        )  # fmt: skip
-        .when_matched_update({"_cdc_end_at": "s._cdc_end_at"})
-        .when_not_matched_insert_all(f"s.{KIND} = 'open'", except_cols=[KIND])
-        .execute()
-    )
+    metrics = _merged(DeltaTable(current_path), current, merges.current_merge(truncated))
+    _merged(DeltaTable(history_path), pa.concat_tables([opened, closes], promote_options="default"),
+            merges.history_merge())  # fmt: skip
     return metrics["num_target_rows_inserted"] - metrics["num_target_rows_deleted"]
+
+
+def _merged(table, source: pa.Table, merge: merges.Merge) -> dict:
+    """`merge` (`merges`) rendered with delta-rs's API and run; its metrics."""
+    builder = table.merge(source, merge.on, source_alias="s", target_alias="t")
+    for clause in merge.clauses:
+        if clause.action == merges.MATCHED_DELETE:
+            builder = builder.when_matched_delete(clause.condition)
+        elif clause.action == merges.MATCHED_UPDATE and clause.assign:
+            builder = builder.when_matched_update(dict(clause.assign), clause.condition)
+        elif clause.action == merges.MATCHED_UPDATE:
+            builder = builder.when_matched_update_all(clause.condition, except_cols=[KIND])
+        elif clause.action == merges.NOT_MATCHED_INSERT:
+            builder = builder.when_not_matched_insert_all(clause.condition, except_cols=[KIND])
+        else:
+            builder = builder.when_not_matched_by_source_delete(clause.condition)
+    return builder.execute()
 
 
 def version(path: str) -> int | None:

@@ -26,6 +26,8 @@ from pyspark.sql import types as T
 
 from cdc_pipelines.lake.io import DELTA, table_version
 from cdc_pipelines.model.column_types import widen
+from cdc_pipelines.snapshots import merges
+from cdc_pipelines.snapshots.merges import KIND
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
 from cdc_pipelines.snapshots.values import ColumnPlan, arrow_type, as_text, typed_array
 
@@ -35,7 +37,6 @@ PROPERTIES = {
     # a MERGE writes one file per task of its source otherwise: a day's few rows spread over many tiny files
     "delta.autoOptimize.optimizeWrite": "true",
 }
-KIND = "_cdc_kind"  # the merge source's own column: what the row does (never written)
 _CLOSED_AT = "_cdc_closed_at"  # `replace_history`'s own column: when the day ended an open version
 
 
@@ -167,31 +168,39 @@ def _on_keys(condition: Column, keys: list[str] | None) -> Column:
     return condition if keys is None else condition & F.col("t._cdc_key").isin(keys)
 
 
+def _merged(
+    spark: SparkSession, path: str, source: DataFrame, merge: merges.Merge, names: list[str], keys: list[str] | None
+) -> DataFrame:
+    """`merge` (`merges`) rendered with Spark's Delta API and run: the source's `names` are the columns an
+    update or insert of every source column sets. Returns the MERGE's metrics."""
+    from delta.tables import DeltaTable
+
+    values = _assignments(names)
+    builder = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), _on_keys(F.expr(merge.on), keys))
+    for clause in merge.clauses:
+        assign = dict(clause.assign) if clause.assign else values
+        if clause.action == merges.MATCHED_DELETE:
+            builder = builder.whenMatchedDelete(clause.condition)
+        elif clause.action == merges.MATCHED_UPDATE:
+            builder = builder.whenMatchedUpdate(clause.condition, assign)
+        elif clause.action == merges.NOT_MATCHED_INSERT:
+            builder = builder.whenNotMatchedInsert(clause.condition, assign)
+        else:
+            builder = builder.whenNotMatchedBySourceDelete(clause.condition)
+    return builder.execute()
+
+
 def merge_current(
     spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool,
     keys: list[str] | None = None,
 ) -> int:  # fmt: skip
-    """One MERGE of the day's net effect per key; a truncated table also loses every key the day left out.
-    `keys`: the day's keys (at most `KEY_LITERALS`; none for a truncated table), named in the condition.
+    """The day's net effect per key MERGEd (`merges.current_merge`). `keys`: the day's keys (at most
+    `KEY_LITERALS`; none for a truncated table), named in the condition.
 
     Returns the rows it added less the rows it removed, from the metrics the MERGE returns (a count of
     the table would be a scan of it each day)."""
-    from delta.tables import DeltaTable
-
-    cdc = [name for name, _ in CURRENT_CDC]
-    values = _assignments([c.name for c in columns] + cdc)
-    on = _on_keys(F.col("t._cdc_key") == F.col("s._cdc_key"), keys)
-    merge = (
-        DeltaTable.forPath(spark, path)
-        .alias("t")
-        .merge(current_rows(net, columns).alias("s"), on)
-        .whenMatchedDelete(f"s.{KIND} = 'del'")
-        .whenMatchedUpdate(f"s.{KIND} = 'set'", values)
-        .whenNotMatchedInsert(f"s.{KIND} = 'set'", values)
-    )
-    if truncated:
-        merge = merge.whenNotMatchedBySourceDelete()
-    metrics = merge.execute().first()
+    names = [c.name for c in columns] + [name for name, _ in CURRENT_CDC]
+    metrics = _merged(spark, path, current_rows(net, columns), merges.current_merge(truncated), names, keys).first()
     return metrics["num_inserted_rows"] - metrics["num_deleted_rows"]
 
 
@@ -205,24 +214,13 @@ def merge_history(
     spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan],
     keys: list[str] | None = None,
 ) -> None:  # fmt: skip
-    """One MERGE: the versions the day opened are inserted, the open versions it ended get their end.
-    `keys`: the day's keys (at most `KEY_LITERALS`; those it closes are among them unless a TRUNCATE
-    closes the rest: none then), named in the condition."""
-    from delta.tables import DeltaTable
-
-    cdc = [name for name, _ in HISTORY_CDC]
+    """The versions the day opened and the ends of those it closed MERGEd (`merges.history_merge`). `keys`: the
+    day's keys (at most `KEY_LITERALS`; those it closes are among them unless a TRUNCATE closes the rest:
+    none then), named in the condition."""
     closes = closed.select(F.col("_k").alias("_cdc_key"), "_cdc_end_at", F.lit("close").alias(KIND))
     source = history_rows(opened, columns).unionByName(closes, allowMissingColumns=True)
-    closing = F.col("t._cdc_end_at").isNull() & (F.col(f"s.{KIND}") == "close")
-    on = _on_keys((F.col("t._cdc_key") == F.col("s._cdc_key")) & closing, keys)
-    (
-        DeltaTable.forPath(spark, path)
-        .alias("t")
-        .merge(source.alias("s"), on)
-        .whenMatchedUpdate(set={"_cdc_end_at": "s._cdc_end_at"})
-        .whenNotMatchedInsert(f"s.{KIND} = 'open'", _assignments([c.name for c in columns] + cdc))
-        .execute()
-    )
+    names = [c.name for c in columns] + [name for name, _ in HISTORY_CDC]
+    _merged(spark, path, source, merges.history_merge(), names, keys)
 
 
 def key_predicate(spark: SparkSession, keys: list[str]) -> str:
