@@ -14,7 +14,7 @@ from hashlib import blake2b
 import orjson
 
 from cdc_pipelines.decode.messages import EVENT_FIELDS
-from cdc_pipelines.model.meta_keys import KAFKA_KEY, PREFIX
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF, KAFKA_KEY, PREFIX, ROW_INDEX
 
 
 class DeliveryIdentity:
@@ -34,8 +34,8 @@ class DeliveryIdentity:
         return {k: v for k, v in meta.items() if k == KAFKA_KEY or not (k.startswith(PREFIX) or k in skipped)}
 
     def exact(self, event: dict) -> tuple:
-        """The delivery identity itself, as `redeliveries.delivery_identity` compares it on Spark: maps
-        by their keys and values in the order they hold them, meta's kept entries sorted."""
+        """The delivery identity itself, what `mark_redeliveries` compares: maps by their keys and values in the
+        order they hold them, meta's kept entries sorted."""
         values = [tuple(v) if isinstance(v, list) else (tuple(v), tuple(v.values())) if isinstance(v, dict) else v
                   for v in (event[f] for f in self.fields)]  # fmt: skip
         meta = self._meta(event["meta"])
@@ -49,3 +49,24 @@ class DeliveryIdentity:
         values.append(event["row_index"])
         text = orjson.dumps(values, option=orjson.OPT_SORT_KEYS, default=str)
         return int.from_bytes(blake2b(text, digest_size=8).digest(), "little")
+
+
+def row_index(event: dict) -> int:
+    """The event's row in its message (`meta['cdc.row_index']`, 0 where absent)."""
+    return int((event["meta"] or {}).get(ROW_INDEX, 0))
+
+
+def mark_redeliveries(events: list[dict], delivery_fields: Sequence[str]) -> int:
+    """Mark each event repeating an earlier one (by file, line, row) with `cdc.duplicate_of`: the one exact
+    comparison of both engines (the local decode's over the events whose hashes repeat, Spark's in the tasks
+    those events are grouped into by their hash). The number marked."""
+    identity = DeliveryIdentity(delivery_fields)
+    first: dict[tuple, str] = {}
+    marked = 0
+    for event in sorted(events, key=lambda e: (e["source_file"], e["source_line"], row_index(e))):
+        key = identity.exact(event | {"row_index": row_index(event)})
+        original = first.setdefault(key, event["event_id"])
+        if original != event["event_id"]:
+            event["meta"] = {**(event["meta"] or {}), DUPLICATE_OF: original}
+            marked += 1
+    return marked

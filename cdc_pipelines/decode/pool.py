@@ -10,7 +10,7 @@ lines already read, a Kafka day's), runs the per-line functions the Spark tasks 
 leaves out the tables the filter drops, and writes its events to Parquet with pyarrow. Split-update halves
 are left in files by bucket of their pair key, and each bucket paired by one process
 (`messages.pair_halves`): the shuffle Spark does, on local disk. The parent compares exactly only the events
-whose delivery hashes repeat (`mark_redeliveries`), and commits every file in one Delta transaction
+whose delivery hashes repeat (`delivery.mark_redeliveries`), and commits every file in one Delta transaction
 (delta-rs's `create_write_transaction`, which replaces the day's partition as Spark's replaceWhere does). The
 processes write their rejects to files of `rejects` too, which the parent commits once the counts are
 checked, then the run counts. A run that fails before a commit leaves that table's new files outside its
@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from cdc_pipelines.decode.delivery import DeliveryIdentity
+from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries
 from cdc_pipelines.decode.local import decoded_counts, file_lines
 from cdc_pipelines.decode.messages import is_half, pair_halves_in_memory
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
@@ -59,7 +59,7 @@ from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
 from cdc_pipelines.lake.partition_paths import partition_dir
 from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
-from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
@@ -391,25 +391,6 @@ def numbered_ranges(ranges: Sequence[ByteRange], lines: Sequence[int]) -> list[B
         out.append(ByteRange(r.path, r.start, r.end, first))
         starts[r.path] = first + n
     return out
-
-
-def _row_index(event: dict) -> int:
-    return int((event["meta"] or {}).get(ROW_INDEX, 0))
-
-
-def mark_redeliveries(events: list[dict], delivery_fields: Sequence[str]) -> int:
-    """Mark each event repeating an earlier one (by file, line, row) with `cdc.duplicate_of`, as the
-    Spark decode does; the number marked."""
-    identity = DeliveryIdentity(delivery_fields)
-    first: dict[tuple, str] = {}
-    marked = 0
-    for event in sorted(events, key=lambda e: (e["source_file"], e["source_line"], _row_index(e))):
-        key = identity.exact(event | {"row_index": _row_index(event)})
-        original = first.setdefault(key, event["event_id"])
-        if original != event["event_id"]:
-            event["meta"] = {**(event["meta"] or {}), DUPLICATE_OF: original}
-            marked += 1
-    return marked
 
 
 def lake_table(rows: list[dict], schema, constants: Mapping[str, object] | None = None) -> pa.Table:

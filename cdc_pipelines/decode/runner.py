@@ -10,7 +10,7 @@ counts are observed in the write, the delivery hashes and rejects reported besid
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -23,10 +23,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines.decode.delivery import DeliveryIdentity
-from cdc_pipelines.decode.messages import is_half, pair_halves
+from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries, row_index
+from cdc_pipelines.decode.messages import EVENT_FIELDS, is_half, pair_halves
 from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports
-from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, find_duplicates, mark_duplicates
+from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, mark_duplicates
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.extract.lines import ExtractLines, LineNumbering, read_extract_lines
@@ -36,7 +36,7 @@ from cdc_pipelines.formats.base import Codec, max_message_chars
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
-from cdc_pipelines.model.meta_keys import ROW_INDEX
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
@@ -473,7 +473,41 @@ def _mark_redeliveries(
         prefixes = F.broadcast(prefixes)
     written = io.read_canonical(spark, commit.path, commit.version).where(F.expr(within))
     rows = written.join(prefixes, F.substring("event_id", 1, ID_PREFIX) == F.col("prefix"), "left_semi")
-    index = F.coalesce(F.element_at("meta", F.lit(ROW_INDEX)).cast("int"), F.lit(0)).alias("row_index")
-    repeats = find_duplicates(rows.select("*", index), delivery_fields)
-    if repeats is not None:
+    lineage = ("event_id", "source_topic", "dt", "source_file", "source_line")
+    repeats = redeliveries_of(rows.select(*lineage, *EVENT_FIELDS), delivery_fields)
+    repeats = repeats.localCheckpoint()  # counted, then joined: the events are compared once
+    if not repeats.isEmpty():
         mark_duplicates(spark, commit.path, repeats, within)
+
+
+_HASHED = T.StructField("_hash", T.LongType())
+
+
+def redeliveries_of(rows: DataFrame, delivery_fields: Sequence[str]) -> DataFrame:
+    """(event_id, duplicate_of) of the events among `rows` (the event id, its topic, day and lineage, and
+    `EVENT_FIELDS`) repeating an earlier one of their topic and day: the rows brought together by their
+    delivery hash (`DeliveryIdentity.hash`, in `mapInArrow`), then each task's compared exactly by
+    `delivery.mark_redeliveries`, the local decode's comparison, a topic and day at a time."""
+    fields = tuple(delivery_fields)
+
+    def hashed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        identity = DeliveryIdentity(fields)
+        for batch in batches:
+            values = [identity.hash(r | {"row_index": row_index(r)}) for r in batch_to_rows(batch)]
+            signed = [v - (1 << 64) if v >= 1 << 63 else v for v in values]  # Spark's long is signed
+            yield batch.append_column("_hash", pa.array(signed, pa.int64()))
+
+    def marked(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        with no_cycle_collection():
+            events = [r for batch in batches for r in batch_to_rows(batch)]
+            by_day: dict[tuple, list[dict]] = {}
+            for event in events:
+                by_day.setdefault((event["source_topic"], event["dt"]), []).append(event)
+            for day in by_day.values():
+                mark_redeliveries(day, fields)
+        pairs = [(e["event_id"], e["meta"][DUPLICATE_OF]) for e in events if DUPLICATE_OF in (e["meta"] or {})]
+        yield pa.RecordBatch.from_arrays([pa.array([p[i] for p in pairs], pa.string()) for i in (0, 1)],
+                                         names=["event_id", "duplicate_of"])  # fmt: skip
+
+    grouped = rows.mapInArrow(hashed, T.StructType([*rows.schema.fields, _HASHED])).repartition("_hash")
+    return grouped.mapInArrow(marked, "event_id string, duplicate_of string")
