@@ -21,8 +21,7 @@ from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.layout import CHANGES_DIR
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import join
-from cdc_pipelines.schema_changes.day import refuse_schema_changes, refuses
-from cdc_pipelines.snapshots import apply, schema_day, small_tables, values
+from cdc_pipelines.snapshots import apply, small_tables, values
 from cdc_pipelines.snapshots.day import (
     ANOMALY_TEXT,
     TableDay,
@@ -30,17 +29,17 @@ from cdc_pipelines.snapshots.day import (
     ddl_events,
     first_deliveries,
     rows_before,
-    summary,
     table_days,
     table_rows,
     touched_tables,
 )
+from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables
 from cdc_pipelines.snapshots.effects import TABLE, table_text
 from cdc_pipelines.snapshots.fold import ANOMALY
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, DDL_SCHEMA
-from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, table_paths, write_summary
+from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, table_paths
 from cdc_pipelines.snapshots.tables import column_order
-from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_unfinished, version_at_end
+from cdc_pipelines.snapshots.versions import TableVersion, as_of
 
 # the setting of the most events of one day the local engine folds (it holds the day in this process: a
 # day of 1M inserts took 4.2 GiB here); past it the engine table sends the step to Spark, which folds in
@@ -107,21 +106,13 @@ def snapshot_day(
     """`run.snapshot_day` on the local engine: write one day into each table it changed; record the
     versions, the day's anomalies and figures; the day's summary."""
     changes = day_changes(lake_root, day, topics)
-    ddl = ddl_events(changes)
-    policies, dialects, routes = schema_changes
-    if refuses(policies):  # before anything of the day is written
-        refuse_schema_changes(ddl, policies, dialects)
-    started = functools.cache(lambda: {e.table for e in as_of(None, root, day, before=True)})
-    held = functools.partial(schema_day.held_columns, None, root, started)
+    ddl, (_, dialects, _) = ddl_events(changes), schema_changes
     rows = functools.cache(functools.partial(table_rows, changes))
-    schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows, lambda: touched_tables(changes))
+    schema = planned_schema(None, root, day, ddl, schema_changes, rows, lambda: touched_tables(changes))
     previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
     effects = apply.local_effects(changes, keys, kafka_keys, schema.rewrite)
     tables, skipped = apply.local_tables(effects)
-    changed = list(dict.fromkeys([*tables, *schema.tables]))
-    restore_unfinished(None, root, day, {t: table_paths(root, t) for t in changed if t not in restored})
-    restored.difference_update(changed)
-    schema_day.before_fold(None, root, schema)
+    prepared_tables(None, root, day, list(dict.fromkeys([*tables, *schema.tables])), restored, schema)
     held, live = _live_keys(root, tables)
     live_among = functools.partial(apply.live_among, live)
     folded = apply.fold_local(effects, skipped, live_among, bool(schema.rewrite.routes))
@@ -141,14 +132,8 @@ def snapshot_day(
     plans = {d.table: _columns(root, d) for d in days}
     typed = small_tables.day_rows(folded.folded, plans)
     entries = [_write(root, day, d, typed[d.table], plans[d.table], before) for d in days]
-    schema_day.after_writes(None, root, schema)
-    written = {e.table for e in entries}
-    entries = [version_at_end(None, root, day, e.table, e.rows) if e.table in schema.dropped else e for e in entries]
-    entries += [version_at_end(None, root, day, t) for t in schema.tables if t not in written]
-    record(None, root, day, entries)
-    figures = summary(root, day, previous_day, skipped, events.num_rows, anomalies.to_pylist(), as_of(None, root, day))
-    write_summary(None, root, day, figures)
-    return figures
+    return finished_day(None, root, day, schema, entries, previous_day, skipped, events.num_rows,
+                        anomalies.to_pylist())  # fmt: skip
 
 
 def _live_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:

@@ -30,7 +30,7 @@ from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
-from cdc_pipelines.schema_changes.day import check_policies, refuse_schema_changes, refuses
+from cdc_pipelines.schema_changes.day import check_policies
 from cdc_pipelines.schema_changes.policy import LENIENT
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route
 from cdc_pipelines.snapshots import apply, local_days, schema_day, small_tables
@@ -42,11 +42,11 @@ from cdc_pipelines.snapshots.day import (
     ddl_events,
     first_deliveries,
     rows_before,
-    summary,
     table_days,
     table_rows,
     touched_tables,
 )
+from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables
 from cdc_pipelines.snapshots.effects import ROW_OPS, table_text
 from cdc_pipelines.snapshots.fold import KEY_LITERALS
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, DDL_SCHEMA, TABLE
@@ -58,7 +58,6 @@ from cdc_pipelines.snapshots.store import (
     read_day,
     replace_day,
     table_paths,
-    write_summary,
 )
 from cdc_pipelines.snapshots.tables import (
     append_current,
@@ -74,11 +73,7 @@ from cdc_pipelines.snapshots.tables import (
 from cdc_pipelines.snapshots.values import ColumnPlan
 from cdc_pipelines.snapshots.versions import (
     TableVersion,
-    as_of,
-    record,
     restore_before,
-    restore_unfinished,
-    version_at_end,
 )
 
 # tables whose writes run side by side (each its current and history table on two threads: up to twice
@@ -281,24 +276,17 @@ def snapshot_day(
     changes, local_changes = day_changes(spark, lake_root, day, topics, fold_in_driver)
     # a day's few DDL events, collected where Spark read the day
     ddl = ddl_events(local_changes if local_changes is not None else changes.where(F.col("op") == "DDL").toArrow())
-    policies, dialects, routes = schema_changes
-    if refuses(policies):  # before anything of the day is written
-        refuse_schema_changes(ddl, policies, dialects)
-    started = functools.cache(lambda: {e.table for e in as_of(spark, root, day, before=True)})
-    held = functools.partial(schema_day.held_columns, spark, root, started)
+    _, dialects, _ = schema_changes
     rows = functools.cache(functools.partial(_table_rows, changes, local_changes))
     touched = functools.partial(_touched, changes, local_changes)
-    schema = schema_day.schema_day(ddl, policies, dialects, routes, held, rows, touched)
+    schema = planned_schema(spark, root, day, ddl, schema_changes, rows, touched)
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     local_effects = None if local_changes is None else apply.local_effects(local_changes, keys, kafka_keys,
                                                                            schema.rewrite)  # fmt: skip
     effects = effects_frame(changes, keys, kafka_keys, schema.rewrite or None) if local_effects is None else None
     tables, skipped = day_tables(effects) if local_effects is None else apply.local_tables(local_effects)
     restored = set() if restored is None else restored
-    changed = list(dict.fromkeys([*tables, *schema.tables]))
-    restore_unfinished(spark, root, day, {t: table_paths(root, t) for t in changed if t not in restored})
-    restored.difference_update(changed)
-    schema_day.before_fold(spark, root, schema)
+    prepared_tables(spark, root, day, list(dict.fromkeys([*tables, *schema.tables])), restored, schema)
     live_keys, held, spark_read = previous_keys(spark, root, tables)
     result = None
     if local_effects is not None:
@@ -322,21 +310,13 @@ def snapshot_day(
             days = table_days(result.tables, figures, held)
             entries = _merge_tables(spark, root, day, result, days, rows_before(root, previous_day), pool)
             applied, anomalies = side.result()
-        schema_day.after_writes(spark, root, schema)
-        written = {e.table for e in entries}
-        entries = [
-            version_at_end(spark, root, day, e.table, e.rows) if e.table in schema.dropped else e for e in entries
-        ]
-        entries += [version_at_end(spark, root, day, t) for t in schema.tables if t not in written]
-        record(spark, root, day, entries, local)
+        if anomalies is None:
+            frame = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
+            anomalies = [{**r.asDict(), "n": r["count"]} for r in frame.groupBy(*TABLE, "kind").count().collect()]
+        return finished_day(spark, root, day, schema, entries, previous_day, result.skipped, applied, anomalies,
+                            local)  # fmt: skip
     finally:
         result.release()
-    if anomalies is None:
-        frame = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
-        anomalies = [{**r.asDict(), "n": r["count"]} for r in frame.groupBy(*TABLE, "kind").count().collect()]
-    figures = summary(root, day, previous_day, result.skipped, applied, anomalies, as_of(spark, root, day))
-    write_summary(spark, root, day, figures)
-    return figures
 
 
 def _write_day_datasets(

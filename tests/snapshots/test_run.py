@@ -11,7 +11,7 @@ import pytest
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
-from cdc_pipelines.snapshots import apply, local_days, run, snapshot_days
+from cdc_pipelines.snapshots import apply, day_steps, snapshot_days
 from cdc_pipelines.snapshots.as_of import print_as_of
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.store import ANOMALIES, DDL, read_summary, table_root
@@ -134,8 +134,7 @@ def test_two_days_then_rerun_and_backfill_equal_a_clean_run(snapshot_engine, tmp
     # day 2 fails after its tables' MERGEs committed, before its versions were recorded: no summary, so
     # its rerun is a first run of the day, which must not apply them twice (the history would double)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(run, "record", _crash)
-        patch.setattr(local_days, "record", _crash)
+        patch.setattr(day_steps, "record", _crash)  # both engines' days record their versions there
         with pytest.raises(RuntimeError, match="crashed"):
             engine.days(lake, [D2])
     days |= engine.days(lake, [D2])
@@ -203,7 +202,7 @@ def test_a_failed_day_of_spark_tables_whose_history_alone_committed_is_applied_o
     with delta_rs.small_table_max_rows(spark, 0):
         snapshot_days(spark, lake, [D1])
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(run, "record", _crash)
+            patch.setattr(day_steps, "record", _crash)
             with pytest.raises(RuntimeError, match="crashed"):
                 snapshot_days(spark, lake, [D2])
         snapshot_days(spark, lake, [D2])
