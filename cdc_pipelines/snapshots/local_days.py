@@ -36,7 +36,14 @@ from cdc_pipelines.snapshots.day import (
 from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables
 from cdc_pipelines.snapshots.effects import TABLE, table_text
 from cdc_pipelines.snapshots.fold import ANOMALY
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, DDL_SCHEMA
+from cdc_pipelines.snapshots.schema import (
+    ANOMALY_COLUMNS,
+    ANOMALY_SCHEMA,
+    APPLIED_SCHEMA,
+    DDL_SCHEMA,
+    LATE_DETAIL,
+    LATE_EVENT,
+)
 from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, table_paths
 from cdc_pipelines.snapshots.tables import column_order
 from cdc_pipelines.snapshots.versions import TableVersion, as_of
@@ -46,7 +53,6 @@ from cdc_pipelines.snapshots.versions import TableVersion, as_of
 # `mapInArrow`
 MAX_EVENTS_SETTING = "cdc.snapshots.local_max_events"
 DEFAULT_MAX_EVENTS = 2_000_000
-_LATE = "arrived after a later day was applied"
 
 
 def day_changes(lake_root: str | Path, day: str, topics: Sequence[str] | None) -> pa.Table:
@@ -173,9 +179,9 @@ def _anomalies(
         if before is not None:
             late = late.filter(pc.invert(pc.is_in(late.column("event_id"), before.column("event_id"))))
         n = late.num_rows
-        parts.append(pa.table({**{c: late.column(c) for c in TABLE}, "kind": pa.array(["late_event"] * n),
+        parts.append(pa.table({**{c: late.column(c) for c in TABLE}, "kind": pa.array([LATE_EVENT] * n),
                                "event_id": late.column("event_id"), "op": late.column("op"),
-                               "detail": pa.array([_LATE] * n)}))  # fmt: skip
+                               "detail": pa.array([LATE_DETAIL] * n)}))  # fmt: skip
     rows = pa.concat_tables([p.select(list(ANOMALY_COLUMNS)).cast(ANOMALY_TEXT) for p in parts])
     return rows.append_column("dt", pa.array([day] * rows.num_rows, pa.string()))
 

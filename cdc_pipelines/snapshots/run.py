@@ -49,7 +49,15 @@ from cdc_pipelines.snapshots.day import (
 from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables
 from cdc_pipelines.snapshots.effects import ROW_OPS, table_text
 from cdc_pipelines.snapshots.fold import KEY_LITERALS
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, DDL_SCHEMA, TABLE
+from cdc_pipelines.snapshots.schema import (
+    ANOMALY_COLUMNS,
+    ANOMALY_SCHEMA,
+    APPLIED_SCHEMA,
+    DDL_SCHEMA,
+    LATE_DETAIL,
+    LATE_EVENT,
+    TABLE,
+)
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
     APPLIED,
@@ -467,6 +475,5 @@ def _side_by_side(first: Callable[[], R], second: Callable[[], object]) -> R:
 
 def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:
     return events.join(applied_before.select("event_id"), "event_id", "left_anti").select(
-        *TABLE, F.lit("late_event").alias("kind"), "event_id", "op",
-        F.lit("arrived after a later day was applied").alias("detail"),
+        *TABLE, F.lit(LATE_EVENT).alias("kind"), "event_id", "op", F.lit(LATE_DETAIL).alias("detail"),
     )  # fmt: skip

@@ -34,6 +34,8 @@ VERSIONS_SCHEMA = T.StructType(
 )
 
 # kind: update_of_missing_key, delete_of_missing_key, insert_of_existing_key, late_event, cast_failed, ddl_unread
+# a late day's event that a run of the day before did not apply: its kind and detail on both engines
+LATE_EVENT, LATE_DETAIL = "late_event", "arrived after a later day was applied"
 ANOMALY_SCHEMA = T.StructType(
     [
         *(T.StructField(c, _TEXT) for c in TABLE),
