@@ -86,14 +86,12 @@ def event_dicts(batch: pa.RecordBatch | pa.Table) -> list[dict]:
 
 def tables_with_pk(batch: pa.RecordBatch | pa.Table) -> set[tuple]:
     """The tables (`keys.TABLE`) of which some event of `batch` names the PK: one part of `DayContext`,
-    unions of batches' sets make the day's."""
-    columns = batch.select(list(keys.TABLE)).to_pylist()
-    ops, pks = batch.column("op").to_pylist(), batch.column("pk_columns").to_pylist()
-    return {
-        tuple(row[c] for c in keys.TABLE)
-        for row, op, pk in zip(columns, ops, pks, strict=True)
-        if keys.table_has_pk({"op": op, "pk_columns": pk})
-    }
+    unions of batches' sets make the day's. `keys.table_has_pk` is asked once per distinct table, op and
+    whether the PK is named, not per event."""
+    named = pc.greater(pc.fill_null(pc.list_value_length(batch.column("pk_columns")), 0), 0)
+    kinds = pa.table([*(batch.column(c) for c in keys.TABLE), batch.column("op"), named],
+                     names=[*keys.TABLE, "op", "pk_columns"]).group_by([*keys.TABLE, "op", "pk_columns"]).aggregate([])
+    return {tuple(row[c] for c in keys.TABLE) for row in kinds.to_pylist() if keys.table_has_pk(row)}
 
 
 @dataclass(frozen=True)
