@@ -89,8 +89,9 @@ def tables_with_pk(batch: pa.RecordBatch | pa.Table) -> set[tuple]:
     unions of batches' sets make the day's. `keys.table_has_pk` is asked once per distinct table, op and
     whether the PK is named, not per event."""
     named = pc.greater(pc.fill_null(pc.list_value_length(batch.column("pk_columns")), 0), 0)
-    kinds = pa.table([*(batch.column(c) for c in keys.TABLE), batch.column("op"), named],
-                     names=[*keys.TABLE, "op", "pk_columns"]).group_by([*keys.TABLE, "op", "pk_columns"]).aggregate([])
+    names = [*keys.TABLE, "op", "pk_columns"]
+    kinds = pa.table([*(batch.column(c) for c in keys.TABLE), batch.column("op"), named], names=names)
+    kinds = kinds.group_by(names).aggregate([])
     return {tuple(row[c] for c in keys.TABLE) for row in kinds.to_pylist() if keys.table_has_pk(row)}
 
 
