@@ -235,11 +235,10 @@ def previous_keys(
     schema = T.StructType([T.StructField(c, T.StringType()) for c in (*TABLE, "_t", "_k", "_shard")])
     keys = spark.createDataFrame([], schema)
     held, read, spark_read = {}, [], set()
-    small = small_tables.max_rows(spark) > 0
     for table in tables:
         path = table_paths(root, table).current
         # a table delta-rs wrote: its keys read without a Spark job (Delta's log replay is one per table)
-        own = small_tables.live_keys(path) if small else None
+        own = small_tables.live_keys(path)
         if own is not None:
             held[table], table_keys = own
             read.append((table, table_keys))
@@ -371,33 +370,28 @@ def _merge_tables(
     pool: ThreadPoolExecutor,
 ) -> list[TableVersion]:
     """Each changed table's two MERGEs, the tables side by side in `pool`; the versions they made (in
-    table order). The small tables (`small_tables.takes`) are written by delta-rs from one collect of
-    all their rows."""
-    limit = small_tables.max_rows(spark)
-    small = dict(zip([d.table for d in days], pool.map(lambda d: _small_columns(spark, root, d, rows_before, limit),
-                                                         days), strict=True))  # fmt: skip
+    table order). The tables delta-rs writes (`small_tables.takes`) are written from one collect of all
+    their rows; a day of more rows than the local engine holds (`local_days.MAX_EVENTS_SETTING`) has Spark
+    MERGE into every table, delta-rs's as they are (no feature added)."""
+    bound = int(spark.conf.get(local_days.MAX_EVENTS_SETTING, str(local_days.DEFAULT_MAX_EVENTS)))
+    limit = small_tables.max_rows(spark) if sum(d.sets + d.opened + d.live for d in days) <= bound else -1
+    small = dict(zip([d.table for d in days], pool.map(lambda d: _small_columns(spark, root, d, limit), days),
+                     strict=True))  # fmt: skip
     plans = {table: columns for table, columns in small.items() if columns is not None}
     rows = pool.submit(small_tables.days_rows, spark, result, plans) if plans else None
     merges = [pool.submit(_merge_table, spark, root, day, result, d, rows_before, small[d.table], rows) for d in days]
     return [m.result() for m in merges]
 
 
-def _small_columns(
-    spark: SparkSession, root: str, table_day: TableDay, rows_before: Mapping[tuple, int], limit: int
-) -> list[ColumnPlan] | None:
-    """A small table's columns (`small_tables.takes`), an existing one's brought to the day's; None for a
-    table Spark writes. Small: its current rows after the day, and its history's rows with the day's
-    versions, each at most `limit`."""
+def _small_columns(spark: SparkSession, root: str, table_day: TableDay, limit: int) -> list[ColumnPlan] | None:
+    """The columns of a table delta-rs writes (`small_tables.takes`), an existing one's brought to the
+    day's; None for a table Spark writes (all with a `limit` below 0: a day too large to collect)."""
+    if limit < 0:
+        return None
     paths = table_paths(root, table_day.table)
     existed = table_day.held is not None
-    current = rows_before.get(table_day.table, 0) if table_day.table in rows_before or not existed else None
-    if existed and current is None:  # restored to its first version (a backfill, or a run that did not finish)
-        current = small_tables.rows_of(paths.current)
-    history = small_tables.rows_of(paths.history) if existed else 0
-    if current is None or history is None:
-        return None
-    rows = max(current + table_day.sets, history + table_day.opened)
-    if not small_tables.takes(paths, table_day.columns + (table_day.held or []), rows, existed, limit):
+    first_rows = max(table_day.sets, table_day.opened)
+    if not small_tables.takes(paths, table_day.columns + (table_day.held or []), existed, first_rows, limit):
         return None
     if not existed:
         return column_order(table_day.columns, table_day.pk_columns)

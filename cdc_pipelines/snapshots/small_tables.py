@@ -1,16 +1,18 @@
-"""A source table's day written with delta-rs: every table of the local engine, and the small tables of a
-local lake on the Spark engine (a MERGE through Spark's Delta costs about 20 Spark jobs and 1-2 s of
-driver work however few its rows; delta-rs's commit 10-30 ms).
+"""A source table's day written with delta-rs: every table of the local engine, and on the Spark engine
+the local lake's tables delta-rs created (a MERGE through Spark's Delta costs about 20 Spark jobs and 1-2 s
+of driver work however few its rows; delta-rs's commit 10-30 ms).
 
 The day's rows come from the fold typed by `day_rows` (`values.typed_array`, the one typing rule of both
-engines), and delta-rs applies them with the clauses of Spark's MERGEs (`tables`), one commit per table.
+engines), and delta-rs applies them with the clauses of Spark's MERGEs (`merges`), one commit per table.
 
-A table keeps the features it was created with, whichever engine writes it next. delta-rs creates a table
-without deletion vectors (delta-rs 1.6 writes copy-on-write; the few small files a day touches are
-rewritten) and without column mapping (delta-rs 1.6 marks a new column-mapped table without the
-`columnMapping` feature Spark's reader checks); Spark MERGEs into such a table as it is. A table Spark
-created has both, and only Spark writes it; so do a table whose column names need mapping and a folder
-name with `%` (delta-rs 1.6 decodes it as a URL): `unwritable` names them for the engine table.
+A table keeps its writer and the features it was created with, whichever engine runs next: no table
+changes hands by growing. delta-rs creates a table without deletion vectors (delta-rs 1.6 writes
+copy-on-write; the few files a day touches are rewritten) and without column mapping (delta-rs 1.6 marks a
+new column-mapped table without the `columnMapping` feature Spark's reader checks), and writes it from then
+on. A table Spark created has both, and only Spark writes it; so do a table whose column names need
+mapping and a folder name with `%` (delta-rs 1.6 decodes it as a URL): `unwritable` names them for the
+engine table. Which of the two creates a new table on the Spark engine is decided then, by its first day's
+rows (`MAX_ROWS_SETTING`).
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
 from cdc_pipelines.snapshots.tables import PROPERTIES, TablePaths, evolve
 from cdc_pipelines.snapshots.values import ColumnPlan, as_text, typed_array
 
-# the setting (`--conf`, CDC_SPARK_CONF) of the most rows a table written by delta-rs holds; 0: Spark writes
-# every table. A 100,000-row table's files rewrite in well under a second; past that, deletion vectors pay
+# the setting (`--conf`, CDC_SPARK_CONF) of the most rows a new table's first day gives it for delta-rs to
+# create it on the Spark engine (a local lake); a larger one, or every one with 0, Spark creates with deletion
+# vectors, which pay on a table large from its start. Either keeps its writer after (the local engine writes
+# only delta-rs's)
 MAX_ROWS_SETTING = "cdc.snapshots.small_table_max_rows"
 DEFAULT_MAX_ROWS = 100_000
 # what Delta accepts as a column name without column mapping (and no backtick: delta-rs's merge quotes
@@ -72,17 +76,17 @@ def unwritable_table(paths: TablePaths) -> str | None:
     return None
 
 
-def takes(paths: TablePaths, columns: list[ColumnPlan], rows: int | None, existed: bool, limit: int) -> bool:
-    """Whether delta-rs writes this table's day: local, at most `limit` rows (`rows`: the larger of its
-    current and history tables' rows after the day; None when not known), plain column names, and,
-    where it exists, a table that was not Spark's (no deletion vectors or column mapping)."""
-    if limit <= 0 or rows is None or rows > limit:
-        return False
+def takes(paths: TablePaths, columns: list[ColumnPlan], existed: bool, first_rows: int, limit: int) -> bool:
+    """Whether delta-rs writes this table's day on the Spark engine: local, plain column names, and a table
+    delta-rs created (whatever it has grown to), or a new one whose first day gives it at most `limit`
+    rows (`first_rows`: the larger of its current and history tables' rows after the day)."""
     if local_table_path(paths.current) is None or local_table_path(paths.history) is None:
         return False
     if not all(_PLAIN_NAME.fullmatch(c.name) for c in columns):
         return False
-    return not existed or not any(_spark_owned(p) for p in (paths.current, paths.history))
+    if existed:
+        return not any(_spark_owned(p) for p in (paths.current, paths.history))
+    return first_rows <= limit and limit > 0
 
 
 def _spark_owned(path: str) -> bool:
@@ -313,15 +317,17 @@ def restore(path: str, version: int) -> bool:
 
 def owns(path: str, spark: SparkSession | None) -> bool:
     """Whether delta-rs writes the table at `path`: the local engine's (no `spark`) always; on Spark's, one
-    delta-rs wrote, or, where there is none yet, a local one while small tables are delta-rs's."""
+    delta-rs created, or, where there is none yet, a local one while delta-rs creates tables (`takes`)."""
     if spark is None:
         return True
     from deltalake import DeltaTable
 
     local = local_table_path(path)
-    if local is None or max_rows(spark) <= 0:
+    if local is None:
         return False
-    return not DeltaTable.is_deltatable(local) or _delta_rs_table(path) is not None
+    if not DeltaTable.is_deltatable(local):
+        return max_rows(spark) > 0
+    return _delta_rs_table(path) is not None
 
 
 def rename_columns(path: str, pairs: list[tuple[str, str]]) -> None:

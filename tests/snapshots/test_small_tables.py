@@ -1,8 +1,8 @@
 """Tables written by delta-rs (`small_tables`: the local engine's, and Spark's small tables of a local lake)
 hold what Spark's MERGEs would: the same days applied by the local engine, by Spark with delta-rs writing
 its small tables, and by Spark alone give the same tables, types, versions and summaries (columns widened
-to text by delta-rs too); a table delta-rs created keeps its features when it outgrows the limit and
-Spark's MERGEs write it."""
+to text by delta-rs too); a table keeps its writer and its features when it outgrows the limit that
+decided who created it."""
 
 import json
 from decimal import Decimal
@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
-from cdc_pipelines.snapshots import snapshot_days
+from cdc_pipelines.snapshots import local_days, snapshot_days
 from cdc_pipelines.snapshots.small_tables import as_text
 from cdc_pipelines.snapshots.store import table_root
 from tests.snapshots import delta_rs
@@ -94,15 +94,27 @@ def test_delta_rs_tables_equal_sparks_and_keep_their_features(spark, tmp_path):
     assert list(snapshot_days(spark, lakes["delta_rs"], [D1])) == [D1, D2, D3]
     assert _state(lakes["delta_rs"]) == state
     assert not any(_deletion_vectors(_path(lakes["delta_rs"], table, "current")) for table in TABLES)
-    # a backfill of day 3 with a limit day 3 passes: Spark's MERGEs write the restored tables as they are,
-    # no deletion vectors added: a table keeps the features it was created with
+    # a backfill of day 3 with a limit the tables have outgrown: delta-rs writes them still, and Spark a
+    # table it created: no table changes hands by growing
     with delta_rs.small_table_max_rows(spark, 1):
         again = snapshot_days(spark, lakes["delta_rs"], [D3])
-    assert _state(lakes["delta_rs"]) == state
-    assert again[D3]["rows"] == by_spark[D3]["rows"]
+        by_spark_again = snapshot_days(spark, lakes["spark"], [D3])
+    assert _state(lakes["delta_rs"]) == state and _state(lakes["spark"]) == state
+    assert again[D3]["rows"] == by_spark[D3]["rows"] == by_spark_again[D3]["rows"]
     assert not any(_deletion_vectors(_path(lakes["delta_rs"], table, kind)) for table in TABLES for kind in KINDS)
-    assert all("Apache-Spark" in _engines(_path(lakes["delta_rs"], table, "current")) for table in ("t", "u"))
-    # and the local engine writes them again after Spark did: a rerun of day 3
+    assert all(_engines(_path(lakes["delta_rs"], table, kind)) == {"delta-rs"} for table in TABLES for kind in KINDS)
+    assert all(_engines(_path(lakes["spark"], table, kind)) == {"Apache-Spark"} for table in TABLES for kind in KINDS)
+    # a day of more rows than the driver holds (the local engine's bound on a day): Spark's MERGEs write
+    # delta-rs's tables as they are, no deletion vectors added
+    spark.conf.set(local_days.MAX_EVENTS_SETTING, "1")
+    try:
+        snapshot_days(spark, lakes["delta_rs"], [D3])
+    finally:
+        spark.conf.unset(local_days.MAX_EVENTS_SETTING)
+    assert _state(lakes["delta_rs"]) == state
+    assert not any(_deletion_vectors(_path(lakes["delta_rs"], table, kind)) for table in TABLES for kind in KINDS)
+    assert all("Apache-Spark" in _engines(_path(lakes["delta_rs"], table, "current")) for table in TABLES)
+    # and the local engine writes them as the Spark engine did: a rerun of day 3
     snapshot_days(None, lakes["delta_rs"], [D3])
     assert _state(lakes["delta_rs"]) == state
     for table in TABLES:  # and Spark reads what both engines left as delta-rs does
