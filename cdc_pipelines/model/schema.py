@@ -49,4 +49,3 @@ REJECTS_SCHEMA = T.StructType(
         T.StructField("dt", _TEXT, False),
     ]
 )
-REJECTS_COLUMNS = tuple(f.name for f in REJECTS_SCHEMA.fields)

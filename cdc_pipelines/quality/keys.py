@@ -33,7 +33,6 @@ PK_SEPARATOR = "\u0001"
 TABLE = ("source_topic", "db", "db_schema", "table_name")
 TABLE_HAS_PK = "_pk_table_has_pk"
 EVENT_ID_EVENTS = "_pk_event_id_events"
-BAD_BEFORE, BAD_AFTER = "_pk_bad_before", "_pk_bad_after"
 
 
 CHECKS = ("pk_known", "pk_values", "pk_unchanged", "record_primary_value", SPLIT_CHECK, "unique_event_id")

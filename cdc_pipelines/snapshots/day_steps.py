@@ -10,16 +10,18 @@ own fold and writes; `spark` is None on the local engine (delta-rs).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from cdc_pipelines.schema_changes.day import refuse_schema_changes, refuses
-from cdc_pipelines.snapshots import schema_day
-from cdc_pipelines.snapshots.day import summary
+from cdc_pipelines.snapshots import schema_day, small_tables
+from cdc_pipelines.snapshots.day import TableDay, summary
 from cdc_pipelines.snapshots.schema_day import SchemaDay
 from cdc_pipelines.snapshots.store import table_paths, write_summary
+from cdc_pipelines.snapshots.tables import TablePaths
+from cdc_pipelines.snapshots.values import ColumnPlan
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_unfinished, version_at_end
 
 
@@ -62,3 +64,16 @@ def finished_day(
     figures = summary(root, day, previous_day, skipped, applied, anomalies, as_of(spark, root, day))
     write_summary(spark, root, day, figures)
     return figures
+
+
+def write_table(
+    paths: TablePaths, day: str, table_day: TableDay, rows: pa.Table, columns: list[ColumnPlan],
+    before: Mapping[tuple, int],
+) -> TableVersion:  # fmt: skip
+    """A table delta-rs writes, its day written (`small_tables.write_day`): its versions, and its rows
+    after the day (its rows `before` it and what the day added; counted where a restore left them unknown)."""
+    table, existed = table_day.table, table_day.held is not None
+    added = small_tables.write_day(paths, rows, columns, existed, not table_day.live, table_day.truncated)
+    count = before[table] + added if table in before else small_tables.rows_of(paths.current)
+    versions = small_tables.version(paths.current), small_tables.version(paths.history)
+    return TableVersion(table, paths.current, paths.history, *versions, count, day)

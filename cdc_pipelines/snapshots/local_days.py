@@ -24,7 +24,6 @@ from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import apply, small_tables, values
 from cdc_pipelines.snapshots.day import (
     ANOMALY_TEXT,
-    TableDay,
     ddl_dataset,
     ddl_events,
     first_deliveries,
@@ -33,7 +32,7 @@ from cdc_pipelines.snapshots.day import (
     table_rows,
     touched_tables,
 )
-from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables
+from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables, write_table
 from cdc_pipelines.snapshots.effects import TABLE, table_text
 from cdc_pipelines.snapshots.fold import ANOMALY
 from cdc_pipelines.snapshots.schema import (
@@ -45,8 +44,7 @@ from cdc_pipelines.snapshots.schema import (
     LATE_EVENT,
 )
 from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, table_paths
-from cdc_pipelines.snapshots.tables import column_order
-from cdc_pipelines.snapshots.versions import TableVersion, as_of
+from cdc_pipelines.snapshots.versions import as_of
 
 # the setting of the most events of one day the local engine folds (it holds the day in this process: a
 # day of 1M inserts took 4.2 GiB here); past it the engine table sends the step to Spark, which folds in
@@ -135,9 +133,10 @@ def snapshot_day(
     _replace_day(join(root, DDL), day, ddl_rows, DDL_SCHEMA)
     before = rows_before(root, previous_day)
     days = table_days([f.as_dict() for f in folded.figures.values()], figures, held)
-    plans = {d.table: _columns(root, d) for d in days}
+    plans = {d.table: small_tables.day_columns(table_paths(root, d.table), d) for d in days}
     typed = small_tables.day_rows(folded.folded, plans)
-    entries = [_write(root, day, d, typed[d.table], plans[d.table], before) for d in days]
+    entries = [write_table(table_paths(root, d.table), day, d, typed[d.table], plans[d.table], before)
+               for d in days]  # fmt: skip
     return finished_day(None, root, day, schema, entries, previous_day, skipped, events.num_rows,
                         anomalies.to_pylist())  # fmt: skip
 
@@ -188,22 +187,3 @@ def _anomalies(
 
 def _replace_day(folder: str, day: str, rows: pa.Table, schema) -> None:
     delta_rs.replace_partitions(rows, delta_rs.local_table_path(folder), [{"dt": day}], schema, ("dt",))
-
-
-def _columns(root: str, table_day: TableDay) -> list:
-    """A table's columns after the day: a new table's in order, an existing one's brought to the day's."""
-    if table_day.held is None:
-        return column_order(table_day.columns, table_day.pk_columns)
-    return small_tables.evolve_columns(table_paths(root, table_day.table), table_day.columns, table_day.held)
-
-
-def _write(
-    root: str, day: str, table_day: TableDay, rows: pa.Table, columns: list, before: Mapping[tuple, int]
-) -> TableVersion:
-    """One table's day written (`small_tables.write_day`); its versions and rows after the day."""
-    table, paths = table_day.table, table_paths(root, table_day.table)
-    added = small_tables.write_day(paths, rows, columns, table_day.held is not None, not table_day.live,
-                                   table_day.truncated)  # fmt: skip
-    count = before[table] + added if table in before else small_tables.rows_of(paths.current)
-    return TableVersion(table, paths.current, paths.history, small_tables.version(paths.current),
-                        small_tables.version(paths.history), count, day)  # fmt: skip

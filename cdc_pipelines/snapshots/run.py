@@ -46,7 +46,7 @@ from cdc_pipelines.snapshots.day import (
     table_rows,
     touched_tables,
 )
-from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables
+from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables, write_table
 from cdc_pipelines.snapshots.effects import ROW_OPS, table_text
 from cdc_pipelines.snapshots.fold import KEY_LITERALS
 from cdc_pipelines.snapshots.schema import (
@@ -70,7 +70,6 @@ from cdc_pipelines.snapshots.store import (
 from cdc_pipelines.snapshots.tables import (
     append_current,
     append_history,
-    column_order,
     merge_current,
     merge_history,
     prepare,
@@ -389,14 +388,12 @@ def _small_columns(spark: SparkSession, root: str, table_day: TableDay, limit: i
     if limit < 0:
         return None
     paths = table_paths(root, table_day.table)
-    existed = table_day.held is not None
     first_rows = max(table_day.sets, table_day.opened)
-    if not small_tables.takes(paths, table_day.columns + (table_day.held or []), existed, first_rows, limit):
+    columns = table_day.columns + (table_day.held or [])
+    if not small_tables.takes(paths, columns, table_day.held is not None, first_rows, limit):
         return None
-    if not existed:
-        return column_order(table_day.columns, table_day.pk_columns)
     utc = spark.conf.get("spark.sql.session.timeZone") == "UTC"
-    return small_tables.evolve_columns(paths, table_day.columns, table_day.held, utc) or prepare(
+    return small_tables.day_columns(paths, table_day, utc) or prepare(
         spark, paths, table_day.columns, table_day.pk_columns, table_day.held
     )
 
@@ -419,11 +416,7 @@ def _merge_table(
     existed = table_day.held is not None
     match = _match(table)
     if small is not None:
-        rows = small_rows.result()[table]
-        added = small_tables.write_day(paths, rows, small, existed, not table_day.live, table_day.truncated)
-        versions = small_tables.version(paths.current), small_tables.version(paths.history)
-        rows = rows_before[table] + added if table in rows_before else small_tables.rows_of(paths.current)
-        return TableVersion(table, paths.current, paths.history, *versions, rows, day)
+        return write_table(paths, day, table_day, small_rows.result()[table], small, rows_before)
     columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
     net, opened, closed = result.net.where(match), result.opened.where(match), result.closed.where(match)
     # a TRUNCATE also ends the versions of keys the day does not name: no literals then

@@ -29,11 +29,12 @@ from cdc_pipelines.lake.delta_rs import file_rows, local_table_path
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
 from cdc_pipelines.snapshots import merges
 from cdc_pipelines.snapshots.apply import Applied
+from cdc_pipelines.snapshots.day import TableDay
 from cdc_pipelines.snapshots.effects import table_text
 from cdc_pipelines.snapshots.fold import CLOSE, FOLD_SCHEMA, NET, OPEN
 from cdc_pipelines.snapshots.merges import KIND
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
-from cdc_pipelines.snapshots.tables import PROPERTIES, TablePaths, evolve
+from cdc_pipelines.snapshots.tables import PROPERTIES, TablePaths, column_order, evolve
 from cdc_pipelines.snapshots.values import ColumnPlan, as_text, typed_array
 
 # the setting (`--conf`, CDC_SPARK_CONF) of the most rows a new table's first day gives it for delta-rs to
@@ -277,6 +278,14 @@ def write_day(
     _merged(DeltaTable(history_path), pa.concat_tables([opened, closes], promote_options="default"),
             merges.history_merge())  # fmt: skip
     return metrics["num_target_rows_inserted"] - metrics["num_target_rows_deleted"]
+
+
+def day_columns(paths: TablePaths, table_day: TableDay, utc: bool = True) -> list[ColumnPlan] | None:
+    """A table's columns after the day: a new table's in order, an existing one's brought to the day's
+    (`evolve_columns`; None where it leaves that to Spark's `tables.prepare`)."""
+    if table_day.held is None:
+        return column_order(table_day.columns, table_day.pk_columns)
+    return evolve_columns(paths, table_day.columns, table_day.held, utc)
 
 
 def _merged(table, source: pa.Table, merge: merges.Merge) -> dict:
