@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 
-from cdc_pipelines.decode.messages import EVENT_FIELDS, is_half, pair_halves_in_memory
+from cdc_pipelines.decode.messages import EVENT_FIELDS, decoded_counts, is_half, pair_halves_in_memory
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extract.files import is_csv, list_input_files
@@ -118,20 +118,6 @@ def decode_paths(
     out.rejects.sort(key=lambda r: (r["source_file"], r["source_line"]))
     out.counts = decoded_counts(rows, read)
     return out
-
-
-def decoded_counts(rows: list[dict], read: int) -> dict[str, int]:
-    """The run's counts of decoded rows: a message is decoded, or filtered where its first row carries
-    `filtered` (a table filter left it out: `pool.decode_with_processes`), or rejected."""
-    first = [r for r in rows if r["row_index"] == 0]
-    ok = [r for r in first if r["reject_reason"] is None]
-    return {
-        "read": read,
-        "decoded": sum(r["messages"] for r in ok if not r.get("filtered")),
-        "rejected": len(first) - len(ok),
-        "filtered": sum(r["messages"] for r in ok if r.get("filtered")),
-        "events": sum(1 for r in rows if r["reject_reason"] is None and not r.get("filtered")),
-    }
 
 
 def _files(path: str | Path) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 import orjson
@@ -218,6 +219,51 @@ def is_half(row: dict) -> bool:
     """A decoded row that is a split-update half still to pair (a rejected one keeps its pair key only to
     say why)."""
     return row.get("pair_key") is not None and row["reject_reason"] is None
+
+
+@dataclass(frozen=True)
+class RowCount:
+    """A count of a decode as a sum over its rows: `value` (a column; None: 1 a row) of the rows whose flags
+    are as given (None: either): `decoded` (no reject reason), `first` (the first row of its message,
+    `row_index` 0), `kept` (not left out by the table filter)."""
+
+    name: str
+    value: str | None
+    decoded: bool
+    first: bool | None
+    kept: bool | None
+
+    def holds(self, decoded: bool, first: bool, kept: bool) -> bool:
+        return all(want is None or want == got for want, got in ((self.decoded, decoded), (self.first, first),
+                                                                 (self.kept, kept)))  # fmt: skip
+
+
+# a decode's counts besides `read` (the messages counted before decoding): what the local decode sums
+# (`decoded_counts`) and Spark aggregates (`runner._counts`), declared once
+ROW_COUNTS = (
+    RowCount("decoded", "messages", decoded=True, first=True, kept=True),
+    RowCount("rejected", None, decoded=False, first=True, kept=None),
+    RowCount("filtered", "messages", decoded=True, first=True, kept=False),
+    RowCount("events", None, decoded=True, first=None, kept=True),
+)
+
+
+def decoded_counts(rows: Iterable[dict], read: int) -> dict[str, int]:
+    """The `ROW_COUNTS` of decoded rows and the messages `read`: the rows tallied by their flags, then each
+    count summed over the flags it takes."""
+    tally: dict[tuple[bool, bool, bool], list[int]] = {}
+    for r in rows:
+        flags = (r["reject_reason"] is None, r["row_index"] == 0, not r.get("filtered"))
+        found = tally.get(flags)
+        if found is None:
+            found = tally[flags] = [0, 0]
+        found[0] += 1
+        found[1] += r["messages"] or 0
+    counts = {"read": read}
+    for count in ROW_COUNTS:
+        counts[count.name] = sum(n if count.value is None else messages
+                                 for flags, (n, messages) in tally.items() if count.holds(*flags))  # fmt: skip
+    return counts
 
 
 def orphan_reason(before: dict) -> str:

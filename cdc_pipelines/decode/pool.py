@@ -39,8 +39,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries
-from cdc_pipelines.decode.local import decoded_counts, file_lines
-from cdc_pipelines.decode.messages import is_half, pair_halves_in_memory
+from cdc_pipelines.decode.local import file_lines
+from cdc_pipelines.decode.messages import decoded_counts, is_half, pair_halves_in_memory
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import (

@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries, row_index
-from cdc_pipelines.decode.messages import EVENT_FIELDS, is_half, pair_halves
+from cdc_pipelines.decode.messages import EVENT_FIELDS, ROW_COUNTS, is_half, pair_halves
 from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports
 from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, mark_duplicates
 from cdc_pipelines.decode.rows import decoded_rows
@@ -338,18 +338,19 @@ def decode_files(
     return decode_lines(lines, codec, topic=topic, dt=dt, envelope=envelope, tables=tables)
 
 
-_DECODED_COUNTS = MESSAGE_COUNTS[1:]  # all but read, which Spark counted before decoding
+_DECODED_COUNTS = tuple(c.name for c in ROW_COUNTS)  # all but read, which Spark counted before decoding
 
 
 def _counts(where: Column, suffix: str = "") -> list[Column]:
-    """Aggregates of decoded / rejected / filtered / events over the combined rows `where` holds."""
-    ok, first, kept = _flags()
-    return [
-        F.coalesce(F.sum(F.when(where & ok & first & kept, F.col("messages"))), F.lit(0)).alias(f"decoded{suffix}"),
-        F.count(F.when(where & ~ok & first, 1)).alias(f"rejected{suffix}"),
-        F.coalesce(F.sum(F.when(where & ok & first & ~kept, F.col("messages"))), F.lit(0)).alias(f"filtered{suffix}"),
-        F.count(F.when(where & ok & kept, 1)).alias(f"events{suffix}"),
-    ]
+    """`messages.ROW_COUNTS` aggregated over the combined rows `where` holds."""
+    out = []
+    for count in ROW_COUNTS:
+        holds = where
+        for flag, want in zip(_flags(), (count.decoded, count.first, count.kept), strict=True):
+            holds = holds if want is None else holds & (flag if want else ~flag)
+        value = F.lit(1) if count.value is None else F.col(count.value)
+        out.append(F.coalesce(F.sum(F.when(holds, value)), F.lit(0)).alias(f"{count.name}{suffix}"))
+    return out
 
 
 def check_message_counts(counts: dict[str, int], where: str = "") -> dict[str, int]:
