@@ -26,6 +26,7 @@ from cdc_pipelines.snapshots import effects as fx
 from cdc_pipelines.snapshots import values
 from cdc_pipelines.snapshots.fold import (
     ANOMALY,
+    ANOMALY_NAMES,
     CLOSE,
     FOLD_SCHEMA,
     NET,
@@ -105,7 +106,7 @@ def _frames(folded: DataFrame) -> dict[str, DataFrame]:
                                                    "_cdc_event_id", "_cdc_start_at", "_cdc_end_at"),
         "closed": folded.where(out == CLOSE).select(*TABLE, "_t", "_k", "_cdc_end_at"),
         "anomalies": folded.where(out == ANOMALY).select(
-            *TABLE, "kind", F.col("_cdc_event_id").alias("event_id"), F.col("_cdc_op").alias("op"), "detail"
+            *[F.col(c).alias(ANOMALY_NAMES.get(c, c)) for c in folded.columns]
         ).select(*ANOMALY_COLUMNS),
     }  # fmt: skip
 

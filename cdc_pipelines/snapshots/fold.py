@@ -43,6 +43,8 @@ from cdc_pipelines.snapshots.effects import (
 # bigger day reads most files anyway
 KEY_LITERALS = 1000
 NET, OPEN, CLOSE, ANOMALY, TALLY = "net", "open", "close", "anomaly", "tally"
+# an anomaly row of the fold (`_out` ANOMALY): its columns as the anomalies dataset names them
+ANOMALY_NAMES = {"_cdc_event_id": "event_id", "_cdc_op": "op"}
 _TEXT_MAP = pa.map_(pa.string(), pa.string())
 FOLD_SCHEMA = pa.schema(
     [

@@ -34,7 +34,7 @@ from cdc_pipelines.snapshots.day import (
 )
 from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables, write_table
 from cdc_pipelines.snapshots.effects import TABLE, table_text
-from cdc_pipelines.snapshots.fold import ANOMALY
+from cdc_pipelines.snapshots.fold import ANOMALY, ANOMALY_NAMES
 from cdc_pipelines.snapshots.schema import (
     ANOMALY_COLUMNS,
     ANOMALY_SCHEMA,
@@ -168,9 +168,7 @@ def _anomalies(
     `invalid`), on a late day those of its events applied (`late`) that a run of it before did not apply, and
     the DDL not read (`unread`)."""
     rows = folded.folded.filter(pc.equal(folded.folded.column("_out"), ANOMALY))
-    names = {"_cdc_event_id": "event_id", "_cdc_op": "op"}
-    parts = [rows.select([*TABLE, "kind", "_cdc_event_id", "_cdc_op", "detail"]).rename_columns(
-        [names.get(c, c) for c in (*TABLE, "kind", "_cdc_event_id", "_cdc_op", "detail")]), unread]  # fmt: skip
+    parts = [rows.rename_columns([ANOMALY_NAMES.get(c, c) for c in rows.column_names]), unread]
     if invalid:
         parts.append(values.invalid_cells(opened))
     if late is not None:
