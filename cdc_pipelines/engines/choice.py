@@ -116,9 +116,9 @@ def _snapshots_unwritable(run: Run) -> str | None:
 
 def _snapshot_days_too_large(run: Run) -> bool:
     """A day past the events the local engine folds in this process (`snapshots.local_days`)."""
-    from cdc_pipelines.snapshots.local_days import DEFAULT_MAX_EVENTS, MAX_EVENTS_SETTING, largest_day
+    from cdc_pipelines.snapshots.local_days import largest_day, max_events
 
-    return largest_day(run.lake_root, run.dts or ()) > int(run.conf.get(MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS))
+    return largest_day(run.lake_root, run.dts or ()) > max_events(run.conf)
 
 
 def _unreadable(run: Run) -> bool:

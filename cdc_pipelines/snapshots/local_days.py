@@ -53,6 +53,11 @@ MAX_EVENTS_SETTING = "cdc.snapshots.local_max_events"
 DEFAULT_MAX_EVENTS = 2_000_000
 
 
+def max_events(conf) -> int:
+    """The most events of one day the local engine holds, from `conf` (the run's settings, or Spark's)."""
+    return int(conf.get(MAX_EVENTS_SETTING, str(DEFAULT_MAX_EVENTS)))
+
+
 def day_changes(lake_root: str | Path, day: str, topics: Sequence[str] | None) -> pa.Table:
     """The day's events a snapshot applies (`day.first_deliveries`); none where the day was never decoded."""
     changes = delta_rs.read_partition(join(lake_root, CHANGES_DIR), "dt", day, CANONICAL_COLUMNS)

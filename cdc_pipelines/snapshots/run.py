@@ -372,8 +372,8 @@ def _merge_tables(
     table order). The tables delta-rs writes (`small_tables.takes`) are written from one collect of all
     their rows; a day of more rows than the local engine holds (`local_days.MAX_EVENTS_SETTING`) has Spark
     MERGE into every table, delta-rs's as they are (no feature added)."""
-    bound = int(spark.conf.get(local_days.MAX_EVENTS_SETTING, str(local_days.DEFAULT_MAX_EVENTS)))
-    limit = small_tables.max_rows(spark) if sum(d.sets + d.opened + d.live for d in days) <= bound else -1
+    held = sum(d.sets + d.opened + d.live for d in days) <= local_days.max_events(spark.conf)
+    limit = small_tables.max_rows(spark) if held else -1
     small = dict(zip([d.table for d in days], pool.map(lambda d: _small_columns(spark, root, d, limit), days),
                      strict=True))  # fmt: skip
     plans = {table: columns for table, columns in small.items() if columns is not None}
