@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from importlib import import_module
 
 from cdc_pipelines.formats.base import Codec, OptionError, Reject
@@ -71,6 +72,13 @@ def get_codec(format_id: str) -> Codec:
     except KeyError:
         raise UnknownFormatError(format_id) from None
     return getattr(import_module(f"cdc_pipelines.formats.{module}"), name)
+
+
+@cache
+def codec_of(format_id: str | None) -> Codec | None:
+    """The codec of an event's `source_format`, None for an id no codec has: what a rule judging events one by
+    one asks per event, so looked up once per format."""
+    return get_codec(format_id) if format_id in _WHERE else None
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,8 @@ AWS_DMS_JSON = Codec(
     encode_aws_dms,
     options=OPTIONS,
     update_has_before=False,
+    event_time_unit="us",
+    names_pk=False,
     description="AWS DMS JSON (Kafka/Kinesis target)",
     recognise=recognise_aws_dms,
 )

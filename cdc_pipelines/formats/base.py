@@ -126,6 +126,13 @@ class Codec:
     options: tuple[Option, ...] = ()
     binary: str = "base64"
     update_has_before: bool = True
+    # what the quality rules hold the format's events to: the unit its event times are written in (None:
+    # none promised), whether every message carries one, whether they name the primary key, and whether
+    # they repeat the key's values in meta['record_primary_value'] (OMS)
+    event_time_unit: str | None = None
+    event_time_required: bool = True
+    names_pk: bool = True
+    record_primary_value: bool = False
     split_update: bool = False
     messages: str = "json"
     binary_messages: bool = False

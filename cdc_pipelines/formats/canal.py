@@ -420,6 +420,7 @@ OMS_CANAL = Codec(
     _encode(dts=False),
     options=OPTIONS,
     delivery_fields=REPLAYED,
+    event_time_unit="ms",
     description="Canal JSON (OMS)",
     recognise=recognise_oms_canal,
 )
@@ -429,6 +430,7 @@ DTS_CANAL = Codec(
     _encode(dts=True),
     options=OPTIONS,
     delivery_fields=REPLAYED,
+    event_time_unit="ms",
     description="Canal JSON (DTS)",
     recognise=recognise_dts_canal,
 )

@@ -159,6 +159,8 @@ DATAHUB_TUPLE = Codec(
     update_has_before=False,
     split_update=True,
     messages="tuple",
+    event_time_unit="ms",
+    names_pk=False,
     description="DataHub TUPLE rows (JSON lines or CSV with header)",
     recognise=recognise_tuple,
 )

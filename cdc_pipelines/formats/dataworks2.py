@@ -294,6 +294,7 @@ OMS_DATAWORKS = Codec(
     "oms-dataworks",
     decode_dataworks2,
     encode_dataworks2,
+    event_time_unit="ms",
     description="DataWorks 2.0 JSON (OMS)",
     recognise=recognise_dataworks2,
 )

@@ -463,6 +463,7 @@ DATAWORKS_JSON = Codec(
     options=OPTIONS,
     update_has_before=False,
     split_update=True,
+    event_time_unit="ms",
     description="DataWorks Kafka JSON / DataHub BLOB payload",
     recognise=recognise_dataworks_json,
 )

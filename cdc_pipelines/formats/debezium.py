@@ -792,6 +792,8 @@ OMS_DEBEZIUM = Codec(
     binary="base16",
     update_has_before=False,
     delivery_fields=REPLAYED,
+    event_time_unit="ms",
+    names_pk=False,
     description="Debezium JSON (OMS)",
     recognise=recognise_debezium,
 )
@@ -803,6 +805,8 @@ OMS_DEBEZIUM_FLATTEN = Codec(
     binary="base16",
     update_has_before=False,
     delivery_fields=REPLAYED,
+    event_time_unit="ms",
+    names_pk=False,
     description="DebeziumFlatten JSON (OMS)",
     recognise=recognise_debezium_flatten,
 )
@@ -814,6 +818,9 @@ OMS_DEBEZIUM_SMT = Codec(
     binary="base16",
     update_has_before=False,
     delivery_fields=REPLAYED,
+    event_time_unit="ms",
+    event_time_required=False,  # only where the SMT adds `__source_ts_ms`
+    names_pk=False,
     description="DebeziumSmt JSON (OMS)",
     recognise=recognise_debezium_smt,
 )

@@ -474,6 +474,8 @@ DEBEZIUM_AVRO = Codec(
     update_has_before=False,
     binary_messages=True,  # lines (`value_b64`, kcat) of binary values: no `.avro` containers (messages=json)
     delivery_fields=D.REPLAYED,
+    event_time_unit="ms",
+    names_pk=False,
     description="Debezium Avro in Confluent's wire format, its schemas in a schema registry",
     decode_key=decode_key,
     preflight=R.check_reachable,

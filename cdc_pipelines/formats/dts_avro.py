@@ -78,6 +78,7 @@ DTS_AVRO = Codec(
     messages="avro",
     binary_messages=True,
     containers=True,
+    event_time_unit="s",
     description="DTS Avro Record (schemaless messages in value_b64 JSON lines, or .avro container files)",
     recognise=recognise_dts_avro,
 )

@@ -148,6 +148,7 @@ MAXWELL_JSON = Codec(
     FORMAT_ID,
     decode_maxwell,
     encode_maxwell,
+    event_time_unit="s",
     description="Maxwell JSON",
     recognise=recognise_maxwell,
 )

@@ -125,6 +125,7 @@ OGG_JSON = Codec(
     update_has_before=False,
     # a replayed trail record is formatted again (`current_ts`); its `pos` and `op_ts` stay
     delivery_fields=("sync_time", "meta.current_ts"),
+    event_time_unit="us",
     description="Oracle GoldenGate JSON",
     recognise=recognise_ogg,
 )

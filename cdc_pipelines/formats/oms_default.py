@@ -206,6 +206,8 @@ OMS_DEFAULT = Codec(
     "oms-default",
     decode_oms_default,
     _encode(False),
+    event_time_unit="s",
+    record_primary_value=True,
     description="OMS Default JSON",
     recognise=recognise_oms_default,
 )
@@ -213,6 +215,8 @@ OMS_DEFAULT_EXTEND = Codec(
     "oms-default-extend",
     decode_oms_default_extend,
     _encode(True),
+    event_time_unit="s",
+    record_primary_value=True,
     description="OMS DefaultExtendColumnType JSON (__light_type)",
     recognise=recognise_oms_default_extend,
 )

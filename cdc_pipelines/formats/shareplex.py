@@ -271,6 +271,8 @@ OMS_SHAREPLEX = Codec(
     _encode(dts=False),
     options=OPTIONS,
     split_update=True,
+    event_time_unit="s",
+    names_pk=False,
     description="SharePlex JSON (OMS)",
     recognise=recognise_oms_shareplex,
 )
@@ -280,6 +282,8 @@ DTS_SHAREPLEX = Codec(
     _encode(dts=True),
     options=OPTIONS,
     split_update=True,
+    event_time_unit="s",
+    names_pk=False,
     description="SharePlex JSON (DTS)",
     recognise=recognise_dts_shareplex,
 )

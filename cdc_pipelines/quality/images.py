@@ -6,14 +6,10 @@ DELETE without its before image, so this is checked per event rather than assume
 
 from __future__ import annotations
 
+from cdc_pipelines.formats import codec_of
 from cdc_pipelines.quality.result import EventRule, Verdict
 
 RULE = "image_presence_check"
-# formats whose UPDATE may legitimately lack the before image (flattened or after-only payloads)
-NO_BEFORE_ON_UPDATE = (
-    "oms-debezium-smt", "dataworks-json", "datahub-tuple", "oms-debezium", "oms-debezium-flatten", "ogg-json",
-    "aws-dms-json",
-)  # fmt: skip
 CONTROL_OPS = ("HEARTBEAT", "TX_BEGIN", "TX_END")
 
 
@@ -23,7 +19,8 @@ def _image_verdicts(event) -> tuple[list[Verdict], tuple]:
     op, before, after = event["op"], event["before"] is not None, event["after"] is not None
     ddl = event["ddl"]
     has_ddl = ddl is not None and ddl.strip(" ") != ""  # a tab or a newline is text (SQL's TRIM takes spaces)
-    needs_before = event["source_format"] not in NO_BEFORE_ON_UPDATE
+    codec = codec_of(event["source_format"])
+    needs_before = codec is None or codec.update_has_before  # flattened or after-only payloads lack it
 
     def verdict(applies: bool, cases: tuple) -> Verdict:
         reason = next((text for failing, text in cases if failing), None)

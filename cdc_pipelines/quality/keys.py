@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from cdc_pipelines.formats import codec_of
 from cdc_pipelines.model import meta_keys
 from cdc_pipelines.model.canonical import ROW_OPS
 from cdc_pipelines.quality.rejects import RejectSummary
@@ -17,18 +18,6 @@ from cdc_pipelines.quality.split_updates import CHECK as SPLIT_CHECK
 from cdc_pipelines.quality.split_updates import add_orphan_rejects, split_update_verdict
 
 RULE = "pk_consistency_check"
-# formats whose messages do not name the primary key: their events are reported apart, not failed
-FORMATS_WITHOUT_PK_NAMES = (
-    "oms-shareplex",
-    "dts-shareplex",
-    "oms-debezium",
-    "oms-debezium-flatten",
-    "oms-debezium-smt",
-    "datahub-tuple",
-    "aws-dms-json",
-)
-# formats that also carry the PK values joined by \u0001 in meta['record_primary_value']
-RECORD_PRIMARY_VALUE_FORMATS = ("oms-default", "oms-default-extend")
 PK_SEPARATOR = "\u0001"
 TABLE = ("source_topic", "db", "db_schema", "table_name")
 TABLE_HAS_PK = "_pk_table_has_pk"
@@ -79,7 +68,8 @@ def _pk_verdicts(e) -> tuple[list[Verdict], list[bool]]:
     op, fmt, pk = e["op"], e["source_format"], e["pk_columns"] or []
     before, after, meta = e["before"], e["after"], e["meta"] or {}
     row, has_pk = op in ROW_OPS, bool(pk)
-    names_pk, table_has_pk = fmt not in FORMATS_WITHOUT_PK_NAMES, e[TABLE_HAS_PK]
+    codec, table_has_pk = codec_of(fmt), e[TABLE_HAS_PK]
+    names_pk = codec is None or codec.names_pk
     bad_before, bad_after = _bad_py_pk(pk, before), _bad_py_pk(pk, after)
     uses_after = op in ("INSERT", "UPSERT", "UPDATE") and after is not None
     uses_before = op in ("DELETE", "UPDATE") and before is not None
@@ -97,7 +87,8 @@ def _pk_verdicts(e) -> tuple[list[Verdict], list[bool]]:
         unlisted = [] if listed is None or None in listed else [c for c in changed if c not in listed]
     rpv = meta.get("record_primary_value")
     primary_complete = complete_before if op == "DELETE" else complete_after
-    rpv_applies = fmt in RECORD_PRIMARY_VALUE_FORMATS and row and has_pk and rpv is not None and primary_complete
+    oms_rpv = codec is not None and codec.record_primary_value
+    rpv_applies = oms_rpv and row and has_pk and rpv is not None and primary_complete
     rpv_matches = rpv_applies and (
         rpv == _joined(pk, before if op == "DELETE" else after) or (op == "UPDATE" and rpv == _joined(pk, before))
     )

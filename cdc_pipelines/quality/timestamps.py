@@ -10,31 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from cdc_pipelines.formats import codec_of
 from cdc_pipelines.model.canonical import TOMBSTONE
 from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.quality.result import EventRule, Verdict
 
 RULE = "timestamp_precision_check"
-PROMISED_UNIT = {
-    **dict.fromkeys(["oms-default", "oms-default-extend", "oms-shareplex", "dts-shareplex", "dts-avro"], "s"),
-    **dict.fromkeys(
-        [
-            "oms-canal",
-            "dts-canal",
-            "oms-dataworks",
-            "dataworks-json",
-            "datahub-tuple",
-            "oms-debezium",
-            "oms-debezium-flatten",
-            "oms-debezium-smt",
-        ],
-        "ms",
-    ),
-    "maxwell-json": "s",  # `ts`, epoch seconds
-    **dict.fromkeys(["ogg-json", "aws-dms-json"], "us"),  # date-time text with six fraction digits
-}
-# DebeziumSmt flattens the after-image only: its messages carry no event time at all.
-NO_EVENT_TIME = ("oms-debezium-smt",)
 OLDEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
 _FRACTION = r"(?:\.([0-9]{1,9}))?"
@@ -133,12 +114,14 @@ def timestamp_rule(thresholds: Thresholds) -> EventRule:
         fmt, event_us, sync_us, unit = (event["source_format"], event["event_time"], event["sync_time"],
                                         event["event_time_unit"])  # fmt: skip
         timed = event_us is not None
-        promised = PROMISED_UNIT.get(fmt)
+        codec = codec_of(fmt)
+        promised = None if codec is None else codec.event_time_unit
+        required = codec is None or codec.event_time_required
         tombstone = event["op"] == "OTHER" and event["raw_op"] == TOMBSTONE
         range_fails = timed and (event_us > latest or event_us < oldest)
         has_temporal, bad = temporal_values(event)
         return [
-            (fmt not in NO_EVENT_TIME and not tombstone, not timed, "event_time missing"),
+            (required and not tombstone, not timed, "event_time missing"),
             (timed and promised is not None, unit != promised,
              f"event_time unit {'null' if unit is None else unit}, format promises {promised}"),
             (timed, range_fails, range_fails and "event_time " + utc_text(event_us)

@@ -9,6 +9,9 @@ from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.samples import sample_folder
+from tests.formats.fake_registry import FakeRegistry
+from tests.formats.test_debezium_avro import FORMAT as AVRO
+from tests.formats.test_debezium_avro import avro_message, avro_row, envelope_schema, line
 from tests.quality.rows import DT, THRESHOLDS
 
 
@@ -16,11 +19,18 @@ from tests.quality.rows import DT, THRESHOLDS
 def samples(tmp_path_factory):
     """Every sample decoded into a lake (one topic per format, counts recorded), as a small local extract
     is by `decode` (`pool.decode_with_processes`; the Spark decode writes the same tables:
-    tests/lake/test_delta_rs.py)."""
+    tests/lake/test_delta_rs.py), and Debezium Avro's ops (an UPDATE with its after image only) read
+    through a registry."""
     lake = tmp_path_factory.mktemp("lake")
     for format_id in SELF_CONTAINED:
         files = list_input_files([str(sample_folder(format_id))])
         decode_with_processes(format_id, files, topic=format_id, dt=DT, out=lake)
+    registry, avro = FakeRegistry(), tmp_path_factory.mktemp("avro") / "changes.json"
+    schema_id = registry.add(envelope_schema())
+    ops = [("c", None, avro_row()), ("u", None, avro_row(name="new")), ("d", avro_row(), None)]
+    avro.write_bytes(b"".join(line(avro_message(schema_id, *op)) + b"\n" for op in ops))
+    decode_with_processes(AVRO, [str(avro)], topic=AVRO, dt=DT, out=lake, options={"url": registry.url})
+    registry.stop()
     return str(lake)
 
 
