@@ -49,7 +49,10 @@ def map_dicts(column: pa.MapArray, shared: bool = False) -> list[dict | None]:
         signatures = _signatures(column)
         if signatures is not None:
             return _shared_dicts(column, offsets, valid, *signatures)
-    keys, items = column.keys.to_pylist(), column.items.to_pylist()
+    # a slice of a batch: its offsets point into the whole batch's keys and items
+    first = offsets[0]
+    keys, items = column.keys[first : offsets[-1]].to_pylist(), column.items[first : offsets[-1]].to_pylist()
+    offsets = [offset - first for offset in offsets]
     return [
         dict(zip(keys[start:end], items[start:end], strict=True)) if ok else None
         for ok, start, end in zip(valid, offsets, offsets[1:], strict=False)

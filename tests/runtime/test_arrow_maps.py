@@ -32,6 +32,9 @@ def test_map_dicts_equal_pyarrows_own_conversion(shared):
     dicts = map_dicts(column, shared=shared)
     assert dicts == _as_dicts(column) == ROWS
     assert [list(d) for d in dicts if d] == [list(r) for r in ROWS if r]  # key order kept
+    # a batch's slice: its offsets point into the whole column's keys and items
+    slices = [(start, length) for start in range(len(ROWS)) for length in range(len(ROWS) - start + 1)]
+    assert all(map_dicts(column.slice(*s), shared=shared) == ROWS[s[0] : sum(s)] for s in slices)
 
 
 def test_shared_rows_with_the_same_entries_get_one_dict():
