@@ -53,20 +53,11 @@ def counts_of(
 ) -> dict[str, dict[str, int]]:
     """Messages decoded (the distinct input `lines` behind each topic's events, plus the before halves of
     merged split updates), rejected and redelivered, by topic, as the lake holds them."""
-    decoded = [{"source_topic": t, "decoded": lines.get(t, 0) + c.before_halves, "events": c.events,
-                "duplicates": c.duplicates} for t, c in counts.items()]  # fmt: skip
-    return _with_rejects(decoded, rejects)
-
-
-def _with_rejects(decoded: list[dict], rejects: RejectSummary) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    zero = {"decoded": 0, "rejected": 0, "events": 0, "duplicates": 0}
-    for r in decoded:
-        out.setdefault(r["source_topic"], dict(zero)).update(
-            decoded=r["decoded"], events=r["events"], duplicates=r["duplicates"]
-        )
-    for topic, n in rejects.by_topic().items():
-        out.setdefault(topic, dict(zero))["rejected"] = n
+    rejected, out = rejects.by_topic(), {}
+    for topic in {**counts, **rejected}:
+        c = counts.get(topic, TopicCounts())
+        out[topic] = {"decoded": lines.get(topic, 0) + c.before_halves, "rejected": rejected.get(topic, 0),
+                      "events": c.events, "duplicates": c.duplicates}  # fmt: skip
     return out
 
 

@@ -155,19 +155,9 @@ def write_day_report(
         activity=quality.activity, snapshot=snapshot,
     )  # fmt: skip
     rules = {r.rule: r.passed for r in quality.results}
-    if folder.staging is not None:
-        _publish(spark, folder, whole=computed)
-        return DayReport(
-            html=storage.join(day, "index.html"),
-            summary=storage.join(day, "summary.json"),
-            rules=rules,
-            activity=quality.activity,
-            data_docs=storage.join(day, "gx", "index.html") if quality.gx else None,
-        )
-    return DayReport(
-        html=html,
-        summary=html.parent / "summary.json",
-        rules=rules,
-        activity=quality.activity,
-        data_docs=quality.gx.docs_index if quality.gx else None,
-    )
+    if folder.staging is None:
+        return DayReport(html, html.parent / "summary.json", rules, quality.activity,
+                         quality.gx.docs_index if quality.gx else None)  # fmt: skip
+    _publish(spark, folder, whole=computed)
+    return DayReport(storage.join(day, "index.html"), storage.join(day, "summary.json"), rules, quality.activity,
+                     storage.join(day, "gx", "index.html") if quality.gx else None)  # fmt: skip

@@ -91,14 +91,8 @@ class DayQuality:
 def figures_key(spark, lake_root: str, thresholds: Thresholds, great_expectations: bool) -> dict:
     """What a day's figures depend on: the latest version of each source table (listed through `spark`'s
     Hadoop, or locally without it), the thresholds, GX or not."""
-    versions = {name: io.table_version(spark, storage.join(lake_root, name)) for name in SOURCE_TABLES}
-    return figures_key_of(versions, thresholds, great_expectations)
-
-
-def figures_key_of(versions: dict[str, int | None], thresholds: Thresholds, great_expectations: bool) -> dict:
-    """`figures_key` from the source tables' versions."""
     return {
-        "sources": versions,
+        "sources": {name: io.table_version(spark, storage.join(lake_root, name)) for name in SOURCE_TABLES},
         "thresholds": {
             "max_failure_ratio": thresholds.max_failure_ratio,
             "max_reject_rate": thresholds.max_reject_rate,
