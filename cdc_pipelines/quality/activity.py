@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from bisect import bisect_left
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -142,11 +143,12 @@ def event_counts_of(volume_rows: list[dict]) -> list[dict]:
     return [out[k] for k in sorted(out, key=lambda k: tuple((v is not None, v) for v in k))]
 
 
-def lag_bucket(lag: float) -> str:
-    """The histogram bucket of a lag: `<=0`, or the decade floor(log10(lag)) clamped to LAG_BUCKETS."""
+def lag_decade(lag: float) -> float:
+    """A lag's histogram bucket: the decade floor(log10(lag)) clamped to LAG_BUCKETS, -inf for `<=0`. It
+    never falls as the lag grows, so a sorted day's buckets are counted by bisection, not lag by lag."""
     if lag <= 0:
-        return NON_POSITIVE
-    return bucket_label(min(max(math.floor(math.log10(lag)), LAG_BUCKETS[0]), LAG_BUCKETS[-1]))
+        return -math.inf
+    return min(max(math.floor(math.log10(lag)), LAG_BUCKETS[0]), LAG_BUCKETS[-1])
 
 
 def _percentile(ordered: list[float], fraction: float) -> float:
@@ -166,9 +168,8 @@ def lag_figures(lags: dict[str, list[float]]) -> dict[str, TopicLag]:
     out = {}
     for topic in sorted(lags):
         ordered = sorted(lags[topic])
-        histogram = dict.fromkeys(labels, 0)
-        for lag in ordered:
-            histogram[lag_bucket(lag)] += 1
+        starts = [bisect_left(ordered, d, key=lag_decade) for d in (-math.inf, *LAG_BUCKETS)] + [len(ordered)]
+        histogram = {label: end - start for label, start, end in zip(labels, starts, starts[1:], strict=False)}
         quantiles = [_percentile(ordered, q) for q in QUANTILES]
         negative = sum(lag < 0 for lag in ordered)
         out[topic] = TopicLag(len(ordered), *quantiles, max=ordered[-1], negative=negative, histogram=histogram)
