@@ -40,6 +40,8 @@ EVENT_COLUMNS = (
     "table_name", "event_time", "event_time_unit", "sync_time", "pk_columns", "before", "after", "column_types",
     "source_types", "ddl", "meta",
 )  # fmt: skip
+# maps a table's events repeat (its columns' types): one dict per distinct map, which the rules only read
+SHARED_MAPS = ("column_types", "source_types")
 REJECT_COLUMNS = ("source_topic", "source_file", "source_line", "reason")
 # what the engine's group-bys read: the ids that repeat, the lines behind each topic's events
 ID_COLUMN = "event_id"
@@ -61,7 +63,7 @@ def event_dicts(batch: pa.RecordBatch | pa.Table) -> list[dict]:
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
         if pa.types.is_map(column.type):
-            columns.append(map_dicts(column))
+            columns.append(map_dicts(column, shared=name in SHARED_MAPS))
         elif pa.types.is_timestamp(column.type):
             micros = pc.cast(column, pa.timestamp("us", tz=column.type.tz))
             columns.append(pc.cast(micros, pa.int64()).to_pylist())
