@@ -106,12 +106,12 @@ def _encode_needs_spark(run: Run) -> bool:
     return not encodes_in_process(run.lake_root, run.out, run.dts, run.conf, spark_asked=False)
 
 
-def _snapshots_unwritable(run: Run) -> str | None:
-    """Why delta-rs cannot write the snapshot tables of the run's days (`snapshots.local_days.unwritable`)."""
+def _snapshots_unwritable(run: Run) -> bool:
+    """Whether delta-rs cannot write the snapshot tables of the run's days (`snapshots.local_days.unwritable`)."""
     from cdc_pipelines.snapshots.local_days import unwritable
     from cdc_pipelines.snapshots.run import snapshots_root
 
-    return unwritable(run.lake_root, snapshots_root(run.lake_root, run.out), run.dts or ())
+    return unwritable(run.lake_root, snapshots_root(run.lake_root, run.out), run.dts or ()) is not None
 
 
 def _snapshot_days_too_large(run: Run) -> bool:
@@ -164,8 +164,7 @@ TABLE = (
         "the local engine holds a day in this process; Spark folds it in `mapInArrow` tasks", _snapshot_days_too_large),
     Row((SNAPSHOTS,), "a table the days change is one delta-rs cannot write: Spark created it (deletion vectors, "
         "column mapping), its folder name has `%`, or a column name needs column mapping", SPARK, True,
-        "a table keeps the features it was created with; delta-rs 1.6 writes neither feature",
-        lambda run: _snapshots_unwritable(run) is not None),
+        "a table keeps the features it was created with; delta-rs 1.6 writes neither feature", _snapshots_unwritable),
     Row(STEPS, "otherwise", LOCAL, False,
         "on one machine the local engine measured faster at every size (docs/performance.md)", lambda run: True),
 )  # fmt: skip

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import importlib
 
-_MODULES = {"Applied": "apply", "apply_day": "apply", "snapshot_days": "run"}
-
-__all__ = ["Applied", "apply_day", "snapshot_days"]
+__all__ = ["snapshot_days"]
 
 
 def __getattr__(name: str):
-    if name not in _MODULES:
+    if name != "snapshot_days":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
+    return importlib.import_module(f"{__name__}.run").snapshot_days

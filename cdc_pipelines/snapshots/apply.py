@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
 from cdc_pipelines.snapshots import effects as fx
@@ -40,17 +41,6 @@ from cdc_pipelines.snapshots.fold import (
 )
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, TABLE
 
-EFFECT_DDL = (
-    "db string, db_schema string, table_name string, _t string, _k string, _pos binary, sub int, kind string,"
-    " expect string, pk_columns array<string>, op string, event_id string, event_time timestamp, dt string,"
-    " after map<string,string>, column_types map<string,string>"
-)
-_FOLD_DDL = (
-    "_out string, db string, db_schema string, table_name string, _t string, _k string, pk_columns array<string>,"
-    " kind string, row map<string,string>, column_types map<string,string>, _cdc_op string,"
-    " _cdc_event_time timestamp, _cdc_event_id string, _cdc_start_at timestamp, _cdc_end_at timestamp,"
-    " detail string, _tally binary"
-)
 _KEYED = (fx.SET, fx.DEL)
 # the setting of the most events (the day's changes, all topics) folded in this process; 0: Spark folds
 # every day. 50,000 events with their images are some 100 MB here, the bound the plans without adaptive
@@ -65,29 +55,25 @@ def max_events(spark: SparkSession) -> int:
 
 @dataclass(frozen=True)
 class Applied:
-    """What one day does to the snapshot tables, the day's anomalies, and the tables left as they were.
+    """What one day does to the snapshot tables, and the day's anomalies.
 
     - `net`: per touched key, its last effect after its table's last TRUNCATE (`kind` `set` with the
       row image and its `_cdc_` columns, or `del`); `_k` is the key's text (`effects.key_text`);
-    - `truncated`: the tables with a TRUNCATE that day (`_t`): their keys not in `net` are removed;
     - `opened`: one row per version a `set` effect opened, `_cdc_start_at` / `_cdc_end_at` (null while live);
     - `closed`: keys live at the start of the day and the time their open version ended;
     - `events`: the events applied (row ops and TRUNCATEs of the tables applied);
-    - `live_before`: the keys live at the start of the day that the day touched, and every live key of a
-      table it truncated (all the day needs of the tables' keys);
-    - `tables`: each changed or truncated table's figures (`fold.TableFigures.as_dict`).
+    - `tables`: each changed or truncated table's figures (`fold.TableFigures.as_dict`; a TRUNCATE's
+      table has `truncated`: its keys not in `net` are removed).
     """
 
     net: DataFrame
-    truncated: DataFrame
     opened: DataFrame
     closed: DataFrame
     anomalies: DataFrame
-    skipped: list[dict]
     events: DataFrame
-    live_before: DataFrame
     tables: list[dict]
-    # the frames Spark keeps while the day is written (persisted), dropped by `release`
+    # the frames Spark keeps while the day is written (persisted: the effects, the live keys read, the
+    # fold), dropped by `release`
     kept: tuple[DataFrame, ...] = ()
     # the day as this process folded it (`fold_local`); None where Spark folded it
     local: LocalFold | None = None
@@ -117,7 +103,7 @@ def effects_frame(
 ) -> DataFrame:  # fmt: skip
     """The effect stream of `changes` (`effects.day_effects`), unsorted, as Spark rows."""
     run = functools.partial(fx.day_effects, keys=dict(keys or {}), kafka_keys=kafka_keys, rewrite=rewrite)
-    return changes.select(*fx.EVENT_COLUMNS).mapInArrow(run, EFFECT_DDL)
+    return changes.select(*fx.EVENT_COLUMNS).mapInArrow(run, from_arrow_schema(fx.EFFECT_SCHEMA))
 
 
 def day_tables(effects: DataFrame) -> tuple[list[tuple], list[dict]]:
@@ -143,8 +129,7 @@ def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[di
     touched = keyed.select("_t", "_k").distinct().withColumn("_touched", F.lit(True))
     truncated_ids = [fx.table_text(t) for t in truncates]
     wanted = F.col("_touched").isNotNull() | (F.col("_t").isin(truncated_ids) if truncated_ids else F.lit(False))
-    shard = F.col("_shard") if "_shard" in previous_keys.columns else F.lit(None).cast("string")
-    live = previous_keys.select(*TABLE, "_t", "_k", shard.alias("_shard")).join(touched, ["_t", "_k"], "left")
+    live = previous_keys.select(*TABLE, "_t", "_k", "_shard").join(touched, ["_t", "_k"], "left")
     live = live.where(wanted).drop("_touched").persist(StorageLevel.MEMORY_AND_DISK)
     # a live key's shard as its marker's image (`fold`'s `shard_key_collision`)
     image = F.when(F.col("_shard").isNotNull(), F.create_map(F.lit(SOURCE_TABLE_COLUMN), F.col("_shard")))
@@ -155,18 +140,14 @@ def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[di
     folded = (
         stream.repartition("_t", "_k")
         .sortWithinPartitions("_t", "_k", "_pos", "sub")
-        .mapInArrow(walk, _FOLD_DDL)
+        .mapInArrow(walk, from_arrow_schema(FOLD_SCHEMA))
         .persist(StorageLevel.DISK_ONLY)
     )
     tallies = [r["_tally"] for r in folded.where(F.col("_out") == TALLY).select("_tally").collect()]
     figures = merged_figures(tallies, truncates)
-    truncated = effects.where(F.col("kind") == fx.TRUNCATE).select(*TABLE, "_t").distinct()
     return Applied(
         **_frames(folded),
-        truncated=truncated,
-        skipped=skipped,
         events=effects.where(F.col("sub") == 0).select(*TABLE, "_t", "dt", "op", "event_id"),
-        live_before=live,
         tables=_figure_dicts(figures),
         kept=(effects, live, folded),
     )
@@ -174,24 +155,6 @@ def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[di
 
 def _figure_dicts(figures: Mapping[tuple, TableFigures]) -> list[dict]:
     return [f.as_dict() for f in figures.values()]
-
-
-def apply_day(
-    previous_keys: DataFrame,
-    changes: DataFrame,
-    keys: Mapping[str, Sequence[str]] | None = None,
-    kafka_keys: Collection[str] | bool = (),
-    skipped: list[dict] | None = None,
-) -> Applied:
-    """What `changes` (one day of the canonical table) do to tables whose live keys are `previous_keys`.
-
-    Tables whose row changes name no key columns (nor one in `keys`, nor, for the `kafka_keys` topics, in
-    the Kafka message key) are not applied at all: their rows stay and they are listed in `skipped`.
-    DDL, heartbeats and transaction markers do not change rows."""
-    effects = effects_frame(changes, keys, kafka_keys)
-    if skipped is None:
-        skipped = day_tables(effects)[1]
-    return apply_effects(effects, previous_keys, skipped)
 
 
 def local_effects(
@@ -214,12 +177,11 @@ def local_tables(effects: pa.Table) -> tuple[list[tuple], list[dict]]:
 
 @dataclass(frozen=True)
 class LocalFold:
-    """A day `fold_local` folded: the effects applied, the fold's rows, the figures and the live keys read."""
+    """A day `fold_local` folded: the effects applied, the fold's rows and the figures."""
 
     effects: pa.Table
     folded: pa.Table
     figures: dict[tuple, TableFigures]
-    live: pa.Table
 
     @property
     def truncated(self) -> set[tuple]:
@@ -238,7 +200,7 @@ def fold_local(
     routed: bool = False,
 ) -> LocalFold:  # fmt: skip
     """`apply_effects` in this process. `live_keys(touched, truncated)` gives the live keys (`TABLE`, `_t`,
-    `_k`) among the touched `(_t, _k)` and of the truncated tables (their `_t`)."""
+    `_k`, `_shard`) among the touched `(_t, _k)` and of the truncated tables (their `_t`)."""
     gone = _skipped_texts(skipped)
     if gone:
         effects = effects.filter(pc.invert(pc.is_in(effects.column("_t"), pa.array(gone, pa.string()))))
@@ -252,34 +214,31 @@ def fold_local(
     markers |= {c: live.column(c).cast(pa.string()) for c in (*TABLE, "_t", "_k")}
     markers |= {"_pos": pa.array([b""] * n, pa.binary()), "sub": pa.array([-2] * n, pa.int32()),
                 "kind": pa.array([fx.LIVE] * n, pa.string())}  # fmt: skip
-    if "_shard" in live.column_names:  # a live key's shard as its marker's image (`fold`'s `shard_key_collision`)
-        shards = live.column("_shard").to_pylist()
-        markers["after"] = pa.array([[(SOURCE_TABLE_COLUMN, s)] if s is not None else None for s in shards],
-                                    keyed.schema.field("after").type)  # fmt: skip
+    # a live key's shard as its marker's image (`fold`'s `shard_key_collision`)
+    shards = live.column("_shard").to_pylist()
+    markers["after"] = pa.array([[(SOURCE_TABLE_COLUMN, s)] if s is not None else None for s in shards],
+                                keyed.schema.field("after").type)  # fmt: skip
     stream = pa.concat_tables([pa.table(markers, schema=keyed.schema), keyed])
     stream = stream.sort_by([(c, "ascending") for c in ("_t", "_k", "_pos", "sub")])
     out = pa.Table.from_batches(list(fold_stream(stream.to_batches(), truncates, routed)), FOLD_SCHEMA)
     tally = pc.equal(out.column("_out"), TALLY)
     figures = merged_figures(out.filter(tally).column("_tally").to_pylist(), truncates)
-    return LocalFold(effects, out.filter(pc.invert(tally)), figures, live)
+    return LocalFold(effects, out.filter(pc.invert(tally)), figures)
 
 
-def local_frame(spark: SparkSession, rows: pa.Table, schema: str) -> DataFrame:
-    """Local rows as a Spark frame; an empty table as one empty chunk (Spark cannot read none)."""
-    return spark.createDataFrame(rows if rows.num_rows else rows.schema.empty_table(), schema)
+def local_frame(spark: SparkSession, rows: pa.Table, schema: str | None = None) -> DataFrame:
+    """Local rows as a Spark frame (its types `rows`' where no `schema`); an empty table as one empty chunk
+    (Spark cannot read none)."""
+    return spark.createDataFrame(rows if rows.num_rows else rows.schema.empty_table(),
+                                 schema or from_arrow_schema(rows.schema))  # fmt: skip
 
 
-def applied_from_local(spark: SparkSession, day: LocalFold, skipped: list[dict]) -> Applied:
+def applied_from_local(spark: SparkSession, day: LocalFold) -> Applied:
     """The frames of a day `fold_local` folded, as local Spark rows for the writes."""
-    effects, text = day.effects, ", ".join(f"{c} string" for c in (*TABLE, "_t"))
-    events = effects.filter(pc.equal(effects.column("sub"), 0)).select([*TABLE, "_t", "dt", "op", "event_id"])
-    truncated = effects.filter(pc.equal(effects.column("kind"), fx.TRUNCATE)).group_by([*TABLE, "_t"]).aggregate([])
+    events = day.effects.filter(pc.equal(day.effects.column("sub"), 0)).select([*TABLE, "_t", "dt", "op", "event_id"])
     return Applied(
-        **_frames(local_frame(spark, day.folded, _FOLD_DDL)),
-        truncated=local_frame(spark, truncated.select([*TABLE, "_t"]), text),
-        skipped=skipped,
-        events=local_frame(spark, events, f"{text}, dt string, op string, event_id string"),
-        live_before=local_frame(spark, day.live.select([*TABLE, "_t", "_k"]), f"{text}, _k string"),
+        **_frames(local_frame(spark, day.folded)),
+        events=local_frame(spark, events),
         tables=_figure_dicts(day.figures),
         local=day,
     )

@@ -21,9 +21,8 @@ from pyspark.sql import SparkSession
 
 from cdc_pipelines.lake.io import DELTA
 from cdc_pipelines.runtime.storage import local_path
-from cdc_pipelines.snapshots.day import label
+from cdc_pipelines.snapshots.effects import table_label
 from cdc_pipelines.snapshots.run import snapshots_root
-from cdc_pipelines.snapshots.schema import TABLE
 from cdc_pipelines.snapshots.store import table_root
 from cdc_pipelines.snapshots.versions import TableVersion, as_of
 
@@ -59,10 +58,6 @@ def _entries(spark: SparkSession | None, lake_root: str | Path, day: str, out: s
     return as_of(spark, snapshots_root(lake_root, out), day)
 
 
-def _name(entry: TableVersion) -> str:
-    return label(dict(zip(TABLE, entry.table, strict=True)))
-
-
 def _json_value(value):
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode()
@@ -79,10 +74,10 @@ def print_as_of(
     for entry in _entries(spark, lake_root, day, out):
         rows = 0
         for row in _rows(spark, entry):
-            line = {"_table": _name(entry), **{k: _json_value(v) for k, v in row.items()}}
+            line = {"_table": table_label(entry.table), **{k: _json_value(v) for k, v in row.items()}}
             stream.write(json.dumps(line, ensure_ascii=False) + "\n")
             rows += 1
-        tables[_name(entry)] = {"current": entry.current, "version": entry.current_version, "rows": rows}
+        tables[table_label(entry.table)] = {"current": entry.current, "version": entry.current_version, "rows": rows}
     return {"dt": day, "tables": tables}
 
 
@@ -97,7 +92,7 @@ def export_as_of(
             _frame(spark, entry).write.mode("overwrite").parquet(path)
         else:
             _write_parquet(entry, path)
-        tables[_name(entry)] = {"current": entry.current, "version": entry.current_version, "path": path}
+        tables[table_label(entry.table)] = {"current": entry.current, "version": entry.current_version, "path": path}
     return {"dt": day, "tables": tables}
 
 

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
 from cdc_pipelines.schema_changes.changes import UnreadDdl
-from cdc_pipelines.snapshots.effects import EVENT_TIME, ROW_OPS, position, row_index
+from cdc_pipelines.snapshots.effects import EVENT_TIME, ROW_OPS, position, row_index, table_label
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, TABLE
 from cdc_pipelines.snapshots.store import read_summary
@@ -156,10 +156,6 @@ def table_days(
     return sorted(days, key=lambda d: table_order(d.table))
 
 
-def label(table: Mapping) -> str:
-    return ".".join(str(table[c]) for c in TABLE if table[c] is not None)
-
-
 def summary(
     root: str, day: str, previous_day: str | None, skipped: list, applied: int, anomalies: list[dict], versions: list
 ) -> dict:
@@ -175,7 +171,7 @@ def summary(
     for table in sorted(set(at_end) | set(counts), key=table_order):
         names = dict(zip(TABLE, table, strict=True))
         entry = at_end.get(table)
-        tables[label(names)] = {
+        tables[table_label(table)] = {
             **names,
             "rows": entry.rows if entry else 0,
             "anomalies": counts.get(table, {}),
@@ -189,7 +185,7 @@ def summary(
         "rows": sum(t["rows"] for t in tables.values()),
         "applied": applied,
         "anomalies": sum(sum(k.values()) for k in counts.values()),
-        "skipped_tables": [{"table": label(s), **s} for s in skipped],
+        "skipped_tables": [{"table": table_label([s[c] for c in TABLE]), **s} for s in skipped],
         "per_table": tables,
         "path": root,
     }

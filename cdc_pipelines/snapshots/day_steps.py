@@ -20,7 +20,6 @@ from cdc_pipelines.snapshots import schema_day, small_tables
 from cdc_pipelines.snapshots.day import TableDay, summary
 from cdc_pipelines.snapshots.schema_day import SchemaDay
 from cdc_pipelines.snapshots.store import table_paths, write_summary
-from cdc_pipelines.snapshots.tables import TablePaths
 from cdc_pipelines.snapshots.values import ColumnPlan
 from cdc_pipelines.snapshots.versions import TableVersion, as_of, record, restore_unfinished, version_at_end
 
@@ -67,13 +66,11 @@ def finished_day(
 
 
 def write_table(
-    paths: TablePaths, day: str, table_day: TableDay, rows: pa.Table, columns: list[ColumnPlan],
-    before: Mapping[tuple, int],
+    root: str, day: str, table_day: TableDay, rows: pa.Table, columns: list[ColumnPlan], before: Mapping[tuple, int],
 ) -> TableVersion:  # fmt: skip
     """A table delta-rs writes, its day written (`small_tables.write_day`): its versions, and its rows
-    after the day (its rows `before` it and what the day added; counted where a restore left them unknown)."""
+    after the day (its rows `before` it and what the day added: `version_at_end`)."""
     table, existed = table_day.table, table_day.held is not None
-    added = small_tables.write_day(paths, rows, columns, existed, not table_day.live, table_day.truncated)
-    count = before[table] + added if table in before else small_tables.rows_of(paths.current)
-    versions = small_tables.version(paths.current), small_tables.version(paths.history)
-    return TableVersion(table, paths.current, paths.history, *versions, count, day)
+    added = small_tables.write_day(table_paths(root, table), rows, columns, existed, not table_day.live,
+                                   table_day.truncated)  # fmt: skip
+    return version_at_end(None, root, day, table, before[table] + added if table in before else None)

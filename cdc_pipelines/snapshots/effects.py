@@ -21,10 +21,10 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cdc_pipelines.model.canonical import ROW_OPS
 from cdc_pipelines.model.meta_keys import KAFKA_KEY, ROW_INDEX
 
 TABLE = ("db", "db_schema", "table_name")
-ROW_OPS = ("INSERT", "UPDATE", "DELETE", "UPSERT")
 APPLIED_OPS = (*ROW_OPS, "TRUNCATE")
 NO_PK = "no primary-key columns"
 

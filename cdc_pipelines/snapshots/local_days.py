@@ -43,7 +43,7 @@ from cdc_pipelines.snapshots.schema import (
     LATE_DETAIL,
     LATE_EVENT,
 )
-from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, table_paths
+from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, replace_local_day, table_paths
 from cdc_pipelines.snapshots.versions import as_of
 
 # the setting of the most events of one day the local engine folds (it holds the day in this process: a
@@ -122,7 +122,11 @@ def snapshot_day(
     effects = apply.local_effects(changes, keys, kafka_keys, schema.rewrite)
     tables, skipped = apply.local_tables(effects)
     prepared_tables(None, root, day, list(dict.fromkeys([*tables, *schema.tables])), restored, schema)
-    held, live = _live_keys(root, tables)
+    held, live = held_keys(root, tables)
+    for table in tables:
+        why = None if table in held else small_tables.unwritable_table(table_paths(root, table))
+        if why:  # the engine table sends such a day to Spark (`unwritable`): a lake changed since
+            raise RuntimeError(f"the local engine cannot write this table: {why}")
     live_among = functools.partial(apply.live_among, live)
     folded = apply.fold_local(effects, skipped, live_among, bool(schema.rewrite.routes))
     opened = apply.opened_rows(folded)
@@ -132,30 +136,26 @@ def snapshot_day(
     invalid = not all(f.valid for f in figures.values())
     anomalies = _anomalies(root, day, folded, opened, events if late else None, invalid,
                            pa.concat_tables([unread, schema.anomalies]))  # fmt: skip
-    _replace_day(join(root, ANOMALIES), day, anomalies, ANOMALY_SCHEMA)
+    replace_local_day(anomalies, join(root, ANOMALIES), day, ANOMALY_SCHEMA)
     ids = events.select(["event_id"]).append_column("dt", pa.array([day] * events.num_rows, pa.string()))
-    _replace_day(join(root, APPLIED), day, ids, APPLIED_SCHEMA)
-    _replace_day(join(root, DDL), day, ddl_rows, DDL_SCHEMA)
+    replace_local_day(ids, join(root, APPLIED), day, APPLIED_SCHEMA)
+    replace_local_day(ddl_rows, join(root, DDL), day, DDL_SCHEMA)
     before = rows_before(root, previous_day)
     days = table_days([f.as_dict() for f in folded.figures.values()], figures, held)
     plans = {d.table: small_tables.day_columns(table_paths(root, d.table), d) for d in days}
     typed = small_tables.day_rows(folded.folded, plans)
-    entries = [write_table(table_paths(root, d.table), day, d, typed[d.table], plans[d.table], before)
-               for d in days]  # fmt: skip
+    entries = [write_table(root, day, d, typed[d.table], plans[d.table], before) for d in days]
     return finished_day(None, root, day, schema, entries, previous_day, skipped, events.num_rows,
                         anomalies.to_pylist())  # fmt: skip
 
 
-def _live_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:
-    """The columns of each of `tables` there is, and their live keys (`TABLE`, `_t`, `_k`, `_shard`)."""
+def held_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:
+    """The columns of each of `tables` delta-rs wrote, and their live keys (`TABLE`, `_t`, `_k`, `_shard`:
+    `small_tables.live_keys`), read without Spark."""
     held, parts = {}, []
     for table in tables:
-        paths = table_paths(root, table)
-        own = small_tables.live_keys(paths.current)
+        own = small_tables.live_keys(table_paths(root, table).current)
         if own is None:
-            why = small_tables.unwritable_table(paths)
-            if why:  # the engine table sends such a day to Spark (`unwritable`): a lake changed since
-                raise RuntimeError(f"the local engine cannot write this table: {why}")
             continue
         held[table], keys = own
         named = {c: pa.array([v] * len(keys), pa.string()) for c, v in zip((*TABLE, "_t"), (*table, table_text(table)),
@@ -186,7 +186,3 @@ def _anomalies(
                                "detail": pa.array([LATE_DETAIL] * n)}))  # fmt: skip
     rows = pa.concat_tables([p.select(list(ANOMALY_COLUMNS)).cast(ANOMALY_TEXT) for p in parts])
     return rows.append_column("dt", pa.array([day] * rows.num_rows, pa.string()))
-
-
-def _replace_day(folder: str, day: str, rows: pa.Table, schema) -> None:
-    delta_rs.replace_partitions(rows, delta_rs.local_table_path(folder), [{"dt": day}], schema, ("dt",))

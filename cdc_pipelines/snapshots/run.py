@@ -23,12 +23,10 @@ from typing import TypeVar
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
-from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.schema_changes.day import check_policies
 from cdc_pipelines.schema_changes.policy import LENIENT
@@ -40,7 +38,6 @@ from cdc_pipelines.snapshots.day import (
     TableDay,
     ddl_dataset,
     ddl_events,
-    first_deliveries,
     rows_before,
     table_days,
     table_rows,
@@ -78,10 +75,7 @@ from cdc_pipelines.snapshots.tables import (
     source_columns,
 )
 from cdc_pipelines.snapshots.values import ColumnPlan
-from cdc_pipelines.snapshots.versions import (
-    TableVersion,
-    restore_before,
-)
+from cdc_pipelines.snapshots.versions import TableVersion, restore_before, version_at_end
 
 # tables whose writes run side by side (each its current and history table on two threads: up to twice
 # as many Spark jobs): a MERGE of a small day is mostly the driver's work (its plans, Delta's log, the
@@ -170,16 +164,13 @@ def static_plans(spark: SparkSession, small: bool) -> Iterator[None]:
 
 def day_changes(
     spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None, small: bool = False
-) -> tuple[DataFrame, pa.Table | None]:
+) -> tuple[DataFrame | None, pa.Table | None]:
     """The canonical events of `day` (none when the day was never decoded), redelivered ones left out:
     a change is applied once however often its topic delivered it. A `small` day of a local lake is read
-    by delta-rs, also returned as Arrow, and handed to Spark as local rows: Spark's load of the changes'
-    log and its listing of the day's files cost a quiet day 0.4-0.6 s."""
-    local = delta_rs.read_partition(join(lake_root, CHANGES_DIR), "dt", day, CANONICAL_COLUMNS) if small else None
-    if local is not None:  # nullable: a column an older lake lacks reads as null, as in `io.read_table`
-        local = first_deliveries(local, topics)
-        nullable = T.StructType([T.StructField(f.name, f.dataType) for f in CANONICAL_SCHEMA])
-        return spark.createDataFrame(local, nullable), local
+    by delta-rs and returned as Arrow alone (`local_days.day_changes`): Spark's load of the changes' log
+    and its listing of the day's files cost a quiet day 0.4-0.6 s."""
+    if small:
+        return None, local_days.day_changes(lake_root, day, topics)
     events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
     events = events.where(F.element_at("meta", F.lit(DUPLICATE_OF)).isNull())
     return (events if topics is None else events.where(F.col("source_topic").isin(list(topics)))), None
@@ -199,8 +190,7 @@ def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: se
         pairs = pa.table({"_t": [t for t, _ in touched], "_k": [k for _, k in touched]})
         pairs = previous.sparkSession.createDataFrame(pairs).withColumn("_touched", F.lit(True))
         found = previous.join(pairs, ["_t", "_k"], "left").where(wanted | F.col("_touched").isNotNull())
-    shard = F.col("_shard") if "_shard" in previous.columns else F.lit(None).cast("string")
-    return apply.live_among(found.select(*TABLE, "_t", "_k", shard.alias("_shard")).toArrow(), touched, truncated)
+    return apply.live_among(found.select(*TABLE, "_t", "_k", "_shard").toArrow(), touched, truncated)
 
 
 def _touched(changes: DataFrame, local: pa.Table | None) -> dict[str, list[tuple]]:
@@ -231,18 +221,12 @@ def previous_keys(
     pinned: the day's MERGEs must not change what its plans read. Also the source columns of each table
     there is, from the same read: which tables exist and what they hold, known without another probe or
     load of each table's log; and the tables whose keys Spark reads (the others' are local rows)."""
-    schema = T.StructType([T.StructField(c, T.StringType()) for c in (*TABLE, "_t", "_k", "_shard")])
-    keys = spark.createDataFrame([], schema)
-    held, read, spark_read = {}, [], set()
+    # the tables delta-rs wrote: their keys read without a Spark job (Delta's log replay is one per table)
+    held, local = local_days.held_keys(root, tables)
+    keys, spark_read = apply.local_frame(spark, local), set()
     for table in tables:
         path = table_paths(root, table).current
-        # a table delta-rs wrote: its keys read without a Spark job (Delta's log replay is one per table)
-        own = small_tables.live_keys(path)
-        if own is not None:
-            held[table], table_keys = own
-            read.append((table, table_keys))
-            continue
-        version = io.table_version(spark, path)
+        version = None if table in held else io.table_version(spark, path)
         if version is not None:
             names = [F.lit(v).cast("string").alias(c) for c, v in zip((*TABLE, "_t"), (*table, table_text(table)),
                                                                       strict=True)]  # fmt: skip
@@ -251,14 +235,6 @@ def previous_keys(
             shard = F.col(SOURCE_TABLE_COLUMN) if SOURCE_TABLE_COLUMN in live.columns else F.lit(None).cast("string")
             keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k"), shard.alias("_shard")))
             spark_read.add(table)
-    if read:
-        columns = {
-            c: pa.array([t[i] for t, k in read for _ in range(len(k))], pa.string()) for i, c in enumerate(TABLE)
-        }
-        ids = pa.array([table_text(t) for t, k in read for _ in range(len(k))], pa.string())
-        local = pa.concat_tables([k for _, k in read])
-        local = pa.table({**columns, "_t": ids, "_k": local.column("_k"), "_shard": local.column("_shard")})
-        keys = keys.unionByName(spark.createDataFrame(local, schema))
     return keys, held, spark_read
 
 
@@ -269,11 +245,11 @@ def snapshot_day(
     day: str,
     topics: Sequence[str] | None,
     late: bool,
-    keys: Mapping[str, Sequence[str]] | None = None,
-    kafka_keys: Collection[str] | bool = (),
-    restored: set[tuple] | None = None,
-    fold_in_driver: bool = False,
-    schema_changes: tuple = (LENIENT, None, {}),
+    keys: Mapping[str, Sequence[str]] | None,
+    kafka_keys: Collection[str] | bool,
+    restored: set[tuple],
+    fold_in_driver: bool,
+    schema_changes: tuple,
 ) -> dict:
     """Write one day into each table it changed; record the versions, the day's anomalies and figures.
     `restored`: tables a backfill restored that no day since changed, at their state at the start of the
@@ -291,7 +267,6 @@ def snapshot_day(
                                                                            schema.rewrite)  # fmt: skip
     effects = effects_frame(changes, keys, kafka_keys, schema.rewrite or None) if local_effects is None else None
     tables, skipped = day_tables(effects) if local_effects is None else apply.local_tables(local_effects)
-    restored = set() if restored is None else restored
     prepared_tables(spark, root, day, list(dict.fromkeys([*tables, *schema.tables])), restored, schema)
     live_keys, held, spark_read = previous_keys(spark, root, tables)
     result = None
@@ -300,9 +275,9 @@ def snapshot_day(
         folded = apply.fold_local(local_effects, skipped, functools.partial(_live_keys, live_keys), routed)
         # a TRUNCATE of a table whose keys Spark reads would collect all its keys: Spark folds that day
         if not folded.truncated & spark_read:
-            result = apply.applied_from_local(spark, folded, skipped)
+            result = apply.applied_from_local(spark, folded)
         else:
-            effects = apply.local_frame(spark, local_effects, apply.EFFECT_DDL)
+            effects = apply.local_frame(spark, local_effects)
     result = result or apply_effects(effects, live_keys, skipped, bool(schema.rewrite.routes))
     # a local lake: a small day's datasets and every day's versions committed by delta-rs
     local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
@@ -319,7 +294,7 @@ def snapshot_day(
         if anomalies is None:
             frame = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
             anomalies = [{**r.asDict(), "n": r["count"]} for r in frame.groupBy(*TABLE, "kind").count().collect()]
-        return finished_day(spark, root, day, schema, entries, previous_day, result.skipped, applied, anomalies,
+        return finished_day(spark, root, day, schema, entries, previous_day, skipped, applied, anomalies,
                             local)  # fmt: skip
     finally:
         result.release()
@@ -369,12 +344,11 @@ def _merge_tables(
     pool: ThreadPoolExecutor,
 ) -> list[TableVersion]:
     """Each changed table's two MERGEs, the tables side by side in `pool`; the versions they made (in
-    table order). The tables delta-rs writes (`small_tables.takes`) are written from one collect of all
+    table order). The tables delta-rs writes (`small_tables.owns`) are written from one collect of all
     their rows; a day of more rows than the local engine holds (`local_days.MAX_EVENTS_SETTING`) has Spark
     MERGE into every table, delta-rs's as they are (no feature added)."""
     held = sum(d.sets + d.opened + d.live for d in days) <= local_days.max_events(spark.conf)
-    limit = small_tables.max_rows(spark) if held else -1
-    small = dict(zip([d.table for d in days], pool.map(lambda d: _small_columns(spark, root, d, limit), days),
+    small = dict(zip([d.table for d in days], pool.map(lambda d: _small_columns(spark, root, d, held), days),
                      strict=True))  # fmt: skip
     plans = {table: columns for table, columns in small.items() if columns is not None}
     rows = pool.submit(small_tables.days_rows, spark, result, plans) if plans else None
@@ -382,18 +356,14 @@ def _merge_tables(
     return [m.result() for m in merges]
 
 
-def _small_columns(spark: SparkSession, root: str, table_day: TableDay, limit: int) -> list[ColumnPlan] | None:
-    """The columns of a table delta-rs writes (`small_tables.takes`), an existing one's brought to the
-    day's; None for a table Spark writes (all with a `limit` below 0: a day too large to collect)."""
-    if limit < 0:
-        return None
+def _small_columns(spark: SparkSession, root: str, table_day: TableDay, held: bool) -> list[ColumnPlan] | None:
+    """The columns of a table delta-rs writes (`small_tables.owns`), an existing one's brought to the
+    day's; None for a table Spark writes (all where the day is not `held`: too large to collect)."""
     paths = table_paths(root, table_day.table)
-    first_rows = max(table_day.sets, table_day.opened)
-    columns = table_day.columns + (table_day.held or [])
-    if not small_tables.takes(paths, columns, table_day.held is not None, first_rows, limit):
+    names = [c.name for c in table_day.columns + (table_day.held or [])]
+    if not held or not small_tables.owns(paths, spark, max(table_day.sets, table_day.opened), names):
         return None
-    utc = spark.conf.get("spark.sql.session.timeZone") == "UTC"
-    return small_tables.day_columns(paths, table_day, utc) or prepare(
+    return small_tables.day_columns(paths, table_day, small_tables.prints_utc(spark)) or prepare(
         spark, paths, table_day.columns, table_day.pk_columns, table_day.held
     )
 
@@ -416,7 +386,7 @@ def _merge_table(
     existed = table_day.held is not None
     match = _match(table)
     if small is not None:
-        return write_table(paths, day, table_day, small_rows.result()[table], small, rows_before)
+        return write_table(root, day, table_day, small_rows.result()[table], small, rows_before)
     columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
     net, opened, closed = result.net.where(match), result.opened.where(match), result.closed.where(match)
     # a TRUNCATE also ends the versions of keys the day does not name: no literals then
@@ -435,12 +405,9 @@ def _merge_table(
             lambda: merge_current(spark, paths.current, net, columns, table_day.truncated, keys),
             lambda: merge_history(spark, paths.history, opened, closed, columns, keys),
         )
-    if existed and table not in rows_before:  # restored to its first version: counted
-        rows = spark.read.format(io.DELTA).load(paths.current).count()
-    else:
-        rows = rows_before.get(table, 0) + added
-    return TableVersion(table, paths.current, paths.history, io.table_version(spark, paths.current),
-                        io.table_version(spark, paths.history), rows, day)  # fmt: skip
+    # restored to its first version: counted
+    return version_at_end(spark, root, day, table, None if existed and table not in rows_before
+                          else rows_before.get(table, 0) + added)  # fmt: skip
 
 
 def _side_by_side(first: Callable[[], R], second: Callable[[], object]) -> R:

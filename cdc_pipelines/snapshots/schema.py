@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
-TABLE = ("db", "db_schema", "table_name")
+from cdc_pipelines.snapshots.effects import TABLE
+from cdc_pipelines.snapshots.values import ANOMALY_COLUMNS
+
 _TEXT = T.StringType()
 
 CURRENT_CDC = (("_cdc_op", "string"), ("_cdc_event_time", "timestamp"), ("_cdc_event_id", "string"),
@@ -36,17 +38,7 @@ VERSIONS_SCHEMA = T.StructType(
 # kind: update_of_missing_key, delete_of_missing_key, insert_of_existing_key, late_event, cast_failed, ddl_unread
 # a late day's event that a run of the day before did not apply: its kind and detail on both engines
 LATE_EVENT, LATE_DETAIL = "late_event", "arrived after a later day was applied"
-ANOMALY_SCHEMA = T.StructType(
-    [
-        *(T.StructField(c, _TEXT) for c in TABLE),
-        T.StructField("kind", _TEXT),
-        T.StructField("event_id", _TEXT),
-        T.StructField("op", _TEXT),
-        T.StructField("detail", _TEXT),
-        T.StructField("dt", _TEXT),
-    ]
-)
-ANOMALY_COLUMNS = tuple(f.name for f in ANOMALY_SCHEMA.fields if f.name != "dt")
+ANOMALY_SCHEMA = T.StructType([*(T.StructField(c, _TEXT) for c in ANOMALY_COLUMNS), T.StructField("dt", _TEXT)])
 
 # the event ids each day applied
 APPLIED_SCHEMA = T.StructType([T.StructField("event_id", _TEXT), T.StructField("dt", _TEXT)])

@@ -231,31 +231,30 @@ def before_fold(spark, root: str, day: SchemaDay) -> None:
         source, target = table_paths(root, old), table_paths(root, new)
         if not _exists(spark, source.current):
             continue
+        owned = small_tables.owns(source, spark)
         for a, b, cdc in ((source.current, target.current, CURRENT_CDC), (source.history, target.history, HISTORY_CDC)):
-            small_tables.carry(a, b) if small_tables.owns(a, spark) else tables.carry(spark, a, b, cdc)
+            small_tables.carry(a, b) if owned else tables.carry(spark, a, b, cdc)
     for table, pairs in day.renamed.items():
         paths = table_paths(root, table)
-        for path in (paths.current, paths.history):
-            if _exists(spark, path):
-                rename = small_tables.rename_columns if small_tables.owns(path, spark) else None
-                rename(path, list(pairs)) if rename else tables.rename_columns(spark, path, list(pairs))
+        owned = small_tables.owns(paths, spark)
+        for path in (p for p in (paths.current, paths.history) if _exists(spark, p)):
+            small_tables.rename_columns(path, list(pairs)) if owned else tables.rename_columns(spark, path, list(pairs))
     # the columns declared today, on a table there is (one CREATE TABLE makes again after its DROP TABLE too)
     for table, columns in (day.declared | {t: c for t, (c, _) in day.created.items()}).items():
         paths = table_paths(root, table)
         if not _exists(spark, paths.current):
             continue
-        held = small_tables.column_plans(paths.current) if small_tables.owns(paths.current, spark) else None
-        if held is not None:
-            small_tables.evolve_columns(paths, columns, held)
-        else:
-            held = tables.source_columns(spark.read.format("delta").load(paths.current).schema)
+        # delta-rs's table, where it widens as Spark would print (`small_tables.evolve_columns`)
+        held = small_tables.column_plans(paths.current)
+        if held is None or small_tables.evolve_columns(paths, columns, held, small_tables.prints_utc(spark)) is None:
+            held = held or tables.source_columns(spark.read.format("delta").load(paths.current).schema)
             tables.prepare(spark, paths, columns, [], held)
     for table, (columns, key) in day.created.items():
         paths = table_paths(root, table)
         if _exists(spark, paths.current):
             continue
         ordered = tables.column_order(columns, key)
-        if small_tables.owns(paths.current, spark):
+        if small_tables.owns(paths, spark, names=[c.name for c in ordered]):
             rows = small_tables.day_rows(FOLD_SCHEMA.empty_table(), {table: ordered})[table]
             small_tables.write_day(paths, rows, ordered, existed=False, fresh=True, truncated=False)
         else:
@@ -281,10 +280,13 @@ def after_writes(spark, root: str, day: SchemaDay) -> None:
     from cdc_pipelines.snapshots.store import table_paths
 
     for table, names in day.dropped.items():
-        path = table_paths(root, table).current
-        if _exists(spark, path):
-            drop = small_tables.drop_columns if small_tables.owns(path, spark) else None
-            drop(path, list(names)) if drop else tables.drop_columns(spark, path, list(names))
+        paths = table_paths(root, table)
+        if not _exists(spark, paths.current):
+            continue
+        if small_tables.owns(paths, spark):
+            small_tables.drop_columns(paths.current, list(names))
+        else:
+            tables.drop_columns(spark, paths.current, list(names))
 
 
 def _exists(spark, path: str) -> bool:

@@ -18,7 +18,7 @@ rows (`MAX_ROWS_SETTING`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,7 +35,7 @@ from cdc_pipelines.snapshots.fold import CLOSE, FOLD_SCHEMA, NET, OPEN
 from cdc_pipelines.snapshots.merges import KIND
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
 from cdc_pipelines.snapshots.tables import PROPERTIES, TablePaths, column_order, evolve
-from cdc_pipelines.snapshots.values import ColumnPlan, as_text, typed_array
+from cdc_pipelines.snapshots.values import ColumnPlan, typed_array, widened
 
 # the setting (`--conf`, CDC_SPARK_CONF) of the most rows a new table's first day gives it for delta-rs to
 # create it on the Spark engine (a local lake); a larger one, or every one with 0, Spark creates with deletion
@@ -51,10 +51,17 @@ _PART = "_cdc_part"
 SPARK_TYPE_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
 _DELTA_NAMES = {spark: delta for delta, spark in SPARK_TYPE_NAMES.items()}
 _SPARK_FEATURES = frozenset({"deletionVectors", "columnMapping"})
+# the table properties of Spark's tables that delta-rs writes too
+_PROPERTIES = {k: v for k, v in PROPERTIES.items() if k == "delta.autoOptimize.optimizeWrite"}
 
 
 def max_rows(spark: SparkSession) -> int:
     return int(spark.conf.get(MAX_ROWS_SETTING, str(DEFAULT_MAX_ROWS)))
+
+
+def prints_utc(spark: SparkSession | None) -> bool:
+    """Whether times print in UTC: always on the local engine, on Spark's where its session's time zone is UTC."""
+    return spark is None or spark.conf.get("spark.sql.session.timeZone") == "UTC"
 
 
 def unwritable_columns(names) -> str | None:
@@ -77,23 +84,20 @@ def unwritable_table(paths: TablePaths) -> str | None:
     return None
 
 
-def takes(paths: TablePaths, columns: list[ColumnPlan], existed: bool, first_rows: int, limit: int) -> bool:
-    """Whether delta-rs writes this table's day on the Spark engine: local, plain column names, and a table
-    delta-rs created (whatever it has grown to), or a new one whose first day gives it at most `limit`
-    rows (`first_rows`: the larger of its current and history tables' rows after the day)."""
-    if local_table_path(paths.current) is None or local_table_path(paths.history) is None:
-        return False
-    if not all(_PLAIN_NAME.fullmatch(c.name) for c in columns):
-        return False
-    if existed:
-        return not any(_spark_owned(p) for p in (paths.current, paths.history))
-    return first_rows <= limit and limit > 0
-
-
-def _spark_owned(path: str) -> bool:
+def owns(paths: TablePaths, spark: SparkSession | None, first_rows: int = 0, names: Iterable[str] = ()) -> bool:
+    """Whether delta-rs writes this table: every table of the local engine (no `spark`); on Spark's, a local
+    table with plain column names (`names`: those it is to hold) that delta-rs created (whatever it has grown
+    to), or a new one whose first day gives it at most `max_rows` rows (`first_rows`: the larger of its
+    current and history tables' rows after the day)."""
     from deltalake import DeltaTable
 
-    return _is_spark_owned(DeltaTable(local_table_path(path)))
+    if spark is None:
+        return True
+    if unwritable_table(paths) or unwritable_columns(names):
+        return False
+    if DeltaTable.is_deltatable(local_table_path(paths.current)):
+        return True
+    return 0 < max_rows(spark) and first_rows <= max_rows(spark)
 
 
 def _is_spark_owned(table) -> bool:
@@ -121,7 +125,7 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Table] | None:
     table = _delta_rs_table(path)
     if table is None:
         return None
-    columns = column_plans(path)
+    columns = _column_plans(table)
     routed = any(c.name == SOURCE_TABLE_COLUMN for c in columns)
     rows = table.to_pyarrow_table(columns=["_cdc_key", *([SOURCE_TABLE_COLUMN] if routed else [])])
     shards = rows.column(SOURCE_TABLE_COLUMN) if routed else pa.nulls(rows.num_rows, pa.string())
@@ -131,8 +135,10 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Table] | None:
 def column_plans(path: str) -> list[ColumnPlan] | None:
     """The source columns of a table delta-rs wrote and their types (its log only); None for any other."""
     table = _delta_rs_table(path)
-    if table is None:
-        return None
+    return None if table is None else _column_plans(table)
+
+
+def _column_plans(table) -> list[ColumnPlan]:
     return [ColumnPlan(f.name, SPARK_TYPE_NAMES.get(f.type.type, f.type.type))
             for f in table.schema().fields if f.name not in CDC_COLUMNS]  # fmt: skip
 
@@ -140,9 +146,7 @@ def column_plans(path: str) -> list[ColumnPlan] | None:
 def rows_of(path: str) -> int | None:
     """The rows of a table delta-rs wrote, from its files' statistics (no scan); None for any other."""
     table = _delta_rs_table(path)
-    if table is None:
-        return None
-    return file_rows(table)
+    return None if table is None else file_rows(table)
 
 
 def evolve_columns(
@@ -153,11 +157,11 @@ def evolve_columns(
     once; the columns after. None (Spark's `tables.prepare` does it) when a `timestamp` column becomes
     text and the times are not printed in UTC (`utc`: Spark's session time zone is UTC; the local engine's
     always is)."""
-    from deltalake import DeltaTable, Field, write_deltalake
+    from deltalake import DeltaTable, Field
     from deltalake.schema import PrimitiveType
 
     added, changed, after = evolve(day, held)
-    if any(new == "string" and not _printed(old, utc) for old, new in changed.values()):
+    if not utc and ("timestamp", "string") in changed.values():
         return None
     for path in (local_table_path(paths.current), local_table_path(paths.history)):
         if any(c.spark_type == "timestamp_ntz" for c in added):
@@ -171,16 +175,14 @@ def evolve_columns(
         if fields:
             DeltaTable(path).alter.add_columns(fields)
         if changed:
-            data = DeltaTable(path).to_pyarrow_table()
-            for name, (old, new) in changed.items():
-                if new == "string":
-                    column = as_text(data.column(name), old)
-                else:
-                    precision, scale = re.fullmatch(r"decimal\((\d+),(\d+)\)", new).groups()
-                    column = data.column(name).cast(pa.decimal128(int(precision), int(scale)))  # exact, or raises
-                data = data.set_column(data.schema.get_field_index(name), name, column)
-            write_deltalake(path, data, mode="overwrite", schema_mode="overwrite")
+            _rewrite(path, lambda data: _widened(data, changed))
     return after
+
+
+def _widened(data: pa.Table, changed: Mapping[str, tuple[str, str]]) -> pa.Table:
+    for name, (old, new) in changed.items():
+        data = data.set_column(data.schema.get_field_index(name), name, widened(data.column(name), old, new))
+    return data
 
 
 def _with_timestamp_ntz(table) -> None:
@@ -190,14 +192,6 @@ def _with_timestamp_ntz(table) -> None:
     protocol = table.protocol()
     if "timestampNtz" not in set(protocol.writer_features or ()):
         table.alter.add_feature(TableFeatures.TimestampWithoutTimezone, allow_protocol_versions_increase=True)
-
-
-# the types whose values `as_text` prints as Spark does, besides decimals (`timestamp` is printed in UTC)
-_PRINTED = ("boolean", "bigint", "binary", "date", "timestamp_ntz")
-
-
-def _printed(type_name: str, utc: bool) -> bool:
-    return type_name in _PRINTED or type_name.startswith("decimal(") or (utc and type_name == "timestamp")
 
 
 def days_rows(spark: SparkSession, applied: Applied, plans: Mapping[tuple, list[ColumnPlan]]) -> dict[tuple, pa.Table]:
@@ -264,10 +258,9 @@ def write_day(
     closes = _part(rows, "close", ["_cdc_key", "_cdc_end_at", KIND])
     current_path, history_path = local_table_path(paths.current), local_table_path(paths.history)
     if not existed:
-        properties = {k: v for k, v in PROPERTIES.items() if k == "delta.autoOptimize.optimizeWrite"}
         # version 0 is the empty table, as Spark's create makes it: what a backfill of the first day restores
-        DeltaTable.create(current_path, current.drop([KIND]).schema, configuration=properties)
-        DeltaTable.create(history_path, opened.drop([KIND]).schema, configuration=properties)
+        DeltaTable.create(current_path, current.drop([KIND]).schema, configuration=_PROPERTIES)
+        DeltaTable.create(history_path, opened.drop([KIND]).schema, configuration=_PROPERTIES)
     if fresh:
         sets = current.filter(pc.equal(current[KIND], "set")).drop([KIND])
         write_deltalake(current_path, sets, mode="append")
@@ -305,14 +298,6 @@ def _merged(table, source: pa.Table, merge: merges.Merge) -> dict:
     return builder.execute()
 
 
-def version(path: str) -> int | None:
-    """The latest version of the local table at `path`; None where there is none."""
-    from deltalake import DeltaTable
-
-    local = local_table_path(path)
-    return DeltaTable(local).version() if DeltaTable.is_deltatable(local) else None
-
-
 def restore(path: str, version: int) -> bool:
     """Restore a table delta-rs wrote to `version` (nothing when it is there): 20-50 ms, where Spark's
     RESTORE is 1-3 s of jobs a table. False for a table that is not delta-rs's (Spark restores it)."""
@@ -324,42 +309,31 @@ def restore(path: str, version: int) -> bool:
     return True
 
 
-def owns(path: str, spark: SparkSession | None) -> bool:
-    """Whether delta-rs writes the table at `path`: the local engine's (no `spark`) always; on Spark's, one
-    delta-rs created, or, where there is none yet, a local one while delta-rs creates tables (`takes`)."""
-    if spark is None:
-        return True
-    from deltalake import DeltaTable
+def _rewrite(path: str, rewrite: Callable[[pa.Table], pa.Table | None]) -> None:
+    """The local table at `path` rewritten once with the rows `rewrite` makes of its rows (none where it
+    gives None): delta-rs 1.6 writes no column mapping, which would rename or drop in the log alone."""
+    from deltalake import DeltaTable, write_deltalake
 
-    local = local_table_path(path)
-    if local is None:
-        return False
-    if not DeltaTable.is_deltatable(local):
-        return max_rows(spark) > 0
-    return _delta_rs_table(path) is not None
+    data = rewrite(DeltaTable(local_table_path(path)).to_pyarrow_table())
+    if data is not None:
+        write_deltalake(local_table_path(path), data, mode="overwrite", schema_mode="overwrite")
 
 
 def rename_columns(path: str, pairs: list[tuple[str, str]]) -> None:
-    """The table rewritten once with each `(old, new)` column it has renamed, in order (delta-rs 1.6 writes
-    no column mapping, which would rename in the log alone)."""
-    from deltalake import DeltaTable, write_deltalake
+    """The table rewritten once with each `(old, new)` column it has renamed, in order."""
 
-    data = DeltaTable(local_table_path(path)).to_pyarrow_table()
-    names = data.column_names
-    for old, new in pairs:
-        names = [new if n == old and new not in names else n for n in names]
-    if names != data.column_names:
-        write_deltalake(local_table_path(path), data.rename_columns(names), mode="overwrite", schema_mode="overwrite")
+    def renamed(data: pa.Table) -> pa.Table | None:
+        names = data.column_names
+        for old, new in pairs:
+            names = [new if n == old and new not in names else n for n in names]
+        return data.rename_columns(names) if names != data.column_names else None
+
+    _rewrite(path, renamed)
 
 
 def drop_columns(path: str, names: list[str]) -> None:
     """The table rewritten once without the columns `names` it has."""
-    from deltalake import DeltaTable, write_deltalake
-
-    data = DeltaTable(local_table_path(path)).to_pyarrow_table()
-    gone = [n for n in names if n in data.column_names]
-    if gone:
-        write_deltalake(local_table_path(path), data.drop(gone), mode="overwrite", schema_mode="overwrite")
+    _rewrite(path, lambda data: data.drop(gone) if (gone := [n for n in names if n in data.column_names]) else None)
 
 
 def carry(source: str, target: str) -> None:
@@ -369,9 +343,8 @@ def carry(source: str, target: str) -> None:
 
     table = DeltaTable(local_table_path(source))
     data = table.to_pyarrow_table()
-    properties = {k: v for k, v in PROPERTIES.items() if k == "delta.autoOptimize.optimizeWrite"}
     if not DeltaTable.is_deltatable(local_table_path(target)):
-        DeltaTable.create(local_table_path(target), data.schema, configuration=properties)
+        DeltaTable.create(local_table_path(target), data.schema, configuration=_PROPERTIES)
     if data.num_rows:
         write_deltalake(local_table_path(target), data, mode="append")
         table.delete()

@@ -17,6 +17,7 @@ import json
 import os
 from pathlib import Path
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -47,13 +48,6 @@ def table_paths(root: str | Path, table: tuple) -> TablePaths:
     return TablePaths(storage.join(folder, CURRENT), storage.join(folder, HISTORY))
 
 
-def table_roots(root: str | Path) -> list[Path]:
-    """The local folders of every table with a current table (for tests and tools that list them)."""
-    root = Path(root)
-    patterns = (f"db=*/table=*/{CURRENT}", f"db=*/schema=*/table=*/{CURRENT}")
-    return sorted(p.parent for pattern in patterns for p in root.glob(pattern) if p.is_dir())
-
-
 def read_day(spark: SparkSession, folder: str, schema: T.StructType, day: str | None) -> DataFrame:
     """The `dt=day` partition of a dataset (empty when the day or the dataset is missing)."""
     fields = T.StructType([f for f in schema.fields if f.name != "dt"])
@@ -76,8 +70,13 @@ def replace_day(
     if rows is None or rows.num_rows > max_rows:
         io.replace_partitions(frame, folder, [{"dt": day}], ("dt",), schema=schema)
         return None
-    delta_rs.replace_partitions(rows, delta_rs.local_table_path(folder), [{"dt": day}], schema, ("dt",))
+    replace_local_day(rows, folder, day, schema)
     return rows.to_pylist()
+
+
+def replace_local_day(rows: pa.Table, folder: str, day: str, schema: T.StructType) -> None:
+    """`replace_day` of a local dataset's rows held here, by delta-rs."""
+    delta_rs.replace_partitions(rows, delta_rs.local_table_path(folder), [{"dt": day}], schema, ("dt",))
 
 
 def _summary_path(root: str | Path, day: str) -> str:

@@ -29,7 +29,7 @@ from cdc_pipelines.model.column_types import widen
 from cdc_pipelines.snapshots import merges
 from cdc_pipelines.snapshots.merges import KIND
 from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
-from cdc_pipelines.snapshots.values import ColumnPlan, arrow_type, as_text, typed_array
+from cdc_pipelines.snapshots.values import ColumnPlan, typed_array, widened
 
 PROPERTIES = {
     "delta.enableDeletionVectors": "true",
@@ -68,12 +68,11 @@ def _create(spark: SparkSession, path: str, columns: list[ColumnPlan], cdc: tupl
 
 
 def _widened(batches: Iterable[pa.RecordBatch], types: Mapping[str, tuple[str, str]]) -> Iterator[pa.RecordBatch]:
-    """Each column `types` names in its wider type: text as the images write it (`values.as_text`), a number
-    as a wider decimal (an exact cast, or an error)."""
+    """Each column `types` names in its wider type (`values.widened`)."""
     for batch in batches:
         columns = dict(zip(batch.schema.names, batch.columns, strict=True))
         for name, (old, new) in types.items():
-            columns[name] = as_text(columns[name], old) if new == "string" else columns[name].cast(arrow_type(new))
+            columns[name] = widened(columns[name], old, new)
         yield pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 
 

@@ -24,9 +24,9 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# the source table's columns and an anomaly's, as snapshots/schema.py declares them for Spark (a test
-# holds them equal): that module imports pyspark, this one must not
-TABLE = ("db", "db_schema", "table_name")
+from cdc_pipelines.snapshots.effects import TABLE
+
+# an anomaly's columns, here for both engines (snapshots/schema.py's Spark schema is built from them)
 ANOMALY_COLUMNS = (*TABLE, "kind", "event_id", "op", "detail")
 
 _DAY = "[0-9]{4}-[0-9]{2}-[0-9]{2}"
@@ -295,6 +295,12 @@ def arrow_type(spark_type_name: str) -> pa.DataType:
         return simple[spark_type_name]
     precision, scale = _precision_scale(spark_type_name)
     return pa.decimal128(precision, scale)
+
+
+def widened(column: pa.Array | pa.ChunkedArray, old: str, new: str) -> pa.Array | pa.ChunkedArray:
+    """A column of type `old` in its wider type `new` (`model.column_types.widen`): text as the images write
+    it (`as_text`), a number as a wider decimal (an exact cast, or an error)."""
+    return as_text(column, old) if new == "string" else column.cast(arrow_type(new))
 
 
 def _precision_scale(type_name: str) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import small_tables
 from cdc_pipelines.snapshots.fold import table_order
 from cdc_pipelines.snapshots.schema import TABLE, VERSIONS_SCHEMA
-from cdc_pipelines.snapshots.store import VERSIONS, table_paths
+from cdc_pipelines.snapshots.store import VERSIONS, replace_local_day, table_paths
 from cdc_pipelines.snapshots.tables import TablePaths, restore
 
 
@@ -71,8 +71,8 @@ def record(
     rows = [e.row() for e in entries]
     path = join(root, VERSIONS)
     if local or spark is None:
-        data = pa.Table.from_pylist(rows, schema=delta_rs.arrow_schema(VERSIONS_SCHEMA))
-        delta_rs.replace_partitions(data, delta_rs.local_table_path(path), [{"dt": day}], VERSIONS_SCHEMA, ("dt",))
+        replace_local_day(pa.Table.from_pylist(rows, schema=delta_rs.arrow_schema(VERSIONS_SCHEMA)), path, day,
+                          VERSIONS_SCHEMA)  # fmt: skip
         return
     io.replace_partitions(spark.createDataFrame(rows, VERSIONS_SCHEMA), path, [{"dt": day}], ("dt",))
 
@@ -117,7 +117,7 @@ def restore_unfinished(
     for table, paths in tables.items():
         entry = start.get(table)
         recorded = (entry.current_version, entry.history_version) if entry else (0, 0)
-        versions = (_version(spark, paths.current), _version(spark, paths.history))
+        versions = (io.table_version(spark, paths.current), io.table_version(spark, paths.history))
         if any(v is not None and v > r for v, r in zip(versions, recorded, strict=True)):
             undone.append(table)
             targets += [(p, r) for p, v, r in zip((paths.current, paths.history), versions, recorded, strict=True)
@@ -128,19 +128,16 @@ def restore_unfinished(
 
 def version_at_end(spark: SparkSession | None, root: str | Path, day: str, table: tuple, rows: int | None = None
                    ) -> TableVersion:  # fmt: skip
-    """A table's versions at the end of `day` after a change besides its writes (`schema_day`), and its rows
-    (`rows`, or counted: from delta-rs's statistics, else by Spark)."""
+    """A table's versions at the end of `day` after its writes or a change besides them (`schema_day`), and
+    its rows (`rows`, or, where a restore left them unknown, counted: from delta-rs's statistics, else by
+    Spark)."""
     paths = table_paths(root, table)
+    current = io.table_version(spark, paths.current)
     rows = small_tables.rows_of(paths.current) if rows is None else rows
-    if rows is None and spark is not None and _version(spark, paths.current) is not None:
+    if rows is None and spark is not None and current is not None:
         rows = spark.read.format(io.DELTA).load(paths.current).count()
-    return TableVersion(table, paths.current, paths.history, _version(spark, paths.current),
-                        _version(spark, paths.history), rows or 0, day)  # fmt: skip
-
-
-def _version(spark: SparkSession | None, path: str) -> int | None:
-    """The table's latest version (None: no table), by delta-rs without a `spark` session."""
-    return io.table_version(spark, path) if spark is not None else small_tables.version(path)
+    return TableVersion(table, paths.current, paths.history, current, io.table_version(spark, paths.history),
+                        rows or 0, day)  # fmt: skip
 
 
 def _restore(spark: SparkSession | None, targets: list[tuple[str, int]]) -> None:

@@ -15,13 +15,19 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.demo.extracts import canonical_events, write_extract
-from cdc_pipelines.snapshots.store import ANOMALIES, CURRENT, HISTORY, table_roots
+from cdc_pipelines.snapshots.store import ANOMALIES, CURRENT, HISTORY
 from tests.cluster.standalone import standalone_cluster
 from tests.one_process import run_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = ("2024-01-01", "2024-01-02")
 FORMAT, TARGET = "oms-canal", "dts-avro"
+
+
+def table_roots(root: Path) -> list[Path]:
+    """The local folders of every snapshot table with a current table."""
+    patterns = (f"db=*/table=*/{CURRENT}", f"db=*/schema=*/table=*/{CURRENT}")
+    return sorted(p.parent for pattern in patterns for p in root.glob(pattern) if p.is_dir())
 
 
 def _commands(raw: Path, lake: Path) -> list[list[str]]:

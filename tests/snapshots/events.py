@@ -49,7 +49,7 @@ def changes_df(spark, events):
     return spark.createDataFrame([tuple(e[c] for c in CANONICAL_COLUMNS) for e in events], CANONICAL_SCHEMA)
 
 
-KEYS_SCHEMA = "db string, db_schema string, table_name string, _t string, _k string"
+KEYS_SCHEMA = "db string, db_schema string, table_name string, _t string, _k string, _shard string"
 
 
 def key_text(key: tuple) -> str:
@@ -58,14 +58,14 @@ def key_text(key: tuple) -> str:
 
 
 def live_rows(state: dict) -> list[tuple]:
-    """The previous keys of a {(table, key tuple): row} state, as `(TABLE..., _t, _k)` rows; a table is
-    its name (in database `db`) or `(db, name)`."""
+    """The previous keys of a {(table, key tuple): row} state, as `(TABLE..., _t, _k, _shard)` rows (no
+    shard); a table is its name (in database `db`) or `(db, name)`."""
     tables = [(t if isinstance(t, tuple) else ("db", t), k) for t, k in state]
-    return [(d, None, t, table_text((d, None, t)), key_text(k)) for (d, t), k in tables]
+    return [(d, None, t, table_text((d, None, t)), key_text(k), None) for (d, t), k in tables]
 
 
 def live_keys(spark, state: dict):
-    """The previous keys `apply_day` takes, from a {(table, key tuple): row} state."""
+    """The previous keys `folds.apply_day` takes, from a {(table, key tuple): row} state."""
     return spark.createDataFrame(live_rows(state), KEYS_SCHEMA)
 
 
@@ -76,7 +76,7 @@ def changes_arrow(events: list[dict]) -> pa.Table:
 
 def folded(state: dict, applied) -> dict:
     """`state` ({(table, key tuple): row dict}) after the day's net effects, as the current table's MERGE does it."""
-    truncated = {r.table_name for r in applied.truncated}
+    truncated = {t["table_name"] for t in applied.tables if t["truncated"]}
     state = {k: v for k, v in state.items() if k[0] not in truncated}
     for r in applied.net:
         key = (r.table_name, tuple(json.loads(r._k)))

@@ -1,9 +1,10 @@
 """One day folded by either engine, as plain rows: the local engine's Arrow walk in this process, or
-Spark's (`apply.apply_day`), so one test body holds both to a behaviour."""
+Spark's (`apply_day`), so one test body holds both to a behaviour."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection, Mapping, Sequence
 from types import SimpleNamespace
 
 import pyarrow as pa
@@ -41,9 +42,15 @@ def fold_local(events: list[dict], previous: dict, keys=None) -> SimpleNamespace
     effects = apply.local_effects(changes_arrow(events), keys)
     _, skipped = apply.local_tables(effects)
     rows = live_rows(previous)
-    held = pa.table({c: pa.array([r[i] for r in rows], pa.string()) for i, c in enumerate((*TABLE, "_t", "_k"))})
+    held = pa.table({c: pa.array([r[i] for r in rows], pa.string())
+                     for i, c in enumerate((*TABLE, "_t", "_k", "_shard"))})  # fmt: skip
+    read = []  # the live keys the fold asked for
 
-    day = apply.fold_local(effects, skipped, lambda touched, truncated: apply.live_among(held, touched, truncated))
+    def live_keys(touched, truncated):
+        read.append(apply.live_among(held, touched, truncated))
+        return read[-1]
+
+    day = apply.fold_local(effects, skipped, live_keys)
 
     def part(out: str, columns: tuple) -> list[SimpleNamespace]:
         return _rows(day.folded.filter(pc.equal(day.folded["_out"], out)).select(list(columns)).to_pylist())
@@ -54,20 +61,33 @@ def fold_local(events: list[dict], previous: dict, keys=None) -> SimpleNamespace
     return SimpleNamespace(
         net=part(NET, NET_COLUMNS), opened=part(OPEN, OPEN_COLUMNS), closed=part(CLOSE, CLOSE_COLUMNS),
         anomalies=[SimpleNamespace(**{c: getattr(a, c) for c in ANOMALY_COLUMNS}) for a in anomalies],
-        truncated=[SimpleNamespace(db=t[0], table_name=t[2]) for t in sorted(day.truncated)], skipped=skipped,
-        tables=[f.as_dict() for f in day.figures.values()], events=events_applied.num_rows,
-        live_before=_rows(day.live.select([*TABLE, "_t", "_k"]).to_pylist()),
+        skipped=skipped, tables=[f.as_dict() for f in day.figures.values()], events=events_applied.num_rows,
+        live_before=_rows(read[0].select([*TABLE, "_t", "_k"]).to_pylist()),
     )  # fmt: skip
 
 
+def apply_day(
+    previous_keys,
+    changes,
+    keys: Mapping[str, Sequence[str]] | None = None,
+    kafka_keys: Collection[str] | bool = (),
+) -> tuple[apply.Applied, list[dict]]:
+    """What `changes` (one day of the canonical table, a Spark frame) do to tables whose live keys are
+    `previous_keys`, folded by Spark; and the tables skipped (their row changes name no key columns: nor
+    one in `keys`, nor, for the `kafka_keys` topics, in the Kafka message key), whose rows stay."""
+    effects = apply.effects_frame(changes, keys, kafka_keys)
+    skipped = apply.day_tables(effects)[1]
+    return apply.apply_effects(effects, previous_keys, skipped), skipped
+
+
 def fold_spark(spark, events: list[dict], previous: dict, keys=None) -> SimpleNamespace:
-    applied = apply.apply_day(live_keys(spark, previous), changes_df(spark, events), keys)
+    applied, skipped = apply_day(live_keys(spark, previous), changes_df(spark, events), keys)
+    _, live, _ = applied.kept  # the effects, the live keys the fold read, the fold
     try:
         return SimpleNamespace(
             net=_spark_rows(applied.net), opened=_spark_rows(applied.opened), closed=_spark_rows(applied.closed),
-            anomalies=_spark_rows(applied.anomalies), skipped=applied.skipped, tables=applied.tables,
-            truncated=_spark_rows(applied.truncated), events=applied.events.count(),
-            live_before=_spark_rows(applied.live_before.select(*TABLE, "_t", "_k")),
+            anomalies=_spark_rows(applied.anomalies), skipped=skipped, tables=applied.tables,
+            events=applied.events.count(), live_before=_spark_rows(live.select(*TABLE, "_t", "_k")),
         )  # fmt: skip
     finally:
         applied.release()

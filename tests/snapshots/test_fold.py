@@ -113,5 +113,5 @@ def test_a_day_folded(fold_day):
         'xt["3"] ..03', 'xu["1"] ..04', 'xu["4"] ..04',
         "!delete_of_missing_key 7", "!insert_of_existing_key 6",
     ]  # fmt: skip
-    assert [r.table_name for r in applied.truncated] == ["u"]
+    assert [t["table_name"] for t in applied.tables if t["truncated"]] == ["u"]
     assert applied.events == len(events)

@@ -51,7 +51,7 @@ def test_every_format_applies_to_the_reference_state(fold_day, tmp_path):
         truth = list(canonical_events(day, PER_DAY, keys_from=0))  # day 2 inserts keys day 1 left
         truth_anomalies = fold(truth_state, truth)
         applied = fold_day(_decoded(tmp_path, day, truth), {((d, t), k): row for (d, t, k), row in state.items()})
-        truncated = {(r.db, r.table_name) for r in applied.truncated}
+        truncated = {(t["db"], t["table_name"]) for t in applied.tables if t["truncated"]}
         state = {k: v for k, v in state.items() if k[:2] not in truncated}
         for r in applied.net:
             k = (r.db, r.table_name, tuple(json.loads(r._k)))

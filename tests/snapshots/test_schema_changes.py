@@ -321,3 +321,20 @@ def test_exception_fails_the_first_day_with_a_schema_change_and_applies_nothing(
     with pytest.raises(SchemaChangeRefused, match=f"event e{D1}-1"):
         engine.days(lake, [D1], schema_changes="exception")
     assert read_summary(lake / "snapshots", D1) is None and not (lake / "snapshots" / "db=db").exists()
+
+
+@pytest.mark.spark
+def test_a_table_created_with_a_name_that_needs_column_mapping_is_sparks(spark, tmp_path):
+    """On the Spark engine a CREATE TABLE with a column name that needs column mapping leaves the table to
+    Spark, as a day's rows would (`small_tables.owns`): delta-rs writes none, so its rows go in."""
+    from tests.snapshots.lakes import SnapshotEngine
+
+    engine = SnapshotEngine("spark", spark)
+    topic = [_ddl(1, D1, "CREATE TABLE w (id INT PRIMARY KEY, `a b` VARCHAR(10))", table="w"),
+             _row("INSERT", 2, D1, "w", after={"id": "1", "a b": "x"})]  # fmt: skip
+    lake = engine.lake(tmp_path, topic)
+    engine.days(lake, [D1], schema_changes="evolve")
+    current = spark.read.format("delta").load(_path(lake, "w"))
+    assert [tuple(r) for r in current.select("id", "a b").collect()] == [(1, "x")]
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{_path(lake, 'w')}`").first()
+    assert detail["properties"]["delta.columnMapping.mode"] == "name"  # Spark's table

@@ -7,6 +7,7 @@ decided who created it."""
 import json
 from decimal import Decimal
 from random import Random
+from types import SimpleNamespace
 
 import pyarrow as pa
 from deltalake import DeltaTable
@@ -14,9 +15,9 @@ from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
-from cdc_pipelines.snapshots import local_days, snapshot_days
-from cdc_pipelines.snapshots.small_tables import as_text
-from cdc_pipelines.snapshots.store import table_root
+from cdc_pipelines.snapshots import local_days, small_tables, snapshot_days
+from cdc_pipelines.snapshots.store import table_paths, table_root
+from cdc_pipelines.snapshots.values import as_text
 from tests.snapshots import delta_rs
 from tests.snapshots.events import changes_df, delete, insert, truncate, update
 from tests.snapshots.test_values import spark_text
@@ -158,3 +159,14 @@ def test_columns_become_text_as_spark_prints_them(spark):
     for type_name, column in padded.items():
         ours = as_text(pa.chunked_array([column]), type_name)
         assert ours.to_pylist() == by_spark[names[type_name]].to_pylist(), type_name
+
+
+def test_a_new_table_whose_column_names_need_mapping_is_sparks(tmp_path):
+    """On the Spark engine delta-rs creates a new table of at most `max_rows` rows and plain column names,
+    whether a day's rows or a CREATE TABLE makes it (`small_tables.owns`, one rule for both); a name that
+    needs column mapping leaves it to Spark, which creates it with column mapping."""
+    spark = SimpleNamespace(conf={})  # the session's settings: the default limit
+    paths = table_paths(tmp_path / "snapshots", ("db", None, "t"))
+    assert small_tables.owns(paths, spark, 1, ["id", "name"])
+    assert not small_tables.owns(paths, spark, 1, ["id", "a b"])
+    assert not small_tables.owns(paths, spark, small_tables.DEFAULT_MAX_ROWS + 1, ["id", "name"])

@@ -106,12 +106,6 @@ def test_invalid_values_are_anomalies():
     assert invalid_cells(rows_of({"n": ("INT", ["1"])})).num_rows == 0
 
 
-def test_the_names_are_the_schemas():
-    from cdc_pipelines.snapshots import schema
-
-    assert (TABLE, ANOMALY_COLUMNS) == (schema.TABLE, schema.ANOMALY_COLUMNS)
-
-
 def test_figures_merge_across_batches_and_tables():
     whole = rows_of(COLUMNS)
     parts = [figure_rows(whole.slice(i, 1)) for i in range(whole.num_rows)]
