@@ -5,7 +5,7 @@ Why not Spark here: a Spark session's start and Delta's first jobs cost 15-20 s 
 holds, and on one machine Spark's decode spends, beside the codecs, about half as much CPU again in the JVM
 (reading the lines, the Arrow crossing both ways, Parquet's writer: 32-35 of 96 CPU-s for 2,000,000 canal
 messages, docs/benchmarks-history.md, *the decode's tail work*). Here each process reads its sources (a byte
-range of a file of plain lines; a whole compressed, Avro-container or CSV file through `local.file_lines`; or
+range of a file of plain lines; a whole compressed, Avro-container or CSV file through `file_lines`; or
 lines already read, a Kafka day's), runs the per-line functions the Spark tasks run (`rows.decoded_rows`),
 leaves out the tables the filter drops, and writes its events to Parquet with pyarrow. Split-update halves
 are left in files by bucket of their pair key, and each bucket paired by one process
@@ -21,6 +21,7 @@ otherwise hand every row to one writer.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import pickle
@@ -39,7 +40,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries
-from cdc_pipelines.decode.local import file_lines
 from cdc_pipelines.decode.messages import decoded_counts, is_half, pair_halves_in_memory
 from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
 from cdc_pipelines.decode.rows import decoded_rows
@@ -50,8 +50,9 @@ from cdc_pipelines.decode.runner import (
     check_message_counts,
     rows_to_batch,
 )
+from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
 from cdc_pipelines.extract.files import is_csv, list_input_files
-from cdc_pipelines.extract.messages import Line
+from cdc_pipelines.extract.messages import Line, container_lines
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
 from cdc_pipelines.lake import delta_rs
@@ -141,7 +142,7 @@ class ByteRange:
 
 @dataclass(frozen=True)
 class WholeFile:
-    """A file read whole and numbered by `local.file_lines` (`.gz`, an Avro container, CSV tuples)."""
+    """A file read whole and numbered by `file_lines` (`.gz`, an Avro container, CSV tuples)."""
 
     path: str
 
@@ -296,6 +297,29 @@ def _filter(rows: list[dict], tables: TableFilter | None) -> list[dict]:
         for row in rows:
             row["filtered"] = row["reject_reason"] is None and not tables.keeps(row["db"], row["table_name"])
     return rows
+
+
+def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
+    """The lines of one extract file with their 1-based numbers (`.gz` read through gzip)."""
+    path = Path(path)
+    codec = get_codec(format_id)
+    uri = spark_file_uri(path)
+    if codec.messages == "avro" and path.suffix.lower() == ".avro":
+        yield from container_lines(uri, path.read_bytes())
+        return
+    damage = check_gzip_inputs([str(path)])
+    readable = damage.readable_files([str(path)])[0]
+    opener = gzip.open if readable.lower().endswith(".gz") else open
+    header = None
+    with opener(readable, "rb") as fh:
+        for number, raw in enumerate(fh.read().splitlines(), start=1):
+            if codec.messages == "tuple" and is_csv(str(path)):
+                if number == 1:
+                    header = raw.decode("utf-8", "replace")
+                    continue
+            yield Line(uri, number, raw, header=header)
+    for _, line, reason in damage.reject_lines():
+        yield Line(uri, line, b"", pre_reject=reason)
 
 
 def source_lines(source: Source, format_id: str) -> Iterator[list[Line]]:

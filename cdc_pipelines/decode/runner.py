@@ -94,11 +94,6 @@ class DecodedExtract:
     delivery_fields: tuple[str, ...] = ()
 
     @property
-    def events(self) -> DataFrame:
-        ok, _, kept = _flags()
-        return self.combined.where(ok & kept).select(*CANONICAL_COLUMNS)
-
-    @property
     def rejects(self) -> DataFrame:
         return self.combined.where(F.col("reject_reason").isNotNull()).select(
             "source_format", "source_topic", "source_file", "source_line", "raw", "raw_encoding",
@@ -358,14 +353,6 @@ def check_message_counts(counts: dict[str, int], where: str = "") -> dict[str, i
     if counts["read"] != counts["decoded"] + counts["rejected"] + counts["filtered"]:
         raise ConservationError(f"messages read != decoded + rejected + filtered{where}: {counts}")
     return counts
-
-
-def count_extract(decoded: DecodedExtract) -> dict[str, int]:
-    """The counts (MESSAGE_COUNTS) of a decoded extract (a Spark job of its own, which decodes), checked
-    for conservation. `write_decoded` counts while it writes instead."""
-    row = decoded.combined.agg(*_counts(F.lit(True))).first()
-    counts = {"read": sum(decoded.read.values()), **{k: int(row[k]) for k in _DECODED_COUNTS}}
-    return check_message_counts(counts)
 
 
 class CountedPass:

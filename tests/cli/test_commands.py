@@ -191,7 +191,7 @@ def test_encode_of_a_small_local_lake_starts_no_session(tmp_path, session_settin
 def test_convert_of_small_local_files_starts_no_session(tmp_path, session_settings, capsys):
     """Decoded and encoded in process: the codec's messages of the decoded events, in input order; a
     table filter, or the in-process limit 0, starts Spark."""
-    from cdc_pipelines.decode.local import decode_paths, encode_local
+    from tests.decode.oracles import decode_paths, encode_local
 
     seed = resource("oms-canal", "seed.jsonl")
     args = ["convert", "--from", "oms-canal", "--to", "dataworks-json", "--out", str(tmp_path), "--topic", "t",
