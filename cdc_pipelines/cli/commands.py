@@ -580,7 +580,7 @@ def _snapshot(args: argparse.Namespace) -> dict:
     if args.as_of:
         return _snapshot_as_of(args)
     from cdc_pipelines.engines.choice import LOCAL, SNAPSHOTS
-    from cdc_pipelines.lake.delta_rs import partition_rows, rows_from
+    from cdc_pipelines.lake.delta_rs import partition_counts
     from cdc_pipelines.lake.layout import CHANGES_DIR
     from cdc_pipelines.runtime.storage import join
     from cdc_pipelines.snapshots import snapshot_days
@@ -589,8 +589,9 @@ def _snapshot(args: argparse.Namespace) -> dict:
     changes = join(args.canonical, CHANGES_DIR)
     options = dict(out=args.out, topics=args.topic, keys=dict(args.keys), kafka_keys=args.keys_from_kafka,
                    schema_changes=args.schema_changes, routes=args.route)  # fmt: skip
+    rows_by_day = partition_counts(changes, "dt") or {}
     if engine == LOCAL:
-        if not partition_rows(changes, "dt", args.dt):
+        if not rows_by_day.get(args.dt):
             raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
         days = snapshot_days(None, args.canonical, [args.dt], **options)
     else:
@@ -600,7 +601,7 @@ def _snapshot(args: argparse.Namespace) -> dict:
         from cdc_pipelines.runtime.session import FULL_JIT_MIN_EVENTS
 
         # the events of the day and of every later one decoded (a rerun re-applies those applied), all topics
-        spark = _spark(args, large=(rows_from(changes, "dt", args.dt) or 0) > FULL_JIT_MIN_EVENTS)
+        spark = _spark(args, large=sum(n for d, n in rows_by_day.items() if d and d >= args.dt) > FULL_JIT_MIN_EVENTS)
         if read_canonical(spark, changes).where(F.col("dt") == args.dt).isEmpty():
             raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
         with spark_progress(spark, "snapshot"):

@@ -157,13 +157,14 @@ def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers
 ):
     import cdc_pipelines.runtime.session as session
     from cdc_pipelines.decode.pool import decode_with_processes
-    from cdc_pipelines.lake.delta_rs import rows_from
+    from cdc_pipelines.lake.delta_rs import partition_counts
 
     seed = str(resource("oms-canal", "seed.jsonl"))
     for day in ("2024-03-01", "2024-03-02"):
         decode_with_processes("oms-canal", [seed], topic="t", dt=day, out=str(tmp_path))
-    per_day = rows_from(str(tmp_path / "changes"), "dt", "2024-03-02")
-    assert rows_from(str(tmp_path / "changes"), "dt", "2024-03-01") == 2 * per_day and per_day
+    rows_by_day = partition_counts(str(tmp_path / "changes"), "dt")
+    per_day = rows_by_day["2024-03-02"]
+    assert rows_by_day == {"2024-03-01": per_day, "2024-03-02": per_day} and per_day
     monkeypatch.setattr(session, "FULL_JIT_MIN_EVENTS", min_events * per_day // 2)  # the day and the later one
     with pytest.raises(_Started):
         main(["snapshot", "--canonical", str(tmp_path), "--dt", "2024-03-01", "--engine", "spark"])
