@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
 from cdc_pipelines.decode.without_spark import decode_without_spark
 from cdc_pipelines.encode.in_process import encode_in_process, encode_processes, encodes_in_process
-from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
+from cdc_pipelines.encode.runner import encode_events, encode_report, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.extract.files import InputError, list_input_files
 from cdc_pipelines.lake import delta_rs, io
@@ -162,10 +162,7 @@ def encode_days(
     else:
         encoded = encode_events(canonical_days(session(), lake_root, dts, topics), target)
         by_day = write_encoded_by_day(encoded, out, target)
-    for dt, counts in by_day.items():
-        results[dt] = {"events": counts["encoded"] + counts["skipped"], "written": counts["written"],
-                       "skipped": counts["skipped"]}  # fmt: skip
-    return results
+    return results | {dt: encode_report(counts) for dt, counts in by_day.items()}
 
 
 def target_path(lake_root: str | Path, target: str) -> str:

@@ -153,6 +153,12 @@ def encode_events(events: DataFrame, format_id: str, options: Mapping[str, str] 
     )
 
 
+def encode_report(counts: Mapping[str, int]) -> dict[str, int]:
+    """An encode's figures as the commands report them: events read (encoded or skipped), messages written,
+    events skipped."""
+    return {"events": counts["encoded"] + counts["skipped"], "written": counts["written"], "skipped": counts["skipped"]}
+
+
 def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> dict[str, int]:
     """Write `target/dt=/source_topic=/` (see `write_encoded_by_day`) and count written and skipped."""
     by_day = write_encoded_by_day(encoded, target, format_id).values()

@@ -128,13 +128,13 @@ def jar_packages() -> list[str]:
     ]
 
 
-def parse_conf(pairs: Iterable[str]) -> dict[str, str]:
-    """`KEY=VALUE` settings as `spark-submit --conf` takes them."""
+def parse_conf(pairs: Iterable[str], flag: str = "--conf") -> dict[str, str]:
+    """`KEY=VALUE` settings as `spark-submit --conf` takes them (`flag`: the option named in the error)."""
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--conf takes KEY=VALUE, got {pair!r}")
+            raise ValueError(f"{flag} takes KEY=VALUE, got {pair!r}")
         out[key.strip()] = value
     return out
 
