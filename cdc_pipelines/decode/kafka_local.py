@@ -23,7 +23,7 @@ from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import resolve_codec
 from cdc_pipelines.lake import delta_rs
-from cdc_pipelines.lake.kafka_offsets import read_offsets_local, write_offsets_local
+from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
 from cdc_pipelines.model.kafka_offsets import PartitionOffsets
 from cdc_pipelines.model.table_filter import TableFilter
 
@@ -68,7 +68,7 @@ def _planned(
     bounds = kafka_bounds(source, dt)
     recorded: dict[int, PartitionOffsets] = {}
     if lake_root is not None:
-        kafka_topic, recorded = read_offsets_local(lake_root, dt, topic)
+        kafka_topic, recorded = read_offsets(None, lake_root, dt, topic)
         check_recorded_topic(source, kafka_topic, recorded, topic=topic, dt=dt)
     return bounds, plan_ranges(NativeLookup(source), source, bounds, recorded), bool(recorded)
 
@@ -113,7 +113,7 @@ def write_local_day(
     """Decode the day's lines and commit its changes, rejects and counts, then its offsets; the counts, checked."""
     counts = decode_with_processes(format_id, (), topic=topic, dt=dt, out=lake_root, options=options,
                                    envelope=KAFKA_ENVELOPE, tables=tables, lines=day.lines)  # fmt: skip
-    write_offsets_local(lake_root, dt, topic, day.kafka_topic, day.offsets)
+    write_offsets(None, lake_root, dt, topic, day.kafka_topic, day.offsets)
     return counts
 
 
@@ -147,7 +147,7 @@ def pin_kafka_day_locally(
     """`kafka_day.pin_kafka_day` by the native client: record the day's offsets (the recorded ones again on a
     rerun) without decoding it."""
     day = read_local_day(source, format_id, topic=topic, dt=dt, lake_root=lake_root)
-    write_offsets_local(lake_root, dt, topic, day.kafka_topic, day.offsets)
+    write_offsets(None, lake_root, dt, topic, day.kafka_topic, day.offsets)
     return day.offsets
 
 
