@@ -56,9 +56,9 @@ from cdc_pipelines.extract.messages import Line, container_lines
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
 from cdc_pipelines.lake import delta_rs
-from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.lake.partition_paths import partition_dir
-from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
+from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
@@ -505,14 +505,6 @@ def pair_bucket(job: Job, bucket: int) -> RangeResult:
     return out
 
 
-def replace_counts(root: str, counts: dict[str, int], *, dt: str, topic: str) -> dict[str, int]:
-    """The `(dt, topic)` partition of the run counts replaced (the last of a decode's commits); the counts."""
-    delta_rs.replace_partitions(lake_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA),
-                                os.path.join(root, COUNTS_DIR), [{"dt": dt, "source_topic": topic}], COUNTS_SCHEMA,
-                                PARTITION_COLUMNS)  # fmt: skip
-    return {k: counts[k] for k in MESSAGE_COUNTS}
-
-
 def sources_of(files: Sequence[str], format_id: str, workers: int) -> list[Source]:
     """Local `files` as sources for `workers` processes: files of plain lines cut in byte ranges, the rest whole."""
     plain = [local_path(f) for f in files if splittable(f, format_id)]
@@ -562,4 +554,5 @@ def decode_with_processes(
     _commit(job, CHANGES_DIR, written)
     check_message_counts(counts)  # before `rejects`: a run that loses a message commits no rejects nor counts
     _commit(job, REJECTS_DIR, [f for result in results for f in result.reject_files])
-    return replace_counts(root, counts, dt=dt, topic=topic)
+    write_counts(None, root, dt, {topic: counts})
+    return counts
