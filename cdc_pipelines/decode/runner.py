@@ -10,7 +10,7 @@ counts are observed in the write, the delivery hashes and rejects reported besid
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -35,6 +35,7 @@ from cdc_pipelines.formats import ResolvedCodec, resolve_codec
 from cdc_pipelines.formats.base import Codec, max_message_chars
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
+from cdc_pipelines.lake.partition_paths import dt_of_path
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
@@ -363,11 +364,11 @@ class CountedPass:
     so a retried task is counted once. `counts()` is exact after that action has run.
     """
 
-    def __init__(self, decoded: DecodedExtract, day_of_file: Callable[[str], str] | None = None):
+    def __init__(self, decoded: DecodedExtract):
         self.decoded = decoded
         self.read: dict[str, int] = {} if decoded.dt is None else {decoded.dt: 0}
         for file, count in decoded.read.items():
-            day = decoded.dt or day_of_file(file)
+            day = decoded.dt or dt_of_path(file)
             self.read[day] = self.read.get(day, 0) + count
         self.days = sorted(self.read)
         self.observation = Observation()
@@ -400,11 +401,9 @@ def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
     return {k: sum(c[k] for c in by_day.values()) for k in MESSAGE_COUNTS}
 
 
-def write_decoded_by_day(
-    decoded: DecodedExtract, out: str | Path, day_of_file: Callable[[str], str] | None = None
-) -> dict[str, dict[str, int]]:
-    """`write_decoded` of an extract whose rows carry their day (`dt` a column: `day_of_file` names each
-    file's day); counts per day, each checked for conservation.
+def write_decoded_by_day(decoded: DecodedExtract, out: str | Path) -> dict[str, dict[str, int]]:
+    """`write_decoded` of an extract whose rows carry their day (`dt` a column: each file's is named by its
+    folder, `partition_paths.dt_of_path`); counts per day, each checked for conservation.
 
     One pass: the events are decoded, counted and written in the one job of their Delta commit. Its
     tasks report their delivery hashes and their rejects on the side (`PassResults`): where no hash
@@ -412,7 +411,7 @@ def write_decoded_by_day(
     again (the rejects alone) only where a task had more than it sends. A conservation failure is raised
     after the events' commit and before the rejects' (the rerun that fixes the cause replaces both).
     """
-    passed = CountedPass(decoded, day_of_file)
+    passed = CountedPass(decoded)
     # each day's partition is replaced even where it gets no rows, so a rerun leaves nothing stale
     replace = [{"dt": day, "source_topic": decoded.topic} for day in passed.days]
     spark = decoded.combined.sparkSession
@@ -422,7 +421,7 @@ def write_decoded_by_day(
     candidates = decoded.results.candidates() if decoded.results is not None else []
     if candidates:
         _mark_redeliveries(spark, commit, replace, decoded.delivery_fields, candidates)
-    rejects = _reject_rows(decoded, passed.metrics()["reject_rows"], day_of_file)
+    rejects = _reject_rows(decoded, passed.metrics()["reject_rows"])
     path = join(out, REJECTS_DIR)
     if rejects is None:
         _replace(decoded.rejects, path, replace, REJECTS_DIR, REJECTS_SCHEMA)
@@ -436,9 +435,7 @@ def _replace(frame: DataFrame, path: str, replace: list[dict], name: str, schema
     return io.replace_partitions(frame, path, replace, schema=schema, register_as=name, properties=properties)
 
 
-def _reject_rows(
-    decoded: DecodedExtract, observed: int, day_of_file: Callable[[str], str] | None
-) -> list[tuple] | None:
+def _reject_rows(decoded: DecodedExtract, observed: int) -> list[tuple] | None:
     """The rejects of the pass as REJECTS_SCHEMA rows: none, or those its tasks sent; None where a task sent
     only part of its own, or the pass sent none (the replay): the extract is then decoded again for its
     rejects alone (`DecodedExtract.rejects`)."""
@@ -446,7 +443,7 @@ def _reject_rows(
     if rows is None or len(rows) != observed:
         return None
     fixed = (decoded.format_id, decoded.topic)
-    return [(*fixed, file, line, raw, encoding, reason, decoded.dt or day_of_file(file))
+    return [(*fixed, file, line, raw, encoding, reason, decoded.dt or dt_of_path(file))
             for file, line, raw, encoding, reason in rows]  # fmt: skip
 
 
