@@ -59,18 +59,17 @@ class LocalKafkaDay:
     lines: list[Line]
     offsets: list[PartitionOffsets]
     kafka_topic: str
-    rerun: bool
 
 
 def _planned(
     source: KafkaSource, *, topic: str, dt: str, lake_root: str | Path | None
-) -> tuple[DayBounds, list[PlannedRange], bool]:
+) -> tuple[DayBounds, list[PlannedRange]]:
     bounds = kafka_bounds(source, dt)
     recorded: dict[int, PartitionOffsets] = {}
     if lake_root is not None:
         kafka_topic, recorded = read_offsets(None, lake_root, dt, topic)
         check_recorded_topic(source, kafka_topic, recorded, topic=topic, dt=dt)
-    return bounds, plan_ranges(NativeLookup(source), source, bounds, recorded), bool(recorded)
+    return bounds, plan_ranges(NativeLookup(source), source, bounds, recorded)
 
 
 def read_local_day(
@@ -87,7 +86,7 @@ def read_local_day(
     there are any, else by timestamps; None where its planned offsets are more than `limit` (Spark's day)."""
     codec = resolve_codec(format_id, options)
     codec.codec.check_ready(codec.options)
-    bounds, ranges, rerun = _planned(source, topic=topic, dt=dt, lake_root=lake_root)
+    bounds, ranges = _planned(source, topic=topic, dt=dt, lake_root=lake_root)
     if limit is not None and sum(r.scan_end - r.start_offset for r in ranges) > limit:
         return None
     records, kept = read_day_records(source, ranges, bounds)
@@ -97,7 +96,7 @@ def read_local_day(
         values = kcat_lines(batch, binary, key_base64)
         at = zip(batch.column("partition").to_pylist(), batch.column("offset").to_pylist(), values, strict=True)
         lines += [Line(lineage_file(source.topic, p), offset, value) for p, offset, value in at]
-    return LocalKafkaDay(lines, day_offsets(ranges, kept, bounds), source.topic, rerun)
+    return LocalKafkaDay(lines, day_offsets(ranges, kept, bounds), source.topic)
 
 
 def write_local_day(
