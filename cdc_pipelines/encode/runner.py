@@ -54,8 +54,8 @@ ENCODED_SCHEMA = T.StructType(
 
 @dataclass
 class EncodedTable:
-    messages: DataFrame
-    skipped: DataFrame
+    """The rows of an encode (ENCODED_SCHEMA): messages, and skipped events (`skip_reason` set)."""
+
     all_rows: DataFrame
 
 
@@ -145,12 +145,7 @@ def encode_events(events: DataFrame, format_id: str, options: Mapping[str, str] 
         raise NotImplementedError(f"no encoder for {format_id}")
     resolved = codec.resolve_options(dict(options or {}))
     codec.check_ready(resolved)
-    rows = events.mapInArrow(_encode_batches(format_id, resolved), ENCODED_SCHEMA)
-    return EncodedTable(
-        messages=rows.where(F.col("skip_reason").isNull()),
-        skipped=rows.where(F.col("skip_reason").isNotNull()),
-        all_rows=rows,
-    )
+    return EncodedTable(events.mapInArrow(_encode_batches(format_id, resolved), ENCODED_SCHEMA))
 
 
 def encode_report(counts: Mapping[str, int]) -> dict[str, int]:
@@ -175,13 +170,14 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
     the reason (the table exists once an event was skipped).
     """
     target = str(target)
+    messages = encoded.all_rows.where(F.col("skip_reason").isNull())
     if get_codec(format_id).containers:
         # a container file per partition is written by one task
-        ordered = encoded.messages.repartition("dt", "source_topic").sortWithinPartitions(*ORDER)
+        ordered = messages.repartition("dt", "source_topic").sortWithinPartitions(*ORDER)
     else:
         # range partitions keep input order across files (part-00000 < part-00001) while every core sorts
         # and writes; the partition columns lead the sort: the writer sorts by them anyway
-        ordered = encoded.messages.repartitionByRange(*ORDER).sortWithinPartitions(*ORDER)
+        ordered = messages.repartitionByRange(*ORDER).sortWithinPartitions(*ORDER)
     encoded.all_rows.persist()
     try:
         counts = (
@@ -203,8 +199,8 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
             message = F.col("message")
             if get_codec(format_id).binary_messages:  # not in containers: `value_b64` lines, as a Kafka dump
                 message = F.concat(F.lit('{"value_b64":"'), message, F.lit('"}'))
-            messages = ordered.select(message.alias("message"), "dt", "source_topic")
-            io.overwrite_file_partitions(messages, target, partitions, file_format="text", filled=filled)
+            lines = ordered.select(message.alias("message"), "dt", "source_topic")
+            io.overwrite_file_partitions(lines, target, partitions, file_format="text", filled=filled)
         if partitions:
             _replace_skipped(encoded, target, format_id, partitions, any(r["skipped"] for r in counts))
         by_day: dict[str, dict[str, int]] = {}
@@ -226,7 +222,7 @@ def _replace_skipped(
     spark = encoded.all_rows.sparkSession
     path = join(target, SKIPPED_DIR)
     if any_skipped:
-        rows = encoded.skipped.select(
+        rows = encoded.all_rows.where(F.col("skip_reason").isNotNull()).select(
             "event_id",
             "source_file",
             "source_line",
