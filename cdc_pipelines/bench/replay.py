@@ -78,7 +78,7 @@ def _replay_rows(blob: bytes, results: PassResults):
         reports = TaskReports(results)
         for batch in batches:
             replayed = _distinct(_cycled(block, batch.num_rows))
-            reports.add([], [], _rejects(replayed))
+            reports.add(None, _rejects(replayed))
             yield replayed
 
     return run

@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries
 from cdc_pipelines.decode.messages import decoded_counts, is_half, pair_halves_in_memory
-from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
+from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes, hash_array
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import (
     STATS_COLUMNS,
@@ -387,7 +387,7 @@ def _decoded(
 ) -> tuple[list[dict], list[dict]]:
     """The finished events and the rejects of a batch of lines; its halves, hashes and counts added to `out`."""
     rows = list(decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit))
-    events, rejects, hashes, prefixes, others = [], [], [], [], []
+    events, rejects, others = [], [], []
     for row in rows:
         if is_half(row):
             out.halves.append(row)
@@ -397,12 +397,10 @@ def _decoded(
             rejects.append(row)
         elif job.tables is None or job.tables.keeps(row["db"], row["table_name"]):
             events.append(row)
-            hashes.append(identity.hash(row))
-            prefixes.append(int(row["event_id"][:ID_PREFIX], 16))
     for key, value in decoded_counts(_filter(others, job.tables), len(lines)).items():
         out.counts[key] += value
     if events:
-        out.hashes.append(np.array([hashes, prefixes], dtype=np.uint64))
+        out.hashes.append(hash_array(events, identity))
     return events, rejects
 
 
@@ -496,9 +494,7 @@ def pair_bucket(job: Job, bucket: int) -> RangeResult:
         for key, value in decoded_counts(paired, 0).items():
             out.counts[key] += value
         if events:
-            identity = DeliveryIdentity(codec.delivery_fields)
-            prefixes = [int(e["event_id"][:ID_PREFIX], 16) for e in events]
-            out.hashes.append(np.array([[identity.hash(e) for e in events], prefixes], dtype=np.uint64))
+            out.hashes.append(hash_array(events, DeliveryIdentity(codec.delivery_fields)))
         files, rejects = _partition_files(job)
         _write(job, files, rejects, events, [row for row in paired if row["reject_reason"] is not None])
         out.files, out.reject_files = files.close(), rejects.close()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import Accumulator
@@ -25,7 +26,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries, row_index
 from cdc_pipelines.decode.messages import EVENT_FIELDS, ROW_COUNTS, is_half, pair_halves
-from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports
+from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports, hash_array
 from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, mark_duplicates
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.extract.files import list_input_files
@@ -132,21 +133,18 @@ def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-def _reports(
-    rows: list[dict], identity: DeliveryIdentity, paired: bool = False
-) -> tuple[list[int], list[str], list[tuple]]:
+def _reports(rows: list[dict], identity: DeliveryIdentity, paired: bool = False) -> tuple[np.ndarray, list[tuple]]:
     """The delivery hashes of `rows`' finished events (split-update halves only once `paired`: before,
-    they are hashed as their pair), those events' ids, and the rejects as `PassResults` rows."""
-    hashes, ids, rejects = [], [], []
+    they are hashed as their pair) and the rejects as `PassResults` rows."""
+    events, rejects = [], []
     for row in rows:
         if row["reject_reason"] is not None:
             rejects.append(
                 (row["source_file"], row["source_line"], row["raw"], row["raw_encoding"], row["reject_reason"])
             )
         elif paired or not is_half(row):
-            hashes.append(identity.hash(row))
-            ids.append(row["event_id"])
-    return hashes, ids, rejects
+            events.append(row)
+    return hash_array(events, identity), rejects
 
 
 def _decode_batches(
