@@ -189,12 +189,14 @@ def _engine_argument(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _engine(args: argparse.Namespace, step: str, lake: str, out: str | None, **run) -> tuple[str, dict, dict]:
-    """The engine of the command's `step` (`engines.choice`), with the process's settings and the command's."""
+def _engine(args: argparse.Namespace, step: str, lake: str, out: str | None, **run) -> tuple[str, dict]:
+    """The engine of the command's `step` (`engines.choice`), with the process's settings and the command's; a
+    command without `--engine` takes the `cdc.engine` setting's."""
     from cdc_pipelines.engines.choice import Run, asked, choose
 
     conf, command_conf = _confs(args)
-    return choose(Run(step, lake, out, conf, command_conf, **run), asked(conf, args.engine)), conf, command_conf
+    engine = asked(conf, getattr(args, "engine", None))
+    return choose(Run(step, lake, out, conf, command_conf, **run), engine), conf
 
 
 def _snapshot_arguments(parser: argparse.ArgumentParser) -> None:
@@ -253,21 +255,25 @@ def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
 
 
 def _sample(args: argparse.Namespace) -> dict[str, int]:
-    """Every format's samples (or `--format`'s) into one lake, a topic each: in process where `decode`
-    would (a local lake), else by Spark."""
+    """Every format's samples (or `--format`'s) into one lake, a topic each: by the engine `decode` would
+    take (`engines.choice`)."""
     from cdc_pipelines.decode.runner import decode_files, write_decoded
     from cdc_pipelines.decode.without_spark import decode_without_spark
+    from cdc_pipelines.engines.choice import DECODE, LOCAL
     from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.samples import sample_folder
 
-    conf, command_conf = _confs(args)
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
     for format_id in args.format or SELF_CONTAINED:
         folder = sample_folder(format_id)
         if folder is None:
             continue
-        counts = decode_without_spark(format_id, [str(folder)], topic=format_id, dt=args.dt, out=args.out, conf=conf,
-                                      command_conf=command_conf)  # fmt: skip
+        engine, conf = _engine(args, DECODE, args.out, None, inputs=(str(folder),), format_id=format_id)
+        counts = None
+        if engine == LOCAL:
+            counts = decode_without_spark(
+                format_id, [str(folder)], topic=format_id, dt=args.dt, out=args.out, conf=conf
+            )
         if counts is None:
             spark = _spark(args)
             counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
@@ -334,14 +340,12 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     if args.format == "auto":
         args.format = _detected(args.inputs)
         options = get_codec(args.format).resolve_options(_pairs(args, "option"))
-    engine, conf, command_conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs),
-                                         format_id=args.format)  # fmt: skip
+    engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs), format_id=args.format)
     if engine == LOCAL:
         from cdc_pipelines.decode.without_spark import decode_without_spark
 
         return decode_without_spark(args.format, args.inputs, topic=args.topic, dt=args.dt, out=args.out, conf=conf,
-                                    command_conf=command_conf, spark_asked=False, options=options,
-                                    envelope=args.envelope, tables=_tables(args))  # fmt: skip
+                                    options=options, envelope=args.envelope, tables=_tables(args))  # fmt: skip
     spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(
@@ -367,7 +371,7 @@ def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
 
     if args.format == "auto":
         raise DetectError("--kafka needs --format (the format is not detected from a topic)")
-    engine, conf, _ = _engine(args, DECODE, args.out, None, kafka=source)
+    engine, conf = _engine(args, DECODE, args.out, None, kafka=source)
     print(f"reading day {args.dt} of {source.describe()}", file=sys.stderr)
     if engine == LOCAL:
         from cdc_pipelines.decode.kafka_local import decode_kafka_days_locally, max_messages
@@ -455,7 +459,7 @@ def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) 
     local = local_path(str(args.canonical))
     if local is not None and not os.path.isdir(os.path.join(local, "_delta_log")):
         raise InputError(f"no canonical Delta table at {args.canonical}")
-    engine, conf, _ = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
+    engine, conf = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
     if engine == SPARK:
         return None
     by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
@@ -466,15 +470,16 @@ def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) 
 def _convert_without_spark(args: argparse.Namespace, source: str, target_options: Mapping[str, str]) -> dict | None:
     """`convert` of small local files into a local folder in this process, as `decode` and `encode` run there
     (`decode.pool`, `encode.in_process`), through a lake of the run's own that is then removed: the counts,
-    or None where Spark converts them."""
+    or None where Spark converts them (the engine table gives the decode to Spark, or the day is too large)."""
     import tempfile
 
     from cdc_pipelines.decode import pool
     from cdc_pipelines.encode.in_process import encode_in_process, max_events
+    from cdc_pipelines.engines.choice import DECODE, LOCAL
     from cdc_pipelines.lake.layout import CHANGES_DIR
 
-    conf, command_conf = _confs(args)
-    files = pool.local_files(args.inputs, args.out, conf, command_conf)
+    engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs), format_id=source)
+    files = pool.local_files(args.inputs, args.out) if engine == LOCAL else None
     if files is None or pool.processes(conf, files) != 1 or max_events(conf) <= 0:
         return None
     os.makedirs(args.out, exist_ok=True)

@@ -81,7 +81,7 @@ def decode_days(
         if local_conf is not None:
             for dt, folder in list(present.items()):
                 counts = decode_without_spark(topic.format, [str(folder)], topic=topic.name, dt=dt, out=out,
-                                              conf=local_conf, spark_asked=False, options=topic.options,
+                                              conf=local_conf, options=topic.options,
                                               envelope=topic.envelope, tables=topic.tables)  # fmt: skip
                 if counts is not None:
                     results[dt][topic.name] = counts

@@ -68,7 +68,6 @@ from cdc_pipelines.runtime.inputs import spark_file_uri
 from cdc_pipelines.runtime.processes import process_map
 from cdc_pipelines.runtime.processes import processes as runtime_processes
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
-from cdc_pipelines.runtime.session import asks_for_spark
 from cdc_pipelines.runtime.storage import local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the largest extract decoded in this process; 0 turns it off.
@@ -92,21 +91,10 @@ _STATS = {name: [c for c in columns if c not in ("event_time", "sync_time")] for
 _SCHEMAS = {CHANGES_DIR: CANONICAL_SCHEMA, REJECTS_DIR: REJECTS_SCHEMA}
 
 
-def local_files(
-    inputs: Sequence[str],
-    out: str,
-    conf: Mapping[str, str],
-    command_conf: Mapping[str, str] = (),
-    spark_asked: bool | None = None,
-) -> list[str] | None:
-    """The files of `inputs` when they and the lake are on local disk and nothing asks for Spark, else None:
-    what the local decode needs. `spark_asked`: the caller's own judgement (the Dagster job's, from its
-    session's settings), else `runtime.session.asks_for_spark`'s: a `spark.` setting on the command may name
-    a catalog database, a master a cluster."""
-    asked = asks_for_spark(conf, command_conf) if spark_asked is None else spark_asked
-    if asked or delta_rs.local_table_path(out) is None:
-        return None
-    if any(local_path(i) is None for i in inputs):
+def local_files(inputs: Sequence[str], out: str) -> list[str] | None:
+    """The files of `inputs` when they and the lake are on local disk, else None: what the local decode needs
+    (whether settings ask for Spark is the engine table's question, `engines.choice`)."""
+    if delta_rs.local_table_path(out) is None or any(local_path(i) is None for i in inputs):
         return None
     return list_input_files(inputs)
 

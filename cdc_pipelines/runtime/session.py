@@ -150,14 +150,6 @@ def env_conf() -> dict[str, str]:
     return {str(k): str(v) for k, v in conf.items()}
 
 
-def asks_for_spark(conf: Mapping[str, str], command_conf: Mapping[str, str] = ()) -> bool:
-    """Whether a command's settings ask for Spark even where its work is small enough to do in process: a
-    master named (`spark.master` or CDC_SPARK_MASTER: a cluster, or a test of Spark's own behaviour), or a
-    `spark.` setting on the command itself (`command_conf`: the user is tuning the Spark run)."""
-    master = "spark.master" in conf or os.environ.get(MASTER_ENV)
-    return bool(master) or any(key.startswith("spark.") for key in command_conf)
-
-
 def _with_packages(conf: Mapping[str, str] | None, master: str | None) -> tuple[dict[str, str], bool, bool]:
     """The settings merged (see `session_conf`) with this project's packages; whether to start quick, and
     whether with C1 alone."""

@@ -210,6 +210,21 @@ def test_convert_of_small_local_files_starts_no_session(tmp_path, session_settin
             main([*args[:1], *extra, *args[1:]])
 
 
+def test_a_local_master_leaves_decode_sample_and_convert_to_the_local_engine(tmp_path, session_settings, monkeypatch):
+    """The three ask the engine table alike: `spark.master=local[2]` names no cluster; a `spark.` setting on
+    the command still asks for Spark."""
+    import cdc_pipelines.runtime.session as session
+
+    monkeypatch.setenv(session.SPARK_CONF_ENV, json.dumps({"spark.master": "local[2]"}))
+    seed, common = str(resource("oms-canal", "seed.jsonl")), ["--out", str(tmp_path), "--dt", "2024-03-01"]
+    assert main(["decode", "--format", "oms-canal", *common, seed]) == 0
+    assert main(["sample", "--format", "oms-canal", *common]) == 0
+    convert = ["convert", "--from", "oms-canal", "--to", "dataworks-json", *common, seed]
+    assert main(convert) == 0
+    with pytest.raises(_Started):
+        main([*convert[:1], "--conf", "spark.sql.shuffle.partitions=2", *convert[1:]])
+
+
 def test_the_library_never_imports_assets():
     """No import of `assets` or `resources` anywhere in `cdc_pipelines`, inside functions too (the
     `demo` command is added by `assets.cli`, the program's entry point)."""
