@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines.encode.avro_containers import CONTAINER_FILES, ContainerPartition
+from cdc_pipelines.encode.avro_containers import ContainerPartition, remove_containers
 from cdc_pipelines.encode.runner import ENCODED_SCHEMA, ORDER, SKIPPED_SCHEMA, encoded_batch
 from cdc_pipelines.formats import OptionError, get_codec
 from cdc_pipelines.lake import delta_rs
@@ -217,9 +217,7 @@ def _write_containers(folder: str, messages: pa.Table) -> None:
     message, the containers an earlier run left there removed (the folder stays, as Spark leaves it)."""
     fs = pafs.LocalFileSystem()
     if not messages.num_rows:
-        for name in CONTAINER_FILES.values():
-            if os.path.exists(os.path.join(folder, name)):
-                fs.delete_file(os.path.join(folder, name))
+        remove_containers(fs, folder)
         return
     partition = ContainerPartition(fs, folder)
     columns = (messages[c].to_pylist() for c in ("message", "older_schema"))
