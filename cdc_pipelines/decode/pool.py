@@ -51,7 +51,7 @@ from cdc_pipelines.decode.runner import (
     rows_to_batch,
 )
 from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
-from cdc_pipelines.extract.files import is_csv, list_input_files
+from cdc_pipelines.extract.files import COMPRESSED, has_csv_header, is_avro_container, list_input_files
 from cdc_pipelines.extract.messages import Line, container_lines
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
@@ -77,8 +77,6 @@ DEFAULT_MAX_BYTES = 8 << 20
 # the setting of the processes a larger local extract is decoded by; 0 sends it to Spark. Default: the cores
 # this process may run on
 PROCESSES_SETTING = "cdc.decode.processes"
-# suffixes Spark reads through a codec: such files go to Spark, whose readers split and decompress them
-COMPRESSED = (".gz", ".bz2", ".deflate", ".zst", ".lz4", ".snappy", ".xz")
 # lines decoded, and events written, per batch; bytes read from the file at a time
 BATCH_LINES = 8192
 READ_BYTES = 16 << 20
@@ -99,11 +97,11 @@ def local_files(inputs: Sequence[str], out: str) -> list[str] | None:
     return list_input_files(inputs)
 
 
-def processes(conf: Mapping[str, str], files: Sequence[str] = ()) -> int:
+def processes(conf: Mapping[str, str], files: Sequence[str]) -> int:
     """The processes that decode local `files`: one (this process) for at most `MAX_BYTES_SETTING` of them,
     else the setting's, else the cores this process may use; 0: Spark's."""
     limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
-    if files and limit > 0 and sum(os.path.getsize(local_path(f)) for f in files) <= limit:
+    if limit > 0 and sum(os.path.getsize(local_path(f)) for f in files) <= limit:
         return 1
     return runtime_processes(conf, PROCESSES_SETTING)
 
@@ -111,11 +109,8 @@ def processes(conf: Mapping[str, str], files: Sequence[str] = ()) -> int:
 def splittable(path: str, format_id: str) -> bool:
     """Whether a file is plain lines cut in byte ranges: not compressed, no Avro container, no CSV (those are
     read whole, by one process)."""
-    name = path.lower()
     codec = get_codec(format_id)
-    if name.endswith(COMPRESSED) or (codec.messages == "avro" and name.endswith(".avro")):
-        return False
-    return not (codec.messages == "tuple" and is_csv(path))
+    return not (path.lower().endswith(COMPRESSED) or is_avro_container(path, codec) or has_csv_header(path, codec))
 
 
 @dataclass(frozen=True)
@@ -292,7 +287,7 @@ def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
     path = Path(path)
     codec = get_codec(format_id)
     uri = spark_file_uri(path)
-    if codec.messages == "avro" and path.suffix.lower() == ".avro":
+    if is_avro_container(str(path), codec):
         yield from container_lines(uri, path.read_bytes())
         return
     damage = check_gzip_inputs([str(path)])
@@ -301,10 +296,9 @@ def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
     header = None
     with opener(readable, "rb") as fh:
         for number, raw in enumerate(fh.read().splitlines(), start=1):
-            if codec.messages == "tuple" and is_csv(str(path)):
-                if number == 1:
-                    header = raw.decode("utf-8", "replace")
-                    continue
+            if number == 1 and has_csv_header(str(path), codec):
+                header = raw.decode("utf-8", "replace")
+                continue
             yield Line(uri, number, raw, header=header)
     for _, line, reason in damage.reject_lines():
         yield Line(uri, line, b"", pre_reject=reason)

@@ -386,9 +386,7 @@ def class_archive(conf: Mapping[str, str]) -> Path:
     return folder / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".jsa")
 
 
-def spark_session(
-    master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "cdc_pipelines"
-) -> SparkSession:
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None) -> SparkSession:
     """Get or build the process's SparkSession (`local[*]` unless a master is given).
 
     Python workers must run this interpreter: `mapInArrow` fails on a machine whose system Python
@@ -397,7 +395,7 @@ def spark_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     merged = with_fetched_jars(session_conf(conf, master))
-    builder = SparkSession.builder.appName(app_name).master(merged.pop("spark.master"))
+    builder = SparkSession.builder.appName("cdc_pipelines").master(merged.pop("spark.master"))
     for key, value in merged.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

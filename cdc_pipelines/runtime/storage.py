@@ -89,9 +89,15 @@ def file_sizes(spark: SparkSession, path: str | Path) -> dict[str, int]:
         status = listing.next()
         name = str(status.getPath().toString())
         rel = name[len(root) :].lstrip("/")
-        if not any(part.startswith((".", "_")) for part in rel.split("/")):
+        if not is_hidden(rel):
             found[name] = int(status.getLen())
     return dict(sorted(found.items()))
+
+
+def is_hidden(relative: str | Path) -> bool:
+    """Whether a file is left out of its folder's listing: a part of its path below the folder starts with `.`
+    or `_` (as Spark's readers skip `_SUCCESS`, `.crc` files, `_temporary/`)."""
+    return any(part.startswith((".", "_")) for part in Path(relative).parts)
 
 
 def names(spark: SparkSession | None, folder: str | Path) -> list[str]:
