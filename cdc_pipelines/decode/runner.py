@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries, row_index
+from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries
 from cdc_pipelines.decode.messages import EVENT_FIELDS, ROW_COUNTS, is_half, pair_halves
 from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports, hash_array
 from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, mark_duplicates
@@ -38,7 +38,7 @@ from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.lake.partition_paths import dt_of_path
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
-from cdc_pipelines.model.meta_keys import DUPLICATE_OF
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF, row_index
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts

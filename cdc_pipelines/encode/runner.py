@@ -59,10 +59,6 @@ class EncodedTable:
     all_rows: DataFrame
 
 
-def _row_index(event: dict) -> int:
-    return int((event.get("meta") or {}).get(meta_keys.ROW_INDEX, 0))
-
-
 LINEAGE = ("dt", "source_topic", "event_id", "source_file", "source_line")
 # the order messages are written in: input order, a DTS Avro event's two messages in turn
 ORDER = ("dt", "source_topic", "source_file", "source_line", "row_index", "part")
@@ -100,7 +96,7 @@ def encoded_batch(batch: pa.RecordBatch, encoder, options: Mapping[str, str], sc
     """One batch of canonical events -> its ENCODED_SCHEMA rows: messages, or a skip reason per event."""
     events, parts, messages, reasons, row_indexes, older = [], [], [], [], [], []
     for i, event in enumerate(_events(batch)):
-        row_index = _row_index(event)
+        row_index = meta_keys.row_index(event)
         try:
             encoded = encoder(event, options)
         except Unsupported as exc:

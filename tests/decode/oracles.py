@@ -86,9 +86,7 @@ def decode_paths(
             reject = {"source_format": format_id, "source_topic": topic, "source_file": row["source_file"]}
             reject |= {"source_line": row["source_line"], "raw": row["raw"], "raw_encoding": row["raw_encoding"]}
             out.rejects.append(reject | {"reason": row["reject_reason"], "dt": dt})
-    out.events.sort(
-        key=lambda e: (e["source_file"], e["source_line"], int((e["meta"] or {}).get(meta_keys.ROW_INDEX, 0)))
-    )
+    out.events.sort(key=lambda e: (e["source_file"], e["source_line"], meta_keys.row_index(e)))
     out.rejects.sort(key=lambda r: (r["source_file"], r["source_line"]))
     out.counts = decoded_counts(rows, read)
     return out
