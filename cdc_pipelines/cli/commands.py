@@ -21,6 +21,7 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.progress import spark_progress
 from cdc_pipelines.runtime.session import parse_conf
+from cdc_pipelines.runtime.settings import SettingError
 from cdc_pipelines.runtime.storage import absolute, local_path
 from cdc_pipelines.schema_changes.day import UnknownPolicy
 from cdc_pipelines.schema_changes.policy import DEFAULT_POLICY, POLICIES, SchemaChangeRefused
@@ -673,7 +674,7 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
         os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
         commands[args.command].run(args)
-    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError, RegistryError,
+    except (UnknownFormatError, OptionError, SettingError, InputError, DetectError, KafkaSourceError, RegistryError,
             SchemaChangeRefused, UnknownPolicy) as exc:  # fmt: skip
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2

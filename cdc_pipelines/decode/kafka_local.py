@@ -26,6 +26,7 @@ from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
 from cdc_pipelines.model.kafka_offsets import PartitionOffsets
 from cdc_pipelines.model.table_filter import TableFilter
+from cdc_pipelines.runtime.settings import whole_number
 
 # the setting of the most offsets a Kafka day may span for the local engine under `auto` (0: a day with messages
 # is Spark's). The day's rows are held in memory; 100,000 canal messages are about 45 MiB of lines, 6-12 s of
@@ -35,7 +36,7 @@ DEFAULT_MAX_MESSAGES = 100_000
 
 
 def max_messages(conf: Mapping[str, str]) -> int:
-    return int(conf.get(MAX_MESSAGES_SETTING, DEFAULT_MAX_MESSAGES))
+    return whole_number(conf, MAX_MESSAGES_SETTING, DEFAULT_MAX_MESSAGES)
 
 
 def kafka_bounds(source: KafkaSource, dt: str) -> DayBounds:

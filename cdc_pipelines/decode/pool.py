@@ -68,6 +68,7 @@ from cdc_pipelines.runtime.inputs import spark_file_uri
 from cdc_pipelines.runtime.processes import process_map
 from cdc_pipelines.runtime.processes import processes as runtime_processes
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
+from cdc_pipelines.runtime.settings import whole_number
 from cdc_pipelines.runtime.storage import local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the largest extract decoded in this process; 0 turns it off.
@@ -100,7 +101,7 @@ def local_files(inputs: Sequence[str], out: str) -> list[str] | None:
 def processes(conf: Mapping[str, str], files: Sequence[str]) -> int:
     """The processes that decode local `files`: one (this process) for at most `MAX_BYTES_SETTING` of them,
     else the setting's, else the cores this process may use; 0: Spark's."""
-    limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
+    limit = whole_number(conf, MAX_BYTES_SETTING, DEFAULT_MAX_BYTES)
     if limit > 0 and sum(os.path.getsize(local_path(f)) for f in files) <= limit:
         return 1
     return runtime_processes(conf, PROCESSES_SETTING)

@@ -164,7 +164,7 @@ def test_each_process_encodes_its_own_batches_of_one_version(lake):
     """Two shares of batches of 2 events: disjoint, together every batch, in the table's order; the setting
     of the processes read as a whole number, at least 1."""
     from cdc_pipelines.encode.in_process import PROCESSES_SETTING, _encode_share, _Share, encode_processes
-    from cdc_pipelines.formats import OptionError
+    from cdc_pipelines.runtime.settings import SettingError
 
     changes = str(lake.root / "changes")
     version = DeltaTable(changes).version()
@@ -179,7 +179,7 @@ def test_each_process_encodes_its_own_batches_of_one_version(lake):
     assert [b.to_pylist() for _, b in together] == [b.to_pylist() for _, b in alone]
     assert encode_processes({PROCESSES_SETTING: "0"}) == 1 and encode_processes({PROCESSES_SETTING: "3"}) == 3
     assert encode_processes({}) >= 1
-    with pytest.raises(OptionError):
+    with pytest.raises(SettingError):
         encode_processes({PROCESSES_SETTING: "two"})
 
 
