@@ -98,11 +98,11 @@ def local_files(inputs: Sequence[str], out: str) -> list[str] | None:
     return list_input_files(inputs)
 
 
-def processes(conf: Mapping[str, str], files: Sequence[str]) -> int:
+def processes(conf: Mapping[str, str], files: Sequence[str] = ()) -> int:
     """The processes that decode local `files`: one (this process) for at most `MAX_BYTES_SETTING` of them,
-    else the setting's, else the cores this process may use; 0: Spark's."""
+    else the setting's, else the cores this process may use; 0: Spark's. No `files`: the pool's size (the bench's)."""
     limit = whole_number(conf, MAX_BYTES_SETTING, DEFAULT_MAX_BYTES)
-    if limit > 0 and sum(os.path.getsize(local_path(f)) for f in files) <= limit:
+    if files and limit > 0 and sum(os.path.getsize(local_path(f)) for f in files) <= limit:
         return 1
     return runtime_processes(conf, PROCESSES_SETTING)
 
