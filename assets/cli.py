@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cdc_pipelines.cli import commands as cli
 from cdc_pipelines.runtime import session as spark
+from cdc_pipelines.runtime.storage import absolute
 
 
 def _job_conf(args: argparse.Namespace) -> None:
@@ -28,7 +29,7 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
         "--days", type=int, default=3, help="how many daily partitions (the last N days, ending yesterday UTC)"
     )
     parser.add_argument("--per-day", type=int, default=60, help="row events per day")
-    parser.add_argument("--out", type=cli.path_argument, default="out/demo", help="output folder")
+    parser.add_argument("--out", type=absolute, default="out/demo", help="output folder")
     parser.add_argument("--json", action="store_true", help="print the run's summary as JSON, not as the per-day table")
 
 
@@ -85,7 +86,7 @@ DEMO = cli.Command(
 
 def _bench_daily_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--messages", type=int, default=200_000, help="canal messages a day (default: 200,000)")
-    parser.add_argument("--out", type=cli.path_argument, default="out/bench-daily", help="work and result folder")
+    parser.add_argument("--out", type=absolute, default="out/bench-daily", help="work and result folder")
     parser.add_argument("--no-gx", action="store_true", help="leave the GX suite and Data Docs out of the report")
 
 

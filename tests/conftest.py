@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_pipelines.decode.local import decode_paths, encode_local
+from tests.decode.oracles import decode_paths, encode_local
 
 # the tests' partitions are fixed days of 2024 (the default start is a month before today)
 os.environ.setdefault("CDC_START_DATE", "2024-01-01")
@@ -81,11 +81,11 @@ def decode():
 def spark_decode(spark):
     """decode through Spark (the runner): (events by source_line, rejects, DecodedExtract)."""
 
-    from cdc_pipelines.decode.runner import decode_files
+    from cdc_pipelines.decode.runner import CountedPass, decode_files
 
     def run(format_id: str, path: Path | str, topic: str = "t", dt: str = "2024-01-01", envelope=None, **options):
         decoded = decode_files(spark, format_id, [path], topic=topic, dt=dt, options=options, envelope=envelope)
-        events = sorted((r.asDict(recursive=True) for r in decoded.events.collect()), key=_event_order)
+        events = sorted((r.asDict(recursive=True) for r in CountedPass(decoded).events.collect()), key=_event_order)
         rejects = sorted((r.asDict() for r in decoded.rejects.collect()), key=lambda r: r["source_line"])
         return events, rejects, decoded
 

@@ -121,7 +121,7 @@ def test_the_graph_is_read():
     assert len(GRAPH) > 100
     assert "cdc_pipelines.extract.files" in GRAPH["cdc_pipelines.decode.runner"]
     assert "cdc_pipelines.model.canonical" in GRAPH["cdc_pipelines.formats.debezium"]
-    assert "cdc_pipelines.formats.encoding" in GRAPH["cdc_pipelines.decode.local"]  # inside `encode_local`
+    assert "cdc_pipelines.decode.kafka_day" in GRAPH["cdc_pipelines.decode.days"]  # inside `_kafka_days`
 
 
 def _ties(found: list[list[str]], graph: dict[str, set[str]], why: dict[tuple[str, str], list[str]]) -> str:

@@ -78,7 +78,7 @@ def _replay_rows(blob: bytes, results: PassResults):
         reports = TaskReports(results)
         for batch in batches:
             replayed = _distinct(_cycled(block, batch.num_rows))
-            reports.add([], [], _rejects(replayed))
+            reports.add(None, _rejects(replayed))
             yield replayed
 
     return run
@@ -126,10 +126,6 @@ def encode_replay(spark: SparkSession, format_id: str, changes: Path, target: Pa
 
     def run() -> dict[str, int]:
         replayed = read_canonical(spark, changes).mapInArrow(_replay_messages(blob), ENCODED_SCHEMA)
-        encoded = EncodedTable(
-            messages=replayed.where("skip_reason IS NULL"), skipped=replayed.where("skip_reason IS NOT NULL"),
-            all_rows=replayed,
-        )  # fmt: skip
-        return write_encoded(encoded, target, format_id)
+        return write_encoded(EncodedTable(replayed), target, format_id)
 
     return run

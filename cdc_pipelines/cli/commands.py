@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cdc_pipelines.bench.command import BENCH_HELP
 from cdc_pipelines.bench.command import add_arguments as add_bench_arguments
-from cdc_pipelines.extract.files import InputError
+from cdc_pipelines.extract.files import InputError, list_input_files
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, split_kafka_conf
 from cdc_pipelines.extract.messages import ENVELOPES
 from cdc_pipelines.formats import FORMAT_IDS, SELF_CONTAINED, OptionError, UnknownFormatError, get_codec
@@ -20,19 +20,20 @@ from cdc_pipelines.formats.registry import RegistryError
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.progress import spark_progress
+from cdc_pipelines.runtime.session import parse_conf
+from cdc_pipelines.runtime.settings import SettingError
 from cdc_pipelines.runtime.storage import absolute, local_path
 from cdc_pipelines.schema_changes.day import UnknownPolicy
 from cdc_pipelines.schema_changes.policy import DEFAULT_POLICY, POLICIES, SchemaChangeRefused
 
 
-def _options(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise OptionError(f"--option takes KEY=VALUE, got {pair!r}")
-        out[key] = value
-    return out
+def _pairs(args: argparse.Namespace, name: str) -> dict[str, str]:
+    """The settings of the command's repeatable `KEY=VALUE` option `name` (`runtime.session.parse_conf`); a
+    malformed one is an OptionError."""
+    try:
+        return parse_conf(getattr(args, name), "--" + name.replace("_", "-"))
+    except ValueError as error:
+        raise OptionError(str(error)) from None
 
 
 def _date(text: str) -> str:
@@ -42,31 +43,18 @@ def _date(text: str) -> str:
         raise argparse.ArgumentTypeError(f"not a YYYY-MM-DD date: {text!r}") from None
 
 
-def path_argument(text: str) -> str:
-    """Local paths are made absolute where they are parsed (Spark's JVM and GX resolve relative ones
-    elsewhere); URIs (`s3a://`, `oss://`, `hdfs://`, `file:`) stay as given."""
-    return absolute(text)
-
-
 def _spark(args: argparse.Namespace, large: bool = False, input_bytes: int = 0):
     """The process's session, with the command's `--conf` settings (after CDC_SPARK_CONF); both JIT
     compilers for a `large` run or more than `FULL_JIT_MIN_BYTES` of input (`runtime.session.full_jit`),
     and that input in equal splits (`balanced_splits`)."""
-    from cdc_pipelines.runtime.session import FULL_JIT_MIN_BYTES, balanced_splits, full_jit, parse_conf, spark_session
+    from cdc_pipelines.runtime.session import FULL_JIT_MIN_BYTES, balanced_splits, full_jit, spark_session
 
-    try:
-        conf = parse_conf(args.conf)
-    except ValueError as error:
-        raise OptionError(str(error)) from None
-    conf = balanced_splits(full_jit(conf, large or input_bytes > FULL_JIT_MIN_BYTES), input_bytes)
+    conf = balanced_splits(full_jit(_pairs(args, "conf"), large or input_bytes > FULL_JIT_MIN_BYTES), input_bytes)
     return spark_session(conf=split_kafka_conf(conf)[1])  # Kafka's settings (secrets) stay out of Spark's conf
 
 
 def _local_input_bytes(inputs: list[str]) -> int:
     """The bytes of the local files among `inputs` (folders listed as the decode lists them)."""
-    from cdc_pipelines.extract.files import list_input_files
-    from cdc_pipelines.runtime.storage import local_path
-
     local = [i for i in inputs if local_path(i) is not None]
     return sum(os.path.getsize(local_path(f)) for f in list_input_files(local)) if local else 0
 
@@ -130,7 +118,7 @@ def _formats_arguments(parser: argparse.ArgumentParser) -> None:
 def _decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", required=True, help="format id (see `cdc-pipelines formats`), or auto")
     parser.add_argument(
-        "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
+        "--out", type=absolute, required=True, help="output folder: changes/ and rejects/ are written there"
     )
     parser.add_argument("--topic", default="default", help="source topic name (partition value)")
     parser.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
@@ -140,15 +128,13 @@ def _decode_arguments(parser: argparse.ArgumentParser) -> None:
     _table_arguments(parser)
     _kafka_arguments(parser)
     _engine_argument(parser)
-    parser.add_argument(
-        "inputs", type=path_argument, nargs="*", help="files or folders of messages, one per line (.gz too)"
-    )
+    parser.add_argument("inputs", type=absolute, nargs="*", help="files or folders of messages, one per line (.gz too)")
 
 
 def _convert_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="source", required=True, help="source format id, or auto")
     parser.add_argument("--to", dest="target", required=True, help="target format id")
-    parser.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
+    parser.add_argument("--out", type=absolute, required=True, help="output folder: <to-id>/ is written there")
     parser.add_argument("--topic", default="default", help="source topic name (partition value)")
     parser.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
@@ -157,27 +143,25 @@ def _convert_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
     _table_arguments(parser)
     _kafka_arguments(parser)
-    parser.add_argument("inputs", type=path_argument, nargs="*", help="files or folders of messages")
+    parser.add_argument("inputs", type=absolute, nargs="*", help="files or folders of messages")
 
 
 def _encode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--to", dest="target", required=True, help="target format id")
-    parser.add_argument("--out", type=path_argument, required=True, help="output folder: <to-id>/ is written there")
+    parser.add_argument("--out", type=absolute, required=True, help="output folder: <to-id>/ is written there")
     parser.add_argument("--dt", type=_date, help="only this partition")
     parser.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
     _engine_argument(parser)
-    parser.add_argument(
-        "canonical", type=path_argument, help="a canonical table folder (the changes/ written by decode)"
-    )
+    parser.add_argument("canonical", type=absolute, help="a canonical table folder (the changes/ written by decode)")
 
 
 def _detect_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("inputs", type=path_argument, nargs="+", help="files or folders of messages")
+    parser.add_argument("inputs", type=absolute, nargs="+", help="files or folders of messages")
 
 
 def _sample_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--out", type=path_argument, required=True, help="output folder: changes/ and rejects/ are written there"
+        "--out", type=absolute, required=True, help="output folder: changes/ and rejects/ are written there"
     )
     parser.add_argument("--dt", type=_date, default="2024-01-01", help="partition date YYYY-MM-DD")
     parser.add_argument(
@@ -189,11 +173,9 @@ def _sample_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _quality_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--canonical", type=path_argument, required=True, help="lake folder holding changes/ and rejects/"
-    )
+    parser.add_argument("--canonical", type=absolute, required=True, help="lake folder holding changes/ and rejects/")
     parser.add_argument("--dt", type=_date, required=True, help="partition date YYYY-MM-DD")
-    parser.add_argument("--out", type=path_argument, help="report folder (default: CANONICAL/reports)")
+    parser.add_argument("--out", type=absolute, help="report folder (default: CANONICAL/reports)")
     parser.add_argument(
         "--no-gx", action="store_true", help="skip the Great Expectations suite and its Data Docs (saves ~10-30 s)"
     )
@@ -208,12 +190,14 @@ def _engine_argument(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _engine(args: argparse.Namespace, step: str, lake: str, out: str | None, **run) -> tuple[str, dict, dict]:
-    """The engine of the command's `step` (`engines.choice`), with the process's settings and the command's."""
+def _engine(args: argparse.Namespace, step: str, lake: str, out: str | None, **run) -> tuple[str, dict]:
+    """The engine of the command's `step` (`engines.choice`), with the process's settings and the command's; a
+    command without `--engine` takes the `cdc.engine` setting's."""
     from cdc_pipelines.engines.choice import Run, asked, choose
 
     conf, command_conf = _confs(args)
-    return choose(Run(step, lake, out, conf, command_conf, **run), asked(conf, args.engine)), conf, command_conf
+    engine = asked(conf, getattr(args, "engine", None))
+    return choose(Run(step, lake, out, conf, command_conf, **run), engine), conf
 
 
 def _snapshot_arguments(parser: argparse.ArgumentParser) -> None:
@@ -260,7 +244,7 @@ def _jvm_archive_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _convert_lake_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("lake", type=path_argument, help="lake folder holding changes/, rejects/ and counts/")
+    parser.add_argument("lake", type=absolute, help="lake folder holding changes/, rejects/ and counts/")
 
 
 def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
@@ -272,21 +256,25 @@ def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
 
 
 def _sample(args: argparse.Namespace) -> dict[str, int]:
-    """Every format's samples (or `--format`'s) into one lake, a topic each: in process where `decode`
-    would (a local lake), else by Spark."""
+    """Every format's samples (or `--format`'s) into one lake, a topic each: by the engine `decode` would
+    take (`engines.choice`)."""
     from cdc_pipelines.decode.runner import decode_files, write_decoded
     from cdc_pipelines.decode.without_spark import decode_without_spark
+    from cdc_pipelines.engines.choice import DECODE, LOCAL
     from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.samples import sample_folder
 
-    conf, command_conf = _confs(args)
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
     for format_id in args.format or SELF_CONTAINED:
         folder = sample_folder(format_id)
         if folder is None:
             continue
-        counts = decode_without_spark(format_id, [str(folder)], topic=format_id, dt=args.dt, out=args.out, conf=conf,
-                                      command_conf=command_conf)  # fmt: skip
+        engine, conf = _engine(args, DECODE, args.out, None, inputs=(str(folder),), format_id=format_id)
+        counts = None
+        if engine == LOCAL:
+            counts = decode_without_spark(
+                format_id, [str(folder)], topic=format_id, dt=args.dt, out=args.out, conf=conf
+            )
         if counts is None:
             spark = _spark(args)
             counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
@@ -328,12 +316,8 @@ def _kafka(args: argparse.Namespace):
     if args.inputs:
         raise InputError("give files or --kafka, not both")
     from cdc_pipelines.extract.kafka_source import kafka_source
-    from cdc_pipelines.runtime.session import parse_conf
 
-    try:
-        settings = split_kafka_conf(parse_conf(args.conf))[0]
-    except ValueError as error:
-        raise OptionError(str(error)) from None
+    settings = split_kafka_conf(_pairs(args, "conf"))[0]
     reader = {"time_zone": args.time_zone, "late_seconds": str(args.late_seconds),
               "allow_incomplete": str(args.allow_incomplete)}  # fmt: skip
     return kafka_source(args.kafka, args.kafka_topic or args.topic, {**settings, **reader})
@@ -345,28 +329,24 @@ def _tables(args: argparse.Namespace) -> TableFilter | None:
 
 def _decode(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.decode.runner import decode_files, write_decoded
+    from cdc_pipelines.engines.choice import DECODE, LOCAL
     from cdc_pipelines.lake.run_counts import write_counts
 
-    if args.format != "auto":
-        get_codec(args.format).resolve_options(_options(args.option))
-    from cdc_pipelines.engines.choice import DECODE, LOCAL
-
+    # options checked before any input is read, where the format is given
+    options = None if args.format == "auto" else get_codec(args.format).resolve_options(_pairs(args, "option"))
     source = _kafka(args)
     if source is not None:
         return _decode_kafka(args, source)
     _check_inputs(args)
     if args.format == "auto":
         args.format = _detected(args.inputs)
-    codec = get_codec(args.format)
-    options = codec.resolve_options(_options(args.option))
-    engine, conf, command_conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs),
-                                         format_id=args.format)  # fmt: skip
+        options = get_codec(args.format).resolve_options(_pairs(args, "option"))
+    engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs), format_id=args.format)
     if engine == LOCAL:
         from cdc_pipelines.decode.without_spark import decode_without_spark
 
         return decode_without_spark(args.format, args.inputs, topic=args.topic, dt=args.dt, out=args.out, conf=conf,
-                                    command_conf=command_conf, spark_asked=False, options=options,
-                                    envelope=args.envelope, tables=_tables(args))  # fmt: skip
+                                    options=options, envelope=args.envelope, tables=_tables(args))  # fmt: skip
     spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
     with spark_progress(spark, "decode"):
         decoded = decode_files(
@@ -380,12 +360,9 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
 
 def _confs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
     """The process's settings with the command's (CDC_SPARK_CONF, then `--conf`), and the command's alone."""
-    from cdc_pipelines.runtime.session import env_conf, parse_conf
+    from cdc_pipelines.runtime.session import env_conf
 
-    try:
-        command_conf = parse_conf(args.conf)
-    except ValueError as error:
-        raise OptionError(str(error)) from None
+    command_conf = _pairs(args, "conf")
     return {**env_conf(), **command_conf}, command_conf
 
 
@@ -395,14 +372,14 @@ def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
 
     if args.format == "auto":
         raise DetectError("--kafka needs --format (the format is not detected from a topic)")
-    engine, conf, _ = _engine(args, DECODE, args.out, None, kafka=source)
+    engine, conf = _engine(args, DECODE, args.out, None, kafka=source)
     print(f"reading day {args.dt} of {source.describe()}", file=sys.stderr)
     if engine == LOCAL:
         from cdc_pipelines.decode.kafka_local import decode_kafka_days_locally, max_messages
 
         limit = None if asked(conf, args.engine) == LOCAL else max_messages(conf)  # asked for: whatever its size
         by_day = decode_kafka_days_locally(source, args.format, topic=args.topic, dts=[args.dt],
-                                           lake_root=args.out, options=_options(args.option), tables=_tables(args),
+                                           lake_root=args.out, options=_pairs(args, "option"), tables=_tables(args),
                                            limit=limit)  # fmt: skip
         if by_day is not None:
             return by_day[args.dt]
@@ -411,7 +388,7 @@ def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
     spark = _spark(args)
     with spark_progress(spark, "decode"):
         decoded = decode_kafka_day(spark, source, args.format, topic=args.topic, dt=args.dt, lake_root=args.out,
-                                   options=_options(args.option), tables=_tables(args))  # fmt: skip
+                                   options=_pairs(args, "option"), tables=_tables(args))  # fmt: skip
         return write_kafka_day(spark, decoded, args.out)
 
 
@@ -422,9 +399,6 @@ class DetectError(ValueError):
 def _check_inputs(args: argparse.Namespace) -> None:
     """Fail before the work starts when an input is missing; inputs on a filesystem only Hadoop reaches
     are listed through the command's session (built first, with its `--conf`)."""
-    from cdc_pipelines.extract.files import list_input_files
-    from cdc_pipelines.runtime.storage import local_path
-
     if any(local_path(i) is None for i in args.inputs):
         _spark(args, input_bytes=_local_input_bytes(args.inputs))
     list_input_files(args.inputs)
@@ -443,9 +417,9 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     from cdc_pipelines.decode.runner import CountedPass, decode_files
     from cdc_pipelines.encode.runner import encode_events, write_encoded
 
-    target_options = get_codec(args.target).resolve_options(_options(args.target_option))
+    target_options = get_codec(args.target).resolve_options(_pairs(args, "target_option"))
     if args.source != "auto":
-        get_codec(args.source).resolve_options(_options(args.option))
+        get_codec(args.source).resolve_options(_pairs(args, "option"))
     kafka = _kafka(args)
     if kafka is not None and args.source == "auto":
         raise DetectError("--kafka needs --from (the format is not detected from a topic)")
@@ -463,10 +437,10 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
 
             print(f"reading day {args.dt} of {kafka.describe()}", file=sys.stderr)
             decoded = decode_kafka_day(spark, kafka, source, topic=args.topic, dt=args.dt,
-                                       options=_options(args.option), tables=_tables(args)).decoded  # fmt: skip
+                                       options=_pairs(args, "option"), tables=_tables(args)).decoded  # fmt: skip
         else:
             decoded = decode_files(
-                spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_options(args.option),
+                spark, source, args.inputs, topic=args.topic, dt=args.dt, options=_pairs(args, "option"),
                 envelope=args.envelope, tables=_tables(args),
             )  # fmt: skip
         passed = CountedPass(decoded)  # counted while the encode reads the events: one decode
@@ -486,7 +460,7 @@ def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) 
     local = local_path(str(args.canonical))
     if local is not None and not os.path.isdir(os.path.join(local, "_delta_log")):
         raise InputError(f"no canonical Delta table at {args.canonical}")
-    engine, conf, _ = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
+    engine, conf = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
     if engine == SPARK:
         return None
     by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
@@ -497,21 +471,22 @@ def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) 
 def _convert_without_spark(args: argparse.Namespace, source: str, target_options: Mapping[str, str]) -> dict | None:
     """`convert` of small local files into a local folder in this process, as `decode` and `encode` run there
     (`decode.pool`, `encode.in_process`), through a lake of the run's own that is then removed: the counts,
-    or None where Spark converts them."""
+    or None where Spark converts them (the engine table gives the decode to Spark, or the day is too large)."""
     import tempfile
 
     from cdc_pipelines.decode import pool
     from cdc_pipelines.encode.in_process import encode_in_process, max_events
+    from cdc_pipelines.engines.choice import DECODE, LOCAL
     from cdc_pipelines.lake.layout import CHANGES_DIR
 
-    conf, command_conf = _confs(args)
-    files = pool.local_files(args.inputs, args.out, conf, command_conf)
+    engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs), format_id=source)
+    files = pool.local_files(args.inputs, args.out) if engine == LOCAL else None
     if files is None or pool.processes(conf, files) != 1 or max_events(conf) <= 0:
         return None
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="_cdc-convert-", dir=args.out) as lake:
         counts = pool.decode_with_processes(source, files, topic=args.topic, dt=args.dt, out=lake,
-                                            options=_options(args.option), envelope=args.envelope)  # fmt: skip
+                                            options=_pairs(args, "option"), envelope=args.envelope)  # fmt: skip
         by_day = encode_in_process(os.path.join(lake, CHANGES_DIR), f"{args.out}/{args.target}", args.target,
                                    [args.dt], options=target_options)  # fmt: skip
     written = {k: sum(c[k] for c in by_day.values()) for k in ("written", "skipped")}
@@ -521,13 +496,13 @@ def _convert_without_spark(args: argparse.Namespace, source: str, target_options
 def _encode(args: argparse.Namespace) -> dict[str, int]:
     from pyspark.sql import functions as F
 
-    from cdc_pipelines.encode.runner import encode_events, write_encoded
+    from cdc_pipelines.encode.runner import encode_events, encode_report, write_encoded
     from cdc_pipelines.lake.io import is_table, read_canonical
 
-    options = get_codec(args.target).resolve_options(_options(args.target_option))
+    options = get_codec(args.target).resolve_options(_pairs(args, "target_option"))
     written = _encode_without_spark(args, options)
     if written is not None:
-        return {"events": written["encoded"] + written["skipped"], **{k: written[k] for k in ("written", "skipped")}}
+        return encode_report(written)
     spark = _spark(args)
     if not is_table(spark, args.canonical):
         raise InputError(f"no canonical Delta table at {args.canonical}")
@@ -536,11 +511,7 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
         events = events.where(F.col("dt") == args.dt)
     with spark_progress(spark, "encode"):
         written = write_encoded(encode_events(events, args.target, options), f"{args.out}/{args.target}", args.target)
-    return {
-        "events": written["encoded"] + written["skipped"],
-        "written": written["written"],
-        "skipped": written["skipped"],
-    }
+    return encode_report(written)
 
 
 def _quality(args: argparse.Namespace) -> dict[str, bool]:
@@ -580,7 +551,7 @@ def _snapshot(args: argparse.Namespace) -> dict:
     if args.as_of:
         return _snapshot_as_of(args)
     from cdc_pipelines.engines.choice import LOCAL, SNAPSHOTS
-    from cdc_pipelines.lake.delta_rs import partition_rows, rows_from
+    from cdc_pipelines.lake.delta_rs import partition_counts
     from cdc_pipelines.lake.layout import CHANGES_DIR
     from cdc_pipelines.runtime.storage import join
     from cdc_pipelines.snapshots import snapshot_days
@@ -589,9 +560,11 @@ def _snapshot(args: argparse.Namespace) -> dict:
     changes = join(args.canonical, CHANGES_DIR)
     options = dict(out=args.out, topics=args.topic, keys=dict(args.keys), kafka_keys=args.keys_from_kafka,
                    schema_changes=args.schema_changes, routes=args.route)  # fmt: skip
+    rows_by_day = partition_counts(changes, "dt") or {}
+    missing = f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}"
     if engine == LOCAL:
-        if not partition_rows(changes, "dt", args.dt):
-            raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
+        if not rows_by_day.get(args.dt):
+            raise InputError(missing)
         days = snapshot_days(None, args.canonical, [args.dt], **options)
     else:
         from pyspark.sql import functions as F
@@ -600,9 +573,9 @@ def _snapshot(args: argparse.Namespace) -> dict:
         from cdc_pipelines.runtime.session import FULL_JIT_MIN_EVENTS
 
         # the events of the day and of every later one decoded (a rerun re-applies those applied), all topics
-        spark = _spark(args, large=(rows_from(changes, "dt", args.dt) or 0) > FULL_JIT_MIN_EVENTS)
+        spark = _spark(args, large=sum(n for d, n in rows_by_day.items() if d and d >= args.dt) > FULL_JIT_MIN_EVENTS)
         if read_canonical(spark, changes).where(F.col("dt") == args.dt).isEmpty():
-            raise InputError(f"partition dt={args.dt} was never decoded into {args.canonical}/{CHANGES_DIR}")
+            raise InputError(missing)
         with spark_progress(spark, "snapshot"):
             days = snapshot_days(spark, args.canonical, [args.dt], **options)
     if len(days) > 1:
@@ -637,9 +610,9 @@ def _detect(args: argparse.Namespace) -> None:
 
 
 def _jvm_archive(args: argparse.Namespace) -> None:
-    from cdc_pipelines.runtime.session import parse_conf, write_class_archive
+    from cdc_pipelines.runtime.session import write_class_archive
 
-    print(write_class_archive(parse_conf(args.conf), force=args.force))
+    print(write_class_archive(_pairs(args, "conf"), force=args.force))
 
 
 def _convert_lake(args: argparse.Namespace) -> dict:
@@ -701,7 +674,7 @@ def main(argv: list[str] | None = None, extra: Sequence[Command] = ()) -> int:
         os.environ["CDC_MAX_MESSAGE_CHARS"] = str(args.max_message_chars)
     try:
         commands[args.command].run(args)
-    except (UnknownFormatError, OptionError, InputError, DetectError, KafkaSourceError, RegistryError,
+    except (UnknownFormatError, OptionError, SettingError, InputError, DetectError, KafkaSourceError, RegistryError,
             SchemaChangeRefused, UnknownPolicy) as exc:  # fmt: skip
         print(f"cdc-pipelines: error: {exc}", file=sys.stderr)
         return 2

@@ -118,7 +118,6 @@ class Declared:
 
     key: str
     module: str
-    line: int
     constant: str | None
     default: str
     meaning: str
@@ -227,7 +226,7 @@ def declared(root: Path = PACKAGE) -> list[Declared]:
             score = (constant is not None, bool(meaning))
             if key in found and found[key][0] >= score:
                 continue
-            found[key] = (score, Declared(key, module, node.lineno, constant, default, meaning))
+            found[key] = (score, Declared(key, module, constant, default, meaning))
     items = [replace(item, default=defaults.get(item.key, "")) for _, item in found.values()]
     return sorted(items, key=lambda d: (not SETTING.match(d.key), d.key))
 

@@ -9,7 +9,6 @@ conservation is checked on its own.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -19,28 +18,20 @@ from pyspark.sql import functions as F
 from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
 from cdc_pipelines.decode.without_spark import decode_without_spark
 from cdc_pipelines.encode.in_process import encode_in_process, encode_processes, encodes_in_process
-from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
+from cdc_pipelines.encode.runner import encode_events, encode_report, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.extract.files import InputError, list_input_files
 from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, TARGETS_DIR
+from cdc_pipelines.lake.partition_paths import DT_FOLDER
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime import storage
 from cdc_pipelines.runtime.storage import join
 
-_DT_FOLDER = re.compile(r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/")
 
-
-def dt_of_file(source_file: Column | str = "source_file") -> Column:
-    """The `YYYY-MM-DD` of the innermost `dt=` folder of a file path."""
-    return F.regexp_extract(F.col(source_file) if isinstance(source_file, str) else source_file,
-                            r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/", 1)  # fmt: skip
-
-
-def dt_of_path(path: str) -> str:
-    """`dt_of_file` of one path, in Python."""
-    match = _DT_FOLDER.match(path)
-    return match.group(1) if match else ""
+def dt_of_file() -> Column:
+    """The day of each row's `source_file` (`partition_paths.DT_FOLDER`), in Spark."""
+    return F.regexp_extract(F.col("source_file"), DT_FOLDER, 1)
 
 
 def extract_stats(session: Callable[[], SparkSession], folder: str | Path) -> dict[str, int]:
@@ -90,7 +81,7 @@ def decode_days(
         if local_conf is not None:
             for dt, folder in list(present.items()):
                 counts = decode_without_spark(topic.format, [str(folder)], topic=topic.name, dt=dt, out=out,
-                                              conf=local_conf, spark_asked=False, options=topic.options,
+                                              conf=local_conf, options=topic.options,
                                               envelope=topic.envelope, tables=topic.tables)  # fmt: skip
                 if counts is not None:
                     results[dt][topic.name] = counts
@@ -102,7 +93,7 @@ def decode_days(
             session(), topic.format, list(present.values()), topic=topic.name, dt=dt_of_file(),
             options=topic.options, envelope=topic.envelope, tables=topic.tables,
         )  # fmt: skip
-        for dt, counts in write_decoded_by_day(decoded, out, dt_of_path).items():
+        for dt, counts in write_decoded_by_day(decoded, out).items():
             results[dt][topic.name] = counts
     return results, committed
 
@@ -162,10 +153,7 @@ def encode_days(
     else:
         encoded = encode_events(canonical_days(session(), lake_root, dts, topics), target)
         by_day = write_encoded_by_day(encoded, out, target)
-    for dt, counts in by_day.items():
-        results[dt] = {"events": counts["encoded"] + counts["skipped"], "written": counts["written"],
-                       "skipped": counts["skipped"]}  # fmt: skip
-    return results
+    return results | {dt: encode_report(counts) for dt, counts in by_day.items()}
 
 
 def target_path(lake_root: str | Path, target: str) -> str:

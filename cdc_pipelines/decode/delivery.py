@@ -14,7 +14,7 @@ from hashlib import blake2b
 import orjson
 
 from cdc_pipelines.decode.messages import EVENT_FIELDS
-from cdc_pipelines.model.meta_keys import DUPLICATE_OF, KAFKA_KEY, PREFIX, ROW_INDEX
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF, KAFKA_KEY, PREFIX, row_index
 
 
 class DeliveryIdentity:
@@ -49,11 +49,6 @@ class DeliveryIdentity:
         values.append(event["row_index"])
         text = orjson.dumps(values, option=orjson.OPT_SORT_KEYS, default=str)
         return int.from_bytes(blake2b(text, digest_size=8).digest(), "little")
-
-
-def row_index(event: dict) -> int:
-    """The event's row in its message (`meta['cdc.row_index']`, 0 where absent)."""
-    return int((event["meta"] or {}).get(ROW_INDEX, 0))
 
 
 def mark_redeliveries(events: list[dict], delivery_fields: Sequence[str]) -> int:

@@ -23,9 +23,10 @@ from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import resolve_codec
 from cdc_pipelines.lake import delta_rs
-from cdc_pipelines.lake.kafka_offsets import read_offsets_local, write_offsets_local
+from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
 from cdc_pipelines.model.kafka_offsets import PartitionOffsets
 from cdc_pipelines.model.table_filter import TableFilter
+from cdc_pipelines.runtime.settings import whole_number
 
 # the setting of the most offsets a Kafka day may span for the local engine under `auto` (0: a day with messages
 # is Spark's). The day's rows are held in memory; 100,000 canal messages are about 45 MiB of lines, 6-12 s of
@@ -35,7 +36,7 @@ DEFAULT_MAX_MESSAGES = 100_000
 
 
 def max_messages(conf: Mapping[str, str]) -> int:
-    return int(conf.get(MAX_MESSAGES_SETTING, DEFAULT_MAX_MESSAGES))
+    return whole_number(conf, MAX_MESSAGES_SETTING, DEFAULT_MAX_MESSAGES)
 
 
 def kafka_bounds(source: KafkaSource, dt: str) -> DayBounds:
@@ -59,18 +60,17 @@ class LocalKafkaDay:
     lines: list[Line]
     offsets: list[PartitionOffsets]
     kafka_topic: str
-    rerun: bool
 
 
 def _planned(
     source: KafkaSource, *, topic: str, dt: str, lake_root: str | Path | None
-) -> tuple[DayBounds, list[PlannedRange], bool]:
+) -> tuple[DayBounds, list[PlannedRange]]:
     bounds = kafka_bounds(source, dt)
     recorded: dict[int, PartitionOffsets] = {}
     if lake_root is not None:
-        kafka_topic, recorded = read_offsets_local(lake_root, dt, topic)
+        kafka_topic, recorded = read_offsets(None, lake_root, dt, topic)
         check_recorded_topic(source, kafka_topic, recorded, topic=topic, dt=dt)
-    return bounds, plan_ranges(NativeLookup(source), source, bounds, recorded), bool(recorded)
+    return bounds, plan_ranges(NativeLookup(source), source, bounds, recorded)
 
 
 def read_local_day(
@@ -87,7 +87,7 @@ def read_local_day(
     there are any, else by timestamps; None where its planned offsets are more than `limit` (Spark's day)."""
     codec = resolve_codec(format_id, options)
     codec.codec.check_ready(codec.options)
-    bounds, ranges, rerun = _planned(source, topic=topic, dt=dt, lake_root=lake_root)
+    bounds, ranges = _planned(source, topic=topic, dt=dt, lake_root=lake_root)
     if limit is not None and sum(r.scan_end - r.start_offset for r in ranges) > limit:
         return None
     records, kept = read_day_records(source, ranges, bounds)
@@ -97,7 +97,7 @@ def read_local_day(
         values = kcat_lines(batch, binary, key_base64)
         at = zip(batch.column("partition").to_pylist(), batch.column("offset").to_pylist(), values, strict=True)
         lines += [Line(lineage_file(source.topic, p), offset, value) for p, offset, value in at]
-    return LocalKafkaDay(lines, day_offsets(ranges, kept, bounds), source.topic, rerun)
+    return LocalKafkaDay(lines, day_offsets(ranges, kept, bounds), source.topic)
 
 
 def write_local_day(
@@ -113,7 +113,7 @@ def write_local_day(
     """Decode the day's lines and commit its changes, rejects and counts, then its offsets; the counts, checked."""
     counts = decode_with_processes(format_id, (), topic=topic, dt=dt, out=lake_root, options=options,
                                    envelope=KAFKA_ENVELOPE, tables=tables, lines=day.lines)  # fmt: skip
-    write_offsets_local(lake_root, dt, topic, day.kafka_topic, day.offsets)
+    write_offsets(None, lake_root, dt, topic, day.kafka_topic, day.offsets)
     return counts
 
 
@@ -147,7 +147,7 @@ def pin_kafka_day_locally(
     """`kafka_day.pin_kafka_day` by the native client: record the day's offsets (the recorded ones again on a
     rerun) without decoding it."""
     day = read_local_day(source, format_id, topic=topic, dt=dt, lake_root=lake_root)
-    write_offsets_local(lake_root, dt, topic, day.kafka_topic, day.offsets)
+    write_offsets(None, lake_root, dt, topic, day.kafka_topic, day.offsets)
     return day.offsets
 
 

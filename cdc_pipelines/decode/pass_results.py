@@ -12,10 +12,13 @@ day's rejects in a pass of their own (`decode.runner`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from pyspark import Accumulator, AccumulatorParam, SparkContext
+
+from cdc_pipelines.decode.delivery import DeliveryIdentity
 
 # raw text one task sends with its rejects; a task past it sends OVERFLOW instead of the rest
 REJECT_BYTES = 4 << 20
@@ -65,6 +68,12 @@ class PassResults:
         return list({(row[0], row[1]): row for row in rows}.values())
 
 
+def hash_array(events: Sequence[Mapping], identity: DeliveryIdentity) -> np.ndarray:
+    """The report of finished `events` (see `PassResults.hashes`): their delivery hashes, their id prefixes."""
+    hashes = [identity.hash(event) for event in events]
+    return np.array([hashes, [int(event["event_id"][:ID_PREFIX], 16) for event in events]], dtype=np.uint64)
+
+
 def candidate_prefixes(arrays: list[np.ndarray]) -> list[str]:
     """`PassResults.candidates` of reported hash arrays (2 rows: delivery hashes, event id prefixes): the
     prefixes of the events whose hash another event shares, a pair reported twice counted once."""
@@ -94,13 +103,12 @@ class TaskReports:
         self.budget = REJECT_BYTES
         self.overflowed = False
 
-    def add(self, hashes: list[int], ids: list[str], rejects: list[tuple]) -> None:
-        """A batch's delivery hashes with the event ids they belong to, and its rejects."""
+    def add(self, hashes: np.ndarray | None, rejects: list[tuple]) -> None:
+        """A batch's delivery hashes (`hash_array`) and its rejects."""
         if self.results is None:
             return
-        if hashes:
-            prefixes = [int(event_id[:ID_PREFIX], 16) for event_id in ids]
-            self.results.hashes.add(np.array([hashes, prefixes], dtype=np.uint64))
+        if hashes is not None and hashes.size:
+            self.results.hashes.add(hashes)
         if self.overflowed or not rejects:
             return
         for row in rejects:

@@ -5,7 +5,7 @@ Why not Spark here: a Spark session's start and Delta's first jobs cost 15-20 s 
 holds, and on one machine Spark's decode spends, beside the codecs, about half as much CPU again in the JVM
 (reading the lines, the Arrow crossing both ways, Parquet's writer: 32-35 of 96 CPU-s for 2,000,000 canal
 messages, docs/benchmarks-history.md, *the decode's tail work*). Here each process reads its sources (a byte
-range of a file of plain lines; a whole compressed, Avro-container or CSV file through `local.file_lines`; or
+range of a file of plain lines; a whole compressed, Avro-container or CSV file through `file_lines`; or
 lines already read, a Kafka day's), runs the per-line functions the Spark tasks run (`rows.decoded_rows`),
 leaves out the tables the filter drops, and writes its events to Parquet with pyarrow. Split-update halves
 are left in files by bucket of their pair key, and each bucket paired by one process
@@ -21,6 +21,7 @@ otherwise hand every row to one writer.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import pickle
@@ -39,9 +40,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries
-from cdc_pipelines.decode.local import file_lines
 from cdc_pipelines.decode.messages import decoded_counts, is_half, pair_halves_in_memory
-from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes
+from cdc_pipelines.decode.pass_results import ID_PREFIX, candidate_prefixes, hash_array
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import (
     STATS_COLUMNS,
@@ -50,14 +50,15 @@ from cdc_pipelines.decode.runner import (
     check_message_counts,
     rows_to_batch,
 )
-from cdc_pipelines.extract.files import is_csv, list_input_files
-from cdc_pipelines.extract.messages import Line
+from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
+from cdc_pipelines.extract.files import COMPRESSED, has_csv_header, is_avro_container, list_input_files
+from cdc_pipelines.extract.messages import Line, container_lines
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.base import max_message_chars
 from cdc_pipelines.lake import delta_rs
-from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.lake.partition_paths import partition_dir
-from cdc_pipelines.lake.run_counts import COUNTS_SCHEMA
+from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
@@ -67,7 +68,7 @@ from cdc_pipelines.runtime.inputs import spark_file_uri
 from cdc_pipelines.runtime.processes import process_map
 from cdc_pipelines.runtime.processes import processes as runtime_processes
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
-from cdc_pipelines.runtime.session import asks_for_spark
+from cdc_pipelines.runtime.settings import whole_number
 from cdc_pipelines.runtime.storage import local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the largest extract decoded in this process; 0 turns it off.
@@ -77,8 +78,6 @@ DEFAULT_MAX_BYTES = 8 << 20
 # the setting of the processes a larger local extract is decoded by; 0 sends it to Spark. Default: the cores
 # this process may run on
 PROCESSES_SETTING = "cdc.decode.processes"
-# suffixes Spark reads through a codec: such files go to Spark, whose readers split and decompress them
-COMPRESSED = (".gz", ".bz2", ".deflate", ".zst", ".lz4", ".snappy", ".xz")
 # lines decoded, and events written, per batch; bytes read from the file at a time
 BATCH_LINES = 8192
 READ_BYTES = 16 << 20
@@ -91,29 +90,18 @@ _STATS = {name: [c for c in columns if c not in ("event_time", "sync_time")] for
 _SCHEMAS = {CHANGES_DIR: CANONICAL_SCHEMA, REJECTS_DIR: REJECTS_SCHEMA}
 
 
-def local_files(
-    inputs: Sequence[str],
-    out: str,
-    conf: Mapping[str, str],
-    command_conf: Mapping[str, str] = (),
-    spark_asked: bool | None = None,
-) -> list[str] | None:
-    """The files of `inputs` when they and the lake are on local disk and nothing asks for Spark, else None:
-    what the local decode needs. `spark_asked`: the caller's own judgement (the Dagster job's, from its
-    session's settings), else `runtime.session.asks_for_spark`'s: a `spark.` setting on the command may name
-    a catalog database, a master a cluster."""
-    asked = asks_for_spark(conf, command_conf) if spark_asked is None else spark_asked
-    if asked or delta_rs.local_table_path(out) is None:
-        return None
-    if any(local_path(i) is None for i in inputs):
+def local_files(inputs: Sequence[str], out: str) -> list[str] | None:
+    """The files of `inputs` when they and the lake are on local disk, else None: what the local decode needs
+    (whether settings ask for Spark is the engine table's question, `engines.choice`)."""
+    if delta_rs.local_table_path(out) is None or any(local_path(i) is None for i in inputs):
         return None
     return list_input_files(inputs)
 
 
 def processes(conf: Mapping[str, str], files: Sequence[str] = ()) -> int:
     """The processes that decode local `files`: one (this process) for at most `MAX_BYTES_SETTING` of them,
-    else the setting's, else the cores this process may use; 0: Spark's."""
-    limit = int(conf.get(MAX_BYTES_SETTING, DEFAULT_MAX_BYTES))
+    else the setting's, else the cores this process may use; 0: Spark's. No `files`: the pool's size (the bench's)."""
+    limit = whole_number(conf, MAX_BYTES_SETTING, DEFAULT_MAX_BYTES)
     if files and limit > 0 and sum(os.path.getsize(local_path(f)) for f in files) <= limit:
         return 1
     return runtime_processes(conf, PROCESSES_SETTING)
@@ -122,11 +110,8 @@ def processes(conf: Mapping[str, str], files: Sequence[str] = ()) -> int:
 def splittable(path: str, format_id: str) -> bool:
     """Whether a file is plain lines cut in byte ranges: not compressed, no Avro container, no CSV (those are
     read whole, by one process)."""
-    name = path.lower()
     codec = get_codec(format_id)
-    if name.endswith(COMPRESSED) or (codec.messages == "avro" and name.endswith(".avro")):
-        return False
-    return not (codec.messages == "tuple" and is_csv(path))
+    return not (path.lower().endswith(COMPRESSED) or is_avro_container(path, codec) or has_csv_header(path, codec))
 
 
 @dataclass(frozen=True)
@@ -141,7 +126,7 @@ class ByteRange:
 
 @dataclass(frozen=True)
 class WholeFile:
-    """A file read whole and numbered by `local.file_lines` (`.gz`, an Avro container, CSV tuples)."""
+    """A file read whole and numbered by `file_lines` (`.gz`, an Avro container, CSV tuples)."""
 
     path: str
 
@@ -298,6 +283,28 @@ def _filter(rows: list[dict], tables: TableFilter | None) -> list[dict]:
     return rows
 
 
+def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
+    """The lines of one extract file with their 1-based numbers (`.gz` read through gzip)."""
+    path = Path(path)
+    codec = get_codec(format_id)
+    uri = spark_file_uri(path)
+    if is_avro_container(str(path), codec):
+        yield from container_lines(uri, path.read_bytes())
+        return
+    damage = check_gzip_inputs([str(path)])
+    readable = damage.readable_files([str(path)])[0]
+    opener = gzip.open if readable.lower().endswith(".gz") else open
+    header = None
+    with opener(readable, "rb") as fh:
+        for number, raw in enumerate(fh.read().splitlines(), start=1):
+            if number == 1 and has_csv_header(str(path), codec):
+                header = raw.decode("utf-8", "replace")
+                continue
+            yield Line(uri, number, raw, header=header)
+    for _, line, reason in damage.reject_lines():
+        yield Line(uri, line, b"", pre_reject=reason)
+
+
 def source_lines(source: Source, format_id: str) -> Iterator[list[Line]]:
     """A source's lines in batches of at most `BATCH_LINES`, numbered."""
     if isinstance(source, ByteRange):
@@ -363,7 +370,7 @@ def _decoded(
 ) -> tuple[list[dict], list[dict]]:
     """The finished events and the rejects of a batch of lines; its halves, hashes and counts added to `out`."""
     rows = list(decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit))
-    events, rejects, hashes, prefixes, others = [], [], [], [], []
+    events, rejects, others = [], [], []
     for row in rows:
         if is_half(row):
             out.halves.append(row)
@@ -373,12 +380,10 @@ def _decoded(
             rejects.append(row)
         elif job.tables is None or job.tables.keeps(row["db"], row["table_name"]):
             events.append(row)
-            hashes.append(identity.hash(row))
-            prefixes.append(int(row["event_id"][:ID_PREFIX], 16))
     for key, value in decoded_counts(_filter(others, job.tables), len(lines)).items():
         out.counts[key] += value
     if events:
-        out.hashes.append(np.array([hashes, prefixes], dtype=np.uint64))
+        out.hashes.append(hash_array(events, identity))
     return events, rejects
 
 
@@ -472,21 +477,11 @@ def pair_bucket(job: Job, bucket: int) -> RangeResult:
         for key, value in decoded_counts(paired, 0).items():
             out.counts[key] += value
         if events:
-            identity = DeliveryIdentity(codec.delivery_fields)
-            prefixes = [int(e["event_id"][:ID_PREFIX], 16) for e in events]
-            out.hashes.append(np.array([[identity.hash(e) for e in events], prefixes], dtype=np.uint64))
+            out.hashes.append(hash_array(events, DeliveryIdentity(codec.delivery_fields)))
         files, rejects = _partition_files(job)
         _write(job, files, rejects, events, [row for row in paired if row["reject_reason"] is not None])
         out.files, out.reject_files = files.close(), rejects.close()
     return out
-
-
-def replace_counts(root: str, counts: dict[str, int], *, dt: str, topic: str) -> dict[str, int]:
-    """The `(dt, topic)` partition of the run counts replaced (the last of a decode's commits); the counts."""
-    delta_rs.replace_partitions(lake_table([counts | {"dt": dt, "source_topic": topic}], COUNTS_SCHEMA),
-                                os.path.join(root, COUNTS_DIR), [{"dt": dt, "source_topic": topic}], COUNTS_SCHEMA,
-                                PARTITION_COLUMNS)  # fmt: skip
-    return {k: counts[k] for k in MESSAGE_COUNTS}
 
 
 def sources_of(files: Sequence[str], format_id: str, workers: int) -> list[Source]:
@@ -538,4 +533,5 @@ def decode_with_processes(
     _commit(job, CHANGES_DIR, written)
     check_message_counts(counts)  # before `rejects`: a run that loses a message commits no rejects nor counts
     _commit(job, REJECTS_DIR, [f for result in results for f in result.reject_files])
-    return replace_counts(root, counts, dt=dt, topic=topic)
+    write_counts(None, root, dt, {topic: counts})
+    return counts

@@ -10,11 +10,12 @@ counts are observed in the write, the delivery hashes and rejects reported besid
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import Accumulator
@@ -23,9 +24,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries, row_index
+from cdc_pipelines.decode.delivery import DeliveryIdentity, mark_redeliveries
 from cdc_pipelines.decode.messages import EVENT_FIELDS, ROW_COUNTS, is_half, pair_halves
-from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports
+from cdc_pipelines.decode.pass_results import ID_PREFIX, PassResults, TaskReports, hash_array
 from cdc_pipelines.decode.redeliveries import BROADCAST_ROWS, mark_duplicates
 from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.extract.files import list_input_files
@@ -35,8 +36,9 @@ from cdc_pipelines.formats import ResolvedCodec, resolve_codec
 from cdc_pipelines.formats.base import Codec, max_message_chars
 from cdc_pipelines.lake import io
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
+from cdc_pipelines.lake.partition_paths import dt_of_path
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
-from cdc_pipelines.model.meta_keys import DUPLICATE_OF
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF, row_index
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
@@ -94,11 +96,6 @@ class DecodedExtract:
     delivery_fields: tuple[str, ...] = ()
 
     @property
-    def events(self) -> DataFrame:
-        ok, _, kept = _flags()
-        return self.combined.where(ok & kept).select(*CANONICAL_COLUMNS)
-
-    @property
     def rejects(self) -> DataFrame:
         return self.combined.where(F.col("reject_reason").isNotNull()).select(
             "source_format", "source_topic", "source_file", "source_line", "raw", "raw_encoding",
@@ -136,21 +133,18 @@ def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-def _reports(
-    rows: list[dict], identity: DeliveryIdentity, paired: bool = False
-) -> tuple[list[int], list[str], list[tuple]]:
+def _reports(rows: list[dict], identity: DeliveryIdentity, paired: bool = False) -> tuple[np.ndarray, list[tuple]]:
     """The delivery hashes of `rows`' finished events (split-update halves only once `paired`: before,
-    they are hashed as their pair), those events' ids, and the rejects as `PassResults` rows."""
-    hashes, ids, rejects = [], [], []
+    they are hashed as their pair) and the rejects as `PassResults` rows."""
+    events, rejects = [], []
     for row in rows:
         if row["reject_reason"] is not None:
             rejects.append(
                 (row["source_file"], row["source_line"], row["raw"], row["raw_encoding"], row["reject_reason"])
             )
         elif paired or not is_half(row):
-            hashes.append(identity.hash(row))
-            ids.append(row["event_id"])
-    return hashes, ids, rejects
+            events.append(row)
+    return hash_array(events, identity), rejects
 
 
 def _decode_batches(
@@ -360,14 +354,6 @@ def check_message_counts(counts: dict[str, int], where: str = "") -> dict[str, i
     return counts
 
 
-def count_extract(decoded: DecodedExtract) -> dict[str, int]:
-    """The counts (MESSAGE_COUNTS) of a decoded extract (a Spark job of its own, which decodes), checked
-    for conservation. `write_decoded` counts while it writes instead."""
-    row = decoded.combined.agg(*_counts(F.lit(True))).first()
-    counts = {"read": sum(decoded.read.values()), **{k: int(row[k]) for k in _DECODED_COUNTS}}
-    return check_message_counts(counts)
-
-
 class CountedPass:
     """The events of a decoded extract with its counts observed as they pass (`DataFrame.observe`):
     whatever action consumes `events` (the lake's write, an encode) decodes once and counts while it does.
@@ -376,11 +362,11 @@ class CountedPass:
     so a retried task is counted once. `counts()` is exact after that action has run.
     """
 
-    def __init__(self, decoded: DecodedExtract, day_of_file: Callable[[str], str] | None = None):
+    def __init__(self, decoded: DecodedExtract):
         self.decoded = decoded
         self.read: dict[str, int] = {} if decoded.dt is None else {decoded.dt: 0}
         for file, count in decoded.read.items():
-            day = decoded.dt or day_of_file(file)
+            day = decoded.dt or dt_of_path(file)
             self.read[day] = self.read.get(day, 0) + count
         self.days = sorted(self.read)
         self.observation = Observation()
@@ -413,11 +399,9 @@ def write_decoded(decoded: DecodedExtract, out: str | Path) -> dict[str, int]:
     return {k: sum(c[k] for c in by_day.values()) for k in MESSAGE_COUNTS}
 
 
-def write_decoded_by_day(
-    decoded: DecodedExtract, out: str | Path, day_of_file: Callable[[str], str] | None = None
-) -> dict[str, dict[str, int]]:
-    """`write_decoded` of an extract whose rows carry their day (`dt` a column: `day_of_file` names each
-    file's day); counts per day, each checked for conservation.
+def write_decoded_by_day(decoded: DecodedExtract, out: str | Path) -> dict[str, dict[str, int]]:
+    """`write_decoded` of an extract whose rows carry their day (`dt` a column: each file's is named by its
+    folder, `partition_paths.dt_of_path`); counts per day, each checked for conservation.
 
     One pass: the events are decoded, counted and written in the one job of their Delta commit. Its
     tasks report their delivery hashes and their rejects on the side (`PassResults`): where no hash
@@ -425,7 +409,7 @@ def write_decoded_by_day(
     again (the rejects alone) only where a task had more than it sends. A conservation failure is raised
     after the events' commit and before the rejects' (the rerun that fixes the cause replaces both).
     """
-    passed = CountedPass(decoded, day_of_file)
+    passed = CountedPass(decoded)
     # each day's partition is replaced even where it gets no rows, so a rerun leaves nothing stale
     replace = [{"dt": day, "source_topic": decoded.topic} for day in passed.days]
     spark = decoded.combined.sparkSession
@@ -435,7 +419,7 @@ def write_decoded_by_day(
     candidates = decoded.results.candidates() if decoded.results is not None else []
     if candidates:
         _mark_redeliveries(spark, commit, replace, decoded.delivery_fields, candidates)
-    rejects = _reject_rows(decoded, passed.metrics()["reject_rows"], day_of_file)
+    rejects = _reject_rows(decoded, passed.metrics()["reject_rows"])
     path = join(out, REJECTS_DIR)
     if rejects is None:
         _replace(decoded.rejects, path, replace, REJECTS_DIR, REJECTS_SCHEMA)
@@ -449,9 +433,7 @@ def _replace(frame: DataFrame, path: str, replace: list[dict], name: str, schema
     return io.replace_partitions(frame, path, replace, schema=schema, register_as=name, properties=properties)
 
 
-def _reject_rows(
-    decoded: DecodedExtract, observed: int, day_of_file: Callable[[str], str] | None
-) -> list[tuple] | None:
+def _reject_rows(decoded: DecodedExtract, observed: int) -> list[tuple] | None:
     """The rejects of the pass as REJECTS_SCHEMA rows: none, or those its tasks sent; None where a task sent
     only part of its own, or the pass sent none (the replay): the extract is then decoded again for its
     rejects alone (`DecodedExtract.rejects`)."""
@@ -459,7 +441,7 @@ def _reject_rows(
     if rows is None or len(rows) != observed:
         return None
     fixed = (decoded.format_id, decoded.topic)
-    return [(*fixed, file, line, raw, encoding, reason, decoded.dt or day_of_file(file))
+    return [(*fixed, file, line, raw, encoding, reason, decoded.dt or dt_of_path(file))
             for file, line, raw, encoding, reason in rows]  # fmt: skip
 
 

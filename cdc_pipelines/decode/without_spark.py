@@ -3,8 +3,8 @@ the daily asset make.
 
 Local files going to a local lake are the local engine's (`decode.pool`: in this process up to
 `pool.MAX_BYTES_SETTING`, where starting processes costs more than such a day's work, else a pool of
-processes); Kafka at scale, storage other than local disk and settings that ask for Spark
-(`runtime.session.asks_for_spark`) are Spark's, and so is a large extract when `pool.PROCESSES_SETTING` is 0.
+processes); storage other than local disk is Spark's, and so is a large extract when `pool.PROCESSES_SETTING`
+is 0. Whether the settings ask for Spark is the engine table's question (`engines.choice`), asked before.
 """
 
 from __future__ import annotations
@@ -24,17 +24,14 @@ def decode_without_spark(
     dt: str,
     out: str | Path,
     conf: Mapping[str, str],
-    command_conf: Mapping[str, str] = (),
-    spark_asked: bool | None = None,
     options: Mapping[str, str] | None = None,
     envelope: str | None = None,
     tables: TableFilter | None = None,
 ) -> dict[str, int] | None:
     """Decode `inputs` into the `(dt, topic)` partition of the lake `out` in this process or by the pool,
     and commit `changes`, `rejects` and the run counts; the counts, or None where Spark has to decode them
-    (nothing written). `conf`: the process's settings and the command's, `command_conf` the command's;
-    `spark_asked` as `pool.local_files` takes it."""
-    workers, files = local_engine(inputs, str(out), conf, command_conf, spark_asked)
+    (nothing written). `conf`: the process's settings and the command's."""
+    workers, files = local_engine(inputs, str(out), conf)
     if not workers:
         return None
     return pool.decode_with_processes(format_id, files, topic=topic, dt=dt, out=out, workers=workers, options=options,
@@ -45,11 +42,11 @@ def local_engine(
     inputs: Sequence[str],
     out: str,
     conf: Mapping[str, str],
-    command_conf: Mapping[str, str] = (),
-    spark_asked: bool | None = None,
+    spark_asked: bool = False,
 ) -> tuple[int, list[str]]:
     """(the processes that decode `inputs` without Spark, the files), or (0, []) where Spark decodes them: the
-    choice `decode_without_spark` makes, the inputs listed once."""
-    files = pool.local_files(inputs, out, conf, command_conf, spark_asked)
+    choice `decode_without_spark` makes, the inputs listed once; none where the caller's settings ask for Spark
+    (`spark_asked`)."""
+    files = None if spark_asked else pool.local_files(inputs, out)
     workers = 0 if files is None else pool.processes(conf, files)
     return (workers, files) if workers else (0, [])

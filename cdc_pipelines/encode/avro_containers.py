@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pyarrow as pa
@@ -95,17 +95,19 @@ class ContainerPartition:
         self.files[older].append(record)
 
     def close(self) -> list[tuple[str, int]]:
-        for older, name in CONTAINER_FILES.items():  # a rerun leaves no file of an earlier run behind
-            if older not in self.files:
-                _remove(self.fs, f"{self.folder}/{name}")
+        remove_containers(self.fs, self.folder, kept=self.files)  # a rerun leaves no file of an earlier run behind
         for container in self.files.values():
             container.close()
         return [(str(c.path), c.count) for c in self.files.values()]
 
 
-def _remove(fs: pafs.FileSystem, path: str) -> None:
-    if fs.get_file_info(path).type != pafs.FileType.NotFound:
-        fs.delete_file(path)
+def remove_containers(fs: pafs.FileSystem, folder: str, kept: Container[bool] = ()) -> None:
+    """Remove the containers an earlier run left in the partition `folder`, but those of `kept` (older writer
+    or not, as `CONTAINER_FILES` keys them)."""
+    for older, name in CONTAINER_FILES.items():
+        path = f"{folder}/{name}"
+        if older not in kept and fs.get_file_info(path).type != pafs.FileType.NotFound:
+            fs.delete_file(path)
 
 
 def _write_partitions(target: str, where: WorkerFs):
@@ -148,6 +150,5 @@ def write_avro_containers(ordered: DataFrame, target: str | Path, replace: Itera
     fs, root = where.open(str(target))
     for p in replace:
         if (p["dt"], p["source_topic"]) not in filled:
-            for name in CONTAINER_FILES.values():
-                _remove(fs, f"{root}/{partition_dir(p, PARTITION_COLUMNS)}/{name}")
+            remove_containers(fs, f"{root}/{partition_dir(p, PARTITION_COLUMNS)}")
     return rows

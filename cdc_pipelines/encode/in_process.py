@@ -23,17 +23,18 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines.encode.avro_containers import CONTAINER_FILES, ContainerPartition
+from cdc_pipelines.encode.avro_containers import ContainerPartition, remove_containers
 from cdc_pipelines.encode.runner import ENCODED_SCHEMA, ORDER, SKIPPED_SCHEMA, encoded_batch
-from cdc_pipelines.formats import OptionError, get_codec
+from cdc_pipelines.formats import get_codec
 from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.io import table_version
 from cdc_pipelines.lake.layout import SKIPPED_DIR
 from cdc_pipelines.lake.partition_paths import partition_dir
 from cdc_pipelines.model.canonical import PARTITION_COLUMNS
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
-from cdc_pipelines.runtime.processes import cores, process_map
+from cdc_pipelines.runtime.processes import process_map, processes
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
+from cdc_pipelines.runtime.settings import whole_number
 from cdc_pipelines.runtime.storage import join, local_path
 
 # the setting (`--conf` or CDC_SPARK_CONF) of the most events a run encodes in process; 0 turns it off.
@@ -50,10 +51,7 @@ POOL_MIN_EVENTS = 50_000
 
 def max_events(conf: Mapping[str, str]) -> int:
     """The most events encoded in process (`MAX_EVENTS_SETTING` in `conf`); 0: none."""
-    text = str(conf.get(MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS))
-    if not text.isdigit():
-        raise OptionError(f"{MAX_EVENTS_SETTING} takes a whole number of events, not {text!r}")
-    return int(text)
+    return whole_number(conf, MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS)
 
 
 def encodes_in_process(
@@ -102,11 +100,8 @@ def encode_in_process(
 
 
 def encode_processes(conf: Mapping[str, str]) -> int:
-    """The processes that encode a large run (`PROCESSES_SETTING` in `conf`, else one per core; below 1: 1)."""
-    text = str(conf.get(PROCESSES_SETTING, cores()))
-    if not text.lstrip("-").isdigit():
-        raise OptionError(f"{PROCESSES_SETTING} takes a whole number of processes, not {text!r}")
-    return max(1, int(text))
+    """The processes that encode a large run (`PROCESSES_SETTING` in `conf`, else one per core; 0: 1)."""
+    return max(1, processes(conf, PROCESSES_SETTING))
 
 
 @dataclass(frozen=True)
@@ -217,9 +212,7 @@ def _write_containers(folder: str, messages: pa.Table) -> None:
     message, the containers an earlier run left there removed (the folder stays, as Spark leaves it)."""
     fs = pafs.LocalFileSystem()
     if not messages.num_rows:
-        for name in CONTAINER_FILES.values():
-            if os.path.exists(os.path.join(folder, name)):
-                fs.delete_file(os.path.join(folder, name))
+        remove_containers(fs, folder)
         return
     partition = ContainerPartition(fs, folder)
     columns = (messages[c].to_pylist() for c in ("message", "older_schema"))

@@ -54,13 +54,9 @@ ENCODED_SCHEMA = T.StructType(
 
 @dataclass
 class EncodedTable:
-    messages: DataFrame
-    skipped: DataFrame
+    """The rows of an encode (ENCODED_SCHEMA): messages, and skipped events (`skip_reason` set)."""
+
     all_rows: DataFrame
-
-
-def _row_index(event: dict) -> int:
-    return int((event.get("meta") or {}).get(meta_keys.ROW_INDEX, 0))
 
 
 LINEAGE = ("dt", "source_topic", "event_id", "source_file", "source_line")
@@ -100,7 +96,7 @@ def encoded_batch(batch: pa.RecordBatch, encoder, options: Mapping[str, str], sc
     """One batch of canonical events -> its ENCODED_SCHEMA rows: messages, or a skip reason per event."""
     events, parts, messages, reasons, row_indexes, older = [], [], [], [], [], []
     for i, event in enumerate(_events(batch)):
-        row_index = _row_index(event)
+        row_index = meta_keys.row_index(event)
         try:
             encoded = encoder(event, options)
         except Unsupported as exc:
@@ -145,12 +141,13 @@ def encode_events(events: DataFrame, format_id: str, options: Mapping[str, str] 
         raise NotImplementedError(f"no encoder for {format_id}")
     resolved = codec.resolve_options(dict(options or {}))
     codec.check_ready(resolved)
-    rows = events.mapInArrow(_encode_batches(format_id, resolved), ENCODED_SCHEMA)
-    return EncodedTable(
-        messages=rows.where(F.col("skip_reason").isNull()),
-        skipped=rows.where(F.col("skip_reason").isNotNull()),
-        all_rows=rows,
-    )
+    return EncodedTable(events.mapInArrow(_encode_batches(format_id, resolved), ENCODED_SCHEMA))
+
+
+def encode_report(counts: Mapping[str, int]) -> dict[str, int]:
+    """An encode's figures as the commands report them: events read (encoded or skipped), messages written,
+    events skipped."""
+    return {"events": counts["encoded"] + counts["skipped"], "written": counts["written"], "skipped": counts["skipped"]}
 
 
 def write_encoded(encoded: EncodedTable, target: str | Path, format_id: str) -> dict[str, int]:
@@ -169,13 +166,14 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
     the reason (the table exists once an event was skipped).
     """
     target = str(target)
+    messages = encoded.all_rows.where(F.col("skip_reason").isNull())
     if get_codec(format_id).containers:
         # a container file per partition is written by one task
-        ordered = encoded.messages.repartition("dt", "source_topic").sortWithinPartitions(*ORDER)
+        ordered = messages.repartition("dt", "source_topic").sortWithinPartitions(*ORDER)
     else:
         # range partitions keep input order across files (part-00000 < part-00001) while every core sorts
         # and writes; the partition columns lead the sort: the writer sorts by them anyway
-        ordered = encoded.messages.repartitionByRange(*ORDER).sortWithinPartitions(*ORDER)
+        ordered = messages.repartitionByRange(*ORDER).sortWithinPartitions(*ORDER)
     encoded.all_rows.persist()
     try:
         counts = (
@@ -197,8 +195,8 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
             message = F.col("message")
             if get_codec(format_id).binary_messages:  # not in containers: `value_b64` lines, as a Kafka dump
                 message = F.concat(F.lit('{"value_b64":"'), message, F.lit('"}'))
-            messages = ordered.select(message.alias("message"), "dt", "source_topic")
-            io.overwrite_file_partitions(messages, target, partitions, file_format="text", filled=filled)
+            lines = ordered.select(message.alias("message"), "dt", "source_topic")
+            io.overwrite_file_partitions(lines, target, partitions, file_format="text", filled=filled)
         if partitions:
             _replace_skipped(encoded, target, format_id, partitions, any(r["skipped"] for r in counts))
         by_day: dict[str, dict[str, int]] = {}
@@ -220,7 +218,7 @@ def _replace_skipped(
     spark = encoded.all_rows.sparkSession
     path = join(target, SKIPPED_DIR)
     if any_skipped:
-        rows = encoded.skipped.select(
+        rows = encoded.all_rows.where(F.col("skip_reason").isNotNull()).select(
             "event_id",
             "source_file",
             "source_line",

@@ -45,7 +45,7 @@ def _open(path: str):
     return io.TextIOWrapper(gzip.open(raw) if path.endswith(".gz") else raw, encoding="utf-8", errors="replace")
 
 
-def detect_format(inputs, sample_lines: int = SAMPLE_LINES) -> str | None:
+def detect_format(inputs) -> str | None:
     """The one format id the first messages of `inputs` agree on, or None."""
     votes: Counter[str] = Counter()
     seen = 0
@@ -62,7 +62,7 @@ def detect_format(inputs, sample_lines: int = SAMPLE_LINES) -> str | None:
             continue
         with _open(path) as fh:
             for line in fh:
-                if seen >= sample_lines:
+                if seen >= SAMPLE_LINES:
                     break
                 try:
                     message = json.loads(line)
@@ -72,7 +72,7 @@ def detect_format(inputs, sample_lines: int = SAMPLE_LINES) -> str | None:
                 found = message_format(message)
                 if found:
                     votes[found] += 1
-        if seen >= sample_lines:
+        if seen >= SAMPLE_LINES:
             break
     if not votes:
         return None

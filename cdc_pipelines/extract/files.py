@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from cdc_pipelines.formats.base import Codec
 from cdc_pipelines.runtime import storage
 from cdc_pipelines.runtime.session import active_spark
+
+# suffixes Spark's readers decompress through a codec (a file read whole, never cut in byte ranges)
+COMPRESSED = (".gz", ".bz2", ".deflate", ".zst", ".lz4", ".snappy", ".xz")
 
 
 class InputError(ValueError):
@@ -29,11 +33,7 @@ def list_input_files(inputs: Iterable[str | Path]) -> list[str]:
         if path.is_file():
             files.append(str(path.resolve()))
         elif path.is_dir():
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
-            )
+            found = sorted(p for p in path.rglob("*") if p.is_file() and not storage.is_hidden(p.relative_to(path)))
             files.extend(str(p.resolve()) for p in found)
         else:
             raise InputError(f"input does not exist: {item}")
@@ -54,6 +54,16 @@ def _hadoop_files(uri: str) -> list[str]:
 def is_csv(path: str) -> bool:
     """Whether a file is CSV by its name, a compression suffix aside (`x.csv.gz`)."""
     name = path.lower()
-    for suffix in (".gz", ".bz2", ".deflate", ".zst"):
+    for suffix in COMPRESSED:
         name = name.removesuffix(suffix)
     return name.endswith(".csv")
+
+
+def has_csv_header(path: str, codec: Codec) -> bool:
+    """Whether a file's first line is a CSV header, not a message: a CSV file of a tuple format."""
+    return codec.messages == "tuple" and is_csv(path)
+
+
+def is_avro_container(path: str, codec: Codec) -> bool:
+    """Whether a file is an Avro container of an Avro format's records (read by record, not by line)."""
+    return codec.messages == "avro" and path.lower().endswith(".avro")

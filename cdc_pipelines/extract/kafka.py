@@ -31,7 +31,6 @@ class KafkaDay:
 
     lines: ExtractLines
     offsets: list[PartitionOffsets]
-    bounds: DayBounds
     kafka_topic: str
 
 
@@ -95,4 +94,4 @@ def read_kafka_day(
         kept = {r["partition"]: (r["first"], r["last"], int(r["n"])) for r in per_partition.collect()}
         frame = kcat_frame(in_day, codec)
     offsets = day_offsets(ranges, kept, bounds)
-    return KafkaDay(ExtractLines(frame=frame, read=read_counts(source.topic, offsets)), offsets, bounds, source.topic)
+    return KafkaDay(ExtractLines(frame=frame, read=read_counts(source.topic, offsets)), offsets, source.topic)

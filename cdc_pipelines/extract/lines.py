@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
-from cdc_pipelines.extract.files import is_csv
+from cdc_pipelines.extract.files import has_csv_header, is_avro_container
 from cdc_pipelines.extract.messages import EnvelopeError, Line
 from cdc_pipelines.formats.base import Codec
 from cdc_pipelines.runtime.inputs import open_input, spark_file_uri
@@ -111,7 +111,7 @@ def _container_records(path: str) -> int:
 
 def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, envelope: str | None) -> ExtractLines:
     """The lines of `files` for `codec`, counted per split, ready for `mapInArrow`."""
-    containers = [f for f in files if codec.messages == "avro" and f.lower().endswith(".avro")]
+    containers = [f for f in files if is_avro_container(f, codec)]
     if containers and envelope is not None:
         # kcat lines of a binary format carry a `{"value_b64": ...}` payload (as the Kafka source gives
         # them, `extract.kafka`); an `.avro` container holds no envelope
@@ -139,12 +139,11 @@ def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, enve
         for file, count in before.items():
             source = out.numbering.renamed.get(file, file)
             out.read[source] = count
-        if codec.messages == "tuple":
-            for path in text_files:
-                if is_csv(path):
-                    out.numbering.headers[spark_file_uri(path)] = _first_line(path)
-                    if spark_file_uri(path) in out.read:
-                        out.read[spark_file_uri(path)] -= 1
+        for path in text_files:
+            if has_csv_header(path, codec):
+                out.numbering.headers[spark_file_uri(path)] = _first_line(path)
+                if spark_file_uri(path) in out.read:
+                    out.read[spark_file_uri(path)] -= 1
         frames.append(text)
     if containers:
         binary = spark.read.format("binaryFile").load(containers)

@@ -12,6 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from cdc_pipelines.runtime.storage import is_hidden
+
 SUCCESS_MARKER = "_SUCCESS"
 # minutes an extract folder's files must stay unchanged before a day without a _SUCCESS marker is ready
 # (DEFAULT_SETTLE_MINUTES: 30)
@@ -30,9 +32,8 @@ def folder_waits_for(folder: str | Path, settle_minutes: float, now: float | Non
     folder = Path(folder)
     if (folder / SUCCESS_MARKER).exists():
         return None
-    files = (
-        [p for p in folder.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))] if folder.is_dir() else []
-    )
+    listed = folder.rglob("*") if folder.is_dir() else ()
+    files = [p for p in listed if p.is_file() and not is_hidden(p.relative_to(folder))]
     if not files:
         return f"no files in {folder} yet"
     changed = max(p.stat().st_mtime for p in files)

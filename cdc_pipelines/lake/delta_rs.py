@@ -101,17 +101,6 @@ def partition_batches(
     return pa.RecordBatchReader.from_batches(schema, filled)
 
 
-def partition_rows(path: str, column: str, value: str) -> int | None:
-    """The rows of the local table at `path` in its partition `column` = `value`, from its files'
-    statistics (no scan); None for a table elsewhere or not there."""
-    from deltalake import DeltaTable
-
-    local = local_table_path(path)
-    if local is None or not DeltaTable.is_deltatable(local):
-        return None
-    return file_rows(DeltaTable(local), column, value, value)
-
-
 def partition_counts(path: str, column: str) -> dict[str, int] | None:
     """The rows of the local table at `path` per value of its partition `column`, from one read of its log
     (no scan; see `file_rows`); None for a table elsewhere or not there."""
@@ -129,29 +118,11 @@ def partition_counts(path: str, column: str) -> dict[str, int] | None:
     return counts
 
 
-def rows_from(path: str, column: str, first: str) -> int | None:
-    """The rows of the local table at `path` in partitions whose `column` is `first` or later, from its
-    files' statistics (no scan); None for a table elsewhere or not there."""
-    from deltalake import DeltaTable
-
-    local = local_table_path(path)
-    if local is None or not DeltaTable.is_deltatable(local):
-        return None
-    return file_rows(DeltaTable(local), column, first)
-
-
-def file_rows(table, column: str | None = None, first: str | None = None, last: str | None = None) -> int:
+def file_rows(table) -> int:
     """The rows a loaded delta-rs table's files hold by their statistics (`numRecords`; a file written
-    without them counts none), in partitions whose `column` is `first` or later (and `last` or earlier)
-    when given. Rows a deletion vector removes are still counted: for tables without them."""
+    without them counts none). Rows a deletion vector removes are still counted: for tables without them."""
     files = pa.table(table.get_add_actions(flatten=True))
-    if not files.num_rows:
-        return 0
-    counts = files.column("num_records").to_pylist()
-    if column is None:
-        return sum(n or 0 for n in counts)
-    values = files.column(f"partition.{column}").to_pylist()
-    return sum(n or 0 for n, v in zip(counts, values, strict=True) if v and v >= first and (last is None or v <= last))
+    return sum(n or 0 for n in files.column("num_records").to_pylist()) if files.num_rows else 0
 
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:

@@ -252,9 +252,3 @@ def overwrite_file_partitions(
     for partition in partitions:
         if partition not in filled:
             storage.delete(df.sparkSession, storage.join(path, partition_dir(partition, partition_by)))
-
-
-def write_partitions(df: DataFrame, path: str | Path, partition_by: Sequence[str] = PARTITION_COLUMNS) -> Commit:
-    """`replace_partitions` of the partitions `df` holds (found by a distinct job over `df`)."""
-    held = [row.asDict() for row in df.select(*partition_by).distinct().collect()]
-    return replace_partitions(df, path, held, partition_by)

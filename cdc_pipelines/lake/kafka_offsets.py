@@ -12,15 +12,13 @@ import datetime as dt
 from collections.abc import Iterable
 from pathlib import Path
 
-import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_pipelines.lake import delta_rs
-from cdc_pipelines.lake.io import Commit, is_table, read_table, replace_partitions
+from cdc_pipelines.lake.io import is_table, read_table, replace_rows
 from cdc_pipelines.lake.layout import KAFKA_OFFSETS_DIR
-from cdc_pipelines.model.canonical import PARTITION_COLUMNS
 from cdc_pipelines.model.kafka_offsets import OffsetGap, PartitionOffsets, find_gaps
 from cdc_pipelines.runtime.storage import join
 
@@ -42,54 +40,31 @@ def offsets_path(lake_root: str | Path) -> str:
     return join(lake_root, OFFSETS_DIR)
 
 
-def _rows(day: str, source_topic: str, kafka_topic: str, partitions: Iterable[PartitionOffsets]) -> list[dict]:
-    return [{"kafka_topic": kafka_topic, "partition": p.partition, **{n: getattr(p, n) for n in _OFFSET_FIELDS},
-             "dt": day, "source_topic": source_topic} for p in partitions]  # fmt: skip
-
-
-def write_offsets(
-    spark: SparkSession, lake_root: str | Path, day: str, source_topic: str, kafka_topic: str,
-    partitions: Iterable[PartitionOffsets],
-) -> Commit:  # fmt: skip
-    """Replace the recorded offsets of (`day`, `source_topic`) with `partitions` (one commit)."""
-    rows = [tuple(r.values()) for r in _rows(day, source_topic, kafka_topic, partitions)]
-    frame = spark.createDataFrame(rows, OFFSETS_SCHEMA)
-    replace = [{"dt": day, "source_topic": source_topic}]
-    return replace_partitions(frame, offsets_path(lake_root), replace, schema=OFFSETS_SCHEMA, register_as=OFFSETS_DIR)
-
-
-def write_offsets_local(
-    lake_root: str | Path, day: str, source_topic: str, kafka_topic: str, partitions: Iterable[PartitionOffsets]
-) -> int:
-    """`write_offsets` of a local lake, with delta-rs (no JVM); the new version."""
-    rows = _rows(day, source_topic, kafka_topic, partitions)
-    table = pa.Table.from_pylist(rows, schema=delta_rs.arrow_schema(OFFSETS_SCHEMA))
-    return delta_rs.replace_partitions(table, delta_rs.local_table_path(offsets_path(lake_root)),
-                                       [{"dt": day, "source_topic": source_topic}], OFFSETS_SCHEMA,
-                                       PARTITION_COLUMNS)  # fmt: skip
-
-
 def _partition_offsets(row) -> PartitionOffsets:
     return PartitionOffsets(row["partition"], *(row[name] for name in _OFFSET_FIELDS))
 
 
+def write_offsets(
+    spark: SparkSession | None, lake_root: str | Path, day: str, source_topic: str, kafka_topic: str,
+    partitions: Iterable[PartitionOffsets],
+) -> None:  # fmt: skip
+    """Replace the recorded offsets of (`day`, `source_topic`) with `partitions` (one commit, by delta-rs in a
+    local lake: `io.replace_rows`; no `spark` for a local lake)."""
+    rows = [(kafka_topic, p.partition, *(getattr(p, n) for n in _OFFSET_FIELDS), day, source_topic) for p in partitions]
+    replace = [{"dt": day, "source_topic": source_topic}]
+    replace_rows(spark, rows, offsets_path(lake_root), replace, OFFSETS_SCHEMA, register_as=OFFSETS_DIR)
+
+
 def read_offsets(
-    spark: SparkSession, lake_root: str | Path, day: str, source_topic: str
+    spark: SparkSession | None, lake_root: str | Path, day: str, source_topic: str
 ) -> tuple[str | None, dict[int, PartitionOffsets]]:
     """(Kafka topic, offsets by partition) recorded for (`day`, `source_topic`); (None, {}) when the day
-    was never read."""
-    table = read_table(spark, offsets_path(lake_root), OFFSETS_SCHEMA)
-    rows = table.where((F.col("dt") == day) & (F.col("source_topic") == source_topic)).collect()
-    if not rows:
-        return None, {}
-    return rows[0]["kafka_topic"], {r["partition"]: _partition_offsets(r) for r in rows}
-
-
-def read_offsets_local(
-    lake_root: str | Path, day: str, source_topic: str
-) -> tuple[str | None, dict[int, PartitionOffsets]]:
-    """`read_offsets` of a local lake, with delta-rs (no JVM)."""
-    rows = delta_rs.small_partition_rows(offsets_path(lake_root), {"dt": day, "source_topic": source_topic})
+    was never read. No `spark`: a local lake, read with delta-rs (no JVM)."""
+    if spark is None:
+        rows = delta_rs.small_partition_rows(offsets_path(lake_root), {"dt": day, "source_topic": source_topic})
+    else:
+        table = read_table(spark, offsets_path(lake_root), OFFSETS_SCHEMA)
+        rows = table.where((F.col("dt") == day) & (F.col("source_topic") == source_topic)).collect()
     if not rows:
         return None, {}
     return rows[0]["kafka_topic"], {r["partition"]: _partition_offsets(r) for r in rows}

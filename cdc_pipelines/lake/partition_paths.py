@@ -14,6 +14,8 @@ DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # the characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName)
 _ESCAPED = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
 _ESCAPE = re.compile("%([0-9A-Fa-f]{2})")
+# a file's day: the `YYYY-MM-DD` of the innermost `dt=` folder of its path (a Java regex too: Spark's regexp_extract)
+DT_FOLDER = r".*/dt=([0-9]{4}-[0-9]{2}-[0-9]{2})/"
 
 
 def escape_value(value: str | None) -> str:
@@ -31,3 +33,9 @@ def unescape_value(text: str) -> str:
 def partition_dir(values: Mapping[str, str | None], partition_by: Sequence[str]) -> str:
     """`dt=2024-01-01/source_topic=t`: the relative folder of one partition."""
     return "/".join(f"{col}={escape_value(values[col])}" for col in partition_by)
+
+
+def dt_of_path(path: str) -> str:
+    """The day of the file at `path` (`DT_FOLDER`); "" where no folder names one."""
+    match = re.match(DT_FOLDER, path)
+    return match.group(1) if match else ""

@@ -42,3 +42,8 @@ MEANINGS = {
     DUPLICATE_OF: "the event id of the first delivery of the change this event delivers again",
     KAFKA_PREFIX: "prefix of the Kafka record's fields a kcat envelope gave (topic, partition, offset, ts, ...)",
 }
+
+
+def row_index(event: dict) -> int:
+    """The event's row in its message (`meta[ROW_INDEX]`, 0 where absent)."""
+    return int((event.get("meta") or {}).get(ROW_INDEX, 0))

@@ -23,7 +23,9 @@ _GLOB_TOKEN = re.compile(r"\*|\?|\[!?\]?[^\]]*\]|.", re.DOTALL)
 
 
 def _regex(patterns: tuple[str, ...]) -> str:
-    """One anchored regex, valid in Python and Java alike, matching any of the globs."""
+    """One anchored regex, valid in Python and Java alike, matching any of the globs. Its flags are inline, so
+    Spark's `rlike` runs it as `keeps` does: `(?s)` lets `*` and `?` match a newline in a name, and `(?!.)`
+    ends it at the last character (`$` would also match before a final line terminator, which differ)."""
     parts = []
     for glob in patterns:
         out = []
@@ -39,7 +41,7 @@ def _regex(patterns: tuple[str, ...]) -> str:
             else:
                 out.append(re.escape(token))
         parts.append("".join(out))
-    return "^(?:" + "|".join(parts) + ")$"
+    return "(?s)^(?:" + "|".join(parts) + ")(?!.)"
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class TableFilter:
 
 @functools.lru_cache(maxsize=64)
 def _compiled(regex: str | None) -> re.Pattern | None:
-    return None if regex is None else re.compile(regex, re.DOTALL)
+    return None if regex is None else re.compile(regex)
 
 
 def _patterns(patterns: Iterable[str] | None, what: str) -> tuple[str, ...]:

@@ -19,6 +19,8 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import get_context
 
+from cdc_pipelines.runtime.settings import whole_number
+
 
 def cores() -> int:
     """The cores this process may use."""
@@ -27,7 +29,7 @@ def cores() -> int:
 
 def processes(conf: Mapping[str, str], setting: str) -> int:
     """A pool's size: the `setting` in `conf`, else the cores this process may use."""
-    return int(conf[setting]) if setting in conf else cores()
+    return whole_number(conf, setting, cores())
 
 
 class _Shared:

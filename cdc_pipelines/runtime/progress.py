@@ -39,7 +39,7 @@ def _describe(spark: SparkSession, messages: Accumulator | None) -> str:
 
 
 @contextmanager
-def spark_progress(spark: SparkSession, label: str, interval: float = 0.5) -> Iterator[None]:
+def spark_progress(spark: SparkSession, label: str) -> Iterator[None]:
     """Show Spark's progress under `label` on a terminal while the block runs."""
     global _MESSAGES
     if not sys.stderr.isatty():
@@ -53,7 +53,7 @@ def spark_progress(spark: SparkSession, label: str, interval: float = 0.5) -> It
     with console.status(label) as status:
 
         def poll() -> None:
-            while not done.wait(interval):
+            while not done.wait(0.5):  # seconds between updates
                 status.update(f"{label}: {_describe(spark, _MESSAGES)}")
 
         thread = threading.Thread(target=poll, daemon=True)

@@ -128,13 +128,13 @@ def jar_packages() -> list[str]:
     ]
 
 
-def parse_conf(pairs: Iterable[str]) -> dict[str, str]:
-    """`KEY=VALUE` settings as `spark-submit --conf` takes them."""
+def parse_conf(pairs: Iterable[str], flag: str = "--conf") -> dict[str, str]:
+    """`KEY=VALUE` settings as `spark-submit --conf` takes them (`flag`: the option named in the error)."""
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--conf takes KEY=VALUE, got {pair!r}")
+            raise ValueError(f"{flag} takes KEY=VALUE, got {pair!r}")
         out[key.strip()] = value
     return out
 
@@ -148,14 +148,6 @@ def env_conf() -> dict[str, str]:
     if not isinstance(conf, dict):
         raise ValueError(f"{SPARK_CONF_ENV} must be a JSON object, got {text!r}")
     return {str(k): str(v) for k, v in conf.items()}
-
-
-def asks_for_spark(conf: Mapping[str, str], command_conf: Mapping[str, str] = ()) -> bool:
-    """Whether a command's settings ask for Spark even where its work is small enough to do in process: a
-    master named (`spark.master` or CDC_SPARK_MASTER: a cluster, or a test of Spark's own behaviour), or a
-    `spark.` setting on the command itself (`command_conf`: the user is tuning the Spark run)."""
-    master = "spark.master" in conf or os.environ.get(MASTER_ENV)
-    return bool(master) or any(key.startswith("spark.") for key in command_conf)
 
 
 def _with_packages(conf: Mapping[str, str] | None, master: str | None) -> tuple[dict[str, str], bool, bool]:
@@ -394,9 +386,7 @@ def class_archive(conf: Mapping[str, str]) -> Path:
     return folder / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".jsa")
 
 
-def spark_session(
-    master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "cdc_pipelines"
-) -> SparkSession:
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None) -> SparkSession:
     """Get or build the process's SparkSession (`local[*]` unless a master is given).
 
     Python workers must run this interpreter: `mapInArrow` fails on a machine whose system Python
@@ -405,7 +395,7 @@ def spark_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     merged = with_fetched_jars(session_conf(conf, master))
-    builder = SparkSession.builder.appName(app_name).master(merged.pop("spark.master"))
+    builder = SparkSession.builder.appName("cdc_pipelines").master(merged.pop("spark.master"))
     for key, value in merged.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -90,9 +89,15 @@ def file_sizes(spark: SparkSession, path: str | Path) -> dict[str, int]:
         status = listing.next()
         name = str(status.getPath().toString())
         rel = name[len(root) :].lstrip("/")
-        if not any(part.startswith((".", "_")) for part in rel.split("/")):
+        if not is_hidden(rel):
             found[name] = int(status.getLen())
     return dict(sorted(found.items()))
+
+
+def is_hidden(relative: str | Path) -> bool:
+    """Whether a file is left out of its folder's listing: a part of its path below the folder starts with `.`
+    or `_` (as Spark's readers skip `_SUCCESS`, `.crc` files, `_temporary/`)."""
+    return any(part.startswith((".", "_")) for part in Path(relative).parts)
 
 
 def names(spark: SparkSession | None, folder: str | Path) -> list[str]:
@@ -112,24 +117,11 @@ def list_files(spark: SparkSession, path: str | Path) -> list[str]:
     return list(file_sizes(spark, path))
 
 
-def read_chunks(spark: SparkSession, path: str | Path, limit: int | None = None) -> Iterator[bytes]:
-    """The bytes of `path` in chunks (the first `limit` bytes at most), through Hadoop's stream."""
-    fs, hpath = _fs(spark, str(path))
-    stream = fs.open(hpath)
-    left = limit
-    try:
-        while left is None or left > 0:
-            chunk = bytes(stream.readNBytes(CHUNK if left is None else min(CHUNK, left)))  # byte[] -> bytes
-            if not chunk:
-                break
-            left = None if left is None else left - len(chunk)
-            yield chunk
-    finally:
-        stream.close()
-
-
-def read_bytes(spark: SparkSession, path: str | Path, limit: int | None = None) -> bytes:
-    return b"".join(read_chunks(spark, path, limit))
+def read_bytes(spark: SparkSession, path: str | Path) -> bytes:
+    """The bytes of `path`, through Hadoop's stream, read a `CHUNK` at a time (a whole `read()` would cross
+    to the JVM every 8 KiB)."""
+    with open_read(spark, path) as fh:
+        return b"".join(iter(lambda: fh.read(CHUNK), b""))
 
 
 def write_bytes(spark: SparkSession, path: str | Path, data: bytes) -> None:

@@ -61,6 +61,9 @@ def test_files_unchanged_for_the_settle_time_make_a_day_ready_without_a_marker(t
     old = time.time() - 31 * 60
     os.utime(folder / "part-0.jsonl", (old, old))
     assert folder_waits_for(folder, 30) is None
+    (folder / "_temporary").mkdir()  # hidden from the decode's listing (every part of a path): from the wait too
+    (folder / "_temporary" / "part-1.jsonl").write_text("{}\n")
+    assert folder_waits_for(folder, 30) is None
     assert folder_waits_for(tmp_path / "raw" / "orders" / "dt=2026-12-01", 30).startswith("no files in")
 
 

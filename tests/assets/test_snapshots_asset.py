@@ -6,7 +6,7 @@ import dagster as dg
 from assets.graph import build_resources
 from assets.keys import SNAPSHOTS
 from assets.snapshots import snapshot_anomalies_check, table_snapshots
-from cdc_pipelines.lake.io import write_partitions
+from tests.lake.partitions import write_partitions
 from tests.snapshots.events import changes_df, delete, insert
 
 D1, D2 = "2024-01-02", "2024-01-03"

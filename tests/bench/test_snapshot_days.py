@@ -8,7 +8,7 @@ from cdc_pipelines.bench.snapshot_days import (
     write_inserts,
     write_updates,
 )
-from cdc_pipelines.decode.local import decode_paths
+from tests.decode.oracles import decode_paths
 
 
 def test_the_generated_days_decode_to_inserts_then_updates_of_distinct_keys(tmp_path):

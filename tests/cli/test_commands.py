@@ -157,13 +157,14 @@ def test_a_snapshot_of_more_events_than_the_full_jit_count_starts_both_compilers
 ):
     import cdc_pipelines.runtime.session as session
     from cdc_pipelines.decode.pool import decode_with_processes
-    from cdc_pipelines.lake.delta_rs import rows_from
+    from cdc_pipelines.lake.delta_rs import partition_counts
 
     seed = str(resource("oms-canal", "seed.jsonl"))
     for day in ("2024-03-01", "2024-03-02"):
         decode_with_processes("oms-canal", [seed], topic="t", dt=day, out=str(tmp_path))
-    per_day = rows_from(str(tmp_path / "changes"), "dt", "2024-03-02")
-    assert rows_from(str(tmp_path / "changes"), "dt", "2024-03-01") == 2 * per_day and per_day
+    rows_by_day = partition_counts(str(tmp_path / "changes"), "dt")
+    per_day = rows_by_day["2024-03-02"]
+    assert rows_by_day == {"2024-03-01": per_day, "2024-03-02": per_day} and per_day
     monkeypatch.setattr(session, "FULL_JIT_MIN_EVENTS", min_events * per_day // 2)  # the day and the later one
     with pytest.raises(_Started):
         main(["snapshot", "--canonical", str(tmp_path), "--dt", "2024-03-01", "--engine", "spark"])
@@ -191,7 +192,7 @@ def test_encode_of_a_small_local_lake_starts_no_session(tmp_path, session_settin
 def test_convert_of_small_local_files_starts_no_session(tmp_path, session_settings, capsys):
     """Decoded and encoded in process: the codec's messages of the decoded events, in input order; a
     table filter, or the in-process limit 0, starts Spark."""
-    from cdc_pipelines.decode.local import decode_paths, encode_local
+    from tests.decode.oracles import decode_paths, encode_local
 
     seed = resource("oms-canal", "seed.jsonl")
     args = ["convert", "--from", "oms-canal", "--to", "dataworks-json", "--out", str(tmp_path), "--topic", "t",
@@ -207,6 +208,21 @@ def test_convert_of_small_local_files_starts_no_session(tmp_path, session_settin
     for extra in (["--include", "shop.*"], ["--conf", "cdc.decode.in_process_max_bytes=0"]):
         with pytest.raises(_Started):
             main([*args[:1], *extra, *args[1:]])
+
+
+def test_a_local_master_leaves_decode_sample_and_convert_to_the_local_engine(tmp_path, session_settings, monkeypatch):
+    """The three ask the engine table alike: `spark.master=local[2]` names no cluster; a `spark.` setting on
+    the command still asks for Spark."""
+    import cdc_pipelines.runtime.session as session
+
+    monkeypatch.setenv(session.SPARK_CONF_ENV, json.dumps({"spark.master": "local[2]"}))
+    seed, common = str(resource("oms-canal", "seed.jsonl")), ["--out", str(tmp_path), "--dt", "2024-03-01"]
+    assert main(["decode", "--format", "oms-canal", *common, seed]) == 0
+    assert main(["sample", "--format", "oms-canal", *common]) == 0
+    convert = ["convert", "--from", "oms-canal", "--to", "dataworks-json", *common, seed]
+    assert main(convert) == 0
+    with pytest.raises(_Started):
+        main([*convert[:1], "--conf", "spark.sql.shuffle.partitions=2", *convert[1:]])
 
 
 def test_the_library_never_imports_assets():

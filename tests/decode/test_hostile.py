@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from cdc_pipelines.decode.local import decode_paths
-from cdc_pipelines.decode.runner import count_extract, decode_files, write_decoded
+from cdc_pipelines.decode.runner import CountedPass, decode_files, write_decoded
 from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.lake.partition_paths import escape_value
 from cdc_pipelines.lake.run_counts import read_counts, write_counts
 from tests.conftest import RESOURCES
+from tests.decode.oracles import decode_paths
 
 HOSTILE = RESOURCES / "hostile"
 LIMIT = 20000
@@ -179,9 +179,10 @@ def _spark_decoded(spark, format_id: str, inputs: list[Path]) -> tuple[list[dict
     decoded = decode_files(spark, format_id, inputs, topic="t", dt="2024-01-01")
     decoded.combined.persist()
     try:
-        events = [r.asDict(recursive=True) for r in decoded.events.collect()]
+        passed = CountedPass(decoded)
+        events = [r.asDict(recursive=True) for r in passed.events.collect()]
         rejects = [r.asDict() for r in decoded.rejects.collect()]
-        return events, rejects, count_extract(decoded)
+        return events, rejects, passed.counts()["2024-01-01"]
     finally:
         decoded.combined.unpersist()
 

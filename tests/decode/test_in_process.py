@@ -10,7 +10,9 @@ from deltalake import DeltaTable
 from cdc_pipelines.cli.commands import main
 from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, PROCESSES_SETTING, decode_with_processes
 from cdc_pipelines.decode.without_spark import local_engine
+from cdc_pipelines.engines.choice import DECODE, LOCAL, SPARK, Run, choose
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
+from cdc_pipelines.runtime.session import MASTER_ENV
 
 TYPES = {"mysqlType": {"id": "int", "name": "varchar(8)"}, "sqlType": {"id": 4, "name": 12}, "pkNames": ["id"]}
 
@@ -80,11 +82,9 @@ def test_a_rerun_replaces_its_partition_and_leaves_other_topics(tmp_path, extrac
     assert len(_rows(lake / "counts")) == 2
 
 
-def test_which_extracts_are_decoded_in_process(tmp_path, extract):
+def test_which_extracts_are_decoded_in_process(tmp_path, extract, monkeypatch):
     files = [str(extract)]
-
-    def engine(inputs, out, conf, command_conf=()):
-        return local_engine(inputs, out, conf, command_conf)
+    engine = local_engine
 
     assert engine([str(extract)], str(tmp_path), {}) == (1, files)
     assert engine([str(tmp_path)], str(tmp_path), {}) == (1, files)  # a folder's files
@@ -93,9 +93,17 @@ def test_which_extracts_are_decoded_in_process(tmp_path, extract):
     assert engine([str(extract)], str(tmp_path), {MAX_BYTES_SETTING: "100", PROCESSES_SETTING: "0"}) == (0, [])
     assert engine([str(extract)], "s3a://bucket/lake", {}) == (0, [])
     assert engine([str(extract)], str(tmp_path / "a%20b"), {}) == (0, [])  # delta-rs reads %20 as a space
+    # whether the settings ask for Spark is the engine table's question: `decode`, `sample` and `convert` ask it
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+
+    def chosen(conf, command_conf=()):
+        return choose(Run(DECODE, str(tmp_path), None, conf, command_conf, inputs=tuple(files), format_id="oms-canal"))
+
     catalog = {"spark.cdc.catalog.database": "cdc"}
-    assert engine([str(extract)], str(tmp_path), catalog, catalog) == (0, [])  # a Spark setting
-    assert engine([str(extract)], str(tmp_path), {"spark.master": "spark://host:7077"}) == (0, [])
+    assert chosen(catalog, catalog) == SPARK  # a Spark setting on the command
+    assert chosen({"spark.master": "spark://host:7077"}) == SPARK
+    assert chosen({"spark.master": "local[2]"}) == LOCAL  # a local master asks for no cluster
+    assert chosen({"spark.sql.shuffle.partitions": "4"}) == LOCAL
     assert engine([str(extract)], str(tmp_path), {"spark.sql.shuffle.partitions": "4"}) == (1, files)
 
 

@@ -27,10 +27,15 @@ def _id(n: int) -> str:
     return f"{n:016x}" + "f" * 16
 
 
+def _reported(hashes: list[int], ids: list[int]) -> np.ndarray:
+    """A task's report (`pass_results.hash_array`) of events with these hashes and ids `_id(n)`."""
+    return np.array([hashes, [int(_id(n)[:16], 16) for n in ids]], dtype=np.uint64)
+
+
 def test_only_events_sharing_a_hash_are_candidates():
     results = _results()
-    TaskReports(results).add([1, 2, 3], [_id(10), _id(20), _id(30)], [])
-    TaskReports(results).add([4, 2], [_id(40), _id(50)], [])
+    TaskReports(results).add(_reported([1, 2, 3], [10, 20, 30]), [])
+    TaskReports(results).add(_reported([4, 2], [40, 50]), [])
     assert results.candidates() == [_id(20)[:16], _id(50)[:16]]
 
 
@@ -38,7 +43,7 @@ def test_a_task_reported_twice_is_no_repeat():
     """A stage run again (a lost shuffle) adds a task's reports a second time: the same event twice."""
     results = _results()
     for _ in range(2):
-        TaskReports(results).add([1, 2], [_id(10), _id(20)], [])
+        TaskReports(results).add(_reported([1, 2], [10, 20]), [])
     assert results.candidates() == []
     assert _results().candidates() == []
 
@@ -61,7 +66,7 @@ def test_candidates_are_the_events_whose_hash_another_event_has():
 def test_rejects_past_a_tasks_budget_overflow():
     results = _results()
     reports = TaskReports(results)
-    reports.add([], [], [("f", 1, "x" * (REJECT_BYTES // 2), "text", "bad")])
+    reports.add(None, [("f", 1, "x" * (REJECT_BYTES // 2), "text", "bad")])
     assert len(results.reject_rows()) == 1
-    reports.add([], [], [("f", 2, "x" * REJECT_BYTES, "text", "bad")])
+    reports.add(None, [("f", 2, "x" * REJECT_BYTES, "text", "bad")])
     assert results.reject_rows() is None and OVERFLOW in results.rejects.value

@@ -16,8 +16,7 @@ from deltalake import DeltaTable
 
 import cdc_pipelines.decode.pool as pool
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.local import file_lines
-from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, decode_with_processes
+from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, decode_with_processes, file_lines
 from cdc_pipelines.decode.without_spark import local_engine
 from cdc_pipelines.demo import extracts as demo
 from cdc_pipelines.formats import SELF_CONTAINED
@@ -163,7 +162,7 @@ def test_which_extracts_the_pool_decodes(tmp_path):
     assert engine([str(plain)], out, {pool.PROCESSES_SETTING: "0"}) == (0, [])
     assert engine([str(tmp_path)], out, {}) == (2, [str(plain), str(packed)])  # a .gz among the files: read whole
     assert engine([str(plain)], "s3a://bucket/lake", {}) == (0, [])
-    assert engine([str(plain)], out, {"spark.master": "local[2]"}) == (0, [])
+    assert local_engine([str(plain)], out, larger, spark_asked=True) == (0, [])  # the caller's settings ask for Spark
     assert not pool.splittable("x.csv", "datahub-tuple") and pool.splittable("x.jsonl", "datahub-tuple")
     assert not pool.splittable("x.avro", "dts-avro")
     sources = pool.sources_of([str(plain), str(packed)], "oms-canal", 2)

@@ -8,10 +8,10 @@ import pytest
 from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
-from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.decode.pool import decode_with_processes
-from cdc_pipelines.decode.runner import count_extract, decode_files, write_decoded
+from cdc_pipelines.decode.runner import CountedPass, decode_files, write_decoded
 from cdc_pipelines.demo import extracts as demo
+from tests.decode.oracles import decode_paths
 from tests.formats.test_dataworks_json import halves_across_files, halves_of_a_reused_key
 
 SPLIT_FORMATS = ("dataworks-json", "datahub-tuple", "dts-shareplex")
@@ -23,10 +23,11 @@ def _order(row: dict) -> tuple:
 
 def _spark(spark, format_id: str, inputs) -> tuple[list[dict], list[dict], dict]:
     decoded = decode_files(spark, format_id, inputs, topic="t", dt="2024-01-01")
-    events = sorted((r.asDict(recursive=True) for r in decoded.events.collect()), key=_order)
+    passed = CountedPass(decoded)
+    events = sorted((r.asDict(recursive=True) for r in passed.events.collect()), key=_order)
     rejects = sorted((r.asDict() for r in decoded.rejects.collect()), key=_order)
     plan = decoded.combined._jdf.queryExecution().executedPlan().toString()
-    return events, rejects, {"counts": count_extract(decoded), "plan": plan}
+    return events, rejects, {"counts": passed.counts()["2024-01-01"], "plan": plan}
 
 
 def _local(format_id: str, inputs) -> tuple[list[dict], list[dict], dict]:

@@ -17,6 +17,8 @@ def _parts(name: str) -> tuple[str | None, str]:
 
 
 NAMES = ["shop.orders", "shop.order_items", "shop.orders2", "crm.users", "crm.[x]", "a.b+c", "users", "shop.Orders"]
+# and names with line terminators, where Java's and Python's regex defaults differ
+ALL_NAMES = [*NAMES, "shop.new\nline", "users\n", "shop.orders\r"]
 GLOBS = ["shop.*", "shop.orders", "shop.order?", "*.users", "crm.[[]x]", "a.b+c", "shop.[!o]*", "[cs]*.*s", "users"]
 
 
@@ -25,9 +27,18 @@ def test_the_filter_matches_what_the_glob_matches(glob):
     """The filter's one form is its regex (Spark's `rlike` runs it, and `keeps` with Python's `re`): it
     matches exactly the names the shell glob matches (`fnmatch`, an independent reading of the glob)."""
     regex = TableFilter((glob,)).include_regex
-    for name in NAMES:
+    for name in ALL_NAMES:
         assert bool(re.match(regex, name)) == fnmatch.fnmatchcase(name, glob), (glob, name)
         assert TableFilter((glob,)).keeps(*_parts(name)) == fnmatch.fnmatchcase(name, glob), (glob, name)
+
+
+def test_spark_runs_the_regex_as_python_does(spark):
+    """`runner.filtered_out` runs the regex with Spark's `rlike` (Java's regex): it matches the same names."""
+    from pyspark.sql import functions as F
+
+    names = spark.createDataFrame([(n,) for n in ALL_NAMES], "name string")
+    matched = names.select([F.col("name").rlike(TableFilter((g,)).include_regex) for g in GLOBS]).collect()
+    assert [list(row) for row in matched] == [[fnmatch.fnmatchcase(n, g) for g in GLOBS] for n in ALL_NAMES]
 
 
 def test_include_then_exclude():

@@ -12,7 +12,6 @@ import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.decode.days import encode_days
-from cdc_pipelines.decode.local import decode_paths, encode_local
 from cdc_pipelines.decode.pool import decode_with_processes
 from cdc_pipelines.encode.in_process import MAX_EVENTS_SETTING, encode_in_process, encodes_in_process
 from cdc_pipelines.encode.runner import encode_events, write_encoded_by_day
@@ -20,6 +19,7 @@ from cdc_pipelines.formats import SELF_CONTAINED, get_codec
 from cdc_pipelines.formats.dts_avro_records import container_schema
 from cdc_pipelines.lake.io import read_canonical
 from tests.conftest import resource
+from tests.decode.oracles import decode_paths, encode_local
 
 # (format, topic, day): two topics on one day, a third on the next; `schema` holds the canal seed's DDL
 # alone, which some targets skip: its folder is left with no message
@@ -164,7 +164,7 @@ def test_each_process_encodes_its_own_batches_of_one_version(lake):
     """Two shares of batches of 2 events: disjoint, together every batch, in the table's order; the setting
     of the processes read as a whole number, at least 1."""
     from cdc_pipelines.encode.in_process import PROCESSES_SETTING, _encode_share, _Share, encode_processes
-    from cdc_pipelines.formats import OptionError
+    from cdc_pipelines.runtime.settings import SettingError
 
     changes = str(lake.root / "changes")
     version = DeltaTable(changes).version()
@@ -179,7 +179,7 @@ def test_each_process_encodes_its_own_batches_of_one_version(lake):
     assert [b.to_pylist() for _, b in together] == [b.to_pylist() for _, b in alone]
     assert encode_processes({PROCESSES_SETTING: "0"}) == 1 and encode_processes({PROCESSES_SETTING: "3"}) == 3
     assert encode_processes({}) >= 1
-    with pytest.raises(OptionError):
+    with pytest.raises(SettingError):
         encode_processes({PROCESSES_SETTING: "two"})
 
 

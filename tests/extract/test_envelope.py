@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from cdc_pipelines.decode.local import encode_local
 from cdc_pipelines.decode.runner import decode_files, write_decoded
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.extract.catalog import CatalogError, load_catalog
@@ -14,6 +13,7 @@ from cdc_pipelines.formats import SELF_CONTAINED, get_codec
 from cdc_pipelines.lake.io import read_canonical
 from cdc_pipelines.lake.run_counts import write_counts
 from tests.conftest import resource
+from tests.decode.oracles import encode_local
 from tests.quality.rows import rules_of
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.formats import SELF_CONTAINED, get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from cdc_pipelines.samples import sample_folder
+from tests.decode.oracles import decode_paths
 from tests.formats import carry
 from tests.formats.canonical_strategies import change_streams
 from tests.formats.fake_registry import FakeRegistry

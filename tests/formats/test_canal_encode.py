@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
-from cdc_pipelines.decode.local import encode_local
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from tests.conftest import CARRIED_EVERYWHERE, bag, parse, resource
+from tests.decode.oracles import encode_local
 from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 
 ROW_OPS = ("INSERT", "UPDATE", "DELETE")

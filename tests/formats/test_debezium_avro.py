@@ -19,13 +19,13 @@ import sys
 import fastavro
 import pytest
 
-from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.decode.messages import decode_message
 from cdc_pipelines.formats import registry as R
 from cdc_pipelines.formats import resolve_codec
 from cdc_pipelines.formats.base import Reject
 from cdc_pipelines.formats.debezium_avro import decode_key
 from tests.conftest import SAME_FORMAT_FIELDS, carried
+from tests.decode.oracles import decode_paths
 from tests.formats.fake_registry import FakeRegistry
 
 FORMAT = "debezium-avro-confluent"

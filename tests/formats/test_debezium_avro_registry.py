@@ -16,9 +16,9 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from cdc_pipelines.decode.local import decode_paths, encode_local
 from cdc_pipelines.formats import registry as R
 from tests.conftest import SAME_FORMAT_FIELDS, carried
+from tests.decode.oracles import decode_paths, encode_local
 from tests.formats import apicurio
 from tests.formats.test_debezium_avro import (
     COLUMNS,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from fastavro.write import Writer
 
-from cdc_pipelines.decode.local import encode_local
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.dts_avro_records import container_schema, read_record, record_to_fields
 from cdc_pipelines.formats.encoding import OlderSchemaMessage, Unsupported
 from tests.conftest import resource
+from tests.decode.oracles import encode_local
 from tests.formats.test_debezium_encode import SAME_FORMAT_FIELDS, same_events
 from tests.formats.test_dts_avro import N, _line, _record, _schemaless
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from cdc_pipelines.decode.local import decode_paths
 from tests.conftest import resource
+from tests.decode.oracles import decode_paths
 from tests.formats.changelog import FLINK_PRODUCTS
 
 PEER = resource("peer")

@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 
-from cdc_pipelines.decode.local import encode_local
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.formats.encoding import Unsupported
 from tests.conftest import CARRIED_EVERYWHERE, SAME_FORMAT_FIELDS, carried, parse, resource
+from tests.decode.oracles import encode_local
 from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 
 # where the before half of a paired DTS split update came from: a re-encoded pair sits in another

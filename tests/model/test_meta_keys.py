@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.model import meta_keys
 from cdc_pipelines.samples import sample_folder
+from tests.decode.oracles import decode_paths
 
 
 def test_every_key_has_one_name_and_a_meaning():

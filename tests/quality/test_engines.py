@@ -205,7 +205,7 @@ def test_times_far_from_now_in_a_lake_spark_wrote(spark, tmp_path):
     alike by both engines, and a year past 9999 (an epoch in ms read as seconds) said in microseconds."""
     from pyspark.sql import functions as F
 
-    from cdc_pipelines.lake.io import write_partitions
+    from tests.lake.partitions import write_partitions
     from tests.quality.rows import frame
 
     rows = [event(event_time=dt.datetime(year, 1, 1, tzinfo=dt.UTC)) for year in (1000, 3000)]

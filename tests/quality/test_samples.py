@@ -52,7 +52,7 @@ def test_samples_pass_images_timestamps_and_conservation(judged_samples, samples
         {"reason": "canal DELETE message without rows", "count": 1}
     ]
     assert by_rule["timestamp_precision_check"].checks["temporal_values"]["checked"] > 0
-    assert sum(sum(c["ops"].values()) for c in counts) == delta_rs.partition_rows(f"{samples}/changes", "dt", DT)
+    assert sum(sum(c["ops"].values()) for c in counts) == delta_rs.partition_counts(f"{samples}/changes", "dt")[DT]
 
 
 def test_samples_fail_pk_only_where_the_seed_names_pk_columns_its_images_lack(judged_samples):

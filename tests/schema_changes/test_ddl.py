@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.schema_changes.changes import NotSchemaChange, Parsed, UnreadDdl
 from cdc_pipelines.schema_changes.ddl import parse_ddl, read_event
 from tests.conftest import resource
+from tests.decode.oracles import decode_paths
 
 C90 = "ADD COLUMN connector_test.all_mysql_type_test.c90 varchar(30) (STRING, string)"
 # format, sample file, the changes of its DDL event(s)

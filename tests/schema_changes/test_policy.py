@@ -175,8 +175,8 @@ THREE_DAYS = [
 
 
 def _canal_day(tmp_path, day: int, ddls: list[str]) -> list:
-    from cdc_pipelines.decode.local import decode_paths
     from cdc_pipelines.schema_changes.ddl import read_event
+    from tests.decode.oracles import decode_paths
 
     path = tmp_path / f"day{day}.jsonl"
     path.write_text("".join(

@@ -27,7 +27,7 @@ class SnapshotEngine:
     def write_changes(self, path: str | Path, events: list[dict]) -> None:
         """Replace the days and topics `events` hold in the changes table at `path`."""
         if self.spark is not None:
-            from cdc_pipelines.lake.io import write_partitions
+            from tests.lake.partitions import write_partitions
 
             write_partitions(changes_df(self.spark, events), path)
             return

@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.demo.extracts import TABLES, canonical_events, write_extract
 from cdc_pipelines.extract.catalog import CatalogError, kafka_key_topics, load_catalog, snapshot_keys
-from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.effects import kafka_key_columns
 from cdc_pipelines.snapshots.store import table_root
+from tests.decode.oracles import decode_paths
+from tests.lake.partitions import write_partitions
 from tests.snapshots.events import changes_df
 from tests.snapshots.reference import fold
 

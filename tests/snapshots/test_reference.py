@@ -13,9 +13,9 @@ the Delta tables themselves (current and history) against the same reference.
 import datetime as dt
 import json
 
-from cdc_pipelines.decode.local import decode_paths
 from cdc_pipelines.demo.extracts import TABLES, canonical_events, write_extract
 from cdc_pipelines.formats import SELF_CONTAINED
+from tests.decode.oracles import decode_paths
 from tests.formats.carry import same_value
 from tests.snapshots.reference import fold
 

@@ -13,10 +13,10 @@ import decimal
 import json
 
 from cdc_pipelines.demo.extracts import TABLES, canonical_events
-from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.store import table_root
+from tests.lake.partitions import write_partitions
 from tests.snapshots import delta_rs
 from tests.snapshots.events import changes_df
 from tests.snapshots.reference import fold

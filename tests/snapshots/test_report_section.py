@@ -1,8 +1,8 @@
 """The quality report's snapshot section: rows per table, tables not applied, anomaly examples, escaped."""
 
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.snapshots import snapshot_days
+from tests.lake.partitions import write_partitions
 from tests.snapshots.events import changes_df, delete, insert
 
 D = "2024-01-01"

@@ -9,12 +9,12 @@ import shutil
 import pytest
 
 from cdc_pipelines.engines.spark import SparkEngine
-from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import apply, day_steps, snapshot_days
 from cdc_pipelines.snapshots.as_of import print_as_of
 from cdc_pipelines.snapshots.report import snapshot_report
 from cdc_pipelines.snapshots.store import ANOMALIES, DDL, read_summary, table_root
+from tests.lake.partitions import write_partitions
 from tests.snapshots import delta_rs
 from tests.snapshots.events import change, changes_df, delete, insert, update
 

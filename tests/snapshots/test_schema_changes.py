@@ -8,12 +8,12 @@ import datetime as dt
 
 import pytest
 
-from cdc_pipelines.decode.local import decode_paths, encode_local
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.schema_changes.routes import Route
 from cdc_pipelines.snapshots import apply
 from cdc_pipelines.snapshots.store import ANOMALIES, table_root
 from tests.conftest import _message_line
+from tests.decode.oracles import decode_paths, encode_local
 from tests.snapshots import delta_rs
 from tests.snapshots.events import change
 

@@ -13,11 +13,11 @@ import pyarrow as pa
 from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
-from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import local_days, small_tables, snapshot_days
 from cdc_pipelines.snapshots.store import table_paths, table_root
 from cdc_pipelines.snapshots.values import as_text
+from tests.lake.partitions import write_partitions
 from tests.snapshots import delta_rs
 from tests.snapshots.events import changes_df, delete, insert, truncate, update
 from tests.snapshots.test_values import spark_text

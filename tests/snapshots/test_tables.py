@@ -8,11 +8,11 @@ import pytest
 from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
-from cdc_pipelines.lake.io import write_partitions
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots import snapshot_days
 from cdc_pipelines.snapshots.store import table_root
 from cdc_pipelines.snapshots.tables import key_predicate
+from tests.lake.partitions import write_partitions
 from tests.snapshots import delta_rs
 from tests.snapshots.events import T0, changes_df, delete, insert, update
 

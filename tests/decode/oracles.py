@@ -1,53 +1,27 @@
-"""Decoding extracts in this process, without Spark: for tests and small samples.
+"""Decoding and encoding in this process, without Spark or files written: the tests' oracles.
 
-The same per-line function as the Spark runner (`rows.decoded_rows`) and the same split-update
-pairing (`messages.pair_halves_in_memory`); only the reading (Python file objects) and the grouping of halves
-(a sort in memory instead of a shuffle) differ. Rows come out as the canonical table's rows read back
-from Spark look: times as naive UTC datetimes, maps as dicts.
+The same per-line function as the runners (`rows.decoded_rows`) and the same split-update pairing
+(`messages.pair_halves_in_memory`); only the reading (`pool.file_lines`) and the grouping of halves (a sort in
+memory instead of a shuffle) differ. Rows come out as the canonical table's rows read back from Spark look:
+times as naive UTC datetimes, maps as dicts.
 """
 
 from __future__ import annotations
 
-import gzip
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 
 from cdc_pipelines.decode.messages import EVENT_FIELDS, decoded_counts, is_half, pair_halves_in_memory
+from cdc_pipelines.decode.pool import file_lines
 from cdc_pipelines.decode.rows import decoded_rows
-from cdc_pipelines.extract.damaged_gzip import check_gzip_inputs
-from cdc_pipelines.extract.files import is_csv, list_input_files
+from cdc_pipelines.extract.files import list_input_files
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import get_codec
+from cdc_pipelines.formats.encoding import Unsupported
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
-from cdc_pipelines.runtime.inputs import spark_file_uri
-
-
-def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
-    """The lines of one extract file with their 1-based numbers (`.gz` read through gzip)."""
-    path = Path(path)
-    codec = get_codec(format_id)
-    uri = spark_file_uri(path)
-    if codec.messages == "avro" and path.suffix.lower() == ".avro":
-        from cdc_pipelines.extract.messages import container_lines
-
-        yield from container_lines(uri, path.read_bytes())
-        return
-    damage = check_gzip_inputs([str(path)])
-    readable = damage.readable_files([str(path)])[0]
-    opener = gzip.open if readable.lower().endswith(".gz") else open
-    header = None
-    with opener(readable, "rb") as fh:
-        for number, raw in enumerate(fh.read().splitlines(), start=1):
-            if codec.messages == "tuple" and is_csv(str(path)):
-                if number == 1:
-                    header = raw.decode("utf-8", "replace")
-                    continue
-            yield Line(uri, number, raw, header=header)
-    for _, line, reason in damage.reject_lines():
-        yield Line(uri, line, b"", pre_reject=reason)
 
 
 def decoded_paths(
@@ -59,7 +33,7 @@ def decoded_paths(
     envelope: str | None = None,
 ) -> tuple[list[dict], int]:
     """(rows of the decoded table, messages read) of files decoded in process, split updates paired."""
-    lines = [line for p in paths for f in _files(p) for line in file_lines(f, format_id)]
+    lines = [line for p in paths for f in list_input_files([p]) for line in file_lines(f, format_id)]
     return decoded_lines(format_id, lines, topic=topic, options=options, envelope=envelope), len(lines)
 
 
@@ -112,16 +86,10 @@ def decode_paths(
             reject = {"source_format": format_id, "source_topic": topic, "source_file": row["source_file"]}
             reject |= {"source_line": row["source_line"], "raw": row["raw"], "raw_encoding": row["raw_encoding"]}
             out.rejects.append(reject | {"reason": row["reject_reason"], "dt": dt})
-    out.events.sort(
-        key=lambda e: (e["source_file"], e["source_line"], int((e["meta"] or {}).get(meta_keys.ROW_INDEX, 0)))
-    )
+    out.events.sort(key=lambda e: (e["source_file"], e["source_line"], meta_keys.row_index(e)))
     out.rejects.sort(key=lambda r: (r["source_file"], r["source_line"]))
     out.counts = decoded_counts(rows, read)
     return out
-
-
-def _files(path: str | Path) -> list[str]:
-    return list_input_files([path])
 
 
 # what the Spark encoder leaves out of the event dict it gives an encoder (lineage, never read by one)
@@ -140,8 +108,6 @@ def encoder_event(event: dict) -> dict:
 def encode_local(events: Iterable[dict], format_id: str, options: Mapping[str, str] | None = None):
     """(messages, skipped) of canonical events encoded in process: messages as (event, part, message),
     skipped as (event, reason). Binary messages stay bytes."""
-    from cdc_pipelines.formats.encoding import Unsupported
-
     codec = get_codec(format_id)
     resolved = codec.resolve_options(dict(options or {}))
     messages, skipped = [], []
