@@ -145,7 +145,7 @@ def encode_days(
     local = local_conf is not None and delta_rs.local_table_path(changes) is not None
     if local and io.table_version(None, changes) is None:
         return results  # a local lake without changes: nothing to encode, no session to find that out
-    if local and encodes_in_process(changes, out, dts, local_conf, spark_asked=False):
+    if local and encodes_in_process(changes, out, dts, local_conf):
         workers = encode_processes(local_conf)
         by_day = encode_in_process(changes, out, target, dts, topics, processes=workers) if topics else {}
     elif not topics or not io.is_table(session(), changes):

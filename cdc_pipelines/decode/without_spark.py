@@ -38,15 +38,9 @@ def decode_without_spark(
                                       envelope=envelope, tables=tables)  # fmt: skip
 
 
-def local_engine(
-    inputs: Sequence[str],
-    out: str,
-    conf: Mapping[str, str],
-    spark_asked: bool = False,
-) -> tuple[int, list[str]]:
+def local_engine(inputs: Sequence[str], out: str, conf: Mapping[str, str]) -> tuple[int, list[str]]:
     """(the processes that decode `inputs` without Spark, the files), or (0, []) where Spark decodes them: the
-    choice `decode_without_spark` makes, the inputs listed once; none where the caller's settings ask for Spark
-    (`spark_asked`)."""
-    files = None if spark_asked else pool.local_files(inputs, out)
+    choice `decode_without_spark` makes, the inputs listed once."""
+    files = pool.local_files(inputs, out)
     workers = 0 if files is None else pool.processes(conf, files)
     return (workers, files) if workers else (0, [])

@@ -54,14 +54,12 @@ def max_events(conf: Mapping[str, str]) -> int:
     return whole_number(conf, MAX_EVENTS_SETTING, DEFAULT_MAX_EVENTS)
 
 
-def encodes_in_process(
-    changes: str, target: str, dts: Sequence[str] | None, conf: Mapping[str, str], spark_asked: bool
-) -> bool:
-    """Whether the days `dts` (all when None) of the table `changes` are encoded into `target` in this
-    process: nothing asks for Spark, both are on local disk, and the days hold at most `MAX_EVENTS_SETTING`
-    events (in `conf`) by the files' statistics."""
+def encodes_in_process(changes: str, target: str, dts: Sequence[str] | None, conf: Mapping[str, str]) -> bool:
+    """Whether the days `dts` (all when None) of the table `changes` can be encoded into `target` in this
+    process: both are on local disk, and the days hold at most `MAX_EVENTS_SETTING` events (in `conf`) by the
+    files' statistics. Whether the run's settings ask for Spark is the engine table's (`engines.choice`)."""
     limit = max_events(conf)
-    if limit <= 0 or spark_asked or delta_rs.local_table_path(target) is None:
+    if limit <= 0 or delta_rs.local_table_path(target) is None:
         return False
     counts = delta_rs.partition_counts(changes, "dt")
     if counts is None:  # no local table

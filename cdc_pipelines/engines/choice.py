@@ -89,7 +89,7 @@ def _decode_sent_to_spark(run: Run) -> bool:
 
     if run.kafka is not None:
         return False  # a Kafka day's rows are counted once its offsets are looked up (`decode.kafka_local`)
-    return not local_engine(run.inputs, run.lake_root, run.conf, spark_asked=False)[0]
+    return not local_engine(run.inputs, run.lake_root, run.conf)[0]
 
 
 def _kafka_needs_spark(run: Run) -> bool:
@@ -103,7 +103,7 @@ def _encode_needs_spark(run: Run) -> bool:
     """Days past the in-process encode's events (`encode.in_process.encodes_in_process`)."""
     from cdc_pipelines.encode.in_process import encodes_in_process
 
-    return not encodes_in_process(run.lake_root, run.out, run.dts, run.conf, spark_asked=False)
+    return not encodes_in_process(run.lake_root, run.out, run.dts, run.conf)
 
 
 def _snapshots_unwritable(run: Run) -> bool:

@@ -162,7 +162,6 @@ def test_which_extracts_the_pool_decodes(tmp_path):
     assert engine([str(plain)], out, {pool.PROCESSES_SETTING: "0"}) == (0, [])
     assert engine([str(tmp_path)], out, {}) == (2, [str(plain), str(packed)])  # a .gz among the files: read whole
     assert engine([str(plain)], "s3a://bucket/lake", {}) == (0, [])
-    assert local_engine([str(plain)], out, larger, spark_asked=True) == (0, [])  # the caller's settings ask for Spark
     assert not pool.splittable("x.csv", "datahub-tuple") and pool.splittable("x.jsonl", "datahub-tuple")
     assert not pool.splittable("x.avro", "dts-avro")
     sources = pool.sources_of([str(plain), str(packed)], "oms-canal", 2)

@@ -187,15 +187,14 @@ def test_the_choice_follows_the_setting_and_the_lake(lake, tmp_path):
     changes, target = str(lake.root / "changes"), str(tmp_path / "t")
     events = DeltaTable(changes).to_pyarrow_table().num_rows
 
-    assert encodes_in_process(changes, target, None, {}, spark_asked=False)
-    assert encodes_in_process(changes, target, ["2024-01-02"], {MAX_EVENTS_SETTING: "6"}, spark_asked=False)
-    assert not encodes_in_process(changes, target, ["2024-01-02"], {MAX_EVENTS_SETTING: "5"}, spark_asked=False)
-    assert not encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: str(events - 1)}, spark_asked=False)
-    assert encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: str(events)}, spark_asked=False)
-    assert not encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: "0"}, spark_asked=False)
-    assert not encodes_in_process(changes, target, None, {}, spark_asked=True)
-    assert not encodes_in_process(changes, "s3a://bucket/t", None, {}, spark_asked=False)
-    assert not encodes_in_process(str(tmp_path / "none"), target, None, {}, spark_asked=False)
+    assert encodes_in_process(changes, target, None, {})
+    assert encodes_in_process(changes, target, ["2024-01-02"], {MAX_EVENTS_SETTING: "6"})
+    assert not encodes_in_process(changes, target, ["2024-01-02"], {MAX_EVENTS_SETTING: "5"})
+    assert not encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: str(events - 1)})
+    assert encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: str(events)})
+    assert not encodes_in_process(changes, target, None, {MAX_EVENTS_SETTING: "0"})
+    assert not encodes_in_process(changes, "s3a://bucket/t", None, {})
+    assert not encodes_in_process(str(tmp_path / "none"), target, None, {})
 
 
 def test_the_daily_asset_encodes_a_local_day_without_a_session(lake, tmp_path):
