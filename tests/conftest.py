@@ -78,21 +78,6 @@ def decode():
 
 
 @pytest.fixture(scope="session")
-def spark_decode(spark):
-    """decode through Spark (the runner): (events by source_line, rejects, DecodedExtract)."""
-
-    from cdc_pipelines.decode.runner import CountedPass, decode_files
-
-    def run(format_id: str, path: Path | str, topic: str = "t", dt: str = "2024-01-01", envelope=None, **options):
-        decoded = decode_files(spark, format_id, [path], topic=topic, dt=dt, options=options, envelope=envelope)
-        events = sorted((r.asDict(recursive=True) for r in CountedPass(decoded).events.collect()), key=_event_order)
-        rejects = sorted((r.asDict() for r in decoded.rejects.collect()), key=lambda r: r["source_line"])
-        return events, rejects, decoded
-
-    return run
-
-
-@pytest.fixture(scope="session")
 def roundtrip(decode, tmp_path_factory):
     """roundtrip(source_id, path, target_id, **target_options) -> (events, re-decoded events, counts), in process.
 
