@@ -47,10 +47,6 @@ def spark():
     session.stop()
 
 
-def _event_order(event: dict) -> tuple:
-    return event["source_file"], event["source_line"], int((event["meta"] or {}).get("cdc.row_index", 0))
-
-
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
     """One Kafka broker (`tests.extract.kafka_broker`) for the session's Kafka system tests; each module makes
