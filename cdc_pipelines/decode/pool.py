@@ -46,7 +46,6 @@ from cdc_pipelines.decode.rows import decoded_rows
 from cdc_pipelines.decode.runner import (
     STATS_COLUMNS,
     TABLE_PROPERTIES,
-    batch_to_rows,
     check_message_counts,
     rows_to_batch,
 )
@@ -63,7 +62,7 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.model.table_filter import TableFilter
-from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
+from cdc_pipelines.runtime.arrow_maps import batch_rows, map_array, map_dicts
 from cdc_pipelines.runtime.inputs import spark_file_uri
 from cdc_pipelines.runtime.processes import process_map
 from cdc_pipelines.runtime.processes import processes as runtime_processes
@@ -415,7 +414,7 @@ def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fi
         table = pq.ParquetFile(os.path.join(root, f["path"])).read()  # not read_table: no folder names read
         hit = pc.is_in(pc.utf8_slice_codeunits(table.column("event_id"), 0, ID_PREFIX), value_set=wanted)
         if pc.any(hit).as_py():
-            rows += batch_to_rows(table.filter(hit).combine_chunks().to_batches()[0])
+            rows += batch_rows(table.filter(hit).combine_chunks().to_batches()[0])
             held.append(f)
     marked = mark_redeliveries(rows, delivery_fields)
     repeats = {e["event_id"]: e["meta"] for e in rows if DUPLICATE_OF in (e["meta"] or {})}

@@ -41,7 +41,7 @@ from cdc_pipelines.model.canonical import MESSAGE_COUNTS, PARTITION_COLUMNS
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF, row_index
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.model.table_filter import TableFilter
-from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
+from cdc_pipelines.runtime.arrow_maps import batch_rows, map_array
 from cdc_pipelines.runtime.progress import message_counter
 from cdc_pipelines.runtime.python_workers import fail_first_attempt, failure_injected, no_cycle_collection
 from cdc_pipelines.runtime.storage import join
@@ -121,18 +121,6 @@ def rows_to_batch(
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def batch_to_rows(batch: pa.RecordBatch) -> list[dict]:
-    """An Arrow batch of DECODED_SCHEMA -> rows (maps as dicts, times as epoch micros)."""
-    names = batch.schema.names
-    columns = []
-    for name in names:
-        column = batch.column(name)
-        if pa.types.is_timestamp(column.type):
-            column = column.cast(pa.int64())
-        columns.append(map_dicts(column) if pa.types.is_map(column.type) else column.to_pylist())
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
-
-
 def _reports(rows: list[dict], identity: DeliveryIdentity, paired: bool = False) -> tuple[np.ndarray, list[tuple]]:
     """The delivery hashes of `rows`' finished events (split-update halves only once `paired`: before,
     they are hashed as their pair) and the rejects as `PassResults` rows."""
@@ -200,7 +188,7 @@ def _pair_batches(update_has_before: bool, identity: DeliveryIdentity, results: 
         def halves() -> Iterator[dict]:
             for batch in batches:
                 mask = _half_mask(batch)
-                yield from batch_to_rows(batch.filter(mask))
+                yield from batch_rows(batch.filter(mask))
                 others = batch.filter(pc.invert(mask))
                 if others.num_rows:  # halves sort first: no later batch of this partition holds one
                     rest.append(others)
@@ -476,13 +464,13 @@ def redeliveries_of(rows: DataFrame, delivery_fields: Sequence[str]) -> DataFram
     def hashed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         identity = DeliveryIdentity(fields)
         for batch in batches:
-            values = [identity.hash(r | {"row_index": row_index(r)}) for r in batch_to_rows(batch)]
+            values = [identity.hash(r | {"row_index": row_index(r)}) for r in batch_rows(batch)]
             signed = [v - (1 << 64) if v >= 1 << 63 else v for v in values]  # Spark's long is signed
             yield batch.append_column("_hash", pa.array(signed, pa.int64()))
 
     def marked(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         with no_cycle_collection():
-            events = [r for batch in batches for r in batch_to_rows(batch)]
+            events = [r for batch in batches for r in batch_rows(batch)]
             by_day: dict[tuple, list[dict]] = {}
             for event in events:
                 by_day.setdefault((event["source_topic"], event["dt"]), []).append(event)

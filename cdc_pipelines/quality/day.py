@@ -31,7 +31,7 @@ from cdc_pipelines.quality.result import (
     rule_result,
 )
 from cdc_pipelines.quality.timestamps import timestamp_rule
-from cdc_pipelines.runtime.arrow_maps import map_dicts
+from cdc_pipelines.runtime.arrow_maps import batch_rows
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
 
 RULES = ("image_presence_check", "timestamp_precision_check", "pk_consistency_check", "conservation_check")
@@ -55,21 +55,9 @@ def event_rules(thresholds: Thresholds) -> list[EventRule]:
 
 
 def event_dicts(batch: pa.RecordBatch | pa.Table) -> list[dict]:
-    """A batch of `EVENT_COLUMNS` as the rules read events: maps as dicts, times as epoch microseconds
-    (whatever zone the batch's timestamps carry), each with its `table` label."""
-    names, columns = batch.schema.names, []
-    for name in names:
-        column = batch.column(name)
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        if pa.types.is_map(column.type):
-            columns.append(map_dicts(column, shared=name in SHARED_MAPS))
-        elif pa.types.is_timestamp(column.type):
-            micros = pc.cast(column, pa.timestamp("us", tz=column.type.tz))
-            columns.append(pc.cast(micros, pa.int64()).to_pylist())
-        else:
-            columns.append(column.to_pylist())
-    events = [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+    """A batch of `EVENT_COLUMNS` as the rules read events (`arrow_maps.batch_rows`), each with its `table`
+    label."""
+    events = batch_rows(batch, SHARED_MAPS)
     for e in events:
         e["table"] = event_table_label(e)
     return events

@@ -38,6 +38,24 @@ def _flat_map_array(dicts: list[dict | None]) -> pa.MapArray:
     return pa.MapArray.from_arrays(offsets, keys, items, mask=mask)
 
 
+def batch_rows(batch: pa.RecordBatch | pa.Table, shared: tuple[str, ...] = ()) -> list[dict]:
+    """A batch as one dict per row, as the Python rules read rows: maps as dicts (the `shared` columns' one
+    dict per distinct map, see `map_dicts`), times as epoch microseconds whatever their unit and zone."""
+    names, columns = batch.schema.names, []
+    for name in names:
+        column = batch.column(name)
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if pa.types.is_map(column.type):
+            columns.append(map_dicts(column, shared=name in shared))
+        elif pa.types.is_timestamp(column.type):
+            micros = pc.cast(column, pa.timestamp("us", tz=column.type.tz))
+            columns.append(pc.cast(micros, pa.int64()).to_pylist())
+        else:
+            columns.append(column.to_pylist())
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
 def map_dicts(column: pa.MapArray, shared: bool = False) -> list[dict | None]:
     """A map column as dicts, built from its flat keys and items (`to_pylist` is 3x slower).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from cdc_pipelines.runtime.arrow_maps import map_array, map_dicts
+from cdc_pipelines.runtime.arrow_maps import batch_rows, map_array, map_dicts
 
 TEXT_MAP = pa.map_(pa.string(), pa.string())
 ROWS = [
@@ -57,3 +57,12 @@ def test_map_array_round_trips_shared_and_distinct_dicts():
     types = {"id": "INT", "name": "STRING"}
     rows = [types, types, {"id": "1"}, None, types, types, types, types, types]
     assert map_dicts(map_array(rows)) == rows
+
+
+def test_batch_rows_give_maps_as_dicts_and_times_as_epoch_micros_whatever_the_unit():
+    rows = [{"t": 1_500, "m": {"a": "x"}}, {"t": None, "m": None}]
+    batch = pa.RecordBatch.from_pylist(
+        rows, pa.schema([("t", pa.timestamp("ms", tz="Asia/Shanghai")), ("m", TEXT_MAP)])
+    )
+    assert batch_rows(batch) == [{"t": 1_500_000, "m": {"a": "x"}}, {"t": None, "m": None}]
+    assert batch_rows(pa.Table.from_batches([batch, batch]), shared=("m",))[2:] == batch_rows(batch)
