@@ -107,11 +107,6 @@ def _column_types(mysql_raw: bytes | None, sql_raw: bytes | None) -> tuple[dict 
     return mysql_types, {**by_name, **by_code, **known_names}, sql_json
 
 
-@lru_cache(maxsize=4096)
-def _changed_columns(names: tuple[str, ...]) -> str:
-    return orjson.dumps(list(names)).decode()
-
-
 _MAX_EPOCH = 10**29
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
@@ -175,7 +170,7 @@ def _row_events(base: dict, meta: dict, op: str, current: list, previous: list |
         else:  # UPDATE: `old` holds the changed columns' previous values
             old_row = previous[index] if index < n_previous else None
             before = overlay(row, old_row)
-            row_meta[meta_keys.CHANGED_COLUMNS] = _changed_columns(tuple(old_row or ()))
+            row_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(old_row or ()))
         events.append(
             base
             | {

@@ -87,27 +87,6 @@ _NO_DDL = _Ddl()
 _NO_SCHEMA = (None, None, None, {})
 
 
-def _column_pairs(value: object) -> tuple[tuple[str, str | None], ...] | None:
-    """The (name, type) pairs of `schema.column` (an entry without a name cannot key a column)."""
-    if value is None:
-        return None
-    if type(value) is not list:
-        raise Reject(NOT_JSON_OBJECT)
-    pairs = []
-    for column in value:
-        if type(column) is not dict:
-            if column is None:
-                continue
-            raise Reject(NOT_JSON_OBJECT)
-        name, kind = column.get("name"), column.get("type")
-        if type(name) is not str:  # names and types are strings but for odd messages: their text then
-            name = J.text(name)
-            if name is None:
-                continue
-        pairs.append((name, kind if type(kind) is str else J.text(kind)))
-    return tuple(pairs)
-
-
 @lru_cache(maxsize=1024)
 def _schema(raw: bytes) -> tuple:
     """(source_types, column_types, pk, source) of a message's `schema` JSON; NotJsonObject where its
@@ -121,7 +100,7 @@ def _schema(raw: bytes) -> tuple:
         source = {}
     elif type(source) is not dict:
         raise Reject(NOT_JSON_OBJECT)
-    columns = _column_pairs(schema.get("column"))
+    columns = J.column_pairs(schema.get("column"))
     keys = schema.get("pk")
     if keys is not None and type(keys) is not list:
         raise Reject(NOT_JSON_OBJECT)

@@ -98,26 +98,6 @@ def _text(value: object) -> str | None:
     return value if type(value) is str else J.text(value)
 
 
-def _columns(value: object) -> tuple[tuple[str, str | None], ...] | None:
-    """The (name, type) pairs of `schema.dataColumn` (an entry without a name cannot key a column)."""
-    if value is None:
-        return None
-    if type(value) is not list:
-        raise Reject(NOT_JSON_OBJECT)
-    pairs = []
-    for column in value:
-        if type(column) is dict:
-            name, kind = column.get("name"), column.get("type")
-            if type(name) is not str:
-                name = J.text(name)
-                if name is None:
-                    continue
-            pairs.append((name, kind if type(kind) is str else J.text(kind)))
-        elif column is not None:
-            raise Reject(NOT_JSON_OBJECT)
-    return tuple(pairs)
-
-
 def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict, dict]:
     """(source_types, column_types, temporal_units) of one `schema.dataColumn` list."""
     source_types = dict(columns)
@@ -146,7 +126,7 @@ def _schema(raw: bytes) -> tuple:
     if raw == b"null":
         return (None,) * 9
     schema = J.parse_object(raw)
-    columns = _columns(schema.get("dataColumn"))
+    columns = J.column_pairs(schema.get("dataColumn"))
     keys = schema.get("primaryKey")
     if keys is not None and type(keys) is not list:
         raise Reject(NOT_JSON_OBJECT)

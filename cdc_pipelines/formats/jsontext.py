@@ -122,6 +122,28 @@ def text(value: object) -> str | None:
     return dumps_exact(value)
 
 
+def column_pairs(value: object) -> tuple[tuple[str, str | None], ...] | None:
+    """The (name, type) pairs of a message's column list (DataWorks' `schema.column` and `dataColumn`); an
+    entry without a name cannot key a column, and names and types are strings but for odd messages: their
+    text then. Reject where the list or an entry is not what the formats write."""
+    if value is None:
+        return None
+    if type(value) is not list:
+        raise Reject(NOT_JSON_OBJECT)
+    pairs = []
+    for column in value:
+        if type(column) is dict:
+            name, kind = column.get("name"), column.get("type")
+            if type(name) is not str:
+                name = text(name)
+                if name is None:
+                    continue
+            pairs.append((name, kind if type(kind) is str else text(kind)))
+        elif column is not None:
+            raise Reject(NOT_JSON_OBJECT)
+    return tuple(pairs)
+
+
 def value_b64(line: bytes) -> bytes:
     """The binary Kafka value a JSON line carries as `value_b64` (a kcat `-J` dump, Spark's Kafka read of a
     binary format); Reject when the line holds none."""

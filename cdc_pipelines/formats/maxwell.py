@@ -15,9 +15,6 @@ other field) goes back as it came.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
-
-import orjson
 
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
@@ -45,11 +42,6 @@ META_FIELDS = (
 )
 # fields read into the canonical row itself (the rest go to meta)
 ENVELOPE = ("database", "table", "type", "data", "old", "sql", "primary_key_columns")
-
-
-@lru_cache(maxsize=4096)
-def _changed_columns(names: tuple[str, ...]) -> str:
-    return orjson.dumps(list(names)).decode()
 
 
 def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
@@ -90,7 +82,7 @@ def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[RawEvent]
     if op == "DELETE":
         return [base | {"before": data}]
     old = V.object_field(msg, "old")
-    meta[meta_keys.CHANGED_COLUMNS] = _changed_columns(tuple(old or ()))
+    meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(old or ()))
     return [base | {"before": overlay(data, old), "after": data}]
 
 

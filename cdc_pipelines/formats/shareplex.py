@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-import orjson
 
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
@@ -126,7 +125,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
         if ddl is None:
             ddl = raw_op
     if op == "UPDATE":
-        event_meta[meta_keys.CHANGED_COLUMNS] = orjson.dumps(list(data or ())).decode()
+        event_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(data or ()))
     scn = meta.get("scn")
     return [
         {

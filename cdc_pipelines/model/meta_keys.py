@@ -7,6 +7,10 @@ prefix. Values are text, as every `meta` value is.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+import orjson
+
 PREFIX = "cdc."  # what every key here begins with, and no field of a message in `meta`
 JSON_NUMBERS = "cdc.json_numbers"
 CHANGED_COLUMNS = "cdc.changed_columns"
@@ -47,3 +51,9 @@ MEANINGS = {
 def row_index(event: dict) -> int:
     """The event's row in its message (`meta[ROW_INDEX]`, 0 where absent)."""
     return int((event.get("meta") or {}).get(ROW_INDEX, 0))
+
+
+@lru_cache(maxsize=4096)
+def changed_columns_text(names: tuple[str, ...]) -> str:
+    """`meta[CHANGED_COLUMNS]` of the columns an UPDATE's message lists (a table's few lists repeat)."""
+    return orjson.dumps(list(names)).decode()
