@@ -75,15 +75,14 @@ class Applied:
     # the frames Spark keeps while the day is written (persisted: the effects, the live keys read, the
     # fold), dropped by `release`
     kept: tuple[DataFrame, ...] = ()
-    # the day as this process folded it (`fold_local`); None where Spark folded it
-    local: LocalFold | None = None
 
     def release(self) -> None:
         for frame in reversed(self.kept):
             frame.unpersist()
 
 
-def _frames(folded: DataFrame) -> dict[str, DataFrame]:
+def fold_frames(folded: DataFrame) -> dict[str, DataFrame]:
+    """The fold's rows (`fold.FOLD_SCHEMA`) as `Applied`'s `net`, `opened`, `closed` and `anomalies`."""
     out = F.col("_out")
     return {
         "net": folded.where(out == NET).select(*TABLE, "pk_columns", "_t", "_k", "kind", "row", "column_types",
@@ -146,15 +145,11 @@ def apply_effects(effects: DataFrame, previous_keys: DataFrame, skipped: list[di
     tallies = [r["_tally"] for r in folded.where(F.col("_out") == TALLY).select("_tally").collect()]
     figures = merged_figures(tallies, truncates)
     return Applied(
-        **_frames(folded),
+        **fold_frames(folded),
         events=effects.where(F.col("sub") == 0).select(*TABLE, "_t", "dt", "op", "event_id"),
-        tables=_figure_dicts(figures),
+        tables=[f.as_dict() for f in figures.values()],
         kept=(effects, live, folded),
     )
-
-
-def _figure_dicts(figures: Mapping[tuple, TableFigures]) -> list[dict]:
-    return [f.as_dict() for f in figures.values()]
 
 
 def local_effects(
@@ -182,10 +177,6 @@ class LocalFold:
     effects: pa.Table
     folded: pa.Table
     figures: dict[tuple, TableFigures]
-
-    @property
-    def truncated(self) -> set[tuple]:
-        return {t for t, f in self.figures.items() if f.truncated}
 
 
 def live_among(live: pa.Table, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
@@ -233,17 +224,6 @@ def local_frame(spark: SparkSession, rows: pa.Table, schema: str | None = None) 
                                  schema or from_arrow_schema(rows.schema))  # fmt: skip
 
 
-def applied_from_local(spark: SparkSession, day: LocalFold) -> Applied:
-    """The frames of a day `fold_local` folded, as local Spark rows for the writes."""
-    events = day.effects.filter(pc.equal(day.effects.column("sub"), 0)).select([*TABLE, "_t", "dt", "op", "event_id"])
-    return Applied(
-        **_frames(local_frame(spark, day.folded)),
-        events=local_frame(spark, events),
-        tables=_figure_dicts(day.figures),
-        local=day,
-    )
-
-
 _OPENED_CELLS = (*TABLE, "row", "column_types", "_cdc_event_id")
 
 
@@ -262,9 +242,7 @@ def _figure_tally(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
 
 def column_figures(applied: Applied) -> dict[tuple[tuple, str], values.ColumnFigures]:
     """The figures of each table and column the day's versions write (`values.figure_rows`), which decide
-    its type: over the local fold's rows, or merged from one tally per Spark task."""
-    if applied.local is not None:
-        return values.figure_rows(opened_rows(applied.local))
+    its type, merged from one tally per Spark task (`opened_rows`' in this process)."""
     figures: dict = {}
     for row in applied.opened.select(*_OPENED_CELLS).mapInArrow(_figure_tally, "_tally binary").collect():
         for key, part in pickle.loads(row["_tally"]).items():
@@ -280,6 +258,4 @@ def _invalid_cells(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch
 def invalid_cells(applied: Applied) -> DataFrame:
     """The values the day writes that are not valid for their logical type (`values.invalid_cells`)."""
     schema = ", ".join(f"{c} string" for c in ANOMALY_COLUMNS)
-    if applied.local is not None:
-        return local_frame(applied.opened.sparkSession, values.invalid_cells(opened_rows(applied.local)), schema)
     return applied.opened.select(*_OPENED_CELLS).mapInArrow(_invalid_cells, schema)

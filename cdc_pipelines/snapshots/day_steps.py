@@ -3,8 +3,8 @@
 A day's schema changes are planned (and a refusing policy refuses) before anything is written; the tables it
 changes are restored from a run of it that did not finish and brought to the day's names and columns; after
 its writes, the columns it dropped leave the current tables, every table's versions are recorded, and the
-summary, written last, marks the day applied. Each engine's day (`local_days`, `run`) calls these around its
-own fold and writes; `spark` is None on the local engine (delta-rs).
+summary, written last, marks the day applied. Each day calls these around its fold and writes, whether folded
+in this process (`local_days`, on either engine) or by Spark (`run`); `spark` is None on the local engine.
 """
 
 from __future__ import annotations

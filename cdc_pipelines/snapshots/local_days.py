@@ -1,29 +1,37 @@
-"""One snapshot day on the local engine: the fold, the typing and the writes of `run`'s day, read and
-committed by delta-rs in this process, no JVM.
+"""A snapshot day folded in this process: the local engine's every day, and the Spark engine's days of at
+most `apply.MAX_EVENTS_SETTING` events (`run` hands them here with its session). The day is read by
+delta-rs and folded with pyarrow (`apply.fold_local`), its columns typed (`values`); the tables delta-rs
+writes (every one on the local engine, `small_tables.owns`) are written from the typed Arrow rows, those
+Spark owns by Spark (`spark_tables`: their live keys read and their rows MERGEd, replaced or appended
+from frames of their own rows).
 
-The rules are the same modules' as on Spark: the effects and their fold (`apply.fold_local`), the columns'
-types and the failing values (`values`), what the day does to each table (`day`), the writes' clauses
-(`small_tables.write_day`), restores and versions (`versions`). What is here is the order they run in.
-Every table is delta-rs's, so a table Spark created, a column name that needs column mapping or a folder
-name delta-rs cannot open sends the step to Spark before it starts (`unwritable`, the engine table).
+The rules are the same modules' as Spark's own fold (`run`): the effects and their fold (`apply`), the
+columns' types and the failing values (`values`), what the day does to each table (`day`), the writes'
+clauses (`merges`), restores and versions (`versions`). What is here is the order they run in. On the
+local engine every table is delta-rs's, so a table Spark created, a column name that needs column mapping
+or a folder name delta-rs cannot open sends the step to Spark before it starts (`unwritable`, the engine
+table).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.sql import SparkSession
 
-from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
 from cdc_pipelines.runtime.storage import join
-from cdc_pipelines.snapshots import apply, small_tables, values
+from cdc_pipelines.snapshots import apply, small_tables, spark_tables, values
 from cdc_pipelines.snapshots.day import (
     ANOMALY_TEXT,
+    TableDay,
     ddl_dataset,
     ddl_events,
     first_deliveries,
@@ -33,8 +41,8 @@ from cdc_pipelines.snapshots.day import (
     touched_tables,
 )
 from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables, write_table
-from cdc_pipelines.snapshots.effects import TABLE, table_text
-from cdc_pipelines.snapshots.fold import ANOMALY, ANOMALY_NAMES
+from cdc_pipelines.snapshots.effects import TABLE, TRUNCATE, table_text
+from cdc_pipelines.snapshots.fold import ANOMALY, ANOMALY_NAMES, table_order
 from cdc_pipelines.snapshots.schema import (
     ANOMALY_COLUMNS,
     ANOMALY_SCHEMA,
@@ -43,8 +51,16 @@ from cdc_pipelines.snapshots.schema import (
     LATE_DETAIL,
     LATE_EVENT,
 )
-from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, applied_days, replace_local_day, table_paths
-from cdc_pipelines.snapshots.versions import as_of
+from cdc_pipelines.snapshots.store import (
+    ANOMALIES,
+    APPLIED,
+    DDL,
+    applied_days,
+    read_day,
+    replace_local_day,
+    table_paths,
+)
+from cdc_pipelines.snapshots.versions import TableVersion, as_of
 
 # the setting of the most events of one day the local engine folds (it holds the day in this process: a
 # day of 1M inserts took 4.2 GiB here); past it the engine table sends the step to Spark, which folds in
@@ -102,6 +118,7 @@ def unwritable(lake_root: str | Path, root: str, dts: Sequence[str]) -> str | No
 
 
 def snapshot_day(
+    spark: SparkSession | None,
     lake_root: str | Path,
     root: str,
     day: str,
@@ -111,63 +128,109 @@ def snapshot_day(
     kafka_keys: Collection[str] | bool,
     restored: set[tuple],
     schema_changes: tuple,
-) -> dict:
-    """`run.snapshot_day` on the local engine: write one day into each table it changed; record the
-    versions, the day's anomalies and figures; the day's summary."""
+) -> dict | None:
+    """Write one day into each table it changed; record the versions, the day's anomalies and figures; the
+    day's summary. `restored`: tables a backfill restored that no day since changed, at their state at the
+    start of the day by a new version: not restored again; the day's tables leave the set.
+
+    Without `spark`, the local engine's day. With it, a day the Spark engine folds here: the tables Spark
+    owns have their keys read and their day written by Spark (`spark_tables`), the day's datasets are
+    Spark's on a root delta-rs does not write; None, before anything is written, for a day that truncates a
+    table whose keys Spark reads (every key of it would be collected here): Spark folds it (`run`)."""
     changes = day_changes(lake_root, day, topics)
     ddl, (_, dialects, _) = ddl_events(changes), schema_changes
     rows = functools.cache(functools.partial(table_rows, changes))
-    schema = planned_schema(None, root, day, ddl, schema_changes, rows, lambda: touched_tables(changes))
-    previous_day = max((d for d in applied_days(None, root) if d < day), default=None)
+    schema = planned_schema(spark, root, day, ddl, schema_changes, rows, lambda: touched_tables(changes))
+    previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
     effects = apply.local_effects(changes, keys, kafka_keys, schema.rewrite)
     tables, skipped = apply.local_tables(effects)
-    prepared_tables(None, root, day, list(dict.fromkeys([*tables, *schema.tables])), restored, schema)
-    held, live = held_keys(root, tables)
-    for table in tables:
+    if spark is not None and _truncates_spark_table(spark, root, effects, skipped):
+        return None
+    prepared_tables(spark, root, day, list(dict.fromkeys([*tables, *schema.tables])), restored, schema)
+    held, live = small_tables.held_keys(root, tables)
+    for table in tables if spark is None else ():
         why = None if table in held else small_tables.unwritable_table(table_paths(root, table))
         if why:  # the engine table sends such a day to Spark (`unwritable`): a lake changed since
             raise RuntimeError(f"the local engine cannot write this table: {why}")
-    live_among = functools.partial(apply.live_among, live)
+    read = None if spark is None else spark_tables.spark_keys(spark, root, tables, held)
+
+    def live_among(touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
+        own = apply.live_among(live, touched, truncated)
+        if read is None:
+            return own
+        return pa.concat_tables([own, spark_tables.live_among(read, touched, truncated).cast(own.schema)])
+
     folded = apply.fold_local(effects, skipped, live_among, bool(schema.rewrite.routes))
     opened = apply.opened_rows(folded)
     figures = values.figure_rows(opened)
     ddl_rows, unread = ddl_dataset(ddl, day, dialects)
     events = folded.effects.filter(pc.equal(folded.effects.column("sub"), 0))
     invalid = not all(f.valid for f in figures.values())
-    anomalies = _anomalies(root, day, folded, opened, events if late else None, invalid,
+    anomalies = _anomalies(spark, root, day, folded, opened, events if late else None, invalid,
                            pa.concat_tables([unread, schema.anomalies]))  # fmt: skip
-    replace_local_day(anomalies, join(root, ANOMALIES), day, ANOMALY_SCHEMA)
     ids = events.select(["event_id"]).append_column("dt", pa.array([day] * events.num_rows, pa.string()))
-    replace_local_day(ids, join(root, APPLIED), day, APPLIED_SCHEMA)
-    replace_local_day(ddl_rows, join(root, DDL), day, DDL_SCHEMA)
-    before = rows_before(root, previous_day)
-    days = table_days([f.as_dict() for f in folded.figures.values()], figures, held)
-    plans = {d.table: small_tables.day_columns(table_paths(root, d.table), d) for d in days}
-    typed = small_tables.day_rows(folded.folded, plans)
-    entries = [write_table(root, day, d, typed[d.table], plans[d.table], before) for d in days]
-    return finished_day(None, root, day, schema, entries, previous_day, skipped, events.num_rows,
-                        anomalies.to_pylist())  # fmt: skip
+    # on Spark, a local root's datasets and versions are committed by delta-rs unless `small_table_max_rows` is 0
+    by_delta_rs = spark is None or (small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None)
+    with ThreadPoolExecutor(max_workers=spark_tables.CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
+        datasets = pool.submit(_replace_datasets, spark, root, day, (anomalies, ids, ddl_rows), by_delta_rs)
+        days = table_days([f.as_dict() for f in folded.figures.values()], figures, held)
+        entries = _write_tables(spark, root, day, folded, days, rows_before(root, previous_day), pool)
+        datasets.result()
+    return finished_day(spark, root, day, schema, entries, previous_day, skipped, events.num_rows,
+                        anomalies.to_pylist(), by_delta_rs)  # fmt: skip
 
 
-def held_keys(root: str, tables: list[tuple]) -> tuple[dict, pa.Table]:
-    """The columns of each of `tables` delta-rs wrote, and their live keys (`TABLE`, `_t`, `_k`, `_shard`:
-    `small_tables.live_keys`), read without Spark."""
-    held, parts = {}, []
-    for table in tables:
-        own = small_tables.live_keys(table_paths(root, table).current)
-        if own is None:
+def _truncates_spark_table(spark: SparkSession, root: str, effects: pa.Table, skipped: list[dict]) -> bool:
+    """Whether the day truncates a table whose current table is there and not delta-rs's (Spark reads its keys)."""
+    truncates = effects.filter(pc.equal(effects.column("kind"), TRUNCATE)).select(list(TABLE)).to_pylist()
+    gone = {tuple(s[c] for c in TABLE) for s in skipped}
+    truncated = {tuple(r[c] for c in TABLE) for r in truncates} - gone
+    paths = [table_paths(root, table).current for table in sorted(truncated, key=table_order)]
+    return any(small_tables.column_plans(path) is None and io.is_table(spark, path) for path in paths)
+
+
+def _write_tables(
+    spark: SparkSession | None, root: str, day: str, folded: apply.LocalFold, days: list[TableDay],
+    before: Mapping[tuple, int], pool: ThreadPoolExecutor,
+) -> list[TableVersion]:  # fmt: skip
+    """Each changed table's day, the tables side by side in `pool`; the versions they made (in table order).
+    delta-rs's tables (every one on the local engine) from the fold's rows typed here (`small_tables.day_rows`),
+    Spark's from frames of their own rows; on Spark, a day of more rows than the driver holds
+    (`local_days.MAX_EVENTS_SETTING`) has Spark write every table (`small_tables.delta_rs_columns`)."""
+    held = spark is None or sum(d.sets + d.opened + d.live for d in days) <= max_events(spark.conf)
+    columns = pool.map(lambda d: small_tables.delta_rs_columns(spark, root, d, held), days)
+    plans = dict(zip([d.table for d in days], columns, strict=True))
+    typed = small_tables.day_rows(folded.folded, {t: columns for t, columns in plans.items() if columns is not None})
+    writes = []
+    for d in days:
+        if plans[d.table] is not None:
+            writes.append(pool.submit(write_table, root, day, d, typed[d.table], plans[d.table], before))
             continue
-        held[table], keys = own
-        named = {c: pa.array([v] * len(keys), pa.string()) for c, v in zip((*TABLE, "_t"), (*table, table_text(table)),
-                                                                           strict=True)}  # fmt: skip
-        parts.append(pa.table({**named, "_k": keys.column("_k"), "_shard": keys.column("_shard")}))
-    empty = pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k", "_shard")})
-    return held, pa.concat_tables([empty, *parts])
+        own = folded.folded.filter(pc.equal(folded.folded.column("_t"), table_text(d.table)))
+        frames = apply.fold_frames(apply.local_frame(spark, own))
+        writes.append(pool.submit(spark_tables.write_table, spark, root, day, d, frames["net"], frames["opened"],
+                                  frames["closed"], before))  # fmt: skip
+    return [w.result() for w in writes]
+
+
+def _replace_datasets(
+    spark: SparkSession | None, root: str, day: str, datasets: tuple[pa.Table, pa.Table, pa.Table], by_delta_rs: bool
+) -> None:
+    """The day's anomalies, applied event ids and DDL (`datasets`), each replacing an earlier run's, in that
+    order: a late day's anomalies are read against the ids applied before. On Spark, delta-rs commits them
+    (`by_delta_rs`) for a day of at most `small_tables.max_rows` events, each of at most that many rows,
+    as `store.replace_day` does a day Spark folded; Spark the others."""
+    anomalies, ids, ddl_rows = datasets
+    limit = small_tables.max_rows(spark) if spark is not None else 0
+    for rows, folder, schema in ((anomalies, ANOMALIES, ANOMALY_SCHEMA), (ids, APPLIED, APPLIED_SCHEMA),
+                                 (ddl_rows, DDL, DDL_SCHEMA)):  # fmt: skip
+        by_spark = spark is not None and not (by_delta_rs and max(ids.num_rows, rows.num_rows) <= limit)
+        replace_local_day(rows, join(root, folder), day, schema, spark if by_spark else None)
 
 
 def _anomalies(
-    root: str, day: str, folded: apply.LocalFold, opened: pa.Table, late: pa.Table | None, invalid: bool,
-    unread: pa.Table,
+    spark: SparkSession | None, root: str, day: str, folded: apply.LocalFold, opened: pa.Table,
+    late: pa.Table | None, invalid: bool, unread: pa.Table,
 ) -> pa.Table:  # fmt: skip
     """The fold's anomalies, the values failing their type (looked for only where the day has some:
     `invalid`), on a late day those of its events applied (`late`) that a run of it before did not apply, and
@@ -177,7 +240,7 @@ def _anomalies(
     if invalid:
         parts.append(values.invalid_cells(opened))
     if late is not None:
-        before = delta_rs.read_partition(join(root, APPLIED), "dt", day, ["event_id"])
+        before = _applied_before(spark, root, day)
         if before is not None:
             late = late.filter(pc.invert(pc.is_in(late.column("event_id"), before.column("event_id"))))
         n = late.num_rows
@@ -186,3 +249,12 @@ def _anomalies(
                                "detail": pa.array([LATE_DETAIL] * n)}))  # fmt: skip
     rows = pa.concat_tables([p.select(list(ANOMALY_COLUMNS)).cast(ANOMALY_TEXT) for p in parts])
     return rows.append_column("dt", pa.array([day] * rows.num_rows, pa.string()))
+
+
+def _applied_before(spark: SparkSession | None, root: str, day: str) -> pa.Table | None:
+    """The event ids an earlier run of the day applied (None where there is no `_applied` yet): read by
+    delta-rs on a local root, else by Spark."""
+    folder = join(root, APPLIED)
+    if spark is None or delta_rs.local_table_path(folder) is not None:
+        return delta_rs.read_partition(folder, "dt", day, ["event_id"])
+    return read_day(spark, folder, APPLIED_SCHEMA, day).select("event_id").toArrow()

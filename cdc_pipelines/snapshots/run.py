@@ -9,16 +9,19 @@ order, so the result equals a clean run. The old day's events that were not amon
 before are `late_event` anomalies (they arrived after a later day was applied), while a plain rerun
 of the same events is not. A run that failed part way left no summary; the tables it had changed are
 restored before the day is applied again (`versions.restore_unfinished`).
+
+A day is folded in this process (`local_days.snapshot_day`): every day of the local engine, and on Spark's
+a day of at most `apply.MAX_EVENTS_SETTING` events of a local lake, unless it truncates a table whose keys
+Spark reads. Every other day Spark folds itself (`apply.apply_effects`, in `mapInArrow`): `snapshot_day`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -30,8 +33,8 @@ from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.runtime.storage import is_uri, join, qualified
 from cdc_pipelines.schema_changes.day import check_policies
 from cdc_pipelines.schema_changes.policy import LENIENT
-from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route
-from cdc_pipelines.snapshots import apply, local_days, schema_day, small_tables
+from cdc_pipelines.schema_changes.routes import Route
+from cdc_pipelines.snapshots import apply, local_days, schema_day, small_tables, spark_tables
 from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
 from cdc_pipelines.snapshots.day import (
     IMAGE_FIELDS,
@@ -44,8 +47,7 @@ from cdc_pipelines.snapshots.day import (
     touched_tables,
 )
 from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables, write_table
-from cdc_pipelines.snapshots.effects import ROW_OPS, table_text
-from cdc_pipelines.snapshots.fold import KEY_LITERALS
+from cdc_pipelines.snapshots.effects import ROW_OPS
 from cdc_pipelines.snapshots.schema import (
     ANOMALY_COLUMNS,
     ANOMALY_SCHEMA,
@@ -55,6 +57,7 @@ from cdc_pipelines.snapshots.schema import (
     LATE_EVENT,
     TABLE,
 )
+from cdc_pipelines.snapshots.spark_tables import CONCURRENT_WRITES, matching
 from cdc_pipelines.snapshots.store import (
     ANOMALIES,
     APPLIED,
@@ -62,29 +65,13 @@ from cdc_pipelines.snapshots.store import (
     applied_days,
     read_day,
     replace_day,
-    table_paths,
-)
-from cdc_pipelines.snapshots.tables import (
-    append_current,
-    append_history,
-    merge_current,
-    merge_history,
-    prepare,
-    replace_current,
-    replace_history,
-    source_columns,
 )
 from cdc_pipelines.snapshots.values import ColumnPlan
-from cdc_pipelines.snapshots.versions import TableVersion, restore_before, version_at_end
+from cdc_pipelines.snapshots.versions import TableVersion, restore_before
 
-# tables whose writes run side by side (each its current and history table on two threads: up to twice
-# as many Spark jobs): a MERGE of a small day is mostly the driver's work (its plans, Delta's log, the
-# commit), so the tables' MERGEs and the day's datasets overlap even on 2 cores
-CONCURRENT_WRITES = 4
 # the most events of the days a run applies (from the changes' Delta log) planned without adaptive execution
 STATIC_PLAN_MAX_EVENTS = 50_000
 ADAPTIVE = "spark.sql.adaptive.enabled"
-R = TypeVar("R")
 
 
 def snapshots_root(lake_root: str | Path, out: str | Path | None = None) -> str:
@@ -123,8 +110,8 @@ def snapshot_days(
     policies = (schema_changes, ddl_dialects, schema_day.routes_by_topic(routes))
     if spark is None:
         return {
-            day: local_days.snapshot_day(lake_root, root, day, topics, any(d > day for d in before), keys, kafka_keys,
-                                         restored, policies)
+            day: local_days.snapshot_day(None, lake_root, root, day, topics, any(d > day for d in before), keys,
+                                         kafka_keys, restored, policies)
             for day in days
         }  # fmt: skip
     # each day's events by the changes' Delta log (local lake only): the whole run's plan the days' sum,
@@ -132,16 +119,17 @@ def snapshot_days(
     counts = delta_rs.partition_counts(join(lake_root, CHANGES_DIR), "dt")
     events = sum(counts.get(day, 0) for day in days) if counts is not None else None
     limit = apply.max_events(spark)
+    applied = {}
     with static_plans(spark, events is not None and events <= STATIC_PLAN_MAX_EVENTS):
-        return {
-            day: snapshot_day(
-                spark, lake_root, root, day, topics, late=any(d > day for d in before), keys=keys,
-                kafka_keys=kafka_keys, restored=restored,
-                fold_in_driver=limit > 0 and counts is not None and counts.get(day, 0) <= limit,
-                schema_changes=policies,
-            )
-            for day in days
-        }  # fmt: skip
+        for day in days:
+            late = any(d > day for d in before)
+            in_driver = limit > 0 and counts is not None and counts.get(day, 0) <= limit
+            summary = local_days.snapshot_day(spark, lake_root, root, day, topics, late, keys, kafka_keys, restored,
+                                              policies) if in_driver else None  # fmt: skip
+            if summary is None:  # Spark folds it: too many events, or a TRUNCATE of a table Spark reads
+                summary = snapshot_day(spark, lake_root, root, day, topics, late, keys, kafka_keys, restored, policies)
+            applied[day] = summary
+    return applied
 
 
 @contextmanager
@@ -162,80 +150,34 @@ def static_plans(spark: SparkSession, small: bool) -> Iterator[None]:
         spark.conf.set(ADAPTIVE, before)
 
 
-def day_changes(
-    spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None, small: bool = False
-) -> tuple[DataFrame | None, pa.Table | None]:
+def day_changes(spark: SparkSession, lake_root: str | Path, day: str, topics: Sequence[str] | None) -> DataFrame:
     """The canonical events of `day` (none when the day was never decoded), redelivered ones left out:
-    a change is applied once however often its topic delivered it. A `small` day of a local lake is read
-    by delta-rs and returned as Arrow alone (`local_days.day_changes`): Spark's load of the changes' log
-    and its listing of the day's files cost a quiet day 0.4-0.6 s."""
-    if small:
-        return None, local_days.day_changes(lake_root, day, topics)
+    a change is applied once however often its topic delivered it."""
     events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(F.col("dt") == day)
     events = events.where(F.element_at("meta", F.lit(DUPLICATE_OF)).isNull())
-    return (events if topics is None else events.where(F.col("source_topic").isin(list(topics)))), None
+    return events if topics is None else events.where(F.col("source_topic").isin(list(topics)))
 
 
-def _live_keys(previous: DataFrame, touched: set[tuple[str, str]], truncated: set[str]) -> pa.Table:
-    """The keys live at the start of the day that the day can change (`TABLE`, `_t`, `_k`): those it
-    touches and every key of a table it truncates. The touched keys are named as literals where there are
-    few (Delta skips the current tables' files by them), else joined as local rows."""
-    keys = sorted({k for _, k in touched})
-    wanted = F.col("_t").isin(sorted(truncated)) if truncated else F.lit(False)
-    if not keys and not truncated:
-        return pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k", "_shard")})
-    if len(keys) <= KEY_LITERALS:
-        found = previous.where(wanted | F.col("_k").isin(keys))
-    else:
-        pairs = pa.table({"_t": [t for t, _ in touched], "_k": [k for _, k in touched]})
-        pairs = previous.sparkSession.createDataFrame(pairs).withColumn("_touched", F.lit(True))
-        found = previous.join(pairs, ["_t", "_k"], "left").where(wanted | F.col("_touched").isNotNull())
-    return apply.live_among(found.select(*TABLE, "_t", "_k", "_shard").toArrow(), touched, truncated)
+def _touched(changes: DataFrame) -> dict[str, list[tuple]]:
+    """The tables each topic's row changes name (`day.touched_tables`), collected."""
+    return touched_tables(changes.select("source_topic", *TABLE, "op").where(F.col("op").isin(*ROW_OPS)).distinct()
+                          .toArrow())  # fmt: skip
 
 
-def _touched(changes: DataFrame, local: pa.Table | None) -> dict[str, list[tuple]]:
-    """The tables each topic's row changes name (`day.touched_tables`), from the day held here or by Spark."""
-    if local is None:
-        local = changes.select("source_topic", *TABLE, "op").where(F.col("op").isin(*ROW_OPS)).distinct().toArrow()
-    return touched_tables(local)
-
-
-def _table_rows(changes: DataFrame, local: pa.Table | None, table: tuple) -> pa.Table:
-    """A table's row changes of the day (`day.table_rows`), from the day held here or collected by Spark."""
-    return table_rows(local if local is not None else changes.where(_match(table)).select(*IMAGE_FIELDS).toArrow(),
-                      table)  # fmt: skip
-
-
-def _match(table: tuple):
-    match = F.lit(True)
-    for column, value in zip(TABLE, table, strict=True):
-        match = match & F.col(column).eqNullSafe(F.lit(value).cast("string"))
-    return match
+def _table_rows(changes: DataFrame, table: tuple) -> pa.Table:
+    """A table's row changes of the day (`day.table_rows`), collected."""
+    return table_rows(changes.where(matching(table)).select(*IMAGE_FIELDS).toArrow(), table)
 
 
 def previous_keys(
     spark: SparkSession, root: str, tables: list[tuple]
-) -> tuple[DataFrame, dict[tuple, list[ColumnPlan]], set[tuple]]:
-    """The live keys (`_k`, and `_shard`: see `small_tables.live_keys`) of each of `tables`, read from the
-    current tables at their latest version,
-    pinned: the day's MERGEs must not change what its plans read. Also the source columns of each table
-    there is, from the same read: which tables exist and what they hold, known without another probe or
-    load of each table's log; and the tables whose keys Spark reads (the others' are local rows)."""
-    # the tables delta-rs wrote: their keys read without a Spark job (Delta's log replay is one per table)
-    held, local = local_days.held_keys(root, tables)
-    keys, spark_read = apply.local_frame(spark, local), set()
-    for table in tables:
-        path = table_paths(root, table).current
-        version = None if table in held else io.table_version(spark, path)
-        if version is not None:
-            names = [F.lit(v).cast("string").alias(c) for c, v in zip((*TABLE, "_t"), (*table, table_text(table)),
-                                                                      strict=True)]  # fmt: skip
-            live = spark.read.format(io.DELTA).option("versionAsOf", version).load(path)
-            held[table] = source_columns(live.schema)
-            shard = F.col(SOURCE_TABLE_COLUMN) if SOURCE_TABLE_COLUMN in live.columns else F.lit(None).cast("string")
-            keys = keys.unionByName(live.select(*names, F.col("_cdc_key").alias("_k"), shard.alias("_shard")))
-            spark_read.add(table)
-    return keys, held, spark_read
+) -> tuple[DataFrame, dict[tuple, list[ColumnPlan]]]:
+    """The live keys (`_k`, and `_shard`: see `small_tables.live_keys`) of each of `tables` at the start of
+    the day, and the source columns of each table there is: delta-rs's read without a Spark job (Delta's log
+    replay is one per table), the others' by Spark (`spark_tables.spark_keys`)."""
+    held, local = small_tables.held_keys(root, tables)
+    keys, read = apply.local_frame(spark, local), spark_tables.spark_keys(spark, root, tables, held)
+    return (keys if read is None else keys.unionByName(read)), held
 
 
 def snapshot_day(
@@ -248,37 +190,22 @@ def snapshot_day(
     keys: Mapping[str, Sequence[str]] | None,
     kafka_keys: Collection[str] | bool,
     restored: set[tuple],
-    fold_in_driver: bool,
     schema_changes: tuple,
 ) -> dict:
-    """Write one day into each table it changed; record the versions, the day's anomalies and figures.
-    `restored`: tables a backfill restored that no day since changed, at their state at the start of the
-    day by a new version: not restored again; the day's tables leave the set. `fold_in_driver`: a day small
-    enough to collect, folded in this process (`apply.fold_local`) unless it truncates a table Spark holds."""
-    changes, local_changes = day_changes(spark, lake_root, day, topics, fold_in_driver)
-    # a day's few DDL events, collected where Spark read the day
-    ddl = ddl_events(local_changes if local_changes is not None else changes.where(F.col("op") == "DDL").toArrow())
+    """`local_days.snapshot_day` of a day Spark folds (`apply.apply_effects`): write one day into each table
+    it changed; record the versions, the day's anomalies and figures; the day's summary."""
+    changes = day_changes(spark, lake_root, day, topics)
+    # a day's few DDL events, collected
+    ddl = ddl_events(changes.where(F.col("op") == "DDL").toArrow())
     _, dialects, _ = schema_changes
-    rows = functools.cache(functools.partial(_table_rows, changes, local_changes))
-    touched = functools.partial(_touched, changes, local_changes)
-    schema = planned_schema(spark, root, day, ddl, schema_changes, rows, touched)
+    rows = functools.cache(functools.partial(_table_rows, changes))
+    schema = planned_schema(spark, root, day, ddl, schema_changes, rows, functools.partial(_touched, changes))
     previous_day = max((d for d in applied_days(spark, root) if d < day), default=None)
-    local_effects = None if local_changes is None else apply.local_effects(local_changes, keys, kafka_keys,
-                                                                           schema.rewrite)  # fmt: skip
-    effects = effects_frame(changes, keys, kafka_keys, schema.rewrite or None) if local_effects is None else None
-    tables, skipped = day_tables(effects) if local_effects is None else apply.local_tables(local_effects)
+    effects = effects_frame(changes, keys, kafka_keys, schema.rewrite or None)
+    tables, skipped = day_tables(effects)
     prepared_tables(spark, root, day, list(dict.fromkeys([*tables, *schema.tables])), restored, schema)
-    live_keys, held, spark_read = previous_keys(spark, root, tables)
-    result = None
-    if local_effects is not None:
-        routed = bool(schema.rewrite.routes)
-        folded = apply.fold_local(local_effects, skipped, functools.partial(_live_keys, live_keys), routed)
-        # a TRUNCATE of a table whose keys Spark reads would collect all its keys: Spark folds that day
-        if not folded.truncated & spark_read:
-            result = apply.applied_from_local(spark, folded)
-        else:
-            effects = apply.local_frame(spark, local_effects)
-    result = result or apply_effects(effects, live_keys, skipped, bool(schema.rewrite.routes))
+    live_keys, held = previous_keys(spark, root, tables)
+    result = apply_effects(effects, live_keys, skipped, bool(schema.rewrite.routes))
     # a local lake: a small day's datasets and every day's versions committed by delta-rs
     local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
     try:
@@ -343,88 +270,24 @@ def _merge_tables(
     rows_before: Mapping[tuple, int],
     pool: ThreadPoolExecutor,
 ) -> list[TableVersion]:
-    """Each changed table's two MERGEs, the tables side by side in `pool`; the versions they made (in
-    table order). The tables delta-rs writes (`small_tables.owns`) are written from one collect of all
-    their rows; a day of more rows than the local engine holds (`local_days.MAX_EVENTS_SETTING`) has Spark
-    MERGE into every table, delta-rs's as they are (no feature added)."""
+    """Each changed table's day, the tables side by side in `pool`; the versions they made (in table order).
+    The tables delta-rs writes (`small_tables.delta_rs_columns`) are written from one collect of all their
+    rows (`small_tables.days_rows`), the others by Spark (`spark_tables.write_table`)."""
     held = sum(d.sets + d.opened + d.live for d in days) <= local_days.max_events(spark.conf)
-    small = dict(zip([d.table for d in days], pool.map(lambda d: _small_columns(spark, root, d, held), days),
-                     strict=True))  # fmt: skip
+    columns = pool.map(lambda d: small_tables.delta_rs_columns(spark, root, d, held), days)
+    small = dict(zip([d.table for d in days], columns, strict=True))
     plans = {table: columns for table, columns in small.items() if columns is not None}
     rows = pool.submit(small_tables.days_rows, spark, result, plans) if plans else None
-    merges = [pool.submit(_merge_table, spark, root, day, result, d, rows_before, small[d.table], rows) for d in days]
-    return [m.result() for m in merges]
-
-
-def _small_columns(spark: SparkSession, root: str, table_day: TableDay, held: bool) -> list[ColumnPlan] | None:
-    """The columns of a table delta-rs writes (`small_tables.owns`), an existing one's brought to the
-    day's; None for a table Spark writes (all where the day is not `held`: too large to collect)."""
-    paths = table_paths(root, table_day.table)
-    names = [c.name for c in table_day.columns + (table_day.held or [])]
-    if not held or not small_tables.owns(paths, spark, max(table_day.sets, table_day.opened), names):
-        return None
-    return small_tables.day_columns(paths, table_day, small_tables.prints_utc(spark)) or prepare(
-        spark, paths, table_day.columns, table_day.pk_columns, table_day.held
-    )
-
-
-def _merge_table(
-    spark: SparkSession,
-    root: str,
-    day: str,
-    result: Applied,
-    table_day: TableDay,
-    rows_before: Mapping[tuple, int],
-    small: list[ColumnPlan] | None,
-    small_rows: Future | None,
-) -> TableVersion:
-    """One table's columns brought to the day's, then its two MERGEs: by delta-rs for a small table (its
-    columns `small`, its rows in `small_rows`), else by Spark. Its rows are its rows before the day
-    (`rows_before`) plus what its MERGE added less what it removed."""
-    table = table_day.table
-    paths = table_paths(root, table)
-    existed = table_day.held is not None
-    match = _match(table)
-    if small is not None:
-        return write_table(root, day, table_day, small_rows.result()[table], small, rows_before)
-    columns = prepare(spark, paths, table_day.columns, table_day.pk_columns, table_day.held)
-    net, opened, closed = result.net.where(match), result.opened.where(match), result.closed.where(match)
-    # a TRUNCATE also ends the versions of keys the day does not name: no literals then
-    keys = None if table_day.truncated else table_day.keys
-    if not table_day.live:  # only inserts: appended, no join with the tables
-        _side_by_side(lambda: append_current(net, paths.current, columns),
-                      lambda: append_history(opened, paths.history, columns))  # fmt: skip
-        added = table_day.sets
-    elif keys:  # the keys' rows replaced: one commit each, no join (`tables.replace_current`)
-        _side_by_side(lambda: replace_current(net, paths.current, columns, keys),
-                      lambda: replace_history(spark, paths.history, opened, closed, columns, keys,
-                                              table_day.earliest_end))  # fmt: skip
-        added = table_day.sets - table_day.live
-    else:
-        added = _side_by_side(
-            lambda: merge_current(spark, paths.current, net, columns, table_day.truncated, keys),
-            lambda: merge_history(spark, paths.history, opened, closed, columns, keys),
-        )
-    # restored to its first version: counted
-    return version_at_end(spark, root, day, table, None if existed and table not in rows_before
-                          else rows_before.get(table, 0) + added)  # fmt: skip
-
-
-def _side_by_side(first: Callable[[], R], second: Callable[[], object]) -> R:
-    """`first()`'s result, `second()` run beside it in a thread of its own: a table's current and history
-    writes are independent, and each is mostly the driver's planning and Delta's commit, so they overlap
-    even on 2 cores (a quiet day's two MERGEs into a 1M-row table, docs/benchmarks-history.md). Both have ended before
-    either's error is raised: a failed day leaves no write running (`versions.restore_unfinished`)."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="history") as side:
-        later = side.submit(second)
-        try:
-            out = first()
-        except Exception as error:
-            if later.exception() is not None:  # waits for it; both failed: its error named on the first's
-                error.add_note(f"the other table's write failed too: {later.exception()!r}")
-            raise
-    later.result()
-    return out
+    writes = []
+    for d in days:
+        if small[d.table] is not None:
+            writes.append(pool.submit(lambda d: write_table(root, day, d, rows.result()[d.table], small[d.table],
+                                                            rows_before), d))  # fmt: skip
+            continue
+        match = matching(d.table)
+        writes.append(pool.submit(spark_tables.write_table, spark, root, day, d, result.net.where(match),
+                                  result.opened.where(match), result.closed.where(match), rows_before))  # fmt: skip
+    return [w.result() for w in writes]
 
 
 def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:

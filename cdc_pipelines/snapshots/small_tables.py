@@ -33,8 +33,9 @@ from cdc_pipelines.snapshots.day import TableDay
 from cdc_pipelines.snapshots.effects import table_text
 from cdc_pipelines.snapshots.fold import CLOSE, FOLD_SCHEMA, NET, OPEN
 from cdc_pipelines.snapshots.merges import KIND
-from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC
-from cdc_pipelines.snapshots.tables import PROPERTIES, TablePaths, column_order, evolve
+from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC, TABLE
+from cdc_pipelines.snapshots.store import table_paths
+from cdc_pipelines.snapshots.tables import PROPERTIES, TablePaths, column_order, evolve, prepare
 from cdc_pipelines.snapshots.values import ColumnPlan, typed_array, widened
 
 # the setting (`--conf`, CDC_SPARK_CONF) of the most rows a new table's first day gives it for delta-rs to
@@ -130,6 +131,22 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Table] | None:
     rows = table.to_pyarrow_table(columns=["_cdc_key", *([SOURCE_TABLE_COLUMN] if routed else [])])
     shards = rows.column(SOURCE_TABLE_COLUMN) if routed else pa.nulls(rows.num_rows, pa.string())
     return columns, pa.table({"_k": rows.column("_cdc_key").cast(pa.string()), "_shard": shards.cast(pa.string())})
+
+
+def held_keys(root: str, tables: list[tuple]) -> tuple[dict[tuple, list[ColumnPlan]], pa.Table]:
+    """The columns of each of `tables` delta-rs wrote, and their live keys (`TABLE`, `_t`, `_k`, `_shard`:
+    `live_keys`), read without Spark."""
+    held, parts = {}, []
+    for table in tables:
+        own = live_keys(table_paths(root, table).current)
+        if own is None:
+            continue
+        held[table], keys = own
+        named = {c: pa.array([v] * len(keys), pa.string()) for c, v in zip((*TABLE, "_t"), (*table, table_text(table)),
+                                                                           strict=True)}  # fmt: skip
+        parts.append(pa.table({**named, "_k": keys.column("_k"), "_shard": keys.column("_shard")}))
+    empty = pa.table({c: pa.array([], pa.string()) for c in (*TABLE, "_t", "_k", "_shard")})
+    return held, pa.concat_tables([empty, *parts])
 
 
 def column_plans(path: str) -> list[ColumnPlan] | None:
@@ -279,6 +296,22 @@ def day_columns(paths: TablePaths, table_day: TableDay, utc: bool = True) -> lis
     if table_day.held is None:
         return column_order(table_day.columns, table_day.pk_columns)
     return evolve_columns(paths, table_day.columns, table_day.held, utc)
+
+
+def delta_rs_columns(
+    spark: SparkSession | None, root: str, table_day: TableDay, held: bool = True
+) -> list[ColumnPlan] | None:
+    """The columns after the day of a table delta-rs writes (`owns`), an existing one's brought to the day's
+    (by Spark's `tables.prepare` where delta-rs leaves that to it: `day_columns`); None for a table Spark writes:
+    every one where the day is not `held` (more rows than the driver holds, `local_days.MAX_EVENTS_SETTING`:
+    Spark MERGEs into delta-rs's tables as they are, no feature added)."""
+    paths = table_paths(root, table_day.table)
+    names = [c.name for c in table_day.columns + (table_day.held or [])]
+    if not held or not owns(paths, spark, max(table_day.sets, table_day.opened), names):
+        return None
+    columns = day_columns(paths, table_day, prints_utc(spark))
+    return columns if columns is not None else prepare(spark, paths, table_day.columns, table_day.pk_columns,
+                                                       table_day.held)  # fmt: skip
 
 
 def _merged(table, source: pa.Table, merge: merges.Merge) -> dict:

@@ -74,8 +74,13 @@ def replace_day(
     return rows.to_pylist()
 
 
-def replace_local_day(rows: pa.Table, folder: str, day: str, schema: T.StructType) -> None:
-    """`replace_day` of a local dataset's rows held here, by delta-rs."""
+def replace_local_day(
+    rows: pa.Table, folder: str, day: str, schema: T.StructType, spark: SparkSession | None = None
+) -> None:
+    """`replace_day` of a dataset's rows held here: by delta-rs (a local dataset), or by Spark where given `spark`."""
+    if spark is not None:
+        io.replace_partitions(spark.createDataFrame(rows, schema), folder, [{"dt": day}], ("dt",), schema=schema)
+        return
     delta_rs.replace_partitions(rows, delta_rs.local_table_path(folder), [{"dt": day}], schema, ("dt",))
 
 

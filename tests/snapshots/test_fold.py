@@ -8,7 +8,7 @@ import random
 import pytest
 
 from cdc_pipelines.snapshots.fold import KEY_LITERALS
-from cdc_pipelines.snapshots.run import _live_keys
+from cdc_pipelines.snapshots.spark_tables import live_among
 from tests.snapshots.events import T0, change, delete, insert, live_keys, truncate, update
 from tests.snapshots.folds import fold_local, fold_spark
 
@@ -77,9 +77,9 @@ def test_live_keys_past_the_literals_are_joined(spark):
     live = live_keys(spark, previous)
     t = '["db",null,"t"]'
     touched = {(t, f'["{n}"]') for n in range(0, KEY_LITERALS + 10, 2)}
-    assert sorted(_live_keys(live, touched, set())["_k"].to_pylist()) == sorted(k for _, k in touched)
-    assert _live_keys(live, {(t, '["1"]')}, set())["_k"].to_pylist() == ['["1"]']
-    assert _live_keys(live, set(), {t}).num_rows == KEY_LITERALS + 10
+    assert sorted(live_among(live, touched, set())["_k"].to_pylist()) == sorted(k for _, k in touched)
+    assert live_among(live, {(t, '["1"]')}, set())["_k"].to_pylist() == ['["1"]']
+    assert live_among(live, set(), {t}).num_rows == KEY_LITERALS + 10
 
 
 def _changelog(applied):
