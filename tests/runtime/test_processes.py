@@ -34,6 +34,12 @@ def test_a_pool_is_reused_until_the_environment_changes(monkeypatch):
     assert _map(_pid_and_setting, 1) == [(os.getpid(), "b")]  # one process: this one
 
 
+def test_a_setting_for_a_library_the_pool_never_runs_keeps_the_pool(monkeypatch):
+    first = _map(_pid_and_setting)
+    monkeypatch.setenv("GX_ANALYTICS_ENABLED", "false")  # what the quality step's GX suite sets
+    assert {p for p, _ in _map(_pid_and_setting)} <= {p for p, _ in first}
+
+
 def test_a_pool_whose_process_died_is_started_anew():
     before = _map(_pid_and_setting)
     with pytest.raises(BrokenProcessPool):
