@@ -21,6 +21,7 @@ from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import (
     BAD_EVENT_TIME,
     BAD_SYNC_TIME,
+    LONGS,
     NOT_JSON_OBJECT,
     Codec,
     Option,
@@ -47,7 +48,6 @@ COLUMN_TYPES = {
 DATE_UNIT = "ms"
 STAMP_UNIT = "ms"  # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows)
 UNKNOWN_STAMP = "-1"
-MIN_MICROS, MAX_MICROS = -(2**63), 2**63 - 1
 PAIR_SEPARATOR = "\u0001"
 
 
@@ -159,8 +159,7 @@ def _stamp(value: object, why: str) -> int | None:
         if text is None or text == UNKNOWN_STAMP:
             return None
         micros, _ = C.epoch_time(text, STAMP_UNIT)
-    # a time is a signed 64-bit count of microseconds (Spark's timestamp): beyond it, no time
-    if micros is None or not MIN_MICROS <= micros <= MAX_MICROS:
+    if micros is None or micros not in LONGS:
         raise Reject(why)
     return micros
 

@@ -32,6 +32,7 @@ from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import (
     BAD_SYNC_TIME,
+    LONGS,
     NOT_JSON_OBJECT,
     Codec,
     Option,
@@ -60,7 +61,6 @@ SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
 IMAGE_FIELDS = ("after", "before")
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
-_MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
 
 
 def parse_column_types(spec: str) -> dict[str, str]:
@@ -238,7 +238,7 @@ def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | No
     """`canonical.epoch_time(text, "ms")` of a parsed value, JSON integers read without a regex."""
     if type(value) is int:
         micros = value * 1000
-        return (micros if _MIN_MICROS <= micros < _MAX_MICROS else None), "ms"
+        return (micros if micros in LONGS else None), "ms"
     return C.epoch_time(text, "ms")
 
 
