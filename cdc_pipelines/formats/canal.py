@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -419,13 +420,7 @@ OMS_CANAL = Codec(
     description="Canal JSON (OMS)",
     recognise=recognise_oms_canal,
 )
-DTS_CANAL = Codec(
-    "dts-canal",
-    decode_canal,
-    _encode(dts=True),
-    options=OPTIONS,
-    delivery_fields=REPLAYED,
-    event_time_unit="ms",
-    description="Canal JSON (DTS)",
+DTS_CANAL = replace(
+    OMS_CANAL, format_id="dts-canal", encode=_encode(dts=True), description="Canal JSON (DTS)",
     recognise=recognise_dts_canal,
-)
+)  # fmt: skip

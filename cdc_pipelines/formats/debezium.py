@@ -22,6 +22,7 @@ import binascii
 import datetime as dt
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -797,30 +798,12 @@ OMS_DEBEZIUM = Codec(
     description="Debezium JSON (OMS)",
     recognise=recognise_debezium,
 )
-OMS_DEBEZIUM_FLATTEN = Codec(
-    "oms-debezium-flatten",
-    decode_debezium,
-    _encode_debezium(flatten=True),
-    options=OPTIONS,
-    binary="base16",
-    update_has_before=False,
-    delivery_fields=REPLAYED,
-    event_time_unit="ms",
-    names_pk=False,
-    description="DebeziumFlatten JSON (OMS)",
-    recognise=recognise_debezium_flatten,
-)
-OMS_DEBEZIUM_SMT = Codec(
-    "oms-debezium-smt",
-    decode_debezium_smt,
-    encode_debezium_smt,
-    options=SMT_OPTIONS,
-    binary="base16",
-    update_has_before=False,
-    delivery_fields=REPLAYED,
-    event_time_unit="ms",
+OMS_DEBEZIUM_FLATTEN = replace(
+    OMS_DEBEZIUM, format_id="oms-debezium-flatten", encode=_encode_debezium(flatten=True), options=OPTIONS,
+    description="DebeziumFlatten JSON (OMS)", recognise=recognise_debezium_flatten,
+)  # fmt: skip
+OMS_DEBEZIUM_SMT = replace(
+    OMS_DEBEZIUM, format_id="oms-debezium-smt", decode=decode_debezium_smt, encode=encode_debezium_smt,
+    options=SMT_OPTIONS, description="DebeziumSmt JSON (OMS)", recognise=recognise_debezium_smt,
     event_time_required=False,  # only where the SMT adds `__source_ts_ms`
-    names_pk=False,
-    description="DebeziumSmt JSON (OMS)",
-    recognise=recognise_debezium_smt,
-)
+)  # fmt: skip

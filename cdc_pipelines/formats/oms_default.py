@@ -8,6 +8,7 @@ type, so both are one decoder with a flag. PK names and values are `\\u0001`-joi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -211,12 +212,7 @@ OMS_DEFAULT = Codec(
     description="OMS Default JSON",
     recognise=recognise_oms_default,
 )
-OMS_DEFAULT_EXTEND = Codec(
-    "oms-default-extend",
-    decode_oms_default_extend,
-    _encode(True),
-    event_time_unit="s",
-    record_primary_value=True,
-    description="OMS DefaultExtendColumnType JSON (__light_type)",
-    recognise=recognise_oms_default_extend,
-)
+OMS_DEFAULT_EXTEND = replace(
+    OMS_DEFAULT, format_id="oms-default-extend", decode=decode_oms_default_extend, encode=_encode(True),
+    description="OMS DefaultExtendColumnType JSON (__light_type)", recognise=recognise_oms_default_extend,
+)  # fmt: skip

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -275,14 +276,7 @@ OMS_SHAREPLEX = Codec(
     description="SharePlex JSON (OMS)",
     recognise=recognise_oms_shareplex,
 )
-DTS_SHAREPLEX = Codec(
-    "dts-shareplex",
-    decode_shareplex,
-    _encode(dts=True),
-    options=OPTIONS,
-    split_update=True,
-    event_time_unit="s",
-    names_pk=False,
-    description="SharePlex JSON (DTS)",
+DTS_SHAREPLEX = replace(
+    OMS_SHAREPLEX, format_id="dts-shareplex", encode=_encode(dts=True), description="SharePlex JSON (DTS)",
     recognise=recognise_dts_shareplex,
-)
+)  # fmt: skip
