@@ -30,6 +30,7 @@ from cdc_pipelines.formats.base import (
     op_of,
 )
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
+from cdc_pipelines.formats.dataworks2 import Stamps
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
@@ -57,12 +58,6 @@ class _Image(msgspec.Struct, gc=False):
     dataColumn: dict[str, Any] | None = None  # noqa: N815 - DataWorks' field names
 
 
-class _Stamps(msgspec.Struct, gc=False):
-    eventTime: Any = None  # noqa: N815
-    systemTime: Any = None  # noqa: N815
-    checkpointTime: Any = None  # noqa: N815
-
-
 class _Ddl(msgspec.Struct, gc=False):
     text: Any = None
     ddlMeta: Any = None  # noqa: N815
@@ -74,7 +69,7 @@ class _Payload(msgspec.Struct, gc=False):
     sequenceId: Any = None  # noqa: N815
     scn: Any = None
     op: Any = None
-    timestamp: _Stamps | None = None
+    timestamp: Stamps | None = None
     ddl: _Ddl | None = None
 
 
@@ -89,7 +84,7 @@ class DataWorksMessage(msgspec.Struct, gc=False):
 
 _PARSE = J.struct_parser(DataWorksMessage)
 _NO_PAYLOAD = _Payload()
-_NO_STAMPS = _Stamps()
+_NO_STAMPS = Stamps()
 _NO_DDL = _Ddl()
 
 

@@ -106,9 +106,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     sync_time, _ = _time_of(posttime, timezone)
     if sync_time is None and posttime is not None:
         raise Reject(BAD_SYNC_TIME)
-    db, table_name = None, table
-    if table is not None and "." in table:  # split at the last dot: an OceanBase db is `tenant.database`
-        db, _, table_name = table.rpartition(".")
+    db, table_name = V.split_table(table)
     before = after = ddl = None
     if op == "DELETE":
         before = data
