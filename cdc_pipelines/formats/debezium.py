@@ -270,10 +270,7 @@ def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta
         source = m.source
     if source is not None:
         stamp = source.get("ts_ms")
-        for key, value in source.items():
-            if value is not None and type(value) is not str:
-                value = source[key] = str(value) if type(value) is int else text(value)
-            meta["source." + key] = value
+        meta.update(("source." + key, value) for key, value in J.texts(source).items())
         src = source.get
         event_time, unit = _epoch_millis(stamp, src("ts_ms"))
         file, pos = src("file"), src("pos")
@@ -292,10 +289,7 @@ def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta
     if transaction is None:
         transaction = m.transaction
     if transaction is not None:
-        for key, value in transaction.items():
-            if value is not None and type(value) is not str:
-                value = transaction[key] = str(value) if type(value) is int else text(value)
-            meta["transaction." + key] = value
+        meta.update(("transaction." + key, value) for key, value in J.texts(transaction).items())
         transaction_id = transaction.get("id")
         if transaction_id is not None:
             fields[6] = transaction_id

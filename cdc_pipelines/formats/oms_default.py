@@ -87,16 +87,9 @@ def _decoder(extended: bool):
         if type(raw_op) is not str:
             raw_op = text(raw_op)
         op = op_of(raw_op, OPS, "recordType")
-        # allMetaData is kept whole as meta, every value as text (a null value stays a null value):
-        # the parsed object is this message's own, so its values become text in place
+        # allMetaData is kept whole as meta, every value as text
         meta = msg.allMetaData
-        if meta:
-            for key, value in meta.items():
-                if value is not None and type(value) is not str:
-                    meta[key] = str(value) if type(value) is int else text(value)
-            fields = meta
-        else:
-            fields = {}
+        fields = J.texts(meta) if meta else {}
         is_row = op in C.ROW_OPS
         if is_row and fields.get("table_name") is None:
             raise Reject("row change without allMetaData.table_name")

@@ -81,12 +81,8 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     if meta is None:
         raise Reject("missing meta")
     text = J.text
-    # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as
-    # event meta; the parsed object is this message's own, so its values become text in place
-    for k, v in meta.items():
-        if type(v) is not str:
-            meta[k] = text(v)
-    event_meta = {"meta." + k: v for k, v in meta.items()}
+    # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as event meta
+    event_meta = {"meta." + k: v for k, v in J.texts(meta).items()}
     raw_op = meta.get("op")
     op = op_of(raw_op, OPS, "meta.op")
     is_half = raw_op == SPLIT_BEFORE or raw_op == SPLIT_AFTER
