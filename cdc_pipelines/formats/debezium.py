@@ -8,11 +8,9 @@ OMS encodings of seed 000 (DATE days, TIME micros, DATETIME millis). OMS writes 
 `org.apache.kafka.connect.data.Decimal` column is DECIMAL and keeps its value's digits as written:
 decimal text passes, the base64 of an unscaled integer does not fit and is rejected.
 
-Decoding is one plain function per message (`decode_debezium`, `decode_debezium_smt`) returning the
-raw event `messages.finish_event` completes. A message whose envelope has something other than an
-object (or null) where Debezium has one (`payload`, `source`, `before`, `after`, `transaction`,
-`schema` and its `fields` structs) is no Debezium message: "not a valid JSON object", before any other
-check. The types a schema gives are worked out once per distinct schema.
+A message whose envelope has something other than an object (or null) where Debezium has one
+(`payload`, `source`, `before`, `after`, `transaction`, `schema` and its `fields` structs) is no Debezium
+message: "not a valid JSON object", before any other check. A schema's types are worked out once per text.
 """
 
 from __future__ import annotations
@@ -56,9 +54,7 @@ OPS = {
 }
 SMT_FIELDS = r"^__(deleted|op|table|db|schema|lsn|ts_ms|source_[A-Za-z_]+)$"
 SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
-# the envelope fields read as objects (`before`/`after` images, `source`, `transaction`): at the top
-# (DebeziumFlatten) or under `payload` (Debezium); any other JSON value there makes the message no
-# Debezium message, as any other value in the places the Connect `schema` has objects or arrays
+# the envelope's images: the Connect schema's structs of these names type the columns
 IMAGE_FIELDS = ("after", "before")
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
@@ -262,9 +258,7 @@ _NO_SOURCE: tuple = (None,) * 7
 def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta: dict) -> tuple:
     """(db, db_schema, table, event_time, event_time_unit, position, tx_id) of the envelope, whose
     `source` and `transaction` entries and `ts_*` stamps go into `meta` as text (`source.` and
-    `transaction.` keys, nulls kept, as Spark kept them). The parsed sub-objects are this message's
-    own, so their values become text in place."""
-    text = J.text
+    `transaction.` keys, nulls kept, as Spark kept them)."""
     source = payload.source
     if source is None:
         source = m.source
@@ -295,26 +289,18 @@ def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta
             fields[6] = transaction_id
     if sync_written is not None:
         meta["ts_ms"] = sync_written
-    value = payload.ts_us
-    if value is None:
-        value = m.ts_us
-    if value is not None:
-        meta["ts_us"] = text(value)
-    value = payload.ts_ns
-    if value is None:
-        value = m.ts_ns
-    if value is not None:
-        meta["ts_ns"] = text(value)
+    for name in ("ts_us", "ts_ns"):
+        value = getattr(payload, name)
+        if value is None:
+            value = getattr(m, name)
+        if value is not None:
+            meta[name] = J.text(value)
     return fields
 
 
 def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
-    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event.
-
-    In the order a message is checked: its shape (the parser and the schema reading), the op, the
-    sync time (`_sync_time`), then the fields and meta of `source`, `transaction` and the stamps
-    (`_meta`), the images last. A field is read under `payload`, else at the top.
-    """
+    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event; a field is read under
+    `payload`, else at the top."""
     m = _PARSE(message)
     raw_schema = m.schema
     return envelope_event(m, _NO_SCHEMA if raw_schema is None else _schema_info(bytes(raw_schema)), options)
