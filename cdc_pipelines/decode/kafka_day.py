@@ -14,13 +14,13 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from cdc_pipelines.decode.kafka_local import check_recorded_topic, kafka_bounds
+from cdc_pipelines.decode.kafka_local import day_to_read
 from cdc_pipelines.decode.runner import DecodedExtract, decode_lines, write_decoded
 from cdc_pipelines.extract.kafka import KafkaDay, read_kafka_day
 from cdc_pipelines.extract.kafka_lines import KAFKA_ENVELOPE
 from cdc_pipelines.extract.kafka_source import KafkaSource
 from cdc_pipelines.formats import resolve_codec
-from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
+from cdc_pipelines.lake.kafka_offsets import write_offsets
 from cdc_pipelines.lake.run_counts import write_counts
 from cdc_pipelines.model.kafka_offsets import PartitionOffsets
 from cdc_pipelines.model.table_filter import TableFilter
@@ -50,11 +50,7 @@ def decode_kafka_day(
     it when there are any, else by timestamps in the source's time zone."""
     codec = resolve_codec(format_id, options)
     codec.codec.check_ready(codec.options)
-    bounds = kafka_bounds(source, dt)
-    recorded: dict[int, PartitionOffsets] = {}
-    if lake_root is not None:
-        kafka_topic, recorded = read_offsets(spark, lake_root, dt, topic)
-        check_recorded_topic(source, kafka_topic, recorded, topic=topic, dt=dt)
+    bounds, recorded = day_to_read(spark, source, topic=topic, dt=dt, lake_root=lake_root)
     day = read_kafka_day(spark, source, bounds, codec.codec, recorded)
     decoded = decode_lines(day.lines, codec, topic=topic, dt=dt, envelope=KAFKA_ENVELOPE, tables=tables)
     return KafkaDecoded(decoded, day, bool(recorded))

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cdc_pipelines.decode.pool import decode_with_processes
 from cdc_pipelines.extract.kafka_client import NativeLookup, check_settings, read_day_records
 from cdc_pipelines.extract.kafka_days import DayBounds, KafkaDayError, day_bounds
 from cdc_pipelines.extract.kafka_lines import KAFKA_ENVELOPE, kcat_lines, lineage_file
-from cdc_pipelines.extract.kafka_plan import PlannedRange, day_offsets, plan_ranges
+from cdc_pipelines.extract.kafka_plan import day_offsets, plan_ranges
 from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError
 from cdc_pipelines.extract.messages import Line
 from cdc_pipelines.formats import resolve_codec
@@ -27,6 +28,9 @@ from cdc_pipelines.lake.kafka_offsets import read_offsets, write_offsets
 from cdc_pipelines.model.kafka_offsets import PartitionOffsets
 from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.runtime.settings import whole_number
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # the setting of the most offsets a Kafka day may span for the local engine under `auto` (0: a day with messages
 # is Spark's). The day's rows are held in memory; 100,000 canal messages are about 45 MiB of lines, 6-12 s of
@@ -39,18 +43,24 @@ def max_messages(conf: Mapping[str, str]) -> int:
     return whole_number(conf, MAX_MESSAGES_SETTING, DEFAULT_MAX_MESSAGES)
 
 
-def kafka_bounds(source: KafkaSource, dt: str) -> DayBounds:
-    """The bounds of day `dt` in the source's zone, with its late seconds; a bad day a `KafkaSourceError`."""
+def day_to_read(
+    spark: SparkSession | None, source: KafkaSource, *, topic: str, dt: str, lake_root: str | Path | None
+) -> tuple[DayBounds, dict[int, PartitionOffsets]]:
+    """The bounds of day `dt` in the source's zone (with its late seconds), and the offsets `lake_root` recorded
+    for it (none: the day is read by timestamps), for both engines (`spark` None: delta-rs). A bad day, or a
+    rerun of a day read from another Kafka topic, is a `KafkaSourceError`."""
     try:
-        return day_bounds(dt, source.time_zone, source.late_seconds)
+        bounds = day_bounds(dt, source.time_zone, source.late_seconds)
     except KafkaDayError as exc:
         raise KafkaSourceError(f"kafka topic {source.topic}: {exc}") from None
-
-
-def check_recorded_topic(source: KafkaSource, kafka_topic: str | None, recorded: Mapping, *, topic: str, dt: str):
-    """A rerun reads the Kafka topic the day was read from, or fails."""
-    if recorded and kafka_topic != source.topic:
-        raise KafkaSourceError(f"day {dt} of topic {topic} was read from kafka topic {kafka_topic}, not {source.topic}")
+    recorded: dict[int, PartitionOffsets] = {}
+    if lake_root is not None:
+        kafka_topic, recorded = read_offsets(spark, lake_root, dt, topic)
+        if recorded and kafka_topic != source.topic:
+            raise KafkaSourceError(
+                f"day {dt} of topic {topic} was read from kafka topic {kafka_topic}, not {source.topic}"
+            )
+    return bounds, recorded
 
 
 @dataclass
@@ -60,17 +70,6 @@ class LocalKafkaDay:
     lines: list[Line]
     offsets: list[PartitionOffsets]
     kafka_topic: str
-
-
-def _planned(
-    source: KafkaSource, *, topic: str, dt: str, lake_root: str | Path | None
-) -> tuple[DayBounds, list[PlannedRange]]:
-    bounds = kafka_bounds(source, dt)
-    recorded: dict[int, PartitionOffsets] = {}
-    if lake_root is not None:
-        kafka_topic, recorded = read_offsets(None, lake_root, dt, topic)
-        check_recorded_topic(source, kafka_topic, recorded, topic=topic, dt=dt)
-    return bounds, plan_ranges(NativeLookup(source), source, bounds, recorded)
 
 
 def read_local_day(
@@ -87,7 +86,8 @@ def read_local_day(
     there are any, else by timestamps; None where its planned offsets are more than `limit` (Spark's day)."""
     codec = resolve_codec(format_id, options)
     codec.codec.check_ready(codec.options)
-    bounds, ranges = _planned(source, topic=topic, dt=dt, lake_root=lake_root)
+    bounds, recorded = day_to_read(None, source, topic=topic, dt=dt, lake_root=lake_root)
+    ranges = plan_ranges(NativeLookup(source), source, bounds, recorded)
     if limit is not None and sum(r.scan_end - r.start_offset for r in ranges) > limit:
         return None
     records, kept = read_day_records(source, ranges, bounds)

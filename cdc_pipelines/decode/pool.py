@@ -274,14 +274,6 @@ class Job:
     tables: TableFilter | None = None
 
 
-def _filter(rows: list[dict], tables: TableFilter | None) -> list[dict]:
-    """`rows` with `filtered` set on the events of the tables `tables` leaves out (counted, not written)."""
-    if tables is not None:
-        for row in rows:
-            row["filtered"] = row["reject_reason"] is None and not tables.keeps(row["db"], row["table_name"])
-    return rows
-
-
 def file_lines(path: str | Path, format_id: str) -> Iterator[Line]:
     """The lines of one extract file with their 1-based numbers (`.gz` read through gzip)."""
     path = Path(path)
@@ -368,22 +360,26 @@ def _decoded(
     job: Job, lines: list[Line], out: RangeResult, identity: DeliveryIdentity
 ) -> tuple[list[dict], list[dict]]:
     """The finished events and the rejects of a batch of lines; its halves, hashes and counts added to `out`."""
-    rows = list(decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit))
-    events, rejects, others = [], [], []
-    for row in rows:
-        if is_half(row):
-            out.halves.append(row)
-            continue
-        others.append(row)
-        if row["reject_reason"] is not None:
-            rejects.append(row)
-        elif job.tables is None or job.tables.keeps(row["db"], row["table_name"]):
-            events.append(row)
-    for key, value in decoded_counts(_filter(others, job.tables), len(lines)).items():
+    rows = []
+    for row in decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit):
+        (out.halves if is_half(row) else rows).append(row)
+    return _tallied(job, rows, len(lines), out, identity)
+
+
+def _tallied(
+    job: Job, rows: list[dict], read: int, out: RangeResult, identity: DeliveryIdentity
+) -> tuple[list[dict], list[dict]]:
+    """The events the table filter keeps and the rejects of finished `rows`; their counts (with `read`
+    messages) and the events' hashes added to `out`; a left out event is marked `filtered`."""
+    if job.tables is not None:
+        for row in rows:
+            row["filtered"] = row["reject_reason"] is None and not job.tables.keeps(row["db"], row["table_name"])
+    for key, value in decoded_counts(rows, read).items():
         out.counts[key] += value
+    events = [row for row in rows if row["reject_reason"] is None and not row.get("filtered")]
     if events:
         out.hashes.append(hash_array(events, identity))
-    return events, rejects
+    return events, [row for row in rows if row["reject_reason"] is not None]
 
 
 def numbered_ranges(ranges: Sequence[ByteRange], lines: Sequence[int]) -> list[ByteRange]:
@@ -471,14 +467,9 @@ def pair_bucket(job: Job, bucket: int) -> RangeResult:
             if name.startswith(f"{bucket}-"):
                 with open(os.path.join(job.halves, name), "rb") as fh:
                     halves += pickle.load(fh)
-        paired = _filter(list(pair_halves_in_memory(halves, codec.update_has_before)), job.tables)
-        events = [row for row in paired if row["reject_reason"] is None and not row.get("filtered")]
-        for key, value in decoded_counts(paired, 0).items():
-            out.counts[key] += value
-        if events:
-            out.hashes.append(hash_array(events, DeliveryIdentity(codec.delivery_fields)))
+        paired = list(pair_halves_in_memory(halves, codec.update_has_before))
         files, rejects = _partition_files(job)
-        _write(job, files, rejects, events, [row for row in paired if row["reject_reason"] is not None])
+        _write(job, files, rejects, *_tallied(job, paired, 0, out, DeliveryIdentity(codec.delivery_fields)))
         out.files, out.reject_files = files.close(), rejects.close()
     return out
 

@@ -137,8 +137,6 @@ def _encode_batches(format_id: str, options: Mapping[str, str]):
 def encode_events(events: DataFrame, format_id: str, options: Mapping[str, str] | None = None) -> EncodedTable:
     """Encode canonical events (a canonical DataFrame) into `format_id` messages."""
     codec = get_codec(format_id)
-    if codec.encode is None:
-        raise NotImplementedError(f"no encoder for {format_id}")
     resolved = codec.resolve_options(dict(options or {}))
     codec.check_ready(resolved)
     return EncodedTable(events.mapInArrow(_encode_batches(format_id, resolved), ENCODED_SCHEMA))

@@ -27,6 +27,8 @@ BAD_EVENT_TIME = "event time is neither an epoch number nor a date-time"
 BAD_SYNC_TIME = "sync time is neither an epoch number nor a date-time"
 # the DDL kinds canal writes in `type`; DataWorks 2.0 writes the same ones in `op`
 DDL_KINDS = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
+# a signed 64-bit integer: the range of a timestamp's microseconds (Spark's) and of an Avro or Java long
+LONGS = range(-(2**63), 2**63)
 
 
 class RawEvent(TypedDict, total=False):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +29,7 @@ from cdc_pipelines.formats.base import (
     BAD_EVENT_TIME,
     BAD_SYNC_TIME,
     DDL_KINDS,
+    LONGS,
     Codec,
     Option,
     RawEvent,
@@ -109,7 +111,6 @@ def _column_types(mysql_raw: bytes | None, sql_raw: bytes | None) -> tuple[dict 
 
 _MAX_EPOCH = 10**29
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
-_MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
 
 
 def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
@@ -118,7 +119,7 @@ def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
         digits = len(text) - (value < 0)
         unit = "s" if digits <= 11 else "ms" if digits <= 14 else "us" if digits <= 17 else "ns"
         micros = value * 10**6 // _PER_SECOND[unit]
-        return (micros if _MIN_MICROS <= micros < _MAX_MICROS else None), unit
+        return (micros if micros in LONGS else None), unit
     return C.time_of(text)
 
 
@@ -419,13 +420,7 @@ OMS_CANAL = Codec(
     description="Canal JSON (OMS)",
     recognise=recognise_oms_canal,
 )
-DTS_CANAL = Codec(
-    "dts-canal",
-    decode_canal,
-    _encode(dts=True),
-    options=OPTIONS,
-    delivery_fields=REPLAYED,
-    event_time_unit="ms",
-    description="Canal JSON (DTS)",
+DTS_CANAL = replace(
+    OMS_CANAL, format_id="dts-canal", encode=_encode(dts=True), description="Canal JSON (DTS)",
     recognise=recognise_dts_canal,
-)
+)  # fmt: skip

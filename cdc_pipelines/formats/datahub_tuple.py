@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import jsontext as J
-from cdc_pipelines.formats.base import BAD_EVENT_TIME, NOT_JSON_OBJECT, Codec, Option, RawEvent, Reject
+from cdc_pipelines.formats.base import NOT_JSON_OBJECT, Codec, Option, RawEvent, Reject
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
@@ -71,9 +71,7 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawE
         if sequence is None:
             raise Reject("U row without _sequence_id_ to pair it")
         pair_key = f"{source_table or ''}\u0001{sequence}"
-    event_time, unit = _time_of(meta.get("_excute_time_"))
-    if event_time is None and unit is not None:
-        raise Reject(BAD_EVENT_TIME)
+    event_time, unit = _time_of(meta.get("_excute_time_"))  # an unreadable one: `finish_event` rejects it
     before = business if op == "DELETE" or (op == "UPDATE" and has_before) else None
     after = business if op == "INSERT" or (op == "UPDATE" and has_after) else None
     return [

@@ -51,7 +51,9 @@ class _Image(msgspec.Struct, gc=False):
     data: dict[str, Any] | None = None
 
 
-class _Stamps(msgspec.Struct, gc=False):
+class Stamps(msgspec.Struct, gc=False):
+    """`payload.timestamp` (DataWorks 2.0 and DataWorks Kafka JSON)."""
+
     eventTime: Any = None  # noqa: N815 - DataWorks' field names
     systemTime: Any = None  # noqa: N815
     checkpointTime: Any = None  # noqa: N815
@@ -65,7 +67,7 @@ class _Payload(msgspec.Struct, gc=False):
     before: _Image | None = None
     after: _Image | None = None
     op: Any = None
-    timestamp: _Stamps | None = None
+    timestamp: Stamps | None = None
     ddl: _Ddl | None = None
     scn: Any = None
 
@@ -82,7 +84,7 @@ class DataWorks2Message(msgspec.Struct, gc=False):
 
 _PARSE = J.struct_parser(DataWorks2Message)
 _NO_PAYLOAD = _Payload()
-_NO_STAMPS = _Stamps()
+_NO_STAMPS = Stamps()
 _NO_DDL = _Ddl()
 _NO_SCHEMA = (None, None, None, {})
 
@@ -178,12 +180,6 @@ OP_NAMES = {
     "TX_BEGIN": "TRANSACTION_BEGIN",
     "TX_END": "TRANSACTION_END",
 }
-# schema.column type names as the OMS examples write them; each maps back to the same logical type
-LOGICAL_TO_DATAWORKS = {
-    "BOOLEAN": "BOOLEAN", "INT": "BIGINT", "DECIMAL": "DECIMAL", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE",
-    "STRING": "VARCHAR", "BYTES": "BLOB", "DATE": "DATE", "TIME": "TIME", "DATETIME": "DATETIME",
-    "TIMESTAMP": "TIMESTAMP", "ZONED_DATETIME": "ZONED_DATETIME", "INTERVAL": "INTERVAL_DAY_TO_SECOND", "JSON": "JSON",
-}  # fmt: skip
 STAMPS = ("eventTime", "systemTime", "checkpointTime")
 
 
@@ -206,7 +202,7 @@ def _columns(event: dict, same: bool) -> list | None:
         types = event.get("source_types") or {}
     else:
         logical = event.get("column_types") or {}
-        types = {k: LOGICAL_TO_DATAWORKS[t] for k, t in logical.items() if t in LOGICAL_TO_DATAWORKS}
+        types = {k: E.LOGICAL_TO_OMS[t] for k, t in logical.items() if t in E.LOGICAL_TO_OMS}
     return [{"name": k, "type": t} for k, t in types.items()] or None
 
 

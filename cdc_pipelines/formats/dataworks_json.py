@@ -21,6 +21,7 @@ from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import (
     BAD_EVENT_TIME,
     BAD_SYNC_TIME,
+    LONGS,
     NOT_JSON_OBJECT,
     Codec,
     Option,
@@ -29,6 +30,7 @@ from cdc_pipelines.formats.base import (
     op_of,
 )
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
+from cdc_pipelines.formats.dataworks2 import Stamps
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
@@ -47,7 +49,6 @@ COLUMN_TYPES = {
 DATE_UNIT = "ms"
 STAMP_UNIT = "ms"  # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows)
 UNKNOWN_STAMP = "-1"
-MIN_MICROS, MAX_MICROS = -(2**63), 2**63 - 1
 PAIR_SEPARATOR = "\u0001"
 
 
@@ -55,12 +56,6 @@ class _Image(msgspec.Struct, gc=False):
     """`{"dataColumn": {...}}`: an image's column map (null or absent: no image)."""
 
     dataColumn: dict[str, Any] | None = None  # noqa: N815 - DataWorks' field names
-
-
-class _Stamps(msgspec.Struct, gc=False):
-    eventTime: Any = None  # noqa: N815
-    systemTime: Any = None  # noqa: N815
-    checkpointTime: Any = None  # noqa: N815
 
 
 class _Ddl(msgspec.Struct, gc=False):
@@ -74,7 +69,7 @@ class _Payload(msgspec.Struct, gc=False):
     sequenceId: Any = None  # noqa: N815
     scn: Any = None
     op: Any = None
-    timestamp: _Stamps | None = None
+    timestamp: Stamps | None = None
     ddl: _Ddl | None = None
 
 
@@ -89,7 +84,7 @@ class DataWorksMessage(msgspec.Struct, gc=False):
 
 _PARSE = J.struct_parser(DataWorksMessage)
 _NO_PAYLOAD = _Payload()
-_NO_STAMPS = _Stamps()
+_NO_STAMPS = Stamps()
 _NO_DDL = _Ddl()
 
 
@@ -159,8 +154,7 @@ def _stamp(value: object, why: str) -> int | None:
         if text is None or text == UNKNOWN_STAMP:
             return None
         micros, _ = C.epoch_time(text, STAMP_UNIT)
-    # a time is a signed 64-bit count of microseconds (Spark's timestamp): beyond it, no time
-    if micros is None or not MIN_MICROS <= micros <= MAX_MICROS:
+    if micros is None or micros not in LONGS:
         raise Reject(why)
     return micros
 

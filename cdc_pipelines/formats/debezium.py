@@ -8,11 +8,9 @@ OMS encodings of seed 000 (DATE days, TIME micros, DATETIME millis). OMS writes 
 `org.apache.kafka.connect.data.Decimal` column is DECIMAL and keeps its value's digits as written:
 decimal text passes, the base64 of an unscaled integer does not fit and is rejected.
 
-Decoding is one plain function per message (`decode_debezium`, `decode_debezium_smt`) returning the
-raw event `messages.finish_event` completes. A message whose envelope has something other than an
-object (or null) where Debezium has one (`payload`, `source`, `before`, `after`, `transaction`,
-`schema` and its `fields` structs) is no Debezium message: "not a valid JSON object", before any other
-check. The types a schema gives are worked out once per distinct schema.
+A message whose envelope has something other than an object (or null) where Debezium has one
+(`payload`, `source`, `before`, `after`, `transaction`, `schema` and its `fields` structs) is no Debezium
+message: "not a valid JSON object", before any other check. A schema's types are worked out once per text.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ import binascii
 import datetime as dt
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -32,6 +31,7 @@ from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import (
     BAD_SYNC_TIME,
+    LONGS,
     NOT_JSON_OBJECT,
     Codec,
     Option,
@@ -54,13 +54,10 @@ OPS = {
 }
 SMT_FIELDS = r"^__(deleted|op|table|db|schema|lsn|ts_ms|source_[A-Za-z_]+)$"
 SMT_OPS = {"c": "INSERT", "r": "INSERT", "u": "UPDATE", "d": "DELETE"}
-# the envelope fields read as objects (`before`/`after` images, `source`, `transaction`): at the top
-# (DebeziumFlatten) or under `payload` (Debezium); any other JSON value there makes the message no
-# Debezium message, as any other value in the places the Connect `schema` has objects or arrays
+# the envelope's images: the Connect schema's structs of these names type the columns
 IMAGE_FIELDS = ("after", "before")
 _ROW_OPS = frozenset(C.ROW_OPS)
 _SMT_FIELD = re.compile(SMT_FIELDS)
-_MIN_MICROS, _MAX_MICROS = -(2**63), 2**63  # a timestamp's range (signed 64-bit micros)
 
 
 def parse_column_types(spec: str) -> dict[str, str]:
@@ -238,7 +235,7 @@ def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | No
     """`canonical.epoch_time(text, "ms")` of a parsed value, JSON integers read without a regex."""
     if type(value) is int:
         micros = value * 1000
-        return (micros if _MIN_MICROS <= micros < _MAX_MICROS else None), "ms"
+        return (micros if micros in LONGS else None), "ms"
     return C.epoch_time(text, "ms")
 
 
@@ -261,18 +258,13 @@ _NO_SOURCE: tuple = (None,) * 7
 def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta: dict) -> tuple:
     """(db, db_schema, table, event_time, event_time_unit, position, tx_id) of the envelope, whose
     `source` and `transaction` entries and `ts_*` stamps go into `meta` as text (`source.` and
-    `transaction.` keys, nulls kept, as Spark kept them). The parsed sub-objects are this message's
-    own, so their values become text in place."""
-    text = J.text
+    `transaction.` keys, nulls kept, as Spark kept them)."""
     source = payload.source
     if source is None:
         source = m.source
     if source is not None:
         stamp = source.get("ts_ms")
-        for key, value in source.items():
-            if value is not None and type(value) is not str:
-                value = source[key] = str(value) if type(value) is int else text(value)
-            meta["source." + key] = value
+        meta.update(("source." + key, value) for key, value in J.texts(source).items())
         src = source.get
         event_time, unit = _epoch_millis(stamp, src("ts_ms"))
         file, pos = src("file"), src("pos")
@@ -291,35 +283,24 @@ def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta
     if transaction is None:
         transaction = m.transaction
     if transaction is not None:
-        for key, value in transaction.items():
-            if value is not None and type(value) is not str:
-                value = transaction[key] = str(value) if type(value) is int else text(value)
-            meta["transaction." + key] = value
+        meta.update(("transaction." + key, value) for key, value in J.texts(transaction).items())
         transaction_id = transaction.get("id")
         if transaction_id is not None:
             fields[6] = transaction_id
     if sync_written is not None:
         meta["ts_ms"] = sync_written
-    value = payload.ts_us
-    if value is None:
-        value = m.ts_us
-    if value is not None:
-        meta["ts_us"] = text(value)
-    value = payload.ts_ns
-    if value is None:
-        value = m.ts_ns
-    if value is not None:
-        meta["ts_ns"] = text(value)
+    for name in ("ts_us", "ts_ns"):
+        value = getattr(payload, name)
+        if value is None:
+            value = getattr(m, name)
+        if value is not None:
+            meta[name] = J.text(value)
     return fields
 
 
 def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
-    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event.
-
-    In the order a message is checked: its shape (the parser and the schema reading), the op, the
-    sync time (`_sync_time`), then the fields and meta of `source`, `transaction` and the stamps
-    (`_meta`), the images last. A field is read under `payload`, else at the top.
-    """
+    """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event; a field is read under
+    `payload`, else at the top."""
     m = _PARSE(message)
     raw_schema = m.schema
     return envelope_event(m, _NO_SCHEMA if raw_schema is None else _schema_info(bytes(raw_schema)), options)
@@ -797,30 +778,12 @@ OMS_DEBEZIUM = Codec(
     description="Debezium JSON (OMS)",
     recognise=recognise_debezium,
 )
-OMS_DEBEZIUM_FLATTEN = Codec(
-    "oms-debezium-flatten",
-    decode_debezium,
-    _encode_debezium(flatten=True),
-    options=OPTIONS,
-    binary="base16",
-    update_has_before=False,
-    delivery_fields=REPLAYED,
-    event_time_unit="ms",
-    names_pk=False,
-    description="DebeziumFlatten JSON (OMS)",
-    recognise=recognise_debezium_flatten,
-)
-OMS_DEBEZIUM_SMT = Codec(
-    "oms-debezium-smt",
-    decode_debezium_smt,
-    encode_debezium_smt,
-    options=SMT_OPTIONS,
-    binary="base16",
-    update_has_before=False,
-    delivery_fields=REPLAYED,
-    event_time_unit="ms",
+OMS_DEBEZIUM_FLATTEN = replace(
+    OMS_DEBEZIUM, format_id="oms-debezium-flatten", encode=_encode_debezium(flatten=True), options=OPTIONS,
+    description="DebeziumFlatten JSON (OMS)", recognise=recognise_debezium_flatten,
+)  # fmt: skip
+OMS_DEBEZIUM_SMT = replace(
+    OMS_DEBEZIUM, format_id="oms-debezium-smt", decode=decode_debezium_smt, encode=encode_debezium_smt,
+    options=SMT_OPTIONS, description="DebeziumSmt JSON (OMS)", recognise=recognise_debezium_smt,
     event_time_required=False,  # only where the SMT adds `__source_ts_ms`
-    names_pk=False,
-    description="DebeziumSmt JSON (OMS)",
-    recognise=recognise_debezium_smt,
-)
+)  # fmt: skip

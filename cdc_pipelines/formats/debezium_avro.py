@@ -35,7 +35,7 @@ from cdc_pipelines.formats import debezium as D
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats import registry as R
-from cdc_pipelines.formats.base import NOT_JSON_OBJECT, Codec, Option, RawEvent, Reject
+from cdc_pipelines.formats.base import LONGS, NOT_JSON_OBJECT, Codec, Option, RawEvent, Reject
 from cdc_pipelines.model import canonical as C
 
 FORMAT_ID = "debezium-avro-confluent"
@@ -55,7 +55,6 @@ AVRO_TYPES = {
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 DECIMAL_PRECISION = 64  # Confluent's AvroData default (`connect.decimal.precision`)
-_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Convert = Callable[[object], object]
@@ -337,7 +336,7 @@ def _held(kind: str, values: list) -> bool:
         if value is None:
             continue
         if kind == "int64":
-            if not _LONG_MIN <= int(value) <= _LONG_MAX:
+            if int(value) not in LONGS:
                 return False
             continue
         try:

@@ -23,6 +23,7 @@ from functools import cache, lru_cache
 import fastavro
 
 from cdc_pipelines.formats import encoding as E
+from cdc_pipelines.formats.base import LONGS
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
@@ -95,14 +96,10 @@ def record_schemas() -> tuple[dict, dict]:
 
 
 def read_record(payload: bytes) -> dict:
-    """The Record in one schemaless message; ValueError when it is not one under either schema."""
-    return read_record_and_writer(payload)[0]
-
-
-def read_record_and_writer(payload: bytes) -> tuple[dict, int]:
-    """(Record, 0 for the current writer's schema or 1 for the older one); ValueError if neither."""
+    """The Record in one schemaless message, read with the current schema, else the older writers';
+    ValueError when it is not one under either."""
     errors = []
-    for index, schema in enumerate(record_schemas()):
+    for schema in record_schemas():
         buf = io.BytesIO(payload)
         try:
             record = fastavro.schemaless_reader(buf, schema, return_record_name=True)
@@ -110,7 +107,7 @@ def read_record_and_writer(payload: bytes) -> tuple[dict, int]:
             errors.append(f"{type(exc).__name__}: {exc}")
             continue
         if buf.tell() == len(payload):
-            return record, index
+            return record
         errors.append(f"{len(payload) - buf.tell()} bytes left over")
     raise ValueError("not a DTS Avro Record (" + "; ".join(errors) + ")")
 
@@ -488,7 +485,7 @@ def object_name(db: str | None, db_schema: str | None, table: str | None) -> str
 
 def _record_id(event: dict) -> int:
     seq = event.get("seq")
-    if seq is not None and re.fullmatch(r"-?[0-9]{1,19}", seq) and -(2**63) <= int(seq) < 2**63:
+    if seq is not None and re.fullmatch(r"-?[0-9]{1,19}", seq) and int(seq) in LONGS:
         return int(seq)
     return int(E.synthetic_sequence(event))  # `id` is a long: a sequence that is no long cannot be it
 

@@ -128,6 +128,13 @@ LOGICAL_TO_MYSQL = {
     "STRING": "varchar", "BYTES": "blob", "DATE": "date", "TIME": "time", "DATETIME": "datetime",
     "TIMESTAMP": "timestamp", "ZONED_DATETIME": "varchar", "INTERVAL": "varchar", "JSON": "json",
 }  # fmt: skip
+# the type names OMS writes (DataWorks 2.0 `schema.column`; OMS Default's `__light_type` but BOOL), each read
+# back as the same logical type
+LOGICAL_TO_OMS = {
+    "BOOLEAN": "BOOLEAN", "INT": "BIGINT", "DECIMAL": "DECIMAL", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE",
+    "STRING": "VARCHAR", "BYTES": "BLOB", "DATE": "DATE", "TIME": "TIME", "DATETIME": "DATETIME",
+    "TIMESTAMP": "TIMESTAMP", "ZONED_DATETIME": "ZONED_DATETIME", "INTERVAL": "INTERVAL_DAY_TO_SECOND", "JSON": "JSON",
+}  # fmt: skip
 LOGICAL_TO_SQL_TYPE = {
     "BOOLEAN": 16, "INT": -5, "DECIMAL": 3, "FLOAT": 6, "DOUBLE": 8, "STRING": 12, "BYTES": 2004, "DATE": 91,
     "TIME": 92, "DATETIME": 93, "TIMESTAMP": 93, "ZONED_DATETIME": 2014, "INTERVAL": 12, "JSON": 12,

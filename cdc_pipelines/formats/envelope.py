@@ -99,6 +99,16 @@ def extra_fields(meta: Mapping[str, str]) -> dict:
     return {k: orjson.Fragment(J.dumps_exact(v).encode()) for k, v in J.parse_object(text).items()}
 
 
+def split_table(name: str | None) -> tuple[str | None, str | None]:
+    """(db, table) of `SCHEMA.TABLE` (OGG `table`, SharePlex `meta.table`): the table is the part after the
+    last dot (`CATALOG.SCHEMA.TABLE` and a db that has dots, such as OceanBase's `tenant.database`, keep the
+    rest as the db)."""
+    if name is None:
+        return None, None
+    db, dot, table = name.rpartition(".")
+    return (db, table) if dot else (None, name)
+
+
 def local_time_of(text: str | None, timezone: str) -> tuple[int | None, str | None]:
     """(epoch micros, unit) of a date-time text; without a zone or offset it is read in `timezone`.
 

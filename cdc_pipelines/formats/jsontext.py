@@ -122,6 +122,15 @@ def text(value: object) -> str | None:
     return dumps_exact(value)
 
 
+def texts(values: dict) -> dict:
+    """`values` (a parsed object, the message's own: changed in place) with each value as its `text`, nulls
+    kept: a sub-object kept whole as meta (OMS allMetaData, SharePlex `meta`, Debezium `source`)."""
+    for key, value in values.items():
+        if value is not None and type(value) is not str:
+            values[key] = str(value) if type(value) is int else text(value)
+    return values
+
+
 def column_pairs(value: object) -> tuple[tuple[str, str | None], ...] | None:
     """The (name, type) pairs of a message's column list (DataWorks' `schema.column` and `dataColumn`); an
     entry without a name cannot key a column, and names and types are strings but for odd messages: their

@@ -35,15 +35,6 @@ ENVELOPE = ("table", "op_type", "primary_keys", "before", "after")
 OPTIONS = (timezone_option("`op_ts` and `current_ts`"),)
 
 
-def split_table(name: str | None) -> tuple[str | None, str | None]:
-    """(db, table) of `SCHEMA.TABLE`: the table is the part after the last dot (`CATALOG.SCHEMA.TABLE`
-    and a db that has dots, such as OMS's `tenant.database`, keep the rest as the db)."""
-    if name is None:
-        return None, None
-    db, dot, table = name.rpartition(".")
-    return (db, table) if dot else (None, name)
-
-
 def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One OGG JSON message -> one raw event."""
     msg = J.parse_object(message)
@@ -56,7 +47,7 @@ def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     sync_time, _ = V.local_time_of(meta.get("current_ts"), timezone)
     if sync_time is None and meta.get("current_ts") is not None:
         raise Reject(BAD_SYNC_TIME)
-    db, table = split_table(J.text(msg.get("table")))
+    db, table = V.split_table(J.text(msg.get("table")))
     before, after = V.object_field(msg, "before"), V.object_field(msg, "after")
     if op == "TRUNCATE":
         before = after = None

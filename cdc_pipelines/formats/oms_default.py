@@ -8,6 +8,7 @@ type, so both are one decoder with a flag. PK names and values are `\\u0001`-joi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -86,16 +87,9 @@ def _decoder(extended: bool):
         if type(raw_op) is not str:
             raw_op = text(raw_op)
         op = op_of(raw_op, OPS, "recordType")
-        # allMetaData is kept whole as meta, every value as text (a null value stays a null value):
-        # the parsed object is this message's own, so its values become text in place
+        # allMetaData is kept whole as meta, every value as text
         meta = msg.allMetaData
-        if meta:
-            for key, value in meta.items():
-                if value is not None and type(value) is not str:
-                    meta[key] = str(value) if type(value) is int else text(value)
-            fields = meta
-        else:
-            fields = {}
+        fields = J.texts(meta) if meta else {}
         is_row = op in C.ROW_OPS
         if is_row and fields.get("table_name") is None:
             raise Reject("row change without allMetaData.table_name")
@@ -137,11 +131,7 @@ decode_oms_default_extend = _decoder(True)
 
 
 RECORD_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "DDL": "DDL", "HEARTBEAT": "HEARTBEAT"}
-LOGICAL_TO_LIGHT_TYPE = {
-    "BOOLEAN": "BOOL", "INT": "BIGINT", "DECIMAL": "DECIMAL", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE",
-    "STRING": "VARCHAR", "BYTES": "BLOB", "DATE": "DATE", "TIME": "TIME", "DATETIME": "DATETIME",
-    "TIMESTAMP": "TIMESTAMP", "ZONED_DATETIME": "ZONED_DATETIME", "INTERVAL": "INTERVAL_DAY_TO_SECOND", "JSON": "JSON",
-}  # fmt: skip
+LOGICAL_TO_LIGHT_TYPE = {**E.LOGICAL_TO_OMS, "BOOLEAN": "BOOL"}
 
 
 def _encode(extended: bool):
@@ -211,12 +201,7 @@ OMS_DEFAULT = Codec(
     description="OMS Default JSON",
     recognise=recognise_oms_default,
 )
-OMS_DEFAULT_EXTEND = Codec(
-    "oms-default-extend",
-    decode_oms_default_extend,
-    _encode(True),
-    event_time_unit="s",
-    record_primary_value=True,
-    description="OMS DefaultExtendColumnType JSON (__light_type)",
-    recognise=recognise_oms_default_extend,
-)
+OMS_DEFAULT_EXTEND = replace(
+    OMS_DEFAULT, format_id="oms-default-extend", decode=decode_oms_default_extend, encode=_encode(True),
+    description="OMS DefaultExtendColumnType JSON (__light_type)", recognise=recognise_oms_default_extend,
+)  # fmt: skip

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -80,12 +81,8 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     if meta is None:
         raise Reject("missing meta")
     text = J.text
-    # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as
-    # event meta; the parsed object is this message's own, so its values become text in place
-    for k, v in meta.items():
-        if type(v) is not str:
-            meta[k] = text(v)
-    event_meta = {"meta." + k: v for k, v in meta.items()}
+    # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as event meta
+    event_meta = {"meta." + k: v for k, v in J.texts(meta).items()}
     raw_op = meta.get("op")
     op = op_of(raw_op, OPS, "meta.op")
     is_half = raw_op == SPLIT_BEFORE or raw_op == SPLIT_AFTER
@@ -105,9 +102,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     sync_time, _ = _time_of(posttime, timezone)
     if sync_time is None and posttime is not None:
         raise Reject(BAD_SYNC_TIME)
-    db, table_name = None, table
-    if table is not None and "." in table:  # split at the last dot: an OceanBase db is `tenant.database`
-        db, _, table_name = table.rpartition(".")
+    db, table_name = V.split_table(table)
     before = after = ddl = None
     if op == "DELETE":
         before = data
@@ -275,14 +270,7 @@ OMS_SHAREPLEX = Codec(
     description="SharePlex JSON (OMS)",
     recognise=recognise_oms_shareplex,
 )
-DTS_SHAREPLEX = Codec(
-    "dts-shareplex",
-    decode_shareplex,
-    _encode(dts=True),
-    options=OPTIONS,
-    split_update=True,
-    event_time_unit="s",
-    names_pk=False,
-    description="SharePlex JSON (DTS)",
+DTS_SHAREPLEX = replace(
+    OMS_SHAREPLEX, format_id="dts-shareplex", encode=_encode(dts=True), description="SharePlex JSON (DTS)",
     recognise=recognise_dts_shareplex,
-)
+)  # fmt: skip
