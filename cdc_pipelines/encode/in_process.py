@@ -79,12 +79,12 @@ def encode_in_process(
     """Re-encode the days `dts` (all when None) of `topics` (all when None) of the local table `changes`
     into `target/dt=/source_topic=/`: `written`, `skipped` and `encoded` per day, as
     `runner.write_encoded_by_day` counts them. Days of at least `POOL_MIN_EVENTS` events are encoded by
-    `processes` processes (`runtime.processes`), each every n-th batch of them."""
+    `processes` processes (`runtime.processes`), each every n-th row group of them."""
     counts = delta_rs.partition_counts(changes, "dt") or {}
     days = tuple(sorted(counts) if dts is None else dts)
     events = sum(counts.get(d, 0) for d in days)
     workers = max(1, min(processes, -(-events // BATCH_ROWS))) if events >= POOL_MIN_EVENTS else 1
-    # every process reads this version of the table: they deal its batches out by their order in it
+    # every process reads this version of the table: they deal its row groups out by their order in it
     version = table_version(None, changes)
     wanted = None if topics is None else tuple(topics)
     shares = [_Share(changes, version, days, wanted, format_id, dict(options or {}), k, workers, BATCH_ROWS)
@@ -104,7 +104,7 @@ def encode_processes(conf: Mapping[str, str]) -> int:
 
 @dataclass(frozen=True)
 class _Share:
-    """One process's part of an encode: every `of`-th batch of the days' events, from the `index`-th."""
+    """One process's part of an encode: every `of`-th row group of each day's events, from the `index`-th."""
 
     changes: str
     version: int | None
@@ -117,12 +117,13 @@ class _Share:
     batch_rows: int
 
 
-def _encode_share(share: _Share) -> list[tuple[int, pa.RecordBatch]]:
-    """The share's batches encoded, each with its place among all the batches."""
+def _encode_share(share: _Share) -> list[tuple[tuple[int, int], pa.RecordBatch]]:
+    """The share's batches encoded, each with its place among all the batches (its day's, its row group's)."""
     encode = _encoder(share.format_id, share.options)
-    batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows, share.version)
+    batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows, share.version,
+                           (share.index, share.of))  # fmt: skip
     with no_cycle_collection():
-        return [(i, encode(b)) for i, b in enumerate(batches) if i % share.of == share.index]
+        return [(place, encode(b)) for place, b in batches]
 
 
 def _encoder(format_id: str, options: Mapping[str, str] | None) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
@@ -163,19 +164,19 @@ def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[s
 
 
 def _day_batches(
-    changes: str, dts: Sequence[str], topics: Sequence[str] | None, batch_rows: int, version: int | None = None
-) -> Iterator[pa.RecordBatch]:
-    """The events of the days `dts` of `topics`, a batch at a time, times as UTC instants (as the Spark
-    path's batches give them)."""
+    changes: str, dts: Sequence[str], topics: Sequence[str] | None, batch_rows: int, version: int | None,
+    share: tuple[int, int],
+) -> Iterator[tuple[tuple[int, int], pa.RecordBatch]]:  # fmt: skip
+    """The share's events of the days `dts` of `topics` (`delta_rs.shared_batches`), a batch at a time with its
+    place (the day's, its row group's), times as UTC instants (as the Spark path's batches give them)."""
     schema = delta_rs.arrow_schema(CANONICAL_SCHEMA)
     wanted = None if topics is None else pa.array(list(topics), pa.string())
-    for dt in dts:
-        read = delta_rs.partition_batches(changes, "dt", dt, CANONICAL_COLUMNS, batch_rows=batch_rows, version=version)
-        for batch in read or ():
+    for day, dt in enumerate(dts):
+        for place, batch in delta_rs.shared_batches(changes, "dt", dt, CANONICAL_COLUMNS, share, batch_rows, version):
             batch = pa.Table.from_batches([batch]).select(list(CANONICAL_COLUMNS)).cast(schema)
             if wanted is not None:
                 batch = batch.filter(pc.is_in(batch["source_topic"], wanted))
-            yield from batch.to_batches()
+            yield from (((day, place), b) for b in batch.to_batches())
 
 
 def _partitions(rows: pa.Table) -> list[tuple[str, str]]:

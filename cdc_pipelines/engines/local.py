@@ -82,7 +82,7 @@ def distinct_lines(events: pa.Table) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class _Share:
-    """One process's part of a day: every `of`-th batch of the day's events, from the `index`-th."""
+    """One process's part of a day: every `of`-th row group of the day's events, from the `index`-th."""
 
     changes: str
     version: int | None
@@ -98,16 +98,14 @@ class _Share:
 def _judge_share(share: _Share) -> tuple[quality_day.DayTally, list[tuple[int, pa.RecordBatch]]]:
     """The share's batches judged into one tally, and (with `flags`) their GX flags by their place in the day."""
     rules = quality_day.event_rules(share.thresholds)
-    batches = delta_rs.partition_batches(share.changes, "dt", share.dt, quality_day.EVENT_COLUMNS,
-                                         batch_rows=share.batch_rows, version=share.version)  # fmt: skip
+    batches = delta_rs.shared_batches(share.changes, "dt", share.dt, quality_day.EVENT_COLUMNS, (share.index, share.of),
+                                      share.batch_rows, share.version)  # fmt: skip
     tallies, flags = [], []
-    for i, batch in enumerate(batches or ()):
-        if i % share.of != share.index:
-            continue
+    for place, batch in batches:
         tally, flagged = quality_day.judged_batch(batch, rules, share.context, share.dt, share.flags)
         tallies.append(tally)
         if flagged is not None:
-            flags.append((i, flagged))
+            flags.append((place, flagged))
     return quality_day.merged(tallies), flags
 
 
@@ -125,7 +123,7 @@ def _importing(module: str) -> threading.Thread:
 
 class LocalEngine:
     """The local engine's steps (see the module); a day of `POOL_MIN_EVENTS` events or more is judged by
-    `processes` processes, each every n-th batch of it."""
+    `processes` processes, each every n-th row group of it."""
 
     name = "local"
     spark = None

@@ -12,7 +12,7 @@ Used for local paths only: the lake's other filesystems are configured through H
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -76,6 +76,39 @@ def partition_batches(
 ) -> pa.RecordBatchReader | None:
     """`read_partition`'s rows (of the table's `version`, else its latest) as a stream of batches of at most
     `batch_rows`: a caller that handles a batch at a time holds one, not the partition."""
+    opened = _partition(path, column, value, columns, batch_rows, version)
+    return None if opened is None else opened[1](opened[0])
+
+
+def shared_batches(
+    path: str, column: str, value: str, columns: Sequence[str], share: tuple[int, int], batch_rows: int,
+    version: int | None = None,
+) -> Iterator[tuple[int, pa.RecordBatch]]:  # fmt: skip
+    """`partition_batches`' rows of every n-th row group from the k-th (`share` `(k, n)`), each batch with
+    its row group's place in the partition: n processes dealing a day out each decode their own part, and
+    their batches sorted (stably) by place are `partition_batches`' in its order. A partition of fewer row
+    groups than processes is read whole by each, which keeps every n-th batch (its place its order)."""
+    import pyarrow.dataset as ds
+
+    opened = _partition(path, column, value, columns, batch_rows, version)
+    if opened is None:
+        return
+    (dataset, scan), (k, n) = opened, share
+    wanted = ds.field(column) == value
+    groups = [group for fragment in dataset.get_fragments(filter=wanted) for group in fragment.split_by_row_group()]
+    if len(groups) < n:
+        yield from ((i, batch) for i, batch in enumerate(scan(dataset)) if i % n == k)
+        return
+    for place in range(k, len(groups), n):
+        part = ds.FileSystemDataset([groups[place]], dataset.schema, dataset.format, dataset.filesystem)
+        yield from ((place, batch) for batch in scan(part))
+
+
+def _partition(
+    path: str, column: str, value: str, columns: Sequence[str], batch_rows: int, version: int | None
+) -> tuple | None:
+    """The partition's files as a pyarrow dataset, and what scans it or a part of it (a column the table
+    lacks, written before a release added it, reads as null); None where there is no table."""
     import pyarrow.dataset as ds  # here: a third of a second of every process importing this module
     from deltalake import DeltaTable
 
@@ -88,9 +121,15 @@ def partition_batches(
     # 1677-2262 (an epoch in the wrong unit) would wrap
     options = ds.ParquetReadOptions(coerce_int96_timestamp_unit="us")
     dataset = table.to_pyarrow_dataset(parquet_read_options=options, file_pruning_predicate=[(column, "=", value)])
-    scanner = dataset.scanner(columns=[c for c in columns if c in held], filter=ds.field(column) == value,
-                              batch_size=batch_rows)  # fmt: skip
-    missing = [name for name in columns if name not in held]
+    read, missing = [c for c in columns if c in held], [c for c in columns if c not in held]
+
+    def scan(part) -> pa.RecordBatchReader:
+        return _filled(part.scanner(columns=read, filter=ds.field(column) == value, batch_size=batch_rows), missing)
+
+    return dataset, scan
+
+
+def _filled(scanner, missing: list[str]) -> pa.RecordBatchReader:
     if not missing:
         return scanner.to_reader()
     schema = pa.schema([*scanner.projected_schema, *(pa.field(n, pa.null()) for n in missing)])

@@ -285,8 +285,9 @@ def test_events_at_the_edges_of_the_rules(judged):
 
 
 def test_a_day_judged_by_two_processes_as_by_one(lakes, tmp_path, monkeypatch):
-    """The local engine's pool (every n-th batch to each process, the tallies and flags merged back in the
-    day's order) gives the figures and the GX outcomes of one process, on the day failing every sub-check."""
+    """The local engine's pool (every n-th row group, or batch, to each process, the tallies and flags merged
+    back in the day's order) gives the figures and the GX outcomes of one process, on the day failing every
+    sub-check."""
     from cdc_pipelines.engines import local
 
     alone = LocalEngine().day_quality(lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "alone")
