@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from cdc_pipelines.bench.command import BENCH_HELP
 from cdc_pipelines.bench.command import add_arguments as add_bench_arguments
+from cdc_pipelines.bench.command import run as run_bench
 from cdc_pipelines.extract.files import InputError, list_input_files
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, split_kafka_conf
 from cdc_pipelines.extract.messages import ENVELOPES
@@ -72,18 +73,6 @@ CONF_HELP = "a Spark or Hadoop setting, as spark-submit takes it (repeatable), e
 ENVELOPE_HELP = "each line wraps the message: kcat (kcat -J output: payload, key, topic, partition, offset)"
 
 
-class _Sub:
-    """`add_parser` with `--conf` on every command, as spark-submit has it."""
-
-    def __init__(self, sub: argparse._SubParsersAction):
-        self.sub = sub
-
-    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
-        parser = self.sub.add_parser(name, **kwargs)
-        parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help=CONF_HELP)
-        return parser
-
-
 @dataclass(frozen=True)
 class Command:
     """A command of `cdc-pipelines`: the library's (`COMMANDS`) and those a program built on it adds
@@ -120,29 +109,29 @@ def _decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=absolute, required=True, help="output folder: changes/ and rejects/ are written there"
     )
-    parser.add_argument("--topic", default="default", help="source topic name (partition value)")
-    parser.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="format option")
-    parser.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
-    parser.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
-    _table_arguments(parser)
-    _kafka_arguments(parser)
+    _message_arguments(parser, "format option")
     _engine_argument(parser)
     parser.add_argument("inputs", type=absolute, nargs="*", help="files or folders of messages, one per line (.gz too)")
+
+
+def _message_arguments(parser: argparse.ArgumentParser, option_help: str) -> None:
+    """What `decode` and `convert` read: the topic and day, the source's options, files or a Kafka day."""
+    parser.add_argument("--topic", default="default", help="source topic name (partition value)")
+    parser.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help=option_help)
+    parser.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
+    parser.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
+    for flag, what in (("--include", "keep only the tables matching"), ("--exclude", "leave out the tables matching")):
+        parser.add_argument(flag, action="append", metavar="GLOB", help=f"{what} GLOB on db.table (repeatable)")
+    _kafka_arguments(parser)
 
 
 def _convert_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="source", required=True, help="source format id, or auto")
     parser.add_argument("--to", dest="target", required=True, help="target format id")
-    parser.add_argument("--out", type=absolute, required=True, help="output folder: <to-id>/ is written there")
-    parser.add_argument("--topic", default="default", help="source topic name (partition value)")
-    parser.add_argument("--dt", type=_date, default=dt.date.today().isoformat(), help="extract date YYYY-MM-DD")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source format option")
     parser.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE", help="target option")
-    parser.add_argument("--max-message-chars", type=_positive, metavar="N", help=LIMIT_HELP)
-    parser.add_argument("--envelope", choices=ENVELOPES, help=ENVELOPE_HELP)
-    _table_arguments(parser)
-    _kafka_arguments(parser)
+    parser.add_argument("--out", type=absolute, required=True, help="output folder: <to-id>/ is written there")
+    _message_arguments(parser, "source format option")
     parser.add_argument("inputs", type=absolute, nargs="*", help="files or folders of messages")
 
 
@@ -249,9 +238,12 @@ def _convert_lake_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc-pipelines", description=__doc__)
-    sub = _Sub(parser.add_subparsers(dest="command", required=True))
+    sub = parser.add_subparsers(dest="command", required=True)
     for command in commands:
-        command.arguments(sub.add_parser(command.name, help=command.help))
+        command_parser = sub.add_parser(command.name, help=command.help)
+        # every command takes `--conf`, as spark-submit does
+        command_parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help=CONF_HELP)
+        command.arguments(command_parser)
     return parser
 
 
@@ -283,11 +275,6 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
         total = {k: total[k] + counts[k] for k in total}
     print(f"canonical table: {args.out}/changes  rejects: {args.out}/rejects", file=sys.stderr)
     return total
-
-
-def _table_arguments(parser: argparse.ArgumentParser) -> None:
-    for flag, what in (("--include", "keep only the tables matching"), ("--exclude", "leave out the tables matching")):
-        parser.add_argument(flag, action="append", metavar="GLOB", help=f"{what} GLOB on db.table (repeatable)")
 
 
 def _kafka_arguments(parser: argparse.ArgumentParser) -> None:
@@ -621,12 +608,6 @@ def _convert_lake(args: argparse.Namespace) -> dict:
     return convert_lake(_spark(args), args.lake)
 
 
-def _bench(args: argparse.Namespace) -> dict:
-    from cdc_pipelines.bench.command import run as run_bench
-
-    return run_bench(args)
-
-
 # every command of the library, in the order `--help` lists them
 COMMANDS = (
     Command("formats", "print every supported format id, one per line", _formats_arguments, _formats),
@@ -660,7 +641,7 @@ COMMANDS = (
         _convert_lake_arguments,
         _json(_convert_lake),
     ),
-    Command("bench", BENCH_HELP, add_bench_arguments, _json(_bench)),
+    Command("bench", BENCH_HELP, add_bench_arguments, _json(run_bench)),
 )
 
 

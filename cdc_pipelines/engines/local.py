@@ -19,10 +19,9 @@ import pyarrow.compute as pc
 
 from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.io import table_version
-from cdc_pipelines.lake.kafka_offsets import OFFSETS_DIR, days_around, offsets_by_day
-from cdc_pipelines.lake.layout import CHANGES_DIR, COUNTS_DIR, REJECTS_DIR
-from cdc_pipelines.model.canonical import MESSAGE_COUNTS
-from cdc_pipelines.model.kafka_offsets import find_gaps
+from cdc_pipelines.lake.kafka_offsets import day_gaps
+from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
+from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.quality import day as quality_day
 from cdc_pipelines.quality.day_figures import DayQuality, MissingPartitionError, day_quality_of
 from cdc_pipelines.quality.partition import Partition, Thresholds
@@ -38,23 +37,12 @@ PROCESSES_SETTING = "cdc.local.processes"
 POOL_MIN_EVENTS = 50_000
 # what the day-wide questions read besides the ids and the lines (`quality.day.tables_with_pk`)
 CONTEXT_COLUMNS = ("db", "db_schema", "table_name", "op", "pk_columns")
-OFFSET_COLUMNS = ("kafka_topic", "partition", "start_offset", "end_offset", "scan_end", "first", "last", "messages",
-                  "start_ms", "end_ms", "source_topic")  # fmt: skip
 
 
-def _rows(table: pa.Table | None) -> list[dict]:
-    return [] if table is None else table.to_pylist()
-
-
-def read_record(lake_root: str, dt: str) -> Partition:
-    """The counts the day's decode runs recorded, by topic, and the Kafka offsets' gaps around the day."""
-    counts = _rows(delta_rs.read_partition(join(lake_root, COUNTS_DIR), "dt", dt, (*MESSAGE_COUNTS, "source_topic")))
-    recorded = {r["source_topic"]: {k: int(r[k] or 0) for k in MESSAGE_COUNTS} for r in counts}
-    offsets = []
-    for day in days_around(dt):
-        offsets += [{**r, "dt": day} for r in _rows(delta_rs.read_partition(join(lake_root, OFFSETS_DIR), "dt", day,
-                                                                            OFFSET_COLUMNS))]  # fmt: skip
-    return Partition(dt=dt, recorded=recorded, kafka_gaps=find_gaps(offsets_by_day(offsets)))
+def read_record(lake_root: str, dt: str, spark=None) -> Partition:
+    """The counts the day's decode runs recorded, by topic, and the Kafka offsets' gaps around the day (by
+    delta-rs without `spark`)."""
+    return Partition(dt, read_counts(spark, lake_root, dt), day_gaps(spark, lake_root, dt))
 
 
 def _read_day(path: str, dt: str, columns) -> pa.Table:
@@ -170,5 +158,5 @@ class LocalEngine:
 
     def snapshot_anomalies(self, root: str, day: str, per_kind: int) -> list[dict]:
         """The day's first anomalies of each kind (`snapshots.report.first_anomalies`)."""
-        return first_anomalies(_rows(delta_rs.read_partition(join(root, ANOMALIES), "dt", day, EXAMPLE_COLUMNS)),
-                               per_kind)  # fmt: skip
+        anomalies = delta_rs.read_partition(join(root, ANOMALIES), "dt", day, EXAMPLE_COLUMNS)
+        return first_anomalies([] if anomalies is None else anomalies.to_pylist(), per_kind)

@@ -17,14 +17,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from cdc_pipelines.engines.local import read_record
 from cdc_pipelines.lake import io
-from cdc_pipelines.lake.kafka_offsets import day_gaps
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
-from cdc_pipelines.lake.run_counts import read_counts
 from cdc_pipelines.quality import day as quality_day
 from cdc_pipelines.quality import rejects as quality_rejects
 from cdc_pipelines.quality.day_figures import DayQuality, MissingPartitionError, day_quality_of
-from cdc_pipelines.quality.partition import Partition, Thresholds
+from cdc_pipelines.quality.partition import Thresholds
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots.report import EXAMPLE_COLUMNS, first_anomalies
 from cdc_pipelines.snapshots.schema import ANOMALY_SCHEMA
@@ -58,17 +57,12 @@ class SparkEngine:
     def __init__(self, spark: SparkSession):
         self.spark = spark
 
-    def read_record(self, lake_root: str, dt: str) -> Partition:
-        """The counts the day's decode runs recorded, by topic, and the Kafka offsets' gaps around the day."""
-        return Partition(dt=dt, recorded=read_counts(self.spark, lake_root, dt),
-                         kafka_gaps=day_gaps(self.spark, lake_root, dt))  # fmt: skip
-
     def day_quality(
         self, lake_root: str, dt: str, thresholds: Thresholds, key: dict, report_day: Path | None
     ) -> DayQuality:
         """The day's whole quality (`day_figures.day_quality_of`), the GX suite over a Spark frame of the flags."""
         spark = self.spark
-        partition = self.read_record(lake_root, dt)
+        partition = read_record(lake_root, dt, spark)
         day = F.col("dt") == dt
         events = io.read_canonical(spark, join(lake_root, CHANGES_DIR)).where(day).select(*quality_day.EVENT_COLUMNS)
         rejects = io.read_rejects(spark, join(lake_root, REJECTS_DIR)).where(day).select(*quality_day.REJECT_COLUMNS)

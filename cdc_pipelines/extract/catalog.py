@@ -12,8 +12,8 @@ from cdc_pipelines.extract.messages import check_envelope
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.model.table_filter import TableFilter, TableFilterError
 from cdc_pipelines.schema_changes.dialects import dialect_of
-from cdc_pipelines.schema_changes.policy import DEFAULT_POLICY, POLICIES
-from cdc_pipelines.schema_changes.routes import Route, RouteError, routes_of
+from cdc_pipelines.schema_changes.policy import DEFAULT_POLICY, check_policy
+from cdc_pipelines.schema_changes.routes import Route, routes_of
 
 
 @dataclass(frozen=True)
@@ -100,16 +100,14 @@ def _schema_changes(entry: dict, path: str | Path) -> tuple[str, str | None, tup
     """`schema_changes: POLICY`, `ddl_dialect: NAME` (a dialect or a source name as `OB_ORACLE`) and
     `routes: [{source_table: REGEX, sink_table: db.table, key: [col, ...]}]` (see `schema_changes`)."""
     where = f"topic {entry['name']!r} in {path}"
-    policy = entry.get("schema_changes", DEFAULT_POLICY)
-    if policy not in POLICIES:
-        raise CatalogError(f"{where}: schema_changes must be one of {', '.join(POLICIES)}, not {policy!r}")
-    named = entry.get("ddl_dialect")
-    dialect = dialect_of(named) if isinstance(named, str) else None
-    if named is not None and dialect is None:
-        raise CatalogError(f"{where}: ddl_dialect {named!r} is not MySQL, Oracle or PostgreSQL (or OceanBase's modes)")
     try:
+        policy = check_policy(entry.get("schema_changes", DEFAULT_POLICY))
+        named = entry.get("ddl_dialect")
+        dialect = dialect_of(named) if isinstance(named, str) else None
+        if named is not None and dialect is None:
+            raise ValueError(f"ddl_dialect {named!r} is not MySQL, Oracle or PostgreSQL (or OceanBase's modes)")
         return policy, dialect, routes_of(entry.get("routes"))
-    except RouteError as exc:
+    except ValueError as exc:  # an unknown policy (`UnknownPolicy`), dialect or route (`RouteError`)
         raise CatalogError(f"{where}: {exc}") from None
 
 

@@ -10,6 +10,7 @@ row for the loss; a DataHub CSV file's header (its first line) is read once on t
 
 from __future__ import annotations
 
+import functools
 import gzip
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -156,21 +157,12 @@ def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, enve
                 F.lit(None).cast("string").alias("reason"),
             )
         )
-        for path in containers:
-            records = _container_records(path)
-            out.read[spark_file_uri(path)] = records
+        out.read |= {spark_file_uri(path): _container_records(path) for path in containers}
     rejects = [(b"", spark_file_uri(path), line, REJECT, reason) for path, line, reason in damage.reject_lines()]
     for _, file, _, _, _ in rejects:
         out.read[file] = out.read.get(file, 0) + 1
     if rejects:
         frames.append(spark.createDataFrame(rejects, LINE_SCHEMA))
     if frames:
-        out.frame = _union(frames)
+        out.frame = functools.reduce(DataFrame.unionByName, frames)
     return out
-
-
-def _union(frames: list[DataFrame]) -> DataFrame:
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.unionByName(frame)
-    return result

@@ -71,18 +71,18 @@ def read_offsets(
 
 
 def read_days_offsets(
-    spark: SparkSession, lake_root: str | Path, dts: Iterable[str]
+    spark: SparkSession | None, lake_root: str | Path, dts: Iterable[str]
 ) -> dict[tuple[str, str], list[PartitionOffsets]]:
     """The recorded offsets of the days `dts`, by (source topic, day); no Spark job where no day of any
-    topic was ever read from Kafka (the quality run of a lake of files counts its jobs)."""
-    if not is_table(spark, offsets_path(lake_root)):
+    topic was ever read from Kafka (the quality run of a lake of files counts its jobs). No `spark`: a local
+    lake, by delta-rs."""
+    if spark is None:
+        tables = (delta_rs.read_partition(offsets_path(lake_root), "dt", d, OFFSETS_SCHEMA.names) for d in dts)
+        rows = [r for t in tables if t is not None for r in t.to_pylist()]
+    elif not is_table(spark, offsets_path(lake_root)):
         return {}
-    table = read_table(spark, offsets_path(lake_root), OFFSETS_SCHEMA)
-    return offsets_by_day(table.where(F.col("dt").isin(list(dts))).collect())
-
-
-def offsets_by_day(rows: Iterable) -> dict[tuple[str, str], list[PartitionOffsets]]:
-    """Rows of the offsets table (Spark's or dicts) by (source topic, day)."""
+    else:
+        rows = read_table(spark, offsets_path(lake_root), OFFSETS_SCHEMA).where(F.col("dt").isin(list(dts))).collect()
     out: dict[tuple[str, str], list[PartitionOffsets]] = {}
     for row in rows:
         out.setdefault((row["source_topic"], row["dt"]), []).append(_partition_offsets(row))
@@ -95,6 +95,6 @@ def days_around(day: str) -> list[str]:
     return [(date + dt.timedelta(days=d)).isoformat() for d in (-1, 0, 1)]
 
 
-def day_gaps(spark: SparkSession, lake_root: str | Path, day: str) -> list[OffsetGap]:
+def day_gaps(spark: SparkSession | None, lake_root: str | Path, day: str) -> list[OffsetGap]:
     """Gaps and overlaps between `day`'s recorded offsets and those of the day before and after it."""
     return find_gaps(read_days_offsets(spark, lake_root, days_around(day)))

@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.io import read_table, replace_rows
 from cdc_pipelines.lake.layout import COUNTS_DIR
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
@@ -42,7 +43,11 @@ def write_counts(
     replace_rows(spark, rows, counts_path(lake_root), replace, COUNTS_SCHEMA, register_as=COUNTS_DIR)
 
 
-def read_counts(spark: SparkSession, lake_root: str | Path, dt: str) -> dict[str, dict[str, int]]:
-    """Counts recorded for `dt`, by topic; empty when no run recorded any."""
-    rows = read_table(spark, counts_path(lake_root), COUNTS_SCHEMA).where(F.col("dt") == dt).collect()
+def read_counts(spark: SparkSession | None, lake_root: str | Path, dt: str) -> dict[str, dict[str, int]]:
+    """Counts recorded for `dt`, by topic; empty when no run recorded any. No `spark`: a local lake, by delta-rs."""
+    if spark is None:
+        table = delta_rs.read_partition(counts_path(lake_root), "dt", dt, COUNTS_SCHEMA.names)
+        rows = [] if table is None else table.to_pylist()
+    else:
+        rows = read_table(spark, counts_path(lake_root), COUNTS_SCHEMA).where(F.col("dt") == dt).collect()
     return {row["source_topic"]: {k: int(row[k] or 0) for k in MESSAGE_COUNTS} for row in rows}

@@ -135,13 +135,9 @@ def write_day_report(
     thresholds: Thresholds | None = None,
     great_expectations: bool = True,
 ) -> DayReport:
-    """Write `out_dir/dt=DT/index.html` and `summary.json` (default `out_dir`: `lake_root/reports`).
-
-    The figures `write_day_figures` kept there are rendered when the lake and thresholds are still the
-    ones they were computed for; otherwise the day is scanned here (and its figures kept). Local paths
-    are made absolute first: GX's Data Docs site refuses a relative base directory. A report bound for
-    another filesystem (`s3a://...`) is written to a local folder, then copied there through Hadoop.
-    """
+    """Write `out_dir/dt=DT/index.html` and `summary.json` (default `out_dir`: `lake_root/reports`), staged
+    locally where it is bound elsewhere (`_day_folder`). The figures `write_day_figures` kept there are rendered
+    when the lake and thresholds are still the ones they were computed for; otherwise the day is scanned here."""
     spark = engine.spark
     folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
     day = folder.published

@@ -31,15 +31,14 @@ PATTERNS = {
 }
 
 
+_MICROSECOND = dt.timedelta(microseconds=1)
+
+
 def _micros(moment: dt.datetime) -> int:
     """Epoch microseconds of a moment; a naive datetime is taken as UTC."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
-    return _micros_delta(moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC))
-
-
-def _micros_delta(delta: dt.timedelta) -> int:
-    return (delta.days * 86400 + delta.seconds) * 10**6 + delta.microseconds
+    return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // _MICROSECOND
 
 
 _PATTERNS = {name: re.compile(p) for name, p in PATTERNS.items()}
@@ -108,7 +107,7 @@ def timestamp_rule(thresholds: Thresholds) -> EventRule:
     sync_time not before event_time by more than the tolerance. Times are epoch microseconds, so neither
     a session's nor the machine's time zone matters."""
     latest = _micros((thresholds.now or dt.datetime.now(dt.UTC)) + thresholds.future_tolerance)
-    oldest, tolerance = _micros(OLDEST), _micros_delta(thresholds.sync_tolerance)
+    oldest, tolerance = _micros(OLDEST), thresholds.sync_tolerance // _MICROSECOND
 
     def verdicts(event) -> tuple[list[Verdict], tuple]:
         fmt, event_us, sync_us, unit = (event["source_format"], event["event_time"], event["sync_time"],

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from cdc_pipelines.schema_changes.policy import EXCEPTION, LENIENT, POLICIES, plan_day
+from cdc_pipelines.schema_changes.policy import EXCEPTION, LENIENT, UnknownPolicy, check_policy, plan_day
 
-
-class UnknownPolicy(ValueError):
-    """A topic's `schema_changes` that names no policy."""
+__all__ = ["UnknownPolicy", "check_policies", "policy_of", "refuse_schema_changes", "refuses"]
 
 
 def policy_of(policies: str | Mapping[str, str], topic: str | None) -> str:
@@ -30,8 +28,7 @@ def refuses(policies: str | Mapping[str, str]) -> bool:
 def check_policies(policies: str | Mapping[str, str]) -> None:
     """Raise `UnknownPolicy` for a policy of no known name, before any day is read."""
     for policy in [policies] if isinstance(policies, str) else policies.values():
-        if policy not in POLICIES:
-            raise UnknownPolicy(f"schema_changes must be one of {', '.join(POLICIES)}, not {policy!r}")
+        check_policy(policy)
 
 
 def refuse_schema_changes(

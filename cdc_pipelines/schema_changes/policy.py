@@ -63,6 +63,16 @@ POLICY_ACTIONS: dict[str, dict[type, str]] = {
 }  # fmt: skip
 
 
+class UnknownPolicy(ValueError):
+    """A topic's `schema_changes` that names no policy."""
+
+
+def check_policy(policy: str) -> str:
+    if policy not in POLICIES:
+        raise UnknownPolicy(f"schema_changes must be one of {', '.join(POLICIES)}, not {policy!r}")
+    return policy
+
+
 class SchemaChangeRefused(ValueError):
     """A schema change on a day whose topic's policy is `exception`: the day applies nothing."""
 
@@ -120,13 +130,6 @@ class DayPlan:
     dropped_tables: tuple[str, ...] = ()
     truncated: tuple[str, ...] = ()
     anomalies: tuple[Anomaly, ...] = ()
-
-    def tables_after(self, tables: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
-        """Every table's columns after the day, from those at its start (the next day's `tables`): the ones
-        the day did not touch, without those it renamed away or dropped, then the ones it changed."""
-        gone = set(self.dropped_tables) | {old for old, _ in self.renamed_tables}
-        kept = {name: dict(columns) for name, columns in tables.items() if name not in gone}
-        return kept | {name: dict(table.columns) for name, table in self.tables.items()}
 
 
 @dataclass
@@ -347,9 +350,7 @@ def plan_day(
     DDL of the last of the sink's `shards` (sink -> shard labels; those the day's DDL names are added) to
     make it, and a routed shard's RENAME or DROP TABLE leaves the sink as it is.
     Raises `SchemaChangeRefused` on the first schema change under `exception`."""
-    if policy not in POLICY_ACTIONS:
-        raise ValueError(f"schema_changes must be one of {', '.join(POLICIES)}, not {policy!r}")
-    day = _Day(tables, policy, routes, _shards(events, routes, shards or {}))
+    day = _Day(tables, check_policy(policy), routes, _shards(events, routes, shards or {}))
     for event in events:
         day.event(event)
     return day.plan()
