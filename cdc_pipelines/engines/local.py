@@ -13,6 +13,7 @@ import importlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,6 +23,7 @@ from cdc_pipelines.lake.io import table_version
 from cdc_pipelines.lake.kafka_offsets import day_gaps
 from cdc_pipelines.lake.layout import CHANGES_DIR, REJECTS_DIR
 from cdc_pipelines.lake.run_counts import read_counts
+from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.quality import day as quality_day
 from cdc_pipelines.quality.day_figures import DayQuality, MissingPartitionError, day_quality_of
 from cdc_pipelines.quality.partition import Partition, Thresholds
@@ -29,6 +31,9 @@ from cdc_pipelines.runtime.processes import process_map
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots.report import EXAMPLE_COLUMNS, first_anomalies
 from cdc_pipelines.snapshots.store import ANOMALIES
+
+if TYPE_CHECKING:
+    from pyspark.sql import types as T
 
 BATCH_ROWS = 16_384  # events judged at a time: a batch's dicts are what the judging holds
 # the setting of the processes that run a large day's rules (default: one per core; 1: this process alone)
@@ -45,10 +50,11 @@ def read_record(lake_root: str, dt: str, spark=None) -> Partition:
     return Partition(dt, read_counts(spark, lake_root, dt), day_gaps(spark, lake_root, dt))
 
 
-def _read_day(path: str, dt: str, columns) -> pa.Table:
-    """The day's rows of the local table at `path` with `columns`; none (as text) where there is no table."""
+def _read_day(path: str, dt: str, columns, schema: T.StructType) -> pa.Table:
+    """The day's rows of the local table at `path` with `columns`; none, of the table's `schema`'s types, where
+    there is no table (a day whose decode read nothing)."""
     table = delta_rs.read_partition(path, "dt", dt, columns)
-    return table if table is not None else pa.table({c: pa.array([], pa.string()) for c in columns})
+    return table if table is not None else delta_rs.arrow_schema(schema).empty_table().select(list(columns))
 
 
 def repeated_ids(events: pa.Table) -> dict[str, int]:
@@ -128,8 +134,10 @@ class LocalEngine:
         partition = read_record(lake_root, dt)
         changes = join(lake_root, CHANGES_DIR)
         version = table_version(None, changes)  # every process reads this version
-        events = _read_day(changes, dt, (quality_day.ID_COLUMN, *quality_day.LINE_COLUMNS, *CONTEXT_COLUMNS))
-        rejects = _read_day(join(lake_root, REJECTS_DIR), dt, quality_day.REJECT_COLUMNS)
+        events = _read_day(
+            changes, dt, (quality_day.ID_COLUMN, *quality_day.LINE_COLUMNS, *CONTEXT_COLUMNS), CANONICAL_SCHEMA
+        )
+        rejects = _read_day(join(lake_root, REJECTS_DIR), dt, quality_day.REJECT_COLUMNS, REJECTS_SCHEMA)
         if not partition.recorded and not events.num_rows and not rejects.num_rows:
             raise MissingPartitionError(f"no changes or rejects for dt={dt} under {lake_root}")
         context = quality_day.DayContext(frozenset(quality_day.tables_with_pk(events)), repeated_ids(events))

@@ -64,3 +64,18 @@ def test_an_engine_that_cannot_serve_the_run_fails_at_once(tmp_path, capsys):
     assert "--engine local cannot run quality here: the lake or the output folder is not on local disk" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize("engine", ["local", pytest.param("spark", marks=pytest.mark.spark)])
+def test_a_recorded_day_that_read_nothing_is_judged_as_empty(engine, tmp_path, capsys):
+    """A day whose decode found no input (its counts recorded, no change or reject table yet): every rule
+    judges no events, nothing fails to read."""
+    lake = tmp_path / "lake"
+    write_counts(
+        None, lake, "2024-03-01", {"orders": dict.fromkeys(("read", "decoded", "rejected", "filtered", "events"), 0)}
+    )
+    assert main(["quality", "--canonical", str(lake), "--dt", "2024-03-01", "--no-gx", "--engine", engine]) == 0
+    summary = json.loads((lake / "reports" / "dt=2024-03-01" / "summary.json").read_text())
+    assert {name: rule["checked"] for name, rule in summary["rules"].items()} == dict.fromkeys(
+        ("image_presence_check", "timestamp_precision_check", "pk_consistency_check", "conservation_check"), 0
+    )
