@@ -197,20 +197,23 @@ def fold_local(
         effects = effects.filter(pc.invert(pc.is_in(effects.column("_t"), pa.array(gone, pa.string()))))
     kinds = effects.column("kind")
     truncates = truncations(effects.filter(pc.equal(kinds, fx.TRUNCATE)))
-    keyed = effects.filter(pc.is_in(kinds, pa.array(_KEYED)))
+    keyed = effects.select(["_t", "_k"]).filter(pc.is_in(kinds, pa.array(_KEYED)))
     touched = set(zip(keyed.column("_t").to_pylist(), keyed.column("_k").to_pylist(), strict=True))
     live = live_keys(touched, {fx.table_text(t) for t in truncates})
     n = live.num_rows
-    markers = {f.name: pa.nulls(n, f.type) for f in keyed.schema}
+    markers = {f.name: pa.nulls(n, f.type) for f in effects.schema}
     markers |= {c: live.column(c).cast(pa.string()) for c in (*TABLE, "_t", "_k")}
     markers |= {"_pos": pa.array([b""] * n, pa.binary()), "sub": pa.array([-2] * n, pa.int32()),
                 "kind": pa.array([fx.LIVE] * n, pa.string())}  # fmt: skip
     # a live key's shard as its marker's image (`fold`'s `shard_key_collision`)
     shards = live.column("_shard").to_pylist()
     markers["after"] = pa.array([[(SOURCE_TABLE_COLUMN, s)] if s is not None else None for s in shards],
-                                keyed.schema.field("after").type)  # fmt: skip
-    stream = pa.concat_tables([pa.table(markers, schema=keyed.schema), keyed])
-    stream = stream.sort_by([(c, "ascending") for c in ("_t", "_k", "_pos", "sub")])
+                                effects.schema.field("after").type)  # fmt: skip
+    stream = pa.concat_tables([pa.table(markers, schema=effects.schema), effects])
+    # the keyed rows ordered by their light columns, the images moved once (a filter and a sort would copy twice)
+    rows = pc.indices_nonzero(pc.is_in(stream.column("kind"), pa.array([fx.LIVE, *_KEYED])))
+    order = [(c, "ascending") for c in ("_t", "_k", "_pos", "sub")]
+    stream = stream.take(pc.take(rows, pc.sort_indices(stream.select([c for c, _ in order]).take(rows), order)))
     out = pa.Table.from_batches(list(fold_stream(stream.to_batches(), truncates, routed)), FOLD_SCHEMA)
     tally = pc.equal(out.column("_out"), TALLY)
     figures = merged_figures(out.filter(tally).column("_tally").to_pylist(), truncates)

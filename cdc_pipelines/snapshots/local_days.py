@@ -74,9 +74,26 @@ def max_events(conf) -> int:
     return int(conf.get(MAX_EVENTS_SETTING, str(DEFAULT_MAX_EVENTS)))
 
 
+# a day's change rows `unwritable` read for the engine's choice, kept for the fold of the same run to take
+# (`_decoded_day`): the day is read once, not twice; (changes, day, version) -> rows, taken on use
+_READ_AHEAD: dict[tuple, pa.Table | None] = {}
+
+
+def _decoded_day(lake_root: str | Path, day: str, keep: bool = False) -> pa.Table | None:
+    """Every column of the day's change rows (None where there is no change table): the rows `unwritable`
+    kept (`keep`) when the table is still at the version they were read at, else a read."""
+    changes = join(lake_root, CHANGES_DIR)
+    key = (changes, day, io.table_version(None, changes))
+    rows = _READ_AHEAD.pop(key, None) or delta_rs.read_partition(changes, "dt", day, CANONICAL_COLUMNS)
+    if keep:
+        _READ_AHEAD.clear()
+        _READ_AHEAD[key] = rows
+    return rows
+
+
 def day_changes(lake_root: str | Path, day: str, topics: Sequence[str] | None) -> pa.Table:
     """The day's events a snapshot applies (`day.first_deliveries`); none where the day was never decoded."""
-    changes = delta_rs.read_partition(join(lake_root, CHANGES_DIR), "dt", day, CANONICAL_COLUMNS)
+    changes = _decoded_day(lake_root, day)
     if changes is None:
         changes = delta_rs.arrow_schema(CANONICAL_SCHEMA).empty_table().select(list(CANONICAL_COLUMNS))
     return first_deliveries(changes, topics)
@@ -92,16 +109,16 @@ def unwritable(lake_root: str | Path, root: str, dts: Sequence[str]) -> str | No
     """Why delta-rs cannot write the tables the days `dts` change, or those of the later days applied before
     (a backfill applies them again), or None: a table Spark created (deletion vectors, column mapping), a
     folder name delta-rs cannot open, a column name that needs column mapping."""
-    changes = join(lake_root, CHANGES_DIR)
     for entry in as_of(None, root, "9999-12-31") if dts else ():
         if entry.dt >= min(dts):
             why = small_tables.unwritable_table(table_paths(root, entry.table))
             if why:
                 return why
     for day in dts:
-        rows = delta_rs.read_partition(changes, "dt", day, [*TABLE, "op", "before", "after"])
+        rows = _decoded_day(lake_root, day, keep=len(dts) == 1)
         if rows is None:
             continue
+        rows = rows.select([*TABLE, "op", "before", "after"])
         rows = rows.filter(pc.invert(pc.is_in(rows.column("op"), pa.array(["DDL", "HEARTBEAT", "TX_BEGIN", "TX_END"]))))
         names = set()
         for image in ("before", "after"):
