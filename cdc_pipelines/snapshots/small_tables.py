@@ -236,14 +236,15 @@ def day_rows(folded: pa.Table, plans: Mapping[tuple, list[ColumnPlan]]) -> dict[
     `values.typed_array`, the one typing rule of both engines."""
     outs = folded.column("_out")
     part = pc.take(_PARTS, pc.index_in(outs, pa.array([NET, OPEN, CLOSE])))
-    kept = pc.is_valid(part)
-    folded = folded.append_column(_PART, part).filter(kept)
+    folded = folded.append_column(_PART, part)
+    folded = folded if part.null_count == 0 else folded.filter(pc.is_valid(part))  # a copy only where rows go
     kind = pc.if_else(pc.equal(folded.column("_out"), NET), folded.column("kind"), folded.column(_PART))
     folded = folded.append_column(KIND, kind)
     cdc = sorted({name for name, _ in (*CURRENT_CDC, *HISTORY_CDC)} - {"_cdc_key"})
     out = {}
     for table, columns in plans.items():
-        own = folded.filter(pc.equal(folded.column("_t"), table_text(table)))
+        mine = pc.equal(folded.column("_t"), table_text(table))
+        own = folded if mine.null_count == 0 and pc.all(mine).as_py() else folded.filter(mine)
         typed = {c.name: typed_array(pc.map_lookup(own.column("row"), c.name, "first"), c.spark_type) for c in columns}
         extra = {_PART: own.column(_PART), KIND: own.column(KIND), **{c: own.column(c) for c in cdc},
                  "_cdc_key": own.column("_k")}  # fmt: skip
