@@ -40,8 +40,9 @@ EVENT_COLUMNS = (
     "table_name", "event_time", "event_time_unit", "sync_time", "pk_columns", "before", "after", "column_types",
     "source_types", "ddl", "meta",
 )  # fmt: skip
-# maps a table's events repeat (its columns' types): one dict per distinct map, which the rules only read
-SHARED_MAPS = ("column_types", "source_types")
+# maps and lists a table's events repeat (its columns' types, its PK names): one dict or list per distinct
+# value, which the rules only read
+SHARED_COLUMNS = ("column_types", "source_types", "pk_columns")
 REJECT_COLUMNS = ("source_topic", "source_file", "source_line", "reason")
 # what the engine's group-bys read: the ids that repeat, the lines behind each topic's events
 ID_COLUMN = "event_id"
@@ -57,7 +58,7 @@ def event_rules(thresholds: Thresholds) -> list[EventRule]:
 def event_dicts(batch: pa.RecordBatch | pa.Table) -> list[dict]:
     """A batch of `EVENT_COLUMNS` as the rules read events (`arrow_maps.batch_rows`), each with its `table`
     label."""
-    events = batch_rows(batch, SHARED_MAPS)
+    events = batch_rows(batch, SHARED_COLUMNS)
     for e in events:
         e["table"] = event_table_label(e)
     return events

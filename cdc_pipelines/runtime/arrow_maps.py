@@ -40,7 +40,8 @@ def _flat_map_array(dicts: list[dict | None]) -> pa.MapArray:
 
 def batch_rows(batch: pa.RecordBatch | pa.Table, shared: tuple[str, ...] = ()) -> list[dict]:
     """A batch as one dict per row, as the Python rules read rows: maps as dicts (the `shared` columns' one
-    dict per distinct map, see `map_dicts`), times as epoch microseconds whatever their unit and zone."""
+    dict or list of text per distinct value, see `map_dicts`), times as epoch microseconds whatever their unit
+    and zone."""
     names, columns = batch.schema.names, []
     for name in names:
         column = batch.column(name)
@@ -48,6 +49,8 @@ def batch_rows(batch: pa.RecordBatch | pa.Table, shared: tuple[str, ...] = ()) -
             column = column.combine_chunks()
         if pa.types.is_map(column.type):
             columns.append(map_dicts(column, shared=name in shared))
+        elif pa.types.is_list(column.type) and name in shared:
+            columns.append(_shared_lists(column))
         elif pa.types.is_timestamp(column.type):
             micros = pc.cast(column, pa.timestamp("us", tz=column.type.tz))
             columns.append(pc.cast(micros, pa.int64()).to_pylist())
@@ -91,6 +94,26 @@ def _signatures(column: pa.MapArray) -> tuple[list, list] | None:
     joined_keys = pc.binary_join(pa.ListArray.from_arrays(offsets, keys), _SEPARATOR)
     joined_items = pc.binary_join(pa.ListArray.from_arrays(offsets, items), _SEPARATOR)
     return joined_keys.to_pylist(), joined_items.to_pylist()
+
+
+def _shared_lists(column: pa.ListArray) -> list[list | None]:
+    """A list<string> column of few distinct lists (a table's PK names) as one Python list per distinct list,
+    which callers only read: from each row's items joined by NUL and its length (`to_pylist` builds a list
+    per row). A NUL in an item, or a null item, gives that row a list of its own."""
+    if pc.any(pc.match_substring(column.flatten(), _SEPARATOR)).as_py():
+        return column.to_pylist()
+    built: dict[tuple[int, str], list] = {}
+    out: list[list | None] = []
+    lengths = pc.list_value_length(column).to_pylist()
+    for i, (n, joined) in enumerate(zip(lengths, pc.binary_join(column, _SEPARATOR).to_pylist(), strict=True)):
+        if n is None or joined is None:
+            out.append(None if n is None else column[i].as_py())
+            continue
+        entries = built.get((n, joined))
+        if entries is None:
+            entries = built[(n, joined)] = joined.split(_SEPARATOR) if n else []
+        out.append(entries)
+    return out
 
 
 def _shared_dicts(column: pa.MapArray, offsets: list, valid: list, keys: list, items: list) -> list[dict | None]:

@@ -66,3 +66,20 @@ def test_batch_rows_give_maps_as_dicts_and_times_as_epoch_micros_whatever_the_un
     )
     assert batch_rows(batch) == [{"t": 1_500_000, "m": {"a": "x"}}, {"t": None, "m": None}]
     assert batch_rows(pa.Table.from_batches([batch, batch]), shared=("m",))[2:] == batch_rows(batch)
+
+
+LISTS = [["id"], ["id"], None, [], [""], ["a", "b"], ["a", None], ["a", None], ["ab"], ["a\x00b"], ["id"]]
+
+
+def test_shared_lists_equal_pyarrows_own_conversion_and_share_one_list_per_value():
+    column = pa.array(LISTS, pa.list_(pa.string()))
+    slices = [(start, length) for start in range(len(LISTS)) for length in range(len(LISTS) - start + 1)]
+    for start, length in slices:
+        rows = batch_rows(pa.table({"pk": column.slice(start, length)}), ("pk",))
+        assert [r["pk"] for r in rows] == LISTS[start : start + length]
+    rows = [r["pk"] for r in batch_rows(pa.table({"pk": column[:9]}), ("pk",))]
+    assert rows[0] is rows[1] and rows[3] is not rows[4]  # [] and [""] kept apart
+    assert rows[6] is not rows[7]  # a null item: a list per row
+    # a NUL inside an item turns sharing off for the batch rather than confuse lists
+    rows = [r["pk"] for r in batch_rows(pa.table({"pk": column}), ("pk",))]
+    assert rows == LISTS and rows[0] is not rows[10]
