@@ -235,7 +235,7 @@ def _write_day_datasets(
         anomalies = anomalies.unionByName(_late_events(result.events, before, applied))
     ddl_rows, unread = ddl
     if unread.num_rows:
-        anomalies = anomalies.unionByName(spark.createDataFrame(unread))
+        anomalies = anomalies.unionByName(apply.local_frame(spark, unread))
     anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
     datasets = (anomalies, result.events.select("event_id", "dt"), ddl_rows)
     return applied, small_tables.replace_datasets(spark, root, day, datasets, applied)
