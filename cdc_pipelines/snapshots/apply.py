@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
@@ -220,10 +221,11 @@ def fold_local(
     return LocalFold(effects, out.filter(pc.invert(tally)), figures)
 
 
-def local_frame(spark: SparkSession, rows: pa.Table, schema: str | None = None) -> DataFrame:
+def local_frame(spark: SparkSession, rows: pa.Table, schema: str | T.StructType | None = None) -> DataFrame:
     """Local rows as a Spark frame (its types `rows`' where no `schema`); an empty table as one empty chunk
-    (Spark cannot read none)."""
-    return spark.createDataFrame(rows if rows.num_rows else rows.schema.empty_table(),
+    (Spark cannot read none), any other as one chunk: Spark 4.2 drops the rows after an empty batch past the
+    first (a filtered or concatenated table has them)."""
+    return spark.createDataFrame(rows.combine_chunks() if rows.num_rows else rows.schema.empty_table(),
                                  schema or from_arrow_schema(rows.schema))  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
 from cdc_pipelines.schema_changes.changes import UnreadDdl
 from cdc_pipelines.snapshots.effects import EVENT_TIME, ROW_OPS, position, row_index, table_label
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, TABLE
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, LATE_DETAIL, LATE_EVENT, TABLE
 from cdc_pipelines.snapshots.store import read_summary
 from cdc_pipelines.snapshots.values import ColumnFigures, ColumnPlan, spark_type
 
@@ -69,6 +69,20 @@ def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None]
     schema = pa.schema([*(pa.field(c, EVENT_TIME if c == "event_time" else pa.string()) for c in DDL_COLUMNS),
                         pa.field("unread", pa.string()), pa.field("dt", pa.string())])  # fmt: skip
     return pa.Table.from_pylist(rows, schema), pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
+
+
+def late_events(events: pa.Table, before: pa.Table | None) -> pa.Table:
+    """The `late_event` anomalies (`ANOMALY_TEXT`) of a day applied again after a later day: those of its
+    events applied now (`TABLE`, `event_id`, `op`) whose id is not among those a run of it before applied
+    (`before`'s `event_id`; None: no run of it recorded). A plain rerun of the same events has none. Spark
+    runs it per group of a cogroup by the event id's hash (`run`), the local engine on the whole day."""
+    if before is not None:
+        ids = before.column("event_id").cast(events.schema.field("event_id").type)
+        events = events.filter(pc.invert(pc.is_in(events.column("event_id"), ids)))
+    n = events.num_rows
+    columns = {c: events.column(c) for c in (*TABLE, "event_id", "op")}
+    late = pa.table(columns | {"kind": pa.array([LATE_EVENT] * n), "detail": pa.array([LATE_DETAIL] * n)})
+    return late.select(list(ANOMALY_COLUMNS)).cast(ANOMALY_TEXT)
 
 
 IMAGE_FIELDS = (*TABLE, "op", "event_time", "seq", "source_file", "source_line", "meta", "event_id", "before",

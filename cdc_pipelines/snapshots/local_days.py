@@ -6,8 +6,9 @@ Spark owns by Spark (`spark_tables`: their live keys read and their rows MERGEd,
 from frames of their own rows).
 
 The rules are the same modules' as Spark's own fold (`run`): the effects and their fold (`apply`), the
-columns' types and the failing values (`values`), what the day does to each table (`day`), the writes'
-clauses (`merges`), restores and versions (`versions`). What is here is the order they run in. On the
+columns' types and the failing values (`values`), what the day does to each table and its late events
+(`day`), the writes' clauses (`merges`), the day's datasets' writers (`small_tables.replace_datasets`),
+restores and versions (`versions`). What is here is the order they run in. On the
 local engine every table is delta-rs's, so a table Spark created, a column name that needs column mapping
 or a folder name delta-rs cannot open sends the step to Spark before it starts (`unwritable`, the engine
 table).
@@ -35,6 +36,7 @@ from cdc_pipelines.snapshots.day import (
     ddl_dataset,
     ddl_events,
     first_deliveries,
+    late_events,
     rows_before,
     table_days,
     table_rows,
@@ -43,23 +45,8 @@ from cdc_pipelines.snapshots.day import (
 from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables, write_table
 from cdc_pipelines.snapshots.effects import TABLE, TRUNCATE, table_text
 from cdc_pipelines.snapshots.fold import ANOMALY, ANOMALY_NAMES, table_order
-from cdc_pipelines.snapshots.schema import (
-    ANOMALY_COLUMNS,
-    ANOMALY_SCHEMA,
-    APPLIED_SCHEMA,
-    DDL_SCHEMA,
-    LATE_DETAIL,
-    LATE_EVENT,
-)
-from cdc_pipelines.snapshots.store import (
-    ANOMALIES,
-    APPLIED,
-    DDL,
-    applied_days,
-    read_day,
-    replace_local_day,
-    table_paths,
-)
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, APPLIED_SCHEMA
+from cdc_pipelines.snapshots.store import APPLIED, applied_days, read_day, table_paths
 from cdc_pipelines.snapshots.versions import TableVersion, as_of
 
 # the setting of the most events of one day the local engine folds (it holds the day in this process: a
@@ -186,15 +173,14 @@ def snapshot_day(
     anomalies = _anomalies(spark, root, day, folded, opened, events if late else None, invalid,
                            pa.concat_tables([unread, schema.anomalies]))  # fmt: skip
     ids = events.select(["event_id"]).append_column("dt", pa.array([day] * events.num_rows, pa.string()))
-    # on Spark, a local root's datasets and versions are committed by delta-rs unless `small_table_max_rows` is 0
-    by_delta_rs = spark is None or (small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None)
     with ThreadPoolExecutor(max_workers=spark_tables.CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
-        datasets = pool.submit(_replace_datasets, spark, root, day, (anomalies, ids, ddl_rows), by_delta_rs)
+        datasets = pool.submit(small_tables.replace_datasets, spark, root, day, (anomalies, ids, ddl_rows),
+                               events.num_rows)  # fmt: skip
         days = table_days([f.as_dict() for f in folded.figures.values()], figures, held)
         entries = _write_tables(spark, root, day, folded, days, rows_before(root, previous_day), pool)
         datasets.result()
     return finished_day(spark, root, day, schema, entries, previous_day, skipped, events.num_rows,
-                        anomalies.to_pylist(), by_delta_rs)  # fmt: skip
+                        anomalies.to_pylist(), small_tables.commits_root(spark, root))  # fmt: skip
 
 
 def _truncates_spark_table(spark: SparkSession, root: str, effects: pa.Table, skipped: list[dict]) -> bool:
@@ -230,40 +216,19 @@ def _write_tables(
     return [w.result() for w in writes]
 
 
-def _replace_datasets(
-    spark: SparkSession | None, root: str, day: str, datasets: tuple[pa.Table, pa.Table, pa.Table], by_delta_rs: bool
-) -> None:
-    """The day's anomalies, applied event ids and DDL (`datasets`), each replacing an earlier run's, in that
-    order: a late day's anomalies are read against the ids applied before. On Spark, delta-rs commits them
-    (`by_delta_rs`) for a day of at most `small_tables.max_rows` events, each of at most that many rows,
-    as `store.replace_day` does a day Spark folded; Spark the others."""
-    anomalies, ids, ddl_rows = datasets
-    limit = small_tables.max_rows(spark) if spark is not None else 0
-    for rows, folder, schema in ((anomalies, ANOMALIES, ANOMALY_SCHEMA), (ids, APPLIED, APPLIED_SCHEMA),
-                                 (ddl_rows, DDL, DDL_SCHEMA)):  # fmt: skip
-        by_spark = spark is not None and not (by_delta_rs and max(ids.num_rows, rows.num_rows) <= limit)
-        replace_local_day(rows, join(root, folder), day, schema, spark if by_spark else None)
-
-
 def _anomalies(
     spark: SparkSession | None, root: str, day: str, folded: apply.LocalFold, opened: pa.Table,
     late: pa.Table | None, invalid: bool, unread: pa.Table,
 ) -> pa.Table:  # fmt: skip
     """The fold's anomalies, the values failing their type (looked for only where the day has some:
-    `invalid`), on a late day those of its events applied (`late`) that a run of it before did not apply, and
-    the DDL not read (`unread`)."""
+    `invalid`), on a late day those of its events applied (`late`) that a run of it before did not apply
+    (`day.late_events`), and the DDL not read (`unread`)."""
     rows = folded.folded.filter(pc.equal(folded.folded.column("_out"), ANOMALY))
     parts = [rows.rename_columns([ANOMALY_NAMES.get(c, c) for c in rows.column_names]), unread]
     if invalid:
         parts.append(values.invalid_cells(opened))
     if late is not None:
-        before = _applied_before(spark, root, day)
-        if before is not None:
-            late = late.filter(pc.invert(pc.is_in(late.column("event_id"), before.column("event_id"))))
-        n = late.num_rows
-        parts.append(pa.table({**{c: late.column(c) for c in TABLE}, "kind": pa.array([LATE_EVENT] * n),
-                               "event_id": late.column("event_id"), "op": late.column("op"),
-                               "detail": pa.array([LATE_DETAIL] * n)}))  # fmt: skip
+        parts.append(late_events(late, _applied_before(spark, root, day)))
     rows = pa.concat_tables([p.select(list(ANOMALY_COLUMNS)).cast(ANOMALY_TEXT) for p in parts])
     return rows.append_column("dt", pa.array([day] * rows.num_rows, pa.string()))
 

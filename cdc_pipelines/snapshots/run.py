@@ -26,6 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_pipelines.lake import delta_rs, io
 from cdc_pipelines.lake.layout import CHANGES_DIR, SNAPSHOTS_DIR
@@ -37,10 +38,12 @@ from cdc_pipelines.schema_changes.routes import Route
 from cdc_pipelines.snapshots import apply, local_days, schema_day, small_tables, spark_tables
 from cdc_pipelines.snapshots.apply import Applied, apply_effects, day_tables, effects_frame
 from cdc_pipelines.snapshots.day import (
+    ANOMALY_TEXT,
     IMAGE_FIELDS,
     TableDay,
     ddl_dataset,
     ddl_events,
+    late_events,
     rows_before,
     table_days,
     table_rows,
@@ -48,30 +51,17 @@ from cdc_pipelines.snapshots.day import (
 )
 from cdc_pipelines.snapshots.day_steps import finished_day, planned_schema, prepared_tables, write_table
 from cdc_pipelines.snapshots.effects import ROW_OPS
-from cdc_pipelines.snapshots.schema import (
-    ANOMALY_COLUMNS,
-    ANOMALY_SCHEMA,
-    APPLIED_SCHEMA,
-    DDL_SCHEMA,
-    LATE_DETAIL,
-    LATE_EVENT,
-    TABLE,
-)
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, ANOMALY_SCHEMA, APPLIED_SCHEMA, TABLE
 from cdc_pipelines.snapshots.spark_tables import CONCURRENT_WRITES, matching
-from cdc_pipelines.snapshots.store import (
-    ANOMALIES,
-    APPLIED,
-    DDL,
-    applied_days,
-    read_day,
-    replace_day,
-)
+from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, applied_days, read_day
 from cdc_pipelines.snapshots.values import ColumnPlan
 from cdc_pipelines.snapshots.versions import TableVersion, restore_before
 
 # the most events of the days a run applies (from the changes' Delta log) planned without adaptive execution
 STATIC_PLAN_MAX_EVENTS = 50_000
 ADAPTIVE = "spark.sql.adaptive.enabled"
+# the events of a group of Spark's late-event cogroup (`_late_events`): a Python worker holds a group whole
+LATE_GROUP_EVENTS = 200_000
 
 
 def snapshots_root(lake_root: str | Path, out: str | Path | None = None) -> str:
@@ -206,15 +196,13 @@ def snapshot_day(
     prepared_tables(spark, root, day, list(dict.fromkeys([*tables, *schema.tables])), restored, schema)
     live_keys, held = previous_keys(spark, root, tables)
     result = apply_effects(effects, live_keys, skipped, bool(schema.rewrite.routes))
-    # a local lake: a small day's datasets and every day's versions committed by delta-rs
-    local = small_tables.max_rows(spark) > 0 and delta_rs.local_table_path(root) is not None
     try:
         figures = apply.column_figures(result)
         invalid = not all(f.valid for f in figures.values())  # else no cell fails its type: not looked for again
         with ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="snapshot") as pool:
             ddl_rows, unread = ddl_dataset(ddl, day, dialects)
             ddl_rows = ddl_rows, pa.concat_tables([unread, schema.anomalies])
-            side = pool.submit(_write_day_datasets, spark, root, day, ddl_rows, result, late, invalid, local)
+            side = pool.submit(_write_day_datasets, spark, root, day, ddl_rows, result, late, invalid)
             days = table_days(result.tables, figures, held)
             entries = _merge_tables(spark, root, day, result, days, rows_before(root, previous_day), pool)
             applied, anomalies = side.result()
@@ -222,7 +210,7 @@ def snapshot_day(
             frame = read_day(spark, join(root, ANOMALIES), ANOMALY_SCHEMA, day)
             anomalies = [{**r.asDict(), "n": r["count"]} for r in frame.groupBy(*TABLE, "kind").count().collect()]
         return finished_day(spark, root, day, schema, entries, previous_day, skipped, applied, anomalies,
-                            local)  # fmt: skip
+                            small_tables.commits_root(spark, root))  # fmt: skip
     finally:
         result.release()
 
@@ -235,30 +223,22 @@ def _write_day_datasets(
     result: Applied,
     late: bool,
     invalid: bool,
-    local: bool,
 ) -> tuple[int, list[dict] | None]:
-    """The day's anomalies, applied event ids and DDL (each replacing an earlier run's): the events
-    applied, and the anomalies when they were collected. On a `local` lake, a day of at most
-    `small_tables.max_rows` events has each dataset of at most that many rows written by delta-rs.
-
-    The values failing their type are looked for only when the day has some (`invalid`). The anomalies
-    are written before the applied ids: a late day's are read against the ids applied before. `ddl`: the
-    day's `_ddl` rows and its `ddl_unread` anomalies (`day.ddl_dataset`)."""
+    """The day's anomalies, applied event ids and DDL (`small_tables.replace_datasets`): the events applied,
+    and the anomalies when they were collected. The values failing their type are looked for only when the
+    day has some (`invalid`); a `late` day's events not applied before are anomalies (`_late_events`). `ddl`:
+    the day's `_ddl` rows and its `ddl_unread` anomalies (`day.ddl_dataset`)."""
     applied = result.events.count()
-    limit = small_tables.max_rows(spark)
-    max_rows = limit if local and applied <= limit else 0
     anomalies = result.anomalies.unionByName(apply.invalid_cells(result)) if invalid else result.anomalies
     if late:
-        applied_before = read_day(spark, join(root, APPLIED), APPLIED_SCHEMA, day)
-        anomalies = anomalies.unionByName(_late_events(result.events, applied_before))
+        before = read_day(spark, join(root, APPLIED), APPLIED_SCHEMA, day)
+        anomalies = anomalies.unionByName(_late_events(result.events, before, applied))
     ddl_rows, unread = ddl
     if unread.num_rows:
-        anomalies = anomalies.unionByName(spark.createDataFrame(unread))
+        anomalies = anomalies.unionByName(apply.local_frame(spark, unread))
     anomalies = anomalies.select(*ANOMALY_COLUMNS).withColumn("dt", F.lit(day))
-    rows = replace_day(anomalies, join(root, ANOMALIES), day, max_rows, schema=ANOMALY_SCHEMA)
-    replace_day(result.events.select("event_id", "dt"), join(root, APPLIED), day, max_rows, schema=APPLIED_SCHEMA)
-    replace_day(spark.createDataFrame(ddl_rows, DDL_SCHEMA), join(root, DDL), day, max_rows)
-    return applied, rows
+    datasets = (anomalies, result.events.select("event_id", "dt"), ddl_rows)
+    return applied, small_tables.replace_datasets(spark, root, day, datasets, applied)
 
 
 def _merge_tables(
@@ -290,7 +270,12 @@ def _merge_tables(
     return [w.result() for w in writes]
 
 
-def _late_events(events: DataFrame, applied_before: DataFrame) -> DataFrame:
-    return events.join(applied_before.select("event_id"), "event_id", "left_anti").select(
-        *TABLE, F.lit(LATE_EVENT).alias("kind"), "event_id", "op", F.lit(LATE_DETAIL).alias("detail"),
-    )  # fmt: skip
+def _late_events(events: DataFrame, before: DataFrame, applied: int) -> DataFrame:
+    """`day.late_events` of a day Spark folds, the day not collected: its events and the ids applied before
+    cogrouped by a hash of the event id (groups of about `LATE_GROUP_EVENTS` of the `applied`), the rule run
+    on each group's Arrow tables."""
+    bucket = F.pmod(F.xxhash64("event_id"), F.lit(max(1, -(-applied // LATE_GROUP_EVENTS))))
+    grouped = events.select(*TABLE, "event_id", "op").groupBy(bucket)
+    return grouped.cogroup(before.select("event_id").groupBy(bucket)).applyInArrow(
+        late_events, from_arrow_schema(ANOMALY_TEXT)
+    )

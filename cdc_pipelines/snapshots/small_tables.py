@@ -12,7 +12,8 @@ new column-mapped table without the `columnMapping` feature Spark's reader check
 on. A table Spark created has both, and only Spark writes it; so do a table whose column names need
 mapping and a folder name with `%` (delta-rs 1.6 decodes it as a URL): `unwritable` names them for the
 engine table. Which of the two creates a new table on the Spark engine is decided then, by its first day's
-rows (`MAX_ROWS_SETTING`).
+rows (`MAX_ROWS_SETTING`). Under the same bound delta-rs commits a day's `_anomalies`, `_applied` and `_ddl`
+(`replace_datasets`, for a day of either engine and either fold).
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from collections.abc import Callable, Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_pipelines.lake.delta_rs import file_rows, local_table_path
+from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
 from cdc_pipelines.snapshots import merges
 from cdc_pipelines.snapshots.apply import Applied
@@ -33,8 +35,16 @@ from cdc_pipelines.snapshots.day import TableDay
 from cdc_pipelines.snapshots.effects import table_text
 from cdc_pipelines.snapshots.fold import CLOSE, FOLD_SCHEMA, NET, OPEN
 from cdc_pipelines.snapshots.merges import KIND
-from cdc_pipelines.snapshots.schema import CDC_COLUMNS, CURRENT_CDC, HISTORY_CDC, TABLE
-from cdc_pipelines.snapshots.store import table_paths
+from cdc_pipelines.snapshots.schema import (
+    ANOMALY_SCHEMA,
+    APPLIED_SCHEMA,
+    CDC_COLUMNS,
+    CURRENT_CDC,
+    DDL_SCHEMA,
+    HISTORY_CDC,
+    TABLE,
+)
+from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, replace_day, replace_local_day, table_paths
 from cdc_pipelines.snapshots.tables import PROPERTIES, TablePaths, column_order, evolve, prepare
 from cdc_pipelines.snapshots.values import ColumnPlan, typed_array, widened
 
@@ -44,6 +54,9 @@ from cdc_pipelines.snapshots.values import ColumnPlan, typed_array, widened
 # only delta-rs's)
 MAX_ROWS_SETTING = "cdc.snapshots.small_table_max_rows"
 DEFAULT_MAX_ROWS = 100_000
+# a day's datasets in the order they are replaced: a late day's anomalies are read against the ids applied
+# before (`day.late_events`), so `_applied` is replaced after `_anomalies`
+_DAY_DATASETS = ((ANOMALIES, ANOMALY_SCHEMA), (APPLIED, APPLIED_SCHEMA), (DDL, DDL_SCHEMA))
 # what Delta accepts as a column name without column mapping (and no backtick: delta-rs's merge quotes
 # names with backticks without escaping them)
 _PLAIN_NAME = re.compile(r"[^ ,;{}()\n\t=`]+")
@@ -58,6 +71,31 @@ _PROPERTIES = {k: v for k, v in PROPERTIES.items() if k == "delta.autoOptimize.o
 
 def max_rows(spark: SparkSession) -> int:
     return int(spark.conf.get(MAX_ROWS_SETTING, str(DEFAULT_MAX_ROWS)))
+
+
+def commits_root(spark: SparkSession | None, root: str) -> bool:
+    """Whether delta-rs commits the snapshot root's datasets and versions: every one on the local engine; on
+    Spark's, a local root's unless `MAX_ROWS_SETTING` is 0."""
+    return spark is None or (max_rows(spark) > 0 and local_table_path(root) is not None)
+
+
+def replace_datasets(
+    spark: SparkSession | None, root: str, day: str, datasets: tuple[pa.Table | DataFrame, ...], applied: int
+) -> list[dict] | None:
+    """The day's anomalies, applied event ids and DDL (`datasets`: rows held here, or Spark frames), each
+    replacing an earlier run's partition, in that order (`_DAY_DATASETS`): both engines' days. delta-rs
+    commits them where it commits the root (`commits_root`) for a day of at most `max_rows` events applied
+    (`applied`), each of at most that many rows (a frame collected up to one past it: `store.replace_day`);
+    Spark the others. Returns the anomalies' rows where a frame of them was collected."""
+    limit = max_rows(spark) if spark is not None and commits_root(spark, root) and applied <= max_rows(spark) else 0
+    collected = {}
+    for rows, (folder, schema) in zip(datasets, _DAY_DATASETS, strict=True):
+        if not isinstance(rows, pa.Table):
+            collected[folder] = replace_day(rows, join(root, folder), day, limit, schema=schema)
+            continue
+        held = spark is None or (limit > 0 and rows.num_rows <= limit)
+        replace_local_day(rows, join(root, folder), day, schema, None if held else spark)
+    return collected.get(ANOMALIES)
 
 
 def prints_utc(spark: SparkSession | None) -> bool:

@@ -27,6 +27,7 @@ from cdc_pipelines.lake.io import is_table
 from cdc_pipelines.lake.partition_paths import escape_value
 from cdc_pipelines.runtime import storage
 from cdc_pipelines.runtime.session import active_spark
+from cdc_pipelines.snapshots.apply import local_frame
 from cdc_pipelines.snapshots.tables import TablePaths
 
 VERSIONS, ANOMALIES, DDL, APPLIED, RUNS = "_versions", "_anomalies", "_ddl", "_applied", "_runs"
@@ -79,7 +80,7 @@ def replace_local_day(
 ) -> None:
     """`replace_day` of a dataset's rows held here: by delta-rs (a local dataset), or by Spark where given `spark`."""
     if spark is not None:
-        io.replace_partitions(spark.createDataFrame(rows, schema), folder, [{"dt": day}], ("dt",), schema=schema)
+        io.replace_partitions(local_frame(spark, rows, schema), folder, [{"dt": day}], ("dt",), schema=schema)
         return
     delta_rs.replace_partitions(rows, delta_rs.local_table_path(folder), [{"dt": day}], schema, ("dt",))
 

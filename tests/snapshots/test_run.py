@@ -6,14 +6,16 @@ import io
 import json
 import shutil
 
+import pyarrow as pa
 import pytest
 
 from cdc_pipelines.engines.spark import SparkEngine
 from cdc_pipelines.runtime.storage import join
-from cdc_pipelines.snapshots import apply, day_steps, snapshot_days
+from cdc_pipelines.snapshots import apply, day_steps, run, small_tables, snapshot_days
 from cdc_pipelines.snapshots.as_of import print_as_of
 from cdc_pipelines.snapshots.report import snapshot_report
-from cdc_pipelines.snapshots.store import ANOMALIES, DDL, read_summary, table_root
+from cdc_pipelines.snapshots.schema import LATE_DETAIL
+from cdc_pipelines.snapshots.store import ANOMALIES, APPLIED, DDL, read_summary, table_root
 from tests.lake.partitions import write_partitions
 from tests.snapshots import delta_rs
 from tests.snapshots.events import change, changes_df, delete, insert, update
@@ -177,6 +179,55 @@ def test_two_days_then_rerun_and_backfill_equal_a_clean_run(snapshot_engine, tmp
     engine.write_changes(lake / "changes", DAY2[:2])
     assert engine.days(lake, [D2])[D2]["anomalies"] == 0
     assert [a for a in delta_rs.rows(lake / "snapshots" / ANOMALIES) if a["dt"] == D2] == []
+
+
+def test_late_events_are_those_a_backfill_applies_that_the_run_before_did_not(snapshot_engine, tmp_path, monkeypatch):
+    """Day 1 re-decoded with two more events after day 2 was applied: its backfill reports those two, each
+    with its table and op, and not the events its run before applied; a second backfill of the same events
+    reports none. On Spark, the day in the driver with Spark writing the datasets, and the day Spark folds
+    (the rule per group of a cogroup, a group per two events) with the datasets by delta-rs, then by Spark."""
+    engine = snapshot_engine
+    day1 = [insert(1, _row(1, "a")), insert(2, _row(2, "b")), insert(3, {"id": "1"}, table="u")]
+    late = [insert(4, _row(3, "c"), table="u", at=dt.datetime(2024, 1, 1, 23)),
+            delete(5, _row(2, "b"), at=dt.datetime(2024, 1, 1, 23, 1))]  # fmt: skip
+    monkeypatch.setattr(run, "LATE_GROUP_EVENTS", 2)
+    # (the most events of a day folded in the driver, the most rows of a dataset delta-rs writes)
+    ways = [(None, None)] if engine.spark is None else [("100", "0"), ("0", None), ("0", "0")]
+    for n, (driver, small) in enumerate(ways):
+        for key, value in ((apply.MAX_EVENTS_SETTING, driver), (small_tables.MAX_ROWS_SETTING, small)):
+            if value is not None:
+                engine.spark.conf.set(key, value)
+        try:
+            lake = engine.lake(tmp_path / str(n), [*day1, update(1, _row(1, "a"), _row(1, "a2"), day=D2)])
+            engine.days(lake, [D1, D2])
+            engine.write_changes(lake / "changes", [*day1, *late])
+            days = engine.days(lake, [D1])
+            assert list(days) == [D1, D2] and days[D1]["anomalies"] == 2, (driver, small)
+            anomalies = [a for a in delta_rs.rows(lake / "snapshots" / ANOMALIES) if a["dt"] == D1]
+            assert sorted((a["table_name"], a["kind"], a["event_id"], a["op"], a["detail"]) for a in anomalies) == [
+                ("t", "late_event", f"e{D1}-5", "DELETE", LATE_DETAIL),
+                ("u", "late_event", f"e{D1}-4", "INSERT", LATE_DETAIL),
+            ], (driver, small)  # fmt: skip
+            applied = [r["event_id"] for r in delta_rs.rows(lake / "snapshots" / APPLIED) if r["dt"] == D1]
+            assert sorted(applied) == [f"e{D1}-{i}" for i in range(1, 6)]
+            assert sorted(r["id"] for r in delta_rs.rows(_path(lake))) == [1]
+            if n == len(ways) - 1:  # the same events again (once, by the last way): none of them late now
+                again = engine.days(lake, [D1])
+                assert again[D1]["anomalies"] == 0 and again[D1]["per_table"]["db.t"]["anomalies"] == {}
+                assert [a for a in delta_rs.rows(lake / "snapshots" / ANOMALIES) if a["dt"] == D1] == []
+        finally:
+            for key, value in ((apply.MAX_EVENTS_SETTING, driver), (small_tables.MAX_ROWS_SETTING, small)):
+                if value is not None:
+                    engine.spark.conf.unset(key)
+
+
+def test_local_rows_reach_spark_whole_whatever_their_chunks(spark):
+    """Spark 4.2 reads no rows of a table past an empty batch after its first: a filtered or concatenated table
+    (the in-driver day's anomalies, a Spark table's own rows) has such batches; `apply.local_frame` and the
+    datasets Spark writes from rows held here (`store.replace_local_day`) give it them as one chunk."""
+    rows = pa.table({"a": ["x", "y"]})
+    chunked = pa.concat_tables([rows.slice(0, 0), rows.slice(0, 0), rows, rows.slice(0, 0), rows])
+    assert sorted(r.a for r in apply.local_frame(spark, chunked, "a string").collect()) == ["x", "x", "y", "y"]
 
 
 def test_each_day_is_folded_in_the_driver_by_its_own_events(spark, tmp_path, monkeypatch):
