@@ -124,6 +124,30 @@ def first_examples(examples: Iterable[tuple], limit: int = MAX_EXAMPLES) -> list
     return sorted(examples, key=lambda e: null_first(*e))[:limit]
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """What one event's verdicts and info flags count: the sub-checks that apply and fail, the info flags set,
+    whether any sub-check applies, the first failing one's reason, and the event's GX flags (per sub-check,
+    then the rule's own)."""
+
+    applies: tuple[int, ...]
+    fails: tuple[int, ...]
+    info: tuple[int, ...]
+    checked: bool
+    reason: str | None
+    flags: tuple
+
+    @staticmethod
+    def of(verdicts: Sequence[Verdict], info: Sequence[bool]) -> _Outcome:
+        applies = tuple(i for i, (a, _, _) in enumerate(verdicts) if a)
+        fails = tuple(i for i in applies if verdicts[i][1])
+        checked = bool(applies)
+        own = bool(fails) if checked else None
+        return _Outcome(applies, fails, tuple(i for i, flag in enumerate(info) if flag), checked,
+                        next((verdicts[i][2] for i in fails if verdicts[i][2] is not None), None),
+                        (*(bool(f) if a else None for a, f, _ in verdicts), own))  # fmt: skip
+
+
 @dataclass
 class RuleTally:
     """A rule's counts over some events, by (source_topic, table): what merges across batches."""
@@ -136,37 +160,48 @@ class RuleTally:
         """Judge `events` (each with its `table` label) and count their verdicts in; with `flags`, each event's
         GX flags appended to its columns there (`flag_column`'s per sub-check: null where it does not apply,
         else whether it fails; the rule's own: null where none applies, else whether any fails)."""
-        checks, infos = len(rule.checks), len(rule.info)
         columns = [flags.setdefault(flag_column(rule.name, n), []) for n in rule.checks] if flags is not None else None
         own = flags.setdefault(rule.name, []) if flags is not None else None
+        # events of one group and one outcome (verdicts and info alike: most of a day) counted once, at the end
+        counts: dict[tuple, int] = {}
+        outcomes: dict[tuple, _Outcome] = {}
+        flagged: list[tuple] = []
         for event in events:
-            key = (event["source_topic"], event["table"])
-            group = self.groups.get(key)
-            if group is None:
-                group = self.groups[key] = GroupTally(0, 0, [0] * checks, [0] * checks, [0] * infos, [])
             verdicts, info = rule.verdicts(event)
-            reason, applies = None, False
-            for i, (a, f, why) in enumerate(verdicts):
-                if a:
-                    applies = True
-                    group.applies[i] += 1
-                    if f:
-                        group.fails[i] += 1
-                        if reason is None:
-                            reason = why
-            for i, flag in enumerate(info):
-                group.info[i] += bool(flag)
-            if columns is not None:
-                for column, (a, f, _) in zip(columns, verdicts, strict=True):
-                    column.append(bool(f) if a else None)
-                own.append(any(a and f for a, f, _ in verdicts) if applies else None)
-            group.checked += applies
-            if reason is not None:
-                group.failed += 1
-                group.examples.append((*(event[c] for c in EXAMPLE_ORDER), reason))
+            seen = (tuple(verdicts), tuple(info))
+            outcome = outcomes.get(seen)
+            if outcome is None:
+                outcome = outcomes[seen] = _Outcome.of(*seen)
+            key = (event["source_topic"], event["table"], outcome)
+            counts[key] = counts.get(key, 0) + 1
+            if outcome.reason is not None:
+                group = self._group(rule, key[:2])
+                group.examples.append((*(event[c] for c in EXAMPLE_ORDER), outcome.reason))
                 if len(group.examples) > 4 * MAX_EXAMPLES:
                     group.examples = first_examples(group.examples)
+            if columns is not None:
+                flagged.append(outcome.flags)
+        for (topic, table, outcome), n in counts.items():
+            group = self._group(rule, (topic, table))
+            for i in outcome.applies:
+                group.applies[i] += n
+            for i in outcome.fails:
+                group.fails[i] += n
+            for i in outcome.info:
+                group.info[i] += n
+            group.checked += n * outcome.checked
+            group.failed += n * (outcome.reason is not None)
+        if columns is not None and flagged:
+            for column, values in zip([*columns, own], zip(*flagged, strict=True), strict=True):
+                column.extend(values)
         return self
+
+    def _group(self, rule: EventRule, key: tuple) -> GroupTally:
+        group = self.groups.get(key)
+        if group is None:
+            checks = len(rule.checks)
+            group = self.groups[key] = GroupTally(0, 0, [0] * checks, [0] * checks, [0] * len(rule.info), [])
+        return group
 
     def merge(self, other: RuleTally) -> RuleTally:
         for key, group in other.groups.items():
