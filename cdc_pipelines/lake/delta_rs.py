@@ -29,6 +29,16 @@ def local_table_path(path: str) -> str | None:
     return local if local is not None and "%" not in local else None
 
 
+def native_files(local: str):
+    """pyarrow's own filesystem rooted at the local table folder `local`, for delta-rs's reads of it: by
+    default delta-rs reads through a Python filesystem, whose buffers Arrow's I/O threads could still release
+    after the interpreter stopped; about one snapshot run in ten then aborted at its exit ("terminate called
+    without an active exception", exit 134)."""
+    from pyarrow import fs
+
+    return fs.SubTreeFileSystem(local, fs.LocalFileSystem())
+
+
 def read_rows(path: str) -> list[dict]:
     """Every row of the small local table at `path` (none where there is no table), without Spark."""
     from deltalake import DeltaTable
@@ -36,7 +46,7 @@ def read_rows(path: str) -> list[dict]:
     local = local_table_path(path)
     if not DeltaTable.is_deltatable(local):
         return []
-    return DeltaTable(local).to_pyarrow_table().to_pylist()
+    return DeltaTable(local).to_pyarrow_table(filesystem=native_files(local)).to_pylist()
 
 
 def small_partition_rows(path: str, partition: Mapping[str, str]) -> list[dict]:
@@ -120,7 +130,8 @@ def _partition(
     # Spark writes timestamps as INT96, which Arrow reads as nanoseconds unless told: years outside
     # 1677-2262 (an epoch in the wrong unit) would wrap
     options = ds.ParquetReadOptions(coerce_int96_timestamp_unit="us")
-    dataset = table.to_pyarrow_dataset(parquet_read_options=options, file_pruning_predicate=[(column, "=", value)])
+    dataset = table.to_pyarrow_dataset(parquet_read_options=options, file_pruning_predicate=[(column, "=", value)],
+                                       filesystem=native_files(local))  # fmt: skip
     read, missing = [c for c in columns if c in held], [c for c in columns if c not in held]
 
     def scan(part) -> pa.RecordBatchReader:

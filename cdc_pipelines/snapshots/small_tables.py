@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.lake.delta_rs import file_rows, local_table_path
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN
@@ -166,7 +167,8 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Table] | None:
         return None
     columns = _column_plans(table)
     routed = any(c.name == SOURCE_TABLE_COLUMN for c in columns)
-    rows = table.to_pyarrow_table(columns=["_cdc_key", *([SOURCE_TABLE_COLUMN] if routed else [])])
+    rows = table.to_pyarrow_table(columns=["_cdc_key", *([SOURCE_TABLE_COLUMN] if routed else [])],
+                                  filesystem=delta_rs.native_files(local_table_path(path)))  # fmt: skip
     shards = rows.column(SOURCE_TABLE_COLUMN) if routed else pa.nulls(rows.num_rows, pa.string())
     return columns, pa.table({"_k": rows.column("_cdc_key").cast(pa.string()), "_shard": shards.cast(pa.string())})
 
@@ -386,7 +388,8 @@ def _rewrite(path: str, rewrite: Callable[[pa.Table], pa.Table | None]) -> None:
     gives None): delta-rs 1.6 writes no column mapping, which would rename or drop in the log alone."""
     from deltalake import DeltaTable, write_deltalake
 
-    data = rewrite(DeltaTable(local_table_path(path)).to_pyarrow_table())
+    local = local_table_path(path)
+    data = rewrite(DeltaTable(local).to_pyarrow_table(filesystem=delta_rs.native_files(local)))
     if data is not None:
         write_deltalake(local_table_path(path), data, mode="overwrite", schema_mode="overwrite")
 
@@ -414,7 +417,7 @@ def carry(source: str, target: str) -> None:
     from deltalake import DeltaTable, write_deltalake
 
     table = DeltaTable(local_table_path(source))
-    data = table.to_pyarrow_table()
+    data = table.to_pyarrow_table(filesystem=delta_rs.native_files(local_table_path(source)))
     if not DeltaTable.is_deltatable(local_table_path(target)):
         DeltaTable.create(local_table_path(target), data.schema, configuration=_PROPERTIES)
     if data.num_rows:

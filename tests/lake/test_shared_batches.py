@@ -4,8 +4,9 @@ the day as one read gives it, whatever n (fewer row groups than processes: every
 import pyarrow as pa
 import pytest
 from deltalake import WriterProperties, write_deltalake
+from pyarrow import fs
 
-from cdc_pipelines.lake.delta_rs import partition_batches, shared_batches
+from cdc_pipelines.lake.delta_rs import _partition, partition_batches, read_partition, shared_batches
 
 
 @pytest.fixture(scope="module")
@@ -30,3 +31,14 @@ def test_the_parts_sorted_by_place_are_the_day(table, processes):
     assert sum(map(len, places)) == len(set().union(*places))  # no place read by two processes
     if processes <= 8:  # 8 row groups: each process read its own, at most 2 batches of 3 rows each
         assert all(len(s) <= 2 * -(-8 // processes) for s in shares) and max(map(len, places)) == -(-8 // processes)
+
+
+def test_a_partition_whose_folder_name_is_escaped_is_read_by_arrows_own_filesystem(tmp_path):
+    """Partition values Delta escapes in folder names (`%`, spaces, `=`) read back through pyarrow's own
+    local filesystem (`native_files`), which a Python filesystem's buffers cannot outlive at the exit."""
+    path = str(tmp_path / "t")
+    topics = ["a b", "x%y=z", "天"]
+    write_deltalake(path, pa.table({"n": pa.array([1, 2, 3], pa.int64()), "topic": topics}), partition_by=["topic"])
+    assert [read_partition(path, "topic", t, ["n"]).column("n").to_pylist() for t in topics] == [[1], [2], [3]]
+    dataset, _ = _partition(path, "topic", "a b", ["n"], 10, None)
+    assert not isinstance(dataset.filesystem, fs.PyFileSystem)
