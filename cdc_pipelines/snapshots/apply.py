@@ -215,10 +215,9 @@ def fold_local(
     rows = pc.indices_nonzero(pc.is_in(stream.column("kind"), pa.array([fx.LIVE, *_KEYED])))
     order = [(c, "ascending") for c in ("_t", "_k", "_pos", "sub")]
     stream = stream.take(pc.take(rows, pc.sort_indices(stream.select([c for c, _ in order]).take(rows), order)))
-    out = pa.Table.from_batches(list(fold_stream(stream.to_batches(), truncates, routed)), FOLD_SCHEMA)
-    tally = pc.equal(out.column("_out"), TALLY)
-    figures = merged_figures(out.filter(tally).column("_tally").to_pylist(), truncates)
-    return LocalFold(effects, out.filter(pc.invert(tally)), figures)
+    *rows, tally = fold_stream(stream.to_batches(), truncates, routed)  # its one `tally` row comes last
+    figures = merged_figures(tally.column("_tally").to_pylist(), truncates)
+    return LocalFold(effects, pa.Table.from_batches(rows, FOLD_SCHEMA), figures)
 
 
 def local_frame(spark: SparkSession, rows: pa.Table, schema: str | T.StructType | None = None) -> DataFrame:
