@@ -144,7 +144,7 @@ class _Walk:
         # each set effect's shard where routes merged shards into sinks (`event_rewrite`)
         self.shards = pc.map_lookup(chunk.column("after"), SOURCE_TABLE_COLUMN, "first").to_pylist() if routed else None
         self.micros = chunk.column("event_time").cast(pa.int64()).to_pylist()
-        self.pk_columns = chunk.column("pk_columns").to_pylist()
+        self.pk_columns = chunk.column("pk_columns")  # read at a table's first kept key only: not a list per row
         self.texts = chunk.column("_t").to_pylist()
         self.rows: dict[str, list] = {name: [] for name in ("_out", "at", "_k", "_t", "kind", "end", "detail")}
 
@@ -194,7 +194,7 @@ class _Walk:
                 figures.ended(end[2] if end else None)
             if following is None and (not places or place > places[-1]):
                 self._emit(NET, at, key, text, kind)
-                figures.pk_columns = figures.pk_columns or self.pk_columns[at]
+                figures.pk_columns = figures.pk_columns or self.pk_columns[at].as_py()
                 figures.sets, figures.keys = figures.sets + (kind == SET), figures.keys + 1
                 figures.key_list.append(key)
         if live:
