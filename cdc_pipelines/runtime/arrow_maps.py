@@ -50,7 +50,7 @@ def batch_rows(batch: pa.RecordBatch | pa.Table, shared: tuple[str, ...] = ()) -
         if pa.types.is_map(column.type):
             columns.append(map_dicts(column, shared=name in shared))
         elif pa.types.is_list(column.type) and name in shared:
-            columns.append(_shared_lists(column))
+            columns.append(shared_lists(column))
         elif pa.types.is_timestamp(column.type):
             micros = pc.cast(column, pa.timestamp("us", tz=column.type.tz))
             columns.append(pc.cast(micros, pa.int64()).to_pylist())
@@ -96,10 +96,12 @@ def _signatures(column: pa.MapArray) -> tuple[list, list] | None:
     return joined_keys.to_pylist(), joined_items.to_pylist()
 
 
-def _shared_lists(column: pa.ListArray) -> list[list | None]:
+def shared_lists(column: pa.ListArray) -> list[list | None]:
     """A list<string> column of few distinct lists (a table's PK names) as one Python list per distinct list,
     which callers only read: from each row's items joined by NUL and its length (`to_pylist` builds a list
     per row). A NUL in an item, or a null item, gives that row a list of its own."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
     if pc.any(pc.match_substring(column.flatten(), _SEPARATOR)).as_py():
         return column.to_pylist()
     built: dict[tuple[int, str], list] = {}

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from cdc_pipelines.model.canonical import ROW_OPS
 from cdc_pipelines.model.meta_keys import KAFKA_KEY, ROW_INDEX
+from cdc_pipelines.runtime.arrow_maps import shared_lists
 
 TABLE = ("db", "db_schema", "table_name")
 APPLIED_OPS = (*ROW_OPS, "TRUNCATE")
@@ -222,7 +223,8 @@ def day_effects(
         rows = batch if len(wanted) == batch.num_rows else batch.take(pa.array(wanted, pa.int64()))
         n = rows.num_rows
         column = {c: rows.column(c).to_pylist() for c in (*TABLE, "op", "event_id", "seq", "source_file",
-                                                          "source_line", "source_topic", "pk_columns")}  # fmt: skip
+                                                          "source_line", "source_topic")}  # fmt: skip
+        column["pk_columns"] = shared_lists(rows.column("pk_columns"))  # a table's events repeat one list
         micros = rows.column("event_time").cast(pa.int64()).to_pylist()
         meta = rows.column("meta")
         indexes = _lookup(meta, ROW_INDEX)
