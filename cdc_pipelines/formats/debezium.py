@@ -489,13 +489,6 @@ def _temporal_name(logical: str, values: list[str]) -> str:
     return next(name for digits, name in _TEMPORAL_NAMES[logical] if longest <= digits or digits == 9)
 
 
-def encode_bytes(value: str, binary: str) -> str:
-    """Canonical base64 BYTES as the target writes them (see `encoding.written_bytes`); a value that is
-    not standard base64 as it is."""
-    text = E.written_bytes(value, binary)
-    return value if text is None else text
-
-
 class _Values:
     """Writes one event's image values the Debezium way (see the module notes above).
 
@@ -521,8 +514,9 @@ class _Values:
             return text + "Z"
         logical = self.types.get(column, "UNKNOWN")
         as_number = column in self.numbers
-        if logical == "BYTES":
-            return encode_bytes(text, self.binary)
+        if logical == "BYTES":  # a value that is not standard base64 as it is
+            written = E.written_bytes(text, self.binary)
+            return text if written is None else written
         unit = self.units.get(column)
         if logical in ("DATE", "TIME", "DATETIME") and unit and (as_number or not self.same):
             count = temporal_count(text, logical, unit)
