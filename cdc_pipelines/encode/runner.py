@@ -217,14 +217,9 @@ def _replace_skipped(
     path = join(target, SKIPPED_DIR)
     if any_skipped:
         rows = encoded.all_rows.where(F.col("skip_reason").isNotNull()).select(
-            "event_id",
-            "source_file",
-            "source_line",
-            "skip_reason",
-            F.lit(format_id).alias("target"),
-            "dt",
+            "event_id", "source_file", "source_line", "skip_reason", F.lit(format_id).alias("target"), "dt",
             "source_topic",
-        )
+        )  # fmt: skip
     elif io.is_table(spark, path):
         rows = spark.createDataFrame([], SKIPPED_SCHEMA)
     else:
