@@ -361,10 +361,6 @@ def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str,
     ]
 
 
-def _smt_key(key: str) -> bool:
-    return key.startswith("__") and _SMT_FIELD.match(key) is not None
-
-
 def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One DebeziumSmt message (the flattened row plus `__deleted` and the SMT's `__` fields) -> its raw event."""
     try:
@@ -374,7 +370,7 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
     row: dict = {}
     extra: dict = {}
     for key, value in m.items():
-        if _smt_key(key):
+        if key.startswith("__") and _SMT_FIELD.match(key) is not None:
             extra[key] = value
         else:
             row[key] = value

@@ -142,15 +142,11 @@ def _statement(text: str, dialect: str) -> list[Parsed]:
         return _rename_tables(text, tokens, dialect)
     if words[:2] == ("ALTER", "TABLE"):
         return _alter_by_clause(text, tokens, dialect)
-    if _may_change_a_table(words):
+    if words and (words[0] in _TABLE_VERBS or words[0] in _TABLE_OBJECT_VERBS and "TABLE" in words):
         return [UnreadDdl(reason, text)]
     if words[:1] and words[0] in _OTHER_STATEMENTS:
         return [NotSchemaChange(" ".join(words[:2]))]
     return [UnreadDdl("not an SQL statement", text)]
-
-
-def _may_change_a_table(words: tuple[str, ...]) -> bool:
-    return bool(words) and (words[0] in _TABLE_VERBS or words[0] in _TABLE_OBJECT_VERBS and "TABLE" in words)
 
 
 def _read(tree: exp.Expression, text: str, tokens: list[Token], dialect: str) -> list[Parsed] | None:
