@@ -493,10 +493,12 @@ class _Values:
     numbers) are numbers, DECIMAL a string (OMS: "STRING ... in full"), BOOLEAN true/false.
     """
 
-    def __init__(self, event: dict, units: Mapping[str, str | None], binary: str):
+    def __init__(self, event: dict, options: Mapping[str, str], columns: Mapping[str, tuple[str, str | None]]):
         self.types = event.get("column_types") or {}
-        self.units = units
-        self.binary = binary
+        # the unit a schema's logical name (`columns`) gives, else the OMS unit of the column's type (seed 000)
+        self.units = {c: C.OMS_DEBEZIUM_TEMPORAL_UNITS.get(t) for c, t in self.types.items()}
+        self.units |= {c: C.CONNECT_TEMPORAL_UNITS[n] for c, (_, n) in columns.items() if n in C.CONNECT_TEMPORAL_UNITS}
+        self.binary = options.get("binary", "base16")
         self.same = E.from_same_family(event, *VALUE_FAMILY)
         self.numbers = E.json_numbers(event) or set()
         # a ZonedTime column of a Debezium event is written back with the `Z` its decoder took off
@@ -629,12 +631,7 @@ def _encode_debezium(flatten: bool):
             schema_option == "true" or (schema_option == "auto" and same and meta.get(meta_keys.SCHEMA) == "true")
         )
         columns = _written_columns(event, same) if with_schema else {}
-        # the unit a schema's logical name gives, else the OMS unit of the column's type (seed 000)
-        types = event.get("column_types") or {}
-        units = {c: C.OMS_DEBEZIUM_TEMPORAL_UNITS.get(t) for c, t in types.items()}
-        named = C.CONNECT_TEMPORAL_UNITS
-        units |= {c: named[name] for c, (_, name) in columns.items() if name in named}
-        values = _Values(event, units, options.get("binary", "base16"))
+        values = _Values(event, options, columns)
         is_row = event["op"] in C.ROW_OPS
         payload: dict = {
             "before": values.image(event.get("before")) if is_row else None,
@@ -692,9 +689,7 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
     if clashes:
         raise E.Unsupported(f"column(s) {', '.join(clashes)} clash with DebeziumSmt's own fields")
     add = smt_add_fields(options.get("add_fields", ""))
-    types = event.get("column_types") or {}
-    units = {c: C.OMS_DEBEZIUM_TEMPORAL_UNITS.get(t) for c, t in types.items()}
-    row = _Values(event, units, options.get("binary", "base16")).image(image)
+    row = _Values(event, options, {}).image(image)
     if E.from_same_family(event, "oms-debezium-smt"):
         extra = {k: _plain_field(k, v) for k, v in E.meta_of(event).items()}
     else:
