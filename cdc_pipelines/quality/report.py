@@ -215,14 +215,9 @@ def _snapshot_section(snapshot: dict | None) -> str:
 
 
 def render_html(
-    results: Sequence[RuleResult],
-    dt_value: str,
-    event_counts: Sequence[dict] = (),
-    gx: GxReport | None = None,
-    gx_link: str | None = None,
-    activity: Activity | None = None,
-    snapshot: dict | None = None,
-) -> str:
+    results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict], gx: GxReport | None,
+    gx_link: str | None, activity: Activity | None, snapshot: dict | None,
+) -> str:  # fmt: skip
     """The report page as one self-contained HTML string (the GX Data Docs it links are a separate site)."""
     overall = all(r.passed for r in results)
     summary = _table(
@@ -250,13 +245,9 @@ def render_html(
 
 
 def summary(
-    results: Sequence[RuleResult],
-    dt_value: str,
-    event_counts: Sequence[dict] = (),
-    gx: GxReport | None = None,
-    gx_link: str | None = None,
-    activity: Activity | None = None,
-) -> dict[str, Any]:
+    results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict], gx: GxReport | None,
+    gx_link: str | None, activity: Activity | None,
+) -> dict[str, Any]:  # fmt: skip
     """The JSON summary: overall and per-rule outcome with every figure the HTML shows."""
     out = {
         "dt": dt_value,
