@@ -91,9 +91,11 @@ def parse_ddl(sql: str, dialect: str) -> list[Parsed]:
     if read is None:
         raise ValueError(f"no DDL dialect for {dialect!r}")
     try:
-        statements = _statements(sql, read)
+        # each statement's text (comments around it left out), split at the semicolons between statements
+        parts = _split(_tokens(sql, read), lambda t: t.token_type == TokenType.SEMICOLON)
     except TokenError as exc:
         return [UnreadDdl(f"not SQL text: {_first_line(exc)}", sql)]
+    statements = [_span(sql, part) for part in parts if part]
     if not statements:
         return [UnreadDdl("no DDL text", sql)]
     out: list[Parsed] = []
@@ -119,12 +121,6 @@ def _first_line(exc: Exception) -> str:
 
 def _tokens(text: str, dialect: str) -> list[Token]:
     return sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
-
-
-def _statements(sql: str, dialect: str) -> list[str]:
-    """Each statement's text (comments around it left out), split at the semicolons between statements."""
-    parts = _split(_tokens(sql, dialect), lambda t: t.token_type == TokenType.SEMICOLON)
-    return [_span(sql, part) for part in parts if part]
 
 
 def _statement(text: str, dialect: str) -> list[Parsed]:
