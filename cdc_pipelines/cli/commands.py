@@ -85,19 +85,6 @@ class Command:
     run: Callable[[argparse.Namespace], None]
 
 
-def _format_lines(with_options: bool) -> list[str]:
-    """Every format id, each followed by its options (indented) when asked."""
-    if not with_options:
-        return list(FORMAT_IDS)
-    lines = []
-    for format_id in FORMAT_IDS:
-        lines.append(format_id)
-        for option in get_codec(format_id).options:
-            choices = f" ({'|'.join(option.choices)})" if option.choices else ""
-            lines.append(f"  {option.name}={option.default}{choices}  {option.description}")
-    return lines
-
-
 def _formats_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--options", action="store_true", help="under each id, its options: name=default, choices, meaning"
@@ -588,7 +575,12 @@ def _json(command: Callable[[argparse.Namespace], object]) -> Callable[[argparse
 
 
 def _formats(args: argparse.Namespace) -> None:
-    print("\n".join(_format_lines(args.options)))
+    """Every format id, each followed by its options (indented) with `--options`."""
+    for format_id in FORMAT_IDS:
+        print(format_id)
+        for option in get_codec(format_id).options if args.options else ():
+            choices = f" ({'|'.join(option.choices)})" if option.choices else ""
+            print(f"  {option.name}={option.default}{choices}  {option.description}")
 
 
 def _detect(args: argparse.Namespace) -> None:

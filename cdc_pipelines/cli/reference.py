@@ -77,15 +77,11 @@ def _usage(parser: argparse.ArgumentParser) -> str:
     return formatter.format_help().strip()
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
-    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-
-
 def cli_page(extra: Sequence[Command] = ()) -> str:
     """The Markdown of every command: its help, its usage and a table of its arguments."""
     commands = {command.name: command for command in (*extra, *COMMANDS)}
     parser = _parser(list(commands.values()))
-    parsers = _subparsers(parser).choices
+    parsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     lines = [
         "# Command line reference",
         "",

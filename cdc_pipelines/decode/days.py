@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
@@ -27,11 +27,6 @@ from cdc_pipelines.lake.partition_paths import DT_FOLDER
 from cdc_pipelines.model.canonical import MESSAGE_COUNTS
 from cdc_pipelines.runtime import storage
 from cdc_pipelines.runtime.storage import join
-
-
-def dt_of_file() -> Column:
-    """The day of each row's `source_file` (`partition_paths.DT_FOLDER`), in Spark."""
-    return F.regexp_extract(F.col("source_file"), DT_FOLDER, 1)
 
 
 def extract_stats(session: Callable[[], SparkSession], folder: str | Path) -> dict[str, int]:
@@ -90,7 +85,8 @@ def decode_days(
         if not present:
             continue
         decoded = decode_files(
-            session(), topic.format, list(present.values()), topic=topic.name, dt=dt_of_file(),
+            session(), topic.format, list(present.values()), topic=topic.name,
+            dt=F.regexp_extract(F.col("source_file"), DT_FOLDER, 1),  # each file's day, by its folder
             options=topic.options, envelope=topic.envelope, tables=topic.tables,
         )  # fmt: skip
         for dt, counts in write_decoded_by_day(decoded, out).items():
@@ -116,12 +112,6 @@ def _kafka_days(
 
     return decode_kafka_days(session(), topic.kafka, topic.format, topic=topic.name, dts=list(dts), lake_root=out,
                              options=topic.options, tables=topic.tables)  # fmt: skip
-
-
-def canonical_days(spark: SparkSession, lake_root: str | Path, dts: Sequence[str], topics: Sequence[str]) -> DataFrame:
-    """The canonical events of `topics` on the days `dts`."""
-    events = io.read_canonical(spark, join(lake_root, CHANGES_DIR))
-    return events.where(F.col("dt").isin(list(dts)) & F.col("source_topic").isin(list(topics)))
 
 
 def encode_days(
@@ -151,7 +141,9 @@ def encode_days(
     elif not topics or not io.is_table(session(), changes):
         return results
     else:
-        encoded = encode_events(canonical_days(session(), lake_root, dts, topics), target)
+        events = io.read_canonical(session(), changes)
+        events = events.where(F.col("dt").isin(list(dts)) & F.col("source_topic").isin(list(topics)))
+        encoded = encode_events(events, target)
         by_day = write_encoded_by_day(encoded, out, target)
     return results | {dt: encode_report(counts) for dt, counts in by_day.items()}
 

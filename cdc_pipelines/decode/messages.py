@@ -266,10 +266,6 @@ def decoded_counts(rows: Iterable[dict], read: int) -> dict[str, int]:
     return counts
 
 
-def orphan_reason(before: dict) -> str:
-    return f"{before['raw_op']} without its matching after half (pair key {before['pair_key']})"
-
-
 def pair_halves_in_memory(halves: Iterable[dict], update_has_before: bool = False) -> Iterator[dict]:
     """`pair_halves` of halves in any order, sorted here: a local decode's, a pool bucket's (Spark sorts its
     shuffle's partitions itself)."""
@@ -290,7 +286,8 @@ def pair_halves(halves: Iterable[dict], update_has_before: bool = False) -> Iter
             before = befores[n] if n < len(befores) else None
             after = afters[n] if n < len(afters) else None
             if after is None:
-                yield {**before, "reject_reason": orphan_reason(before)}
+                orphan = f"{before['raw_op']} without its matching after half (pair key {before['pair_key']})"
+                yield {**before, "reject_reason": orphan}
             elif before is None:
                 yield {**after, "reject_reason": "UPDATE without a before image"} if update_has_before else after
             else:

@@ -341,16 +341,12 @@ def _write(job: Job, files: _Files, rejects: _Files, events: list[dict], bad: li
         rejects.write(lake_table(rows, REJECTS_SCHEMA, _fixed(job)))
 
 
-def _bucket(pair_key: str, buckets: int) -> int:
-    return zlib.crc32(pair_key.encode()) % buckets
-
-
 def _leave_halves(job: Job, halves: list[dict]) -> None:
     """A range's halves written to `job.halves`, one file per bucket of their pair keys: every half of a
     key meets the others in one bucket, which one process pairs (`pair_bucket`)."""
     by_bucket: dict[int, list[dict]] = {}
     for half in halves:
-        by_bucket.setdefault(_bucket(half["pair_key"], job.buckets), []).append(half)
+        by_bucket.setdefault(zlib.crc32(half["pair_key"].encode()) % job.buckets, []).append(half)
     for bucket, rows in by_bucket.items():
         with open(os.path.join(job.halves, f"{bucket}-{uuid.uuid4()}.pickle"), "wb") as fh:
             pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL)

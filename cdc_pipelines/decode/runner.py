@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from operator import itemgetter
 from pathlib import Path
 
@@ -171,11 +172,6 @@ def _decode_batches(
     return run
 
 
-def _half_mask(batch: pa.RecordBatch) -> pa.Array:
-    """`messages.is_half` of each row of a batch, as Arrow."""
-    return pc.and_(pc.is_valid(batch.column("pair_key")), pc.is_null(batch.column("reject_reason")))
-
-
 def _pair_batches(update_has_before: bool, identity: DeliveryIdentity, results: PassResults | None):
     """The `mapInArrow` function over a partition sorted halves first (by key and input order): the
     halves are paired in Python (and the pairs reported to `results`), every other row passes through
@@ -187,22 +183,16 @@ def _pair_batches(update_has_before: bool, identity: DeliveryIdentity, results: 
 
         def halves() -> Iterator[dict]:
             for batch in batches:
-                mask = _half_mask(batch)
+                mask = pc.and_(pc.is_valid(batch.column("pair_key")), pc.is_null(batch.column("reject_reason")))
                 yield from batch_rows(batch.filter(mask))
                 others = batch.filter(pc.invert(mask))
                 if others.num_rows:  # halves sort first: no later batch of this partition holds one
                     rest.append(others)
                     return
 
-        out: list[dict] = []
         with no_cycle_collection():
-            for row in pair_halves(halves(), update_has_before):
-                out.append(row)
-                if len(out) >= 4096:
-                    reports.add(*_reports(out, identity, paired=True))
-                    yield rows_to_batch(out)
-                    out = []
-            if out:
+            paired = pair_halves(halves(), update_has_before)
+            while out := list(islice(paired, 4096)):
                 reports.add(*_reports(out, identity, paired=True))
                 yield rows_to_batch(out)
         yield from rest
@@ -398,7 +388,6 @@ def write_decoded_by_day(decoded: DecodedExtract, out: str | Path) -> dict[str, 
     after the events' commit and before the rejects' (the rerun that fixes the cause replaces both).
     """
     passed = CountedPass(decoded)
-    # each day's partition is replaced even where it gets no rows, so a rerun leaves nothing stale
     replace = [{"dt": day, "source_topic": decoded.topic} for day in passed.days]
     spark = decoded.combined.sparkSession
     changes = join(out, CHANGES_DIR)

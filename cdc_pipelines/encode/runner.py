@@ -194,7 +194,7 @@ def write_encoded_by_day(encoded: EncodedTable, target: str | Path, format_id: s
             if get_codec(format_id).binary_messages:  # not in containers: `value_b64` lines, as a Kafka dump
                 message = F.concat(F.lit('{"value_b64":"'), message, F.lit('"}'))
             lines = ordered.select(message.alias("message"), "dt", "source_topic")
-            io.overwrite_file_partitions(lines, target, partitions, file_format="text", filled=filled)
+            io.overwrite_file_partitions(lines, target, partitions, filled)
         if partitions:
             _replace_skipped(encoded, target, format_id, partitions, any(r["skipped"] for r in counts))
         by_day: dict[str, dict[str, int]] = {}
@@ -217,14 +217,9 @@ def _replace_skipped(
     path = join(target, SKIPPED_DIR)
     if any_skipped:
         rows = encoded.all_rows.where(F.col("skip_reason").isNotNull()).select(
-            "event_id",
-            "source_file",
-            "source_line",
-            "skip_reason",
-            F.lit(format_id).alias("target"),
-            "dt",
+            "event_id", "source_file", "source_line", "skip_reason", F.lit(format_id).alias("target"), "dt",
             "source_topic",
-        )
+        )  # fmt: skip
     elif io.is_table(spark, path):
         rows = spark.createDataFrame([], SKIPPED_SCHEMA)
     else:

@@ -70,18 +70,6 @@ def _master(run: Run) -> bool:
     return bool(os.environ.get(MASTER_ENV)) or not run.conf.get("spark.master", "local").startswith("local")
 
 
-def _tunes_spark(run: Run) -> bool:
-    return any(key.startswith("spark.") for key in run.command_conf)
-
-
-def _elsewhere(run: Run) -> bool:
-    return local_path(run.lake_root) is None or (run.out is not None and local_path(run.out) is None)
-
-
-def _inputs_elsewhere(run: Run) -> bool:
-    return run.kafka is None and any(local_path(i) is None for i in run.inputs)
-
-
 def _decode_sent_to_spark(run: Run) -> bool:
     """A local extract larger than the in-process decode takes with `cdc.decode.processes` 0
     (`decode.without_spark.local_engine`)."""
@@ -142,9 +130,11 @@ def _unreadable(run: Run) -> bool:
 TABLE = (
     Row(STEPS, "`CDC_SPARK_MASTER` is set, or `spark.master` names a cluster", SPARK, False,
         "the run belongs on that master", _master),
-    Row(STEPS, "the command sets a `spark.` setting", SPARK, False, "the user is tuning a Spark run", _tunes_spark),
+    Row(STEPS, "the command sets a `spark.` setting", SPARK, False, "the user is tuning a Spark run",
+        lambda run: any(key.startswith("spark.") for key in run.command_conf)),
     Row(STEPS, "the lake or the output folder is not on local disk", SPARK, True,
-        "Hadoop's FileSystem reaches hdfs://, s3a://, oss://; delta-rs opens local tables here", _elsewhere),
+        "Hadoop's FileSystem reaches hdfs://, s3a://, oss://; delta-rs opens local tables here",
+        lambda run: local_path(run.lake_root) is None or (run.out is not None and local_path(run.out) is None)),
     Row((DECODE,), "a day read from Kafka with a setting the native Kafka client (librdkafka) cannot take: a JAAS "
         "login other than PLAIN or SCRAM, a Java client's own setting", SPARK, True,
         "Spark's Kafka source runs Kafka's Java client; the local engine reads a day with confluent-kafka (a day "
@@ -152,7 +142,7 @@ TABLE = (
         "Spark under auto)", _kafka_needs_spark),
     Row((DECODE,), "inputs off local disk", SPARK, True,
         "the local decode reads local files (every kind: plain lines, `.gz`, Avro containers, CSV tuples)",
-        _inputs_elsewhere),
+        lambda run: run.kafka is None and any(local_path(i) is None for i in run.inputs)),
     Row((DECODE,), "past `cdc.decode.in_process_max_bytes` with `cdc.decode.processes` set to 0", SPARK, True,
         "the setting sends larger extracts to Spark; by default a pool of processes decodes them",
         _decode_sent_to_spark),

@@ -172,16 +172,8 @@ def _row_events(base: dict, meta: dict, op: str, current: list, previous: list |
             old_row = previous[index] if index < n_previous else None
             before = overlay(row, old_row)
             row_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(old_row or ()))
-        events.append(
-            base
-            | {
-                "before": before,
-                "after": row,
-                "column_types": column_types,
-                "meta": row_meta,
-                "row_index": index,
-            }
-        )
+        own = {"before": before, "after": row, "column_types": column_types, "meta": row_meta, "row_index": index}
+        events.append(base | own)
     return events
 
 

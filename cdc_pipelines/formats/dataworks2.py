@@ -29,6 +29,7 @@ from cdc_pipelines.formats.base import (
 )
 from cdc_pipelines.model import canonical as C
 
+OTHER_OPS = ("GTID", "XACOMMIT", "XAROLLBACK")
 OPS = {
     "INSERT": "INSERT",
     "UPDATE": "UPDATE",
@@ -38,7 +39,7 @@ OPS = {
     "TRANSACTION_END": "TX_END",
     "TRUNCATE": "TRUNCATE",
     **dict.fromkeys(DDL_KINDS, "DDL"),
-    **dict.fromkeys(["GTID", "XACOMMIT", "XAROLLBACK"], "OTHER"),
+    **dict.fromkeys(OTHER_OPS, "OTHER"),
 }
 STAMP_UNIT = "ms"  # payload.timestamp stamps are 13-digit millis
 NO_SCN = "null"  # the scn OMS writes when it has none (kept in meta, no position)
@@ -170,16 +171,8 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEve
     ]
 
 
-OTHER_OPS = ("GTID", "XACOMMIT", "XAROLLBACK")
-OP_NAMES = {
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    "DELETE": "DELETE",
-    "HEARTBEAT": "HEARTBEAT",
-    "TRUNCATE": "TRUNCATE",
-    "TX_BEGIN": "TRANSACTION_BEGIN",
-    "TX_END": "TRANSACTION_END",
-}
+# the op name of each canonical op but DDL and OTHER (whose names are the source's)
+OP_NAMES = {op: name for name, op in OPS.items() if op not in ("DDL", "OTHER")}
 STAMPS = ("eventTime", "systemTime", "checkpointTime")
 
 

@@ -361,10 +361,6 @@ def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str,
     ]
 
 
-def _smt_key(key: str) -> bool:
-    return key.startswith("__") and _SMT_FIELD.match(key) is not None
-
-
 def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One DebeziumSmt message (the flattened row plus `__deleted` and the SMT's `__` fields) -> its raw event."""
     try:
@@ -374,7 +370,7 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
     row: dict = {}
     extra: dict = {}
     for key, value in m.items():
-        if _smt_key(key):
+        if key.startswith("__") and _SMT_FIELD.match(key) is not None:
             extra[key] = value
         else:
             row[key] = value
@@ -489,13 +485,6 @@ def _temporal_name(logical: str, values: list[str]) -> str:
     return next(name for digits, name in _TEMPORAL_NAMES[logical] if longest <= digits or digits == 9)
 
 
-def encode_bytes(value: str, binary: str) -> str:
-    """Canonical base64 BYTES as the target writes them (see `encoding.written_bytes`); a value that is
-    not standard base64 as it is."""
-    text = E.written_bytes(value, binary)
-    return value if text is None else text
-
-
 class _Values:
     """Writes one event's image values the Debezium way (see the module notes above).
 
@@ -504,10 +493,12 @@ class _Values:
     numbers) are numbers, DECIMAL a string (OMS: "STRING ... in full"), BOOLEAN true/false.
     """
 
-    def __init__(self, event: dict, units: Mapping[str, str | None], binary: str):
+    def __init__(self, event: dict, options: Mapping[str, str], columns: Mapping[str, tuple[str, str | None]]):
         self.types = event.get("column_types") or {}
-        self.units = units
-        self.binary = binary
+        # the unit a schema's logical name (`columns`) gives, else the OMS unit of the column's type (seed 000)
+        self.units = {c: C.OMS_DEBEZIUM_TEMPORAL_UNITS.get(t) for c, t in self.types.items()}
+        self.units |= {c: C.CONNECT_TEMPORAL_UNITS[n] for c, (_, n) in columns.items() if n in C.CONNECT_TEMPORAL_UNITS}
+        self.binary = options.get("binary", "base16")
         self.same = E.from_same_family(event, *VALUE_FAMILY)
         self.numbers = E.json_numbers(event) or set()
         # a ZonedTime column of a Debezium event is written back with the `Z` its decoder took off
@@ -521,8 +512,9 @@ class _Values:
             return text + "Z"
         logical = self.types.get(column, "UNKNOWN")
         as_number = column in self.numbers
-        if logical == "BYTES":
-            return encode_bytes(text, self.binary)
+        if logical == "BYTES":  # a value that is not standard base64 as it is
+            written = E.written_bytes(text, self.binary)
+            return text if written is None else written
         unit = self.units.get(column)
         if logical in ("DATE", "TIME", "DATETIME") and unit and (as_number or not self.same):
             count = temporal_count(text, logical, unit)
@@ -639,12 +631,7 @@ def _encode_debezium(flatten: bool):
             schema_option == "true" or (schema_option == "auto" and same and meta.get(meta_keys.SCHEMA) == "true")
         )
         columns = _written_columns(event, same) if with_schema else {}
-        # the unit a schema's logical name gives, else the OMS unit of the column's type (seed 000)
-        types = event.get("column_types") or {}
-        units = {c: C.OMS_DEBEZIUM_TEMPORAL_UNITS.get(t) for c, t in types.items()}
-        named = C.CONNECT_TEMPORAL_UNITS
-        units |= {c: named[name] for c, (_, name) in columns.items() if name in named}
-        values = _Values(event, units, options.get("binary", "base16"))
+        values = _Values(event, options, columns)
         is_row = event["op"] in C.ROW_OPS
         payload: dict = {
             "before": values.image(event.get("before")) if is_row else None,
@@ -702,9 +689,7 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
     if clashes:
         raise E.Unsupported(f"column(s) {', '.join(clashes)} clash with DebeziumSmt's own fields")
     add = smt_add_fields(options.get("add_fields", ""))
-    types = event.get("column_types") or {}
-    units = {c: C.OMS_DEBEZIUM_TEMPORAL_UNITS.get(t) for c, t in types.items()}
-    row = _Values(event, units, options.get("binary", "base16")).image(image)
+    row = _Values(event, options, {}).image(image)
     if E.from_same_family(event, "oms-debezium-smt"):
         extra = {k: _plain_field(k, v) for k, v in E.meta_of(event).items()}
     else:

@@ -185,14 +185,8 @@ def _record(fields: list[tuple[str, Convert]]) -> Convert:
 
 @lru_cache(maxsize=256)
 def _schema_of(options_key: tuple, schema_id: int) -> tuple[_Schema, tuple]:
-    options = dict(options_key)
-    schema, _ = R.writer_schema(options, schema_id)
-    read = _Schema(schema)
+    read = _Schema(R.writer_schema(dict(options_key), schema_id)[0])
     return read, D.schema_info_of(tuple(read.columns))
-
-
-def _registry_key(options: Mapping[str, str]) -> tuple:
-    return tuple(sorted((k, options.get(k, "")) for k in (R.URL, R.USER_INFO, R.TOKEN)))
 
 
 def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, _Schema, tuple]:
@@ -200,7 +194,8 @@ def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, _Schema,
     if len(value) < FRAME.size or value[0] != MAGIC:
         raise Reject("not the Confluent wire format (magic byte 0 and a 4-byte schema id)")
     schema_id = int.from_bytes(value[1:5], "big")
-    read, info = _schema_of(_registry_key(options), schema_id)
+    registry = tuple(sorted((k, options.get(k, "")) for k in (R.URL, R.USER_INFO, R.TOKEN)))
+    read, info = _schema_of(registry, schema_id)
     buf = io.BytesIO(value[5:])
     try:
         record = fastavro.schemaless_reader(buf, read.parsed, None)

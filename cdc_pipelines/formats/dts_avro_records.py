@@ -334,15 +334,7 @@ def record_to_fields(record: dict) -> dict:
 # geometry vs object, EmptyObject NULL, YEAR as DateTime). A column of `fields` missing from an image
 # is EmptyObject NONE. Text a member cannot hold (an unparsable date, say) is written as Character.
 
-ENCODE_OPS = {
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    "DELETE": "DELETE",
-    "DDL": "DDL",
-    "HEARTBEAT": "HEARTBEAT",
-    "TX_BEGIN": "BEGIN",
-    "TX_END": "COMMIT",
-}
+ENCODE_OPS = {op: name for name, op in OPS.items() if name != "INIT"}
 OPERATIONS = (
     "INSERT", "UPDATE", "DELETE", "DDL", "BEGIN", "COMMIT", "ROLLBACK", "ABORT", "HEARTBEAT", "CHECKPOINT",
     "COMMAND", "FILL", "FINISH", "CONTROL", "RDB", "NOOP", "INIT",

@@ -227,16 +227,11 @@ def read_rejects(spark: SparkSession, path: str | Path, version: int | None = No
 
 
 def overwrite_file_partitions(
-    df: DataFrame,
-    path: str | Path,
-    partitions: Iterable[Mapping[str, str]],
-    partition_by: Sequence[str] = PARTITION_COLUMNS,
-    file_format: str = "parquet",
-    filled: Iterable[Mapping[str, str]] | None = None,
+    df: DataFrame, path: str | Path, partitions: Iterable[Mapping[str, str]], filled: Iterable[Mapping[str, str]]
 ) -> None:
-    """Plain files (not a table) for systems that read folders: Spark's dynamic partition overwrite
+    """Text files (not a table) for systems that read folders: Spark's dynamic partition overwrite
     replaces the partitions `df` writes, and those of `partitions` not in `filled` (the ones `df` has
-    rows for, when known; otherwise all are written) are removed, so a rerun leaves nothing stale.
+    rows for) are removed, so a rerun leaves nothing stale.
 
     Spark's committer replaces each partition folder at job commit; between its delete and its rename
     a reader can see a partition missing. That is what these outputs' consumers get from Spark anyway.
@@ -244,11 +239,10 @@ def overwrite_file_partitions(
     from cdc_pipelines.lake.partition_paths import partition_dir
 
     partitions = [dict(p) for p in partitions]
-    filled = partitions if filled is None else [dict(p) for p in filled]
+    filled = [dict(p) for p in filled]
     if filled:
-        df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy(*partition_by).format(
-            file_format
-        ).save(str(path))
+        writer = df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
+        writer.partitionBy(*PARTITION_COLUMNS).text(str(path))
     for partition in partitions:
         if partition not in filled:
-            storage.delete(df.sparkSession, storage.join(path, partition_dir(partition, partition_by)))
+            storage.delete(df.sparkSession, storage.join(path, partition_dir(partition, PARTITION_COLUMNS)))

@@ -89,12 +89,8 @@ def read_days_offsets(
     return out
 
 
-def days_around(day: str) -> list[str]:
-    """The day before `day`, `day` and the day after: what its gaps are found among."""
-    date = dt.date.fromisoformat(day)
-    return [(date + dt.timedelta(days=d)).isoformat() for d in (-1, 0, 1)]
-
-
 def day_gaps(spark: SparkSession | None, lake_root: str | Path, day: str) -> list[OffsetGap]:
     """Gaps and overlaps between `day`'s recorded offsets and those of the day before and after it."""
-    return find_gaps(read_days_offsets(spark, lake_root, days_around(day)))
+    date = dt.date.fromisoformat(day)
+    days = [(date + dt.timedelta(days=d)).isoformat() for d in (-1, 0, 1)]
+    return find_gaps(read_days_offsets(spark, lake_root, days))

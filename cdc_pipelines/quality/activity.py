@@ -68,10 +68,6 @@ class Activity:
         }
 
 
-def bucket_label(decade: int) -> str:
-    return f"1e{decade}s"
-
-
 _DAY_US, _HOUR_US = 86_400_000_000, 3_600_000_000
 
 
@@ -164,7 +160,7 @@ def _percentile(ordered: list[float], fraction: float) -> float:
 
 def lag_figures(lags: dict[str, list[float]]) -> dict[str, TopicLag]:
     """Lag quantiles, maximum, negatives and histogram per topic, from each topic's lags (seconds)."""
-    labels = [NON_POSITIVE, *(bucket_label(d) for d in LAG_BUCKETS)]
+    labels = [NON_POSITIVE, *(f"1e{d}s" for d in LAG_BUCKETS)]
     out = {}
     for topic in sorted(lags):
         ordered = sorted(lags[topic])

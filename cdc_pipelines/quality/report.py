@@ -163,10 +163,6 @@ def _activity_section(activity: Activity | None) -> str:
     )
 
 
-def _gx_link(gx: GxReport, day: Path) -> str:
-    return os.path.relpath(gx.docs_index, day).replace(os.sep, "/")
-
-
 def _gx_line(link: str | None) -> str:
     if link is None:
         return ""
@@ -219,14 +215,9 @@ def _snapshot_section(snapshot: dict | None) -> str:
 
 
 def render_html(
-    results: Sequence[RuleResult],
-    dt_value: str,
-    event_counts: Sequence[dict] = (),
-    gx: GxReport | None = None,
-    gx_link: str | None = None,
-    activity: Activity | None = None,
-    snapshot: dict | None = None,
-) -> str:
+    results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict], gx: GxReport | None,
+    gx_link: str | None, activity: Activity | None, snapshot: dict | None,
+) -> str:  # fmt: skip
     """The report page as one self-contained HTML string (the GX Data Docs it links are a separate site)."""
     overall = all(r.passed for r in results)
     summary = _table(
@@ -254,13 +245,9 @@ def render_html(
 
 
 def summary(
-    results: Sequence[RuleResult],
-    dt_value: str,
-    event_counts: Sequence[dict] = (),
-    gx: GxReport | None = None,
-    gx_link: str | None = None,
-    activity: Activity | None = None,
-) -> dict[str, Any]:
+    results: Sequence[RuleResult], dt_value: str, event_counts: Sequence[dict], gx: GxReport | None,
+    gx_link: str | None, activity: Activity | None,
+) -> dict[str, Any]:  # fmt: skip
     """The JSON summary: overall and per-rule outcome with every figure the HTML shows."""
     out = {
         "dt": dt_value,
@@ -303,12 +290,10 @@ def write_quality_report(
     activity: Activity | None = None,
     snapshot: dict | None = None,
 ) -> Path:
-    """Write `out_dir/dt=DT/index.html` and `summary.json` beside it, linking the GX Data Docs of
-    `gx` when given and drawing `activity` when given; return the HTML path. A `snapshot`
-    (`snapshots.report`) adds its section to the page (its figures are in the snapshot's own
-    `_runs/dt=.../summary.json`)."""
+    """Write `out_dir/dt=DT/index.html` and `summary.json` beside it; the HTML path. A `snapshot`'s figures
+    are on the page only: the snapshot's own `_runs/dt=.../summary.json` holds them."""
     day = report_day(out_dir, dt)
-    link = _gx_link(gx, day) if gx is not None else None
+    link = os.path.relpath(gx.docs_index, day).replace(os.sep, "/") if gx is not None else None
     text = json.dumps(summary(results, dt, event_counts, gx, link, activity), indent=2, default=str) + "\n"
     _write_atomic(day / "summary.json", text)
     _write_atomic(day / "index.html", render_html(results, dt, event_counts, gx, link, activity, snapshot))

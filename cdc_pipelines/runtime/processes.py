@@ -37,10 +37,6 @@ def processes(conf: Mapping[str, str], setting: str) -> int:
 _NOT_READ_BY_POOL = frozenset({"GX_ANALYTICS_ENABLED", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"})
 
 
-def _environment() -> tuple:
-    return tuple(sorted(kv for kv in os.environ.items() if kv[0] not in _NOT_READ_BY_POOL))
-
-
 class _Shared:
     """This process's one pool and what it was started with (its size, environment and folder)."""
 
@@ -51,7 +47,7 @@ class _Shared:
 
     def get(self, workers: int) -> ProcessPoolExecutor:
         with self.lock:
-            now = (os.getcwd(), _environment())
+            now = (os.getcwd(), tuple(sorted(kv for kv in os.environ.items() if kv[0] not in _NOT_READ_BY_POOL)))
             if self.pool is not None and (self.started_with[0] < workers or self.started_with[1:] != now):
                 self.drop()
             if self.pool is None:

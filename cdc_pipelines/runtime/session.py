@@ -252,9 +252,7 @@ def fetch_jars(conf: Mapping[str, str]) -> None:
 def resolve_in_this_jvm(settings: Mapping[str, str]) -> None:
     """`fetch_jars`'s child: a session of the resolution's settings alone, started (Ivy resolves) and stopped."""
     builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    session = builder.config(map=dict(settings)).getOrCreate()
     remember_jars(settings, session)
     session.stop()
 
@@ -396,9 +394,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     merged = with_fetched_jars(session_conf(conf, master))
     builder = SparkSession.builder.appName("cdc_pipelines").master(merged.pop("spark.master"))
-    for key, value in merged.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    session = builder.config(map=merged).getOrCreate()
     remember_jars(merged, session)
     ship_package(session)
     return session

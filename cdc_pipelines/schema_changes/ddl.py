@@ -91,9 +91,11 @@ def parse_ddl(sql: str, dialect: str) -> list[Parsed]:
     if read is None:
         raise ValueError(f"no DDL dialect for {dialect!r}")
     try:
-        statements = _statements(sql, read)
+        # each statement's text (comments around it left out), split at the semicolons between statements
+        parts = _split(_tokens(sql, read), lambda t: t.token_type == TokenType.SEMICOLON)
     except TokenError as exc:
         return [UnreadDdl(f"not SQL text: {_first_line(exc)}", sql)]
+    statements = [_span(sql, part) for part in parts if part]
     if not statements:
         return [UnreadDdl("no DDL text", sql)]
     out: list[Parsed] = []
@@ -121,12 +123,6 @@ def _tokens(text: str, dialect: str) -> list[Token]:
     return sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
 
 
-def _statements(sql: str, dialect: str) -> list[str]:
-    """Each statement's text (comments around it left out), split at the semicolons between statements."""
-    parts = _split(_tokens(sql, dialect), lambda t: t.token_type == TokenType.SEMICOLON)
-    return [_span(sql, part) for part in parts if part]
-
-
 def _statement(text: str, dialect: str) -> list[Parsed]:
     tokens = _tokens(text, dialect)
     words = tuple(t.text.upper() for t in tokens[:5])
@@ -142,15 +138,11 @@ def _statement(text: str, dialect: str) -> list[Parsed]:
         return _rename_tables(text, tokens, dialect)
     if words[:2] == ("ALTER", "TABLE"):
         return _alter_by_clause(text, tokens, dialect)
-    if _may_change_a_table(words):
+    if words and (words[0] in _TABLE_VERBS or words[0] in _TABLE_OBJECT_VERBS and "TABLE" in words):
         return [UnreadDdl(reason, text)]
     if words[:1] and words[0] in _OTHER_STATEMENTS:
         return [NotSchemaChange(" ".join(words[:2]))]
     return [UnreadDdl("not an SQL statement", text)]
-
-
-def _may_change_a_table(words: tuple[str, ...]) -> bool:
-    return bool(words) and (words[0] in _TABLE_VERBS or words[0] in _TABLE_OBJECT_VERBS and "TABLE" in words)
 
 
 def _read(tree: exp.Expression, text: str, tokens: list[Token], dialect: str) -> list[Parsed] | None:

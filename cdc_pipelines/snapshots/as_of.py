@@ -54,10 +54,6 @@ def _local_table(entry: TableVersion):
     return pa.RecordBatchReader.from_batches(schema, (batch.cast(schema) for batch in stream))
 
 
-def _entries(spark: SparkSession | None, lake_root: str | Path, day: str, out: str | Path | None) -> list[TableVersion]:
-    return as_of(spark, snapshots_root(lake_root, out), day)
-
-
 def _json_value(value):
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode()
@@ -71,7 +67,7 @@ def print_as_of(
 ) -> dict:
     """Print every row of every table at the end of `day`; return the tables, versions and row counts."""
     tables = {}
-    for entry in _entries(spark, lake_root, day, out):
+    for entry in as_of(spark, snapshots_root(lake_root, out), day):
         rows = 0
         for row in _rows(spark, entry):
             line = {"_table": table_label(entry.table), **{k: _json_value(v) for k, v in row.items()}}
@@ -86,7 +82,7 @@ def export_as_of(
 ) -> dict:
     """Write every table at the end of `day` as Parquet under `export` (the snapshot root's folder layout)."""
     tables = {}
-    for entry in _entries(spark, lake_root, day, out):
+    for entry in as_of(spark, snapshots_root(lake_root, out), day):
         path = table_root(export, *entry.table)
         if spark is not None:
             _frame(spark, entry).write.mode("overwrite").parquet(path)

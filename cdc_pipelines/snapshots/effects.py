@@ -186,11 +186,6 @@ def key_effects(op: str, old: str | None, new: str | None) -> list[tuple[str, st
     return [e for e in effects if e[0] is not None]
 
 
-def names_no_key(op: str, columns: Sequence[str] | None) -> bool:
-    """A row change that names no key columns: its table is skipped (`skipped_tables`)."""
-    return op in ROW_OPS and not columns
-
-
 def _image_keys(image: pa.Array, columns: list[list[str] | None]) -> list[str | None]:
     """Each row's key text (None without an image or key columns), its values looked up by Arrow once per
     key column the day names (a day has few), not row by row in Python."""
@@ -244,7 +239,7 @@ def day_effects(
                              row_index(indexes[i]), column["event_id"][i])  # fmt: skip
             if op == "TRUNCATE":
                 effects = [(None, TRUNCATE, 0, None)]
-            elif names_no_key(op, names[i]):
+            elif op in ROW_OPS and not names[i]:  # a row change that names no key columns: its table is skipped
                 effects = [(None, NOKEY, 0, None)]
             else:
                 effects = key_effects(op, old[i], new[i]) or [(None, NONE, 0, None)]

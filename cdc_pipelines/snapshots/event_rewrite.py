@@ -132,8 +132,9 @@ class EventRewrite:
         for topic, db, table in zip(*(batch.column(c).to_pylist() for c in names), strict=True):
             if (topic, db, table) not in found:
                 routes = self.routes.get(topic or "") or self.routes.get("*", ())
-                hit = route(routes, db, table) if routes else None
-                found[topic, db, table] = (_route_of(routes, db, table), hit[2]) if hit else None
+                hit = route(routes, db, table) if routes else None  # (sink db, sink table, source label)
+                first = next((r for r in routes if hit and r.pattern.fullmatch(hit[2])), None)
+                found[topic, db, table] = (first, hit[2]) if hit else None
             sinks.append(found[topic, db, table])
         routed = np.array([s is not None for s in sinks])
         if not routed.any():
@@ -200,11 +201,6 @@ class EventRewrite:
             if name in ("db", "db_schema", "table_name", "pk_columns", *_IMAGES, "column_types"):
                 columns[name] = _put(columns[name], at, pa.array(values, columns[name].type))
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
-
-
-def _route_of(routes, db, table) -> Route:
-    label = source_label(db, table)
-    return next(r for r in routes if r.pattern.fullmatch(label))
 
 
 def only_columns(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, frozenset[str]]) -> pa.MapArray:
