@@ -39,6 +39,12 @@ def native_files(local: str):
     return fs.SubTreeFileSystem(local, fs.LocalFileSystem())
 
 
+def table_rows(table, columns: Sequence[str] | None = None) -> pa.Table:
+    """Every row (of `columns`, else all) of a local delta-rs `DeltaTable`, read through `native_files`."""
+    columns = None if columns is None else list(columns)
+    return table.to_pyarrow_table(columns=columns, filesystem=native_files(local_path(table.table_uri)))
+
+
 def read_rows(path: str) -> list[dict]:
     """Every row of the small local table at `path` (none where there is no table), without Spark."""
     from deltalake import DeltaTable
@@ -46,7 +52,7 @@ def read_rows(path: str) -> list[dict]:
     local = local_table_path(path)
     if not DeltaTable.is_deltatable(local):
         return []
-    return DeltaTable(local).to_pyarrow_table(filesystem=native_files(local)).to_pylist()
+    return table_rows(DeltaTable(local)).to_pylist()
 
 
 def small_partition_rows(path: str, partition: Mapping[str, str]) -> list[dict]:

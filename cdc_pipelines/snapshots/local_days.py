@@ -71,7 +71,8 @@ def _decoded_day(lake_root: str | Path, day: str, keep: bool = False) -> pa.Tabl
     kept (`keep`) when the table is still at the version they were read at, else a read."""
     changes = join(lake_root, CHANGES_DIR)
     key = (changes, day, io.table_version(None, changes))
-    rows = _READ_AHEAD.pop(key, None) or delta_rs.read_partition(changes, "dt", day, CANONICAL_COLUMNS)
+    kept = key in _READ_AHEAD
+    rows = _READ_AHEAD.pop(key) if kept else delta_rs.read_partition(changes, "dt", day, CANONICAL_COLUMNS)
     if keep:
         _READ_AHEAD.clear()
         _READ_AHEAD[key] = rows

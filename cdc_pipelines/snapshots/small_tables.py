@@ -88,7 +88,8 @@ def replace_datasets(
     commits them where it commits the root (`commits_root`) for a day of at most `max_rows` events applied
     (`applied`), each of at most that many rows (a frame collected up to one past it: `store.replace_day`);
     Spark the others. Returns the anomalies' rows where a frame of them was collected."""
-    limit = max_rows(spark) if spark is not None and commits_root(spark, root) and applied <= max_rows(spark) else 0
+    limit = max_rows(spark) if spark is not None and commits_root(spark, root) else 0
+    limit = limit if applied <= limit else 0
     collected = {}
     for rows, (folder, schema) in zip(datasets, _DAY_DATASETS, strict=True):
         if not isinstance(rows, pa.Table):
@@ -167,8 +168,7 @@ def live_keys(path: str) -> tuple[list[ColumnPlan], pa.Table] | None:
         return None
     columns = _column_plans(table)
     routed = any(c.name == SOURCE_TABLE_COLUMN for c in columns)
-    rows = table.to_pyarrow_table(columns=["_cdc_key", *([SOURCE_TABLE_COLUMN] if routed else [])],
-                                  filesystem=delta_rs.native_files(local_table_path(path)))  # fmt: skip
+    rows = delta_rs.table_rows(table, ["_cdc_key", *([SOURCE_TABLE_COLUMN] if routed else [])])
     shards = rows.column(SOURCE_TABLE_COLUMN) if routed else pa.nulls(rows.num_rows, pa.string())
     return columns, pa.table({"_k": rows.column("_cdc_key").cast(pa.string()), "_shard": shards.cast(pa.string())})
 
@@ -388,8 +388,7 @@ def _rewrite(path: str, rewrite: Callable[[pa.Table], pa.Table | None]) -> None:
     gives None): delta-rs 1.6 writes no column mapping, which would rename or drop in the log alone."""
     from deltalake import DeltaTable, write_deltalake
 
-    local = local_table_path(path)
-    data = rewrite(DeltaTable(local).to_pyarrow_table(filesystem=delta_rs.native_files(local)))
+    data = rewrite(delta_rs.table_rows(DeltaTable(local_table_path(path))))
     if data is not None:
         write_deltalake(local_table_path(path), data, mode="overwrite", schema_mode="overwrite")
 
@@ -417,7 +416,7 @@ def carry(source: str, target: str) -> None:
     from deltalake import DeltaTable, write_deltalake
 
     table = DeltaTable(local_table_path(source))
-    data = table.to_pyarrow_table(filesystem=delta_rs.native_files(local_table_path(source)))
+    data = delta_rs.table_rows(table)
     if not DeltaTable.is_deltatable(local_table_path(target)):
         DeltaTable.create(local_table_path(target), data.schema, configuration=_PROPERTIES)
     if data.num_rows:
