@@ -342,28 +342,23 @@ def _confs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
 
 def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
     """`decode --kafka`: the day `--dt` of the topic into `--out`, at the offsets recorded there if any."""
+    from cdc_pipelines.decode.kafka_day import decode_kafka_days, max_messages
     from cdc_pipelines.engines.choice import DECODE, LOCAL, asked
 
     if args.format == "auto":
         raise DetectError("--kafka needs --format (the format is not detected from a topic)")
     engine, conf = _engine(args, DECODE, args.out, None, kafka=source)
     print(f"reading day {args.dt} of {source.describe()}", file=sys.stderr)
+    day = dict(topic=args.topic, dts=[args.dt], lake_root=args.out, options=_pairs(args, "option"),
+               tables=_tables(args))  # fmt: skip
     if engine == LOCAL:
-        from cdc_pipelines.decode.kafka_local import decode_kafka_days_locally, max_messages
-
         limit = None if asked(conf, args.engine) == LOCAL else max_messages(conf)  # asked for: whatever its size
-        by_day = decode_kafka_days_locally(source, args.format, topic=args.topic, dts=[args.dt],
-                                           lake_root=args.out, options=_pairs(args, "option"), tables=_tables(args),
-                                           limit=limit)  # fmt: skip
+        by_day = decode_kafka_days(None, source, args.format, **day, limit=limit)
         if by_day is not None:
             return by_day[args.dt]
-    from cdc_pipelines.decode.kafka_day import decode_kafka_day, write_kafka_day
-
     spark = _spark(args)
     with spark_progress(spark, "decode"):
-        decoded = decode_kafka_day(spark, source, args.format, topic=args.topic, dt=args.dt, lake_root=args.out,
-                                   options=_pairs(args, "option"), tables=_tables(args))  # fmt: skip
-        return write_kafka_day(spark, decoded, args.out)
+        return decode_kafka_days(spark, source, args.format, **day)[args.dt]
 
 
 class DetectError(ValueError):

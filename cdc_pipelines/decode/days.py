@@ -99,19 +99,15 @@ def _kafka_days(
     local_conf: Mapping[str, str] | None,
 ) -> dict[str, dict[str, int]]:  # fmt: skip
     """A Kafka topic's days decoded, their counts committed with each: by the native client where nothing asks
-    for Spark (`decode.kafka_local`), else by Spark's Kafka source (`decode.kafka_day`)."""
-    from cdc_pipelines.decode import kafka_local
+    for Spark, else by Spark's Kafka source (`decode.kafka_day`)."""
+    from cdc_pipelines.decode.kafka_day import decode_kafka_days, max_messages, needs_spark
 
-    if local_conf is not None and kafka_local.needs_spark(topic.kafka, out) is None:
-        by_day = kafka_local.decode_kafka_days_locally(topic.kafka, topic.format, topic=topic.name, dts=list(dts),
-                                                       lake_root=out, options=topic.options, tables=topic.tables,
-                                                       limit=kafka_local.max_messages(local_conf))  # fmt: skip
+    day = dict(topic=topic.name, dts=list(dts), lake_root=out, options=topic.options, tables=topic.tables)
+    if local_conf is not None and needs_spark(topic.kafka, out) is None:
+        by_day = decode_kafka_days(None, topic.kafka, topic.format, **day, limit=max_messages(local_conf))
         if by_day is not None:
             return by_day
-    from cdc_pipelines.decode.kafka_day import decode_kafka_days
-
-    return decode_kafka_days(session(), topic.kafka, topic.format, topic=topic.name, dts=list(dts), lake_root=out,
-                             options=topic.options, tables=topic.tables)  # fmt: skip
+    return decode_kafka_days(session(), topic.kafka, topic.format, **day)
 
 
 def encode_days(

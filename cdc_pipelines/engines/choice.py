@@ -76,7 +76,7 @@ def _decode_sent_to_spark(run: Run) -> bool:
     from cdc_pipelines.decode.without_spark import local_engine
 
     if run.kafka is not None:
-        return False  # a Kafka day's rows are counted once its offsets are looked up (`decode.kafka_local`)
+        return False  # a Kafka day's rows are counted once its offsets are looked up (`decode.kafka_day`)
     return not local_engine(run.inputs, run.lake_root, run.conf)[0]
 
 
