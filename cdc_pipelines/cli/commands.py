@@ -237,10 +237,6 @@ def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
 def _sample(args: argparse.Namespace) -> dict[str, int]:
     """Every format's samples (or `--format`'s) into one lake, a topic each: by the engine `decode` would
     take (`engines.choice`)."""
-    from cdc_pipelines.decode.runner import decode_files, write_decoded
-    from cdc_pipelines.decode.without_spark import decode_without_spark
-    from cdc_pipelines.engines.choice import DECODE, LOCAL
-    from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.samples import sample_folder
 
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
@@ -248,16 +244,7 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
         folder = sample_folder(format_id)
         if folder is None:
             continue
-        engine, conf = _engine(args, DECODE, args.out, None, inputs=(str(folder),), format_id=format_id)
-        counts = None
-        if engine == LOCAL:
-            counts = decode_without_spark(
-                format_id, [str(folder)], topic=format_id, dt=args.dt, out=args.out, conf=conf
-            )
-        if counts is None:
-            spark = _spark(args)
-            counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
-            write_counts(spark, args.out, args.dt, {format_id: counts})
+        counts = _decode_files(args, format_id, [str(folder)], format_id)
         print(json.dumps({"format": format_id, **counts}))
         total = {k: total[k] + counts[k] for k in total}
     print(f"canonical table: {args.out}/changes  rejects: {args.out}/rejects", file=sys.stderr)
@@ -302,10 +289,6 @@ def _tables(args: argparse.Namespace) -> TableFilter | None:
 
 
 def _decode(args: argparse.Namespace) -> dict[str, int]:
-    from cdc_pipelines.decode.runner import decode_files, write_decoded
-    from cdc_pipelines.engines.choice import DECODE, LOCAL
-    from cdc_pipelines.lake.run_counts import write_counts
-
     # options checked before any input is read, where the format is given
     options = None if args.format == "auto" else get_codec(args.format).resolve_options(_pairs(args, "option"))
     source = _kafka(args)
@@ -315,20 +298,31 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     if args.format == "auto":
         args.format = _detected(args.inputs)
         options = get_codec(args.format).resolve_options(_pairs(args, "option"))
-    engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs), format_id=args.format)
-    if engine == LOCAL:
-        from cdc_pipelines.decode.without_spark import decode_without_spark
+    return _decode_files(args, args.format, args.inputs, args.topic, options, args.envelope, _tables(args))
 
-        return decode_without_spark(args.format, args.inputs, topic=args.topic, dt=args.dt, out=args.out, conf=conf,
-                                    options=options, envelope=args.envelope, tables=_tables(args))  # fmt: skip
-    spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
+
+def _decode_files(
+    args: argparse.Namespace, format_id: str, inputs: list[str], topic: str, options=None, envelope=None, tables=None
+) -> dict[str, int]:
+    """`inputs` decoded into the day `--dt` of `--out` by the engine of the decode (`engines.choice`), with the
+    run counts; the counts."""
+    from cdc_pipelines.decode.pool import decode_without_spark
+    from cdc_pipelines.decode.runner import decode_files, write_decoded
+    from cdc_pipelines.engines.choice import DECODE, LOCAL
+    from cdc_pipelines.lake.run_counts import write_counts
+
+    engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(inputs), format_id=format_id)
+    if engine == LOCAL:
+        counts = decode_without_spark(format_id, inputs, topic=topic, dt=args.dt, out=args.out, conf=conf,
+                                      options=options, envelope=envelope, tables=tables)  # fmt: skip
+        if counts is not None:
+            return counts
+    spark = _spark(args, input_bytes=_local_input_bytes(inputs))
     with spark_progress(spark, "decode"):
-        decoded = decode_files(
-            spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope,
-            tables=_tables(args),
-        )  # fmt: skip
+        decoded = decode_files(spark, format_id, inputs, topic=topic, dt=args.dt, options=options, envelope=envelope,
+                               tables=tables)  # fmt: skip
         counts = write_decoded(decoded, args.out)
-    write_counts(spark, args.out, args.dt, {args.topic: counts})
+    write_counts(spark, args.out, args.dt, {topic: counts})
     return counts
 
 
@@ -449,8 +443,8 @@ def _convert_without_spark(args: argparse.Namespace, source: str, target_options
     from cdc_pipelines.lake.layout import CHANGES_DIR
 
     engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs), format_id=source)
-    files = pool.local_files(args.inputs, args.out) if engine == LOCAL else None
-    if files is None or pool.processes(conf, files) != 1 or max_events(conf) <= 0:
+    workers, files = pool.local_engine(args.inputs, args.out, conf) if engine == LOCAL else (0, [])
+    if workers != 1 or max_events(conf) <= 0:
         return None
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="_cdc-convert-", dir=args.out) as lake:

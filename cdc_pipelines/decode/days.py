@@ -15,8 +15,8 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from cdc_pipelines.decode.pool import decode_without_spark
 from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
-from cdc_pipelines.decode.without_spark import decode_without_spark
 from cdc_pipelines.encode.in_process import encode_in_process, encode_processes, encodes_in_process
 from cdc_pipelines.encode.runner import encode_events, encode_report, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
@@ -58,7 +58,7 @@ def decode_days(
     A topic with no files on a day gets zero counts for it: quiet topics are normal. With `local_conf` (the
     settings, where the caller found that nothing asks for Spark: CDC_SPARK_MASTER may name a local
     master), a local topic's day is decoded without Spark where
-    `without_spark.decode_without_spark` applies (each day apart, its counts committed with it), else every
+    `pool.decode_without_spark` applies (each day apart, its counts committed with it), else every
     day of the topic in one Spark decode. `session()` gives the Spark session where one is needed.
     """
     topics = list(topics)

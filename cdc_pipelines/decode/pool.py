@@ -521,3 +521,33 @@ def decode_with_processes(
     _commit(job, REJECTS_DIR, [f for result in results for f in result.reject_files])
     write_counts(None, root, dt, {topic: counts})
     return counts
+
+
+def decode_without_spark(
+    format_id: str,
+    inputs: Sequence[str],
+    *,
+    topic: str,
+    dt: str,
+    out: str | Path,
+    conf: Mapping[str, str],
+    options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
+    tables: TableFilter | None = None,
+) -> dict[str, int] | None:
+    """Decode `inputs` into the `(dt, topic)` partition of the lake `out` in this process or by the pool,
+    and commit `changes`, `rejects` and the run counts; the counts, or None where Spark has to decode them
+    (nothing written). `conf`: the process's settings and the command's."""
+    workers, files = local_engine(inputs, str(out), conf)
+    if not workers:
+        return None
+    return decode_with_processes(format_id, files, topic=topic, dt=dt, out=out, workers=workers, options=options,
+                                 envelope=envelope, tables=tables)  # fmt: skip
+
+
+def local_engine(inputs: Sequence[str], out: str, conf: Mapping[str, str]) -> tuple[int, list[str]]:
+    """(the processes that decode `inputs` without Spark, the files), or (0, []) where Spark decodes them: the
+    choice `decode_without_spark` makes, the inputs listed once."""
+    files = local_files(inputs, out)
+    workers = 0 if files is None else processes(conf, files)
+    return (workers, files) if workers else (0, [])
