@@ -89,14 +89,6 @@ _STATS = {name: [c for c in columns if c not in ("event_time", "sync_time")] for
 _SCHEMAS = {CHANGES_DIR: CANONICAL_SCHEMA, REJECTS_DIR: REJECTS_SCHEMA}
 
 
-def local_files(inputs: Sequence[str], out: str) -> list[str] | None:
-    """The files of `inputs` when they and the lake are on local disk, else None: what the local decode needs
-    (whether settings ask for Spark is the engine table's question, `engines.choice`)."""
-    if delta_rs.local_table_path(out) is None or any(local_path(i) is None for i in inputs):
-        return None
-    return list_input_files(inputs)
-
-
 def processes(conf: Mapping[str, str], files: Sequence[str] = ()) -> int:
     """The processes that decode local `files`: one (this process) for at most `MAX_BYTES_SETTING` of them,
     else the setting's, else the cores this process may use; 0: Spark's. No `files`: the pool's size (the bench's)."""
@@ -251,12 +243,6 @@ def _add_stats(stats: dict, batch: pa.Table, table: str) -> None:
             stats["max"][name] = max(stats["max"].get(name, high), high)
 
 
-def _stats_json(stats: dict) -> str:
-    return json.dumps(
-        {"numRecords": stats["rows"], "minValues": stats["min"], "maxValues": stats["max"], "nullCount": stats["nulls"]}
-    )
-
-
 @dataclass(frozen=True)
 class Job:
     """What every process needs to know about the decode."""
@@ -320,7 +306,10 @@ def decode_range(job: Job, source: Source) -> RangeResult:
     out = RangeResult(counts=dict.fromkeys(MESSAGE_COUNTS, 0))
     with no_cycle_collection():
         for lines in source_lines(source, job.format_id):
-            _write(job, files, rejects, *_decoded(job, lines, out, identity))
+            rows = []
+            for row in decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit):
+                (out.halves if is_half(row) else rows).append(row)
+            _write(job, files, rejects, *_tallied(job, rows, len(lines), out, identity))
         _leave_halves(job, out.halves)
     out.halves = []
     out.files, out.reject_files = files.close(), rejects.close()
@@ -350,16 +339,6 @@ def _leave_halves(job: Job, halves: list[dict]) -> None:
     for bucket, rows in by_bucket.items():
         with open(os.path.join(job.halves, f"{bucket}-{uuid.uuid4()}.pickle"), "wb") as fh:
             pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _decoded(
-    job: Job, lines: list[Line], out: RangeResult, identity: DeliveryIdentity
-) -> tuple[list[dict], list[dict]]:
-    """The finished events and the rejects of a batch of lines; its halves, hashes and counts added to `out`."""
-    rows = []
-    for row in decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit):
-        (out.halves if is_half(row) else rows).append(row)
-    return _tallied(job, rows, len(lines), out, identity)
 
 
 def _tallied(
@@ -436,7 +415,12 @@ def _commit(job: Job, name: str, files: list[dict]) -> int:
                           configuration=TABLE_PROPERTIES[name])  # fmt: skip
     now = int(time.time() * 1000)
     values = {"dt": job.dt, "source_topic": job.topic}
-    adds = [AddAction(f["path"], f["size"], values, now, True, _stats_json(f)) for f in files]
+    stats = (
+        {"numRecords": f["rows"], "minValues": f["min"], "maxValues": f["max"], "nullCount": f["nulls"]} for f in files
+    )
+    adds = [
+        AddAction(f["path"], f["size"], values, now, True, json.dumps(s)) for f, s in zip(files, stats, strict=True)
+    ]
     table = DeltaTable(path)
     held = pa.schema(table.schema().to_arrow())
     if set(schema.names) <= set(held.names):  # a table a later release widened keeps its columns
@@ -546,8 +530,11 @@ def decode_without_spark(
 
 
 def local_engine(inputs: Sequence[str], out: str, conf: Mapping[str, str]) -> tuple[int, list[str]]:
-    """(the processes that decode `inputs` without Spark, the files), or (0, []) where Spark decodes them: the
-    choice `decode_without_spark` makes, the inputs listed once."""
-    files = local_files(inputs, out)
-    workers = 0 if files is None else processes(conf, files)
+    """(the processes that decode `inputs` without Spark, the files), or (0, []) where Spark decodes them (the
+    inputs or the lake off local disk, or too large for no pool): the choice `decode_without_spark` makes, the
+    inputs listed once. Whether settings ask for Spark is the engine table's question (`engines.choice`)."""
+    if delta_rs.local_table_path(out) is None or any(local_path(i) is None for i in inputs):
+        return 0, []
+    files = list_input_files(inputs)
+    workers = processes(conf, files)
     return (workers, files) if workers else (0, [])
