@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import os
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -119,18 +119,12 @@ class _Share:
 
 def _encode_share(share: _Share) -> list[tuple[tuple[int, int], pa.RecordBatch]]:
     """The share's batches encoded, each with its place among all the batches (its day's, its row group's)."""
-    encode = _encoder(share.format_id, share.options)
+    codec = get_codec(share.format_id)
+    options, schema = codec.resolve_options(dict(share.options)), to_arrow_schema(ENCODED_SCHEMA)
     batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows, share.version,
                            (share.index, share.of))  # fmt: skip
     with no_cycle_collection():
-        return [(place, encode(b)) for place, b in batches]
-
-
-def _encoder(format_id: str, options: Mapping[str, str] | None) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
-    """A batch of canonical events -> its `ENCODED_SCHEMA` rows, by `format_id`'s encoder with `options`."""
-    codec = get_codec(format_id)
-    resolved, schema = codec.resolve_options(dict(options or {})), to_arrow_schema(ENCODED_SCHEMA)
-    return lambda batch: encoded_batch(batch, codec.encode_event, resolved, schema)
+        return [(place, encoded_batch(b, codec.encode_event, options, schema)) for place, b in batches]
 
 
 def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[str, int]]:
