@@ -413,24 +413,6 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     return counts | {"written": written["written"], "skipped": written["skipped"]}
 
 
-def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) -> dict[str, int] | None:
-    """`encode` of a small local table by the local engine (`encode.in_process`): its counts, or None where
-    the engine table (`engines.choice`) gives it to Spark."""
-    from cdc_pipelines.encode.in_process import encode_in_process, encode_processes
-    from cdc_pipelines.engines.choice import ENCODE, SPARK
-
-    target, dts = f"{args.out}/{args.target}", [args.dt] if args.dt else None
-    local = local_path(str(args.canonical))
-    if local is not None and not os.path.isdir(os.path.join(local, "_delta_log")):
-        raise InputError(f"no canonical Delta table at {args.canonical}")
-    engine, conf = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
-    if engine == SPARK:
-        return None
-    by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
-                               processes=encode_processes(conf)).values()  # fmt: skip
-    return {k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")}
-
-
 def _convert_without_spark(args: argparse.Namespace, source: str, target_options: Mapping[str, str]) -> dict | None:
     """`convert` of small local files into a local folder in this process, as `decode` and `encode` run there
     (`decode.pool`, `encode.in_process`), through a lake of the run's own that is then removed: the counts,
@@ -457,15 +439,26 @@ def _convert_without_spark(args: argparse.Namespace, source: str, target_options
 
 
 def _encode(args: argparse.Namespace) -> dict[str, int]:
-    from pyspark.sql import functions as F
-
+    """`encode` by the engine the engine table (`engines.choice`) gives it: a local table in this process or a
+    pool of processes (`encode.in_process`), else Spark."""
+    from cdc_pipelines.encode.in_process import encode_in_process, encode_processes
     from cdc_pipelines.encode.runner import encode_events, encode_report, write_encoded
-    from cdc_pipelines.lake.io import is_table, read_canonical
+    from cdc_pipelines.engines.choice import ENCODE, LOCAL
 
     options = get_codec(args.target).resolve_options(_pairs(args, "target_option"))
-    written = _encode_without_spark(args, options)
-    if written is not None:
-        return encode_report(written)
+    target, dts = f"{args.out}/{args.target}", [args.dt] if args.dt else None
+    local = local_path(str(args.canonical))
+    if local is not None and not os.path.isdir(os.path.join(local, "_delta_log")):
+        raise InputError(f"no canonical Delta table at {args.canonical}")
+    engine, conf = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
+    if engine == LOCAL:
+        by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
+                                   processes=encode_processes(conf)).values()  # fmt: skip
+        return encode_report({k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")})
+    from pyspark.sql import functions as F
+
+    from cdc_pipelines.lake.io import is_table, read_canonical
+
     spark = _spark(args)
     if not is_table(spark, args.canonical):
         raise InputError(f"no canonical Delta table at {args.canonical}")
@@ -473,7 +466,7 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
     if args.dt:
         events = events.where(F.col("dt") == args.dt)
     with spark_progress(spark, "encode"):
-        written = write_encoded(encode_events(events, args.target, options), f"{args.out}/{args.target}", args.target)
+        written = write_encoded(encode_events(events, args.target, options), target, args.target)
     return encode_report(written)
 
 
