@@ -491,22 +491,19 @@ def _keys(text: str) -> tuple[str, list[str]]:
     return table, names
 
 
-def _snapshot_as_of(args: argparse.Namespace) -> dict:
-    """Each table's state at the end of `--as-of`: rows as JSON lines on stdout, or Parquet under `--export`."""
-    from cdc_pipelines.engines.choice import LOCAL, SNAPSHOTS
-    from cdc_pipelines.snapshots.as_of import export_as_of, print_as_of
-
-    spark = None if _engine(args, SNAPSHOTS, args.canonical, args.out)[0] == LOCAL else _spark(args)
-    if args.export:
-        return export_as_of(spark, args.canonical, args.as_of, args.export, out=args.out)
-    return print_as_of(spark, args.canonical, args.as_of, sys.stdout, out=args.out)
-
-
 def _snapshot(args: argparse.Namespace) -> dict:
-    """The day's figures; every later day already applied is re-applied after it (named on stderr)."""
-    if args.as_of:
-        return _snapshot_as_of(args)
+    """The day's figures; every later day already applied is re-applied after it (named on stderr). With
+    `--as-of`, each table's state at the end of that day: rows as JSON lines on stdout, or Parquet under
+    `--export`."""
     from cdc_pipelines.engines.choice import LOCAL, SNAPSHOTS
+
+    if args.as_of:
+        from cdc_pipelines.snapshots.as_of import export_as_of, print_as_of
+
+        spark = None if _engine(args, SNAPSHOTS, args.canonical, args.out)[0] == LOCAL else _spark(args)
+        if args.export:
+            return export_as_of(spark, args.canonical, args.as_of, args.export, out=args.out)
+        return print_as_of(spark, args.canonical, args.as_of, sys.stdout, out=args.out)
     from cdc_pipelines.lake.delta_rs import partition_counts
     from cdc_pipelines.lake.layout import CHANGES_DIR
     from cdc_pipelines.runtime.storage import join
@@ -539,10 +536,7 @@ def _snapshot(args: argparse.Namespace) -> dict:
     day = days[args.dt]
     print(f"snapshots: {day['path']}", file=sys.stderr)
     return {
-        "tables": day["tables"],
-        "rows": day["rows"],
-        "applied": day["applied"],
-        "anomalies": day["anomalies"],
+        **{k: day[k] for k in ("tables", "rows", "applied", "anomalies")},
         "skipped_tables": [s["table"] for s in day["skipped_tables"]],
         "per_table": {
             name: {k: t.get(k) for k in ("rows", "current", "history", "current_version", "history_version")}
