@@ -6,13 +6,12 @@ target folder are on local disk, nothing asks for Spark and the days hold at mos
 events (by the files' statistics), the events are read with delta-rs, encoded by the same batch function
 (`runner.encoded_batch`), and written as Spark writes them: each `dt=/source_topic=` folder of the days
 read replaced whole, a folder that gets no message removed, the messages in input order, DTS Avro as
-`.avro` containers (`avro_containers.ContainerPartition`), the skipped events in `_skipped/` (committed
+`.avro` containers (`avro_containers.write_partition`), the skipped events in `_skipped/` (committed
 by delta-rs). `tests/encode/test_in_process.py` holds the two paths to the same files, byte for byte.
 """
 
 from __future__ import annotations
 
-import base64
 import os
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines.encode.avro_containers import ContainerPartition, remove_containers
+from cdc_pipelines.encode.avro_containers import remove_containers, write_partition
 from cdc_pipelines.encode.runner import ENCODED_SCHEMA, ORDER, SKIPPED_SCHEMA, encoded_batch
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.lake import delta_rs
@@ -205,11 +204,7 @@ def _write_containers(folder: str, messages: pa.Table) -> None:
     if not messages.num_rows:
         remove_containers(fs, folder)
         return
-    partition = ContainerPartition(fs, folder)
-    columns = (messages[c].to_pylist() for c in ("message", "older_schema"))
-    for message, older in zip(*columns, strict=True):
-        partition.append(base64.b64decode(message), older)
-    partition.close()
+    write_partition(fs, folder, zip(*(messages[c].to_pylist() for c in ("message", "older_schema")), strict=True))
 
 
 def _remove_folder(folder: str) -> None:
