@@ -218,8 +218,17 @@ class _Files:
             nulls = dict.fromkeys(_NULL_COUNTED[self.name], 0)
             self.current = {"path": name, "rows": 0, "min": {}, "max": {}, "nulls": nulls}
         self.writer.write_table(batch)
-        _add_stats(self.current, batch, self.name)
-        if self.current["rows"] >= self.rows:
+        stats = self.current
+        stats["rows"] += batch.num_rows
+        for name in _NULL_COUNTED[self.name]:
+            stats["nulls"][name] += batch.column(name).null_count
+        for name in _STATS[self.name]:
+            bounds = pc.min_max(batch.column(name))
+            if bounds["min"].is_valid:
+                low, high = bounds["min"].as_py(), bounds["max"].as_py()
+                stats["min"][name] = min(stats["min"].get(name, low), low)
+                stats["max"][name] = max(stats["max"].get(name, high), high)
+        if stats["rows"] >= self.rows:
             self.close()
 
     def close(self) -> list[dict]:
@@ -229,18 +238,6 @@ class _Files:
             self.done.append(self.current)
             self.writer = None
         return self.done
-
-
-def _add_stats(stats: dict, batch: pa.Table, table: str) -> None:
-    stats["rows"] += batch.num_rows
-    for name in _NULL_COUNTED[table]:
-        stats["nulls"][name] += batch.column(name).null_count
-    for name in _STATS[table]:
-        bounds = pc.min_max(batch.column(name))
-        if bounds["min"].is_valid:
-            low, high = bounds["min"].as_py(), bounds["max"].as_py()
-            stats["min"][name] = min(stats["min"].get(name, low), low)
-            stats["max"][name] = max(stats["max"].get(name, high), high)
 
 
 @dataclass(frozen=True)
