@@ -145,15 +145,6 @@ def _value(node: ast.expr) -> object:
     return None
 
 
-def _module_default(tree: ast.Module, constant: str) -> str:
-    """`DEFAULT_<X>` of the module for a constant named `<X>_SETTING`, if it declares one."""
-    wanted = "DEFAULT_" + constant.removesuffix("_SETTING")
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == wanted for t in node.targets):
-            return _shown(_value(node.value))
-    return ""
-
-
 def _shown(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, int | str) or value == "":
         return ""
@@ -206,6 +197,9 @@ def declared(root: Path = PACKAGE) -> list[Declared]:
         if module.endswith(NOT_SETTINGS):
             continue
         top = {id(n.value): n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1}
+        # the module's constants by name: `DEFAULT_<X>` is the default of a constant named `<X>_SETTING`
+        values = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+                  if isinstance(t, ast.Name)}  # fmt: skip
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
                 continue
@@ -216,7 +210,8 @@ def declared(root: Path = PACKAGE) -> list[Declared]:
             constant = assign.targets[0].id if assign and isinstance(assign.targets[0], ast.Name) else None
             meaning = _comment_above(lines, node.lineno) or _docstring_about(tree, node, key)
             meaning = _PREAMBLE.sub("", meaning)
-            default = (_module_default(tree, constant) if constant else "") or _read_default(tree, key, constant)
+            fallback = values.get("DEFAULT_" + constant.removesuffix("_SETTING")) if constant else None
+            default = (_shown(_value(fallback)) if fallback else "") or _read_default(tree, key, constant)
             if default and not defaults.get(key):
                 defaults[key] = default
             score = (constant is not None, bool(meaning))
