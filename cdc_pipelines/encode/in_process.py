@@ -134,7 +134,9 @@ def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[s
     counts: dict[str, dict[str, int]] = {}
     partitions: list[dict[str, str]] = []
     root = local_path(target)
-    for dt, topic in _partitions(rows):
+    # the `(dt, source_topic)` of the events read, in order: each is replaced, even with no message
+    pairs = rows.select(["dt", "source_topic"]).group_by(["dt", "source_topic"]).aggregate([])
+    for dt, topic in sorted(zip(pairs["dt"].to_pylist(), pairs["source_topic"].to_pylist(), strict=True)):
         part = rows.filter(pc.and_(pc.equal(rows["dt"], dt), pc.equal(rows["source_topic"], topic)))
         skipped = part["skip_reason"].is_valid()
         messages = part.filter(pc.invert(skipped))
@@ -170,12 +172,6 @@ def _day_batches(
             if wanted is not None:
                 batch = batch.filter(pc.is_in(batch["source_topic"], wanted))
             yield from (((day, place), b) for b in batch.to_batches())
-
-
-def _partitions(rows: pa.Table) -> list[tuple[str, str]]:
-    """The `(dt, source_topic)` of the events read, in order: each is replaced, even with no message."""
-    pairs = rows.select(["dt", "source_topic"]).group_by(["dt", "source_topic"]).aggregate([])
-    return sorted(zip(pairs["dt"].to_pylist(), pairs["source_topic"].to_pylist(), strict=True))
 
 
 def _write_text(folder: str, messages: pa.ChunkedArray) -> None:
