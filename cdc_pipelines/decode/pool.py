@@ -372,11 +372,11 @@ def lake_table(rows: list[dict], schema, constants: Mapping[str, object] | None 
     return pa.Table.from_batches([rows_to_batch(rows, target, constants)], schema=target)
 
 
-def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fields) -> int:
+def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fields) -> None:
     """Mark, in the written files, each event repeating an earlier one among `prefixes`' events; the files
-    holding one are written again (nothing is committed yet). The number marked."""
+    holding one are written again (nothing is committed yet)."""
     if not prefixes:
-        return 0
+        return
     wanted, rows, held = pa.array(prefixes), [], []
     for f in files:
         table = pq.ParquetFile(os.path.join(root, f["path"])).read()  # not read_table: no folder names read
@@ -384,7 +384,7 @@ def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fi
         if pc.any(hit).as_py():
             rows += batch_rows(table.filter(hit).combine_chunks().to_batches()[0])
             held.append(f)
-    marked = mark_redeliveries(rows, delivery_fields)
+    mark_redeliveries(rows, delivery_fields)
     repeats = {e["event_id"]: e["meta"] for e in rows if DUPLICATE_OF in (e["meta"] or {})}
     for f in held:  # a repeat is a candidate: only the files holding one can hold a repeat
         full = os.path.join(root, f["path"])
@@ -396,7 +396,6 @@ def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fi
         table = table.set_column(table.schema.get_field_index("meta"), "meta", map_array(metas))
         pq.write_table(table, full, compression="snappy")
         f["size"] = os.path.getsize(full)
-    return marked
 
 
 def _commit(job: Job, name: str, files: list[dict]) -> int:
