@@ -7,8 +7,7 @@ from assets.canonical import settings_without_spark
 from assets.keys import raw_key
 from assets.partitions import DAILY, SINGLE_RUN
 from cdc_pipelines.decode.days import extract_stats
-from cdc_pipelines.decode.kafka_day import pin_kafka_day
-from cdc_pipelines.decode.kafka_local import needs_spark, pin_kafka_day_locally
+from cdc_pipelines.decode.kafka_day import needs_spark, pin_kafka_day
 from cdc_pipelines.extract.catalog import Topic
 from cdc_pipelines.model.kafka_offsets import summarize
 from resources import LakeStorageResource
@@ -50,12 +49,9 @@ def raw_extract_asset(topic: Topic) -> dg.AssetsDefinition:
         local = settings_without_spark(pyspark.spark_config) is not None
         native = local and needs_spark(topic.kafka, storage.lake_root) is None
         for dt in context.partition_keys:
-            if native:  # no JVM: the native client and delta-rs (`decode.kafka_local`)
-                offsets = pin_kafka_day_locally(topic.kafka, topic.format, topic=topic.name, dt=dt,
-                                                lake_root=storage.lake_root)  # fmt: skip
-            else:
-                offsets = pin_kafka_day(pyspark.spark_session, topic.kafka, topic.format, topic=topic.name, dt=dt,
-                                        lake_root=storage.lake_root)  # fmt: skip
+            spark = None if native else pyspark.spark_session  # None: the native client and delta-rs, no JVM
+            offsets = pin_kafka_day(spark, topic.kafka, topic.format, topic=topic.name, dt=dt,
+                                    lake_root=storage.lake_root)  # fmt: skip
             context.add_asset_metadata(
                 {"messages": sum(o.messages for o in offsets), "partitions": dg.MetadataValue.json(summarize(offsets))},
                 partition_key=dt,

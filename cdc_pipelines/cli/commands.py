@@ -237,10 +237,6 @@ def _parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
 def _sample(args: argparse.Namespace) -> dict[str, int]:
     """Every format's samples (or `--format`'s) into one lake, a topic each: by the engine `decode` would
     take (`engines.choice`)."""
-    from cdc_pipelines.decode.runner import decode_files, write_decoded
-    from cdc_pipelines.decode.without_spark import decode_without_spark
-    from cdc_pipelines.engines.choice import DECODE, LOCAL
-    from cdc_pipelines.lake.run_counts import write_counts
     from cdc_pipelines.samples import sample_folder
 
     total = dict.fromkeys(MESSAGE_COUNTS, 0)
@@ -248,16 +244,7 @@ def _sample(args: argparse.Namespace) -> dict[str, int]:
         folder = sample_folder(format_id)
         if folder is None:
             continue
-        engine, conf = _engine(args, DECODE, args.out, None, inputs=(str(folder),), format_id=format_id)
-        counts = None
-        if engine == LOCAL:
-            counts = decode_without_spark(
-                format_id, [str(folder)], topic=format_id, dt=args.dt, out=args.out, conf=conf
-            )
-        if counts is None:
-            spark = _spark(args)
-            counts = write_decoded(decode_files(spark, format_id, [folder], topic=format_id, dt=args.dt), args.out)
-            write_counts(spark, args.out, args.dt, {format_id: counts})
+        counts = _decode_files(args, format_id, [str(folder)], format_id)
         print(json.dumps({"format": format_id, **counts}))
         total = {k: total[k] + counts[k] for k in total}
     print(f"canonical table: {args.out}/changes  rejects: {args.out}/rejects", file=sys.stderr)
@@ -302,10 +289,6 @@ def _tables(args: argparse.Namespace) -> TableFilter | None:
 
 
 def _decode(args: argparse.Namespace) -> dict[str, int]:
-    from cdc_pipelines.decode.runner import decode_files, write_decoded
-    from cdc_pipelines.engines.choice import DECODE, LOCAL
-    from cdc_pipelines.lake.run_counts import write_counts
-
     # options checked before any input is read, where the format is given
     options = None if args.format == "auto" else get_codec(args.format).resolve_options(_pairs(args, "option"))
     source = _kafka(args)
@@ -315,20 +298,31 @@ def _decode(args: argparse.Namespace) -> dict[str, int]:
     if args.format == "auto":
         args.format = _detected(args.inputs)
         options = get_codec(args.format).resolve_options(_pairs(args, "option"))
-    engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs), format_id=args.format)
-    if engine == LOCAL:
-        from cdc_pipelines.decode.without_spark import decode_without_spark
+    return _decode_files(args, args.format, args.inputs, args.topic, options, args.envelope, _tables(args))
 
-        return decode_without_spark(args.format, args.inputs, topic=args.topic, dt=args.dt, out=args.out, conf=conf,
-                                    options=options, envelope=args.envelope, tables=_tables(args))  # fmt: skip
-    spark = _spark(args, input_bytes=_local_input_bytes(args.inputs))
+
+def _decode_files(
+    args: argparse.Namespace, format_id: str, inputs: list[str], topic: str, options=None, envelope=None, tables=None
+) -> dict[str, int]:
+    """`inputs` decoded into the day `--dt` of `--out` by the engine of the decode (`engines.choice`), with the
+    run counts; the counts."""
+    from cdc_pipelines.decode.pool import decode_without_spark
+    from cdc_pipelines.decode.runner import decode_files, write_decoded
+    from cdc_pipelines.engines.choice import DECODE, LOCAL
+    from cdc_pipelines.lake.run_counts import write_counts
+
+    engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(inputs), format_id=format_id)
+    if engine == LOCAL:
+        counts = decode_without_spark(format_id, inputs, topic=topic, dt=args.dt, out=args.out, conf=conf,
+                                      options=options, envelope=envelope, tables=tables)  # fmt: skip
+        if counts is not None:
+            return counts
+    spark = _spark(args, input_bytes=_local_input_bytes(inputs))
     with spark_progress(spark, "decode"):
-        decoded = decode_files(
-            spark, args.format, args.inputs, topic=args.topic, dt=args.dt, options=options, envelope=args.envelope,
-            tables=_tables(args),
-        )  # fmt: skip
+        decoded = decode_files(spark, format_id, inputs, topic=topic, dt=args.dt, options=options, envelope=envelope,
+                               tables=tables)  # fmt: skip
         counts = write_decoded(decoded, args.out)
-    write_counts(spark, args.out, args.dt, {args.topic: counts})
+    write_counts(spark, args.out, args.dt, {topic: counts})
     return counts
 
 
@@ -342,28 +336,23 @@ def _confs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
 
 def _decode_kafka(args: argparse.Namespace, source) -> dict[str, int]:
     """`decode --kafka`: the day `--dt` of the topic into `--out`, at the offsets recorded there if any."""
+    from cdc_pipelines.decode.kafka_day import decode_kafka_days, max_messages
     from cdc_pipelines.engines.choice import DECODE, LOCAL, asked
 
     if args.format == "auto":
         raise DetectError("--kafka needs --format (the format is not detected from a topic)")
     engine, conf = _engine(args, DECODE, args.out, None, kafka=source)
     print(f"reading day {args.dt} of {source.describe()}", file=sys.stderr)
+    day = dict(topic=args.topic, dts=[args.dt], lake_root=args.out, options=_pairs(args, "option"),
+               tables=_tables(args))  # fmt: skip
     if engine == LOCAL:
-        from cdc_pipelines.decode.kafka_local import decode_kafka_days_locally, max_messages
-
         limit = None if asked(conf, args.engine) == LOCAL else max_messages(conf)  # asked for: whatever its size
-        by_day = decode_kafka_days_locally(source, args.format, topic=args.topic, dts=[args.dt],
-                                           lake_root=args.out, options=_pairs(args, "option"), tables=_tables(args),
-                                           limit=limit)  # fmt: skip
+        by_day = decode_kafka_days(None, source, args.format, **day, limit=limit)
         if by_day is not None:
             return by_day[args.dt]
-    from cdc_pipelines.decode.kafka_day import decode_kafka_day, write_kafka_day
-
     spark = _spark(args)
     with spark_progress(spark, "decode"):
-        decoded = decode_kafka_day(spark, source, args.format, topic=args.topic, dt=args.dt, lake_root=args.out,
-                                   options=_pairs(args, "option"), tables=_tables(args))  # fmt: skip
-        return write_kafka_day(spark, decoded, args.out)
+        return decode_kafka_days(spark, source, args.format, **day)[args.dt]
 
 
 class DetectError(ValueError):
@@ -424,24 +413,6 @@ def _convert(args: argparse.Namespace) -> dict[str, int]:
     return counts | {"written": written["written"], "skipped": written["skipped"]}
 
 
-def _encode_without_spark(args: argparse.Namespace, options: Mapping[str, str]) -> dict[str, int] | None:
-    """`encode` of a small local table by the local engine (`encode.in_process`): its counts, or None where
-    the engine table (`engines.choice`) gives it to Spark."""
-    from cdc_pipelines.encode.in_process import encode_in_process, encode_processes
-    from cdc_pipelines.engines.choice import ENCODE, SPARK
-
-    target, dts = f"{args.out}/{args.target}", [args.dt] if args.dt else None
-    local = local_path(str(args.canonical))
-    if local is not None and not os.path.isdir(os.path.join(local, "_delta_log")):
-        raise InputError(f"no canonical Delta table at {args.canonical}")
-    engine, conf = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
-    if engine == SPARK:
-        return None
-    by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
-                               processes=encode_processes(conf)).values()  # fmt: skip
-    return {k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")}
-
-
 def _convert_without_spark(args: argparse.Namespace, source: str, target_options: Mapping[str, str]) -> dict | None:
     """`convert` of small local files into a local folder in this process, as `decode` and `encode` run there
     (`decode.pool`, `encode.in_process`), through a lake of the run's own that is then removed: the counts,
@@ -454,8 +425,8 @@ def _convert_without_spark(args: argparse.Namespace, source: str, target_options
     from cdc_pipelines.lake.layout import CHANGES_DIR
 
     engine, conf = _engine(args, DECODE, args.out, None, inputs=tuple(args.inputs), format_id=source)
-    files = pool.local_files(args.inputs, args.out) if engine == LOCAL else None
-    if files is None or pool.processes(conf, files) != 1 or max_events(conf) <= 0:
+    workers, files = pool.local_engine(args.inputs, args.out, conf) if engine == LOCAL else (0, [])
+    if workers != 1 or max_events(conf) <= 0:
         return None
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="_cdc-convert-", dir=args.out) as lake:
@@ -468,15 +439,26 @@ def _convert_without_spark(args: argparse.Namespace, source: str, target_options
 
 
 def _encode(args: argparse.Namespace) -> dict[str, int]:
-    from pyspark.sql import functions as F
-
+    """`encode` by the engine the engine table (`engines.choice`) gives it: a local table in this process or a
+    pool of processes (`encode.in_process`), else Spark."""
+    from cdc_pipelines.encode.in_process import encode_in_process, encode_processes
     from cdc_pipelines.encode.runner import encode_events, encode_report, write_encoded
-    from cdc_pipelines.lake.io import is_table, read_canonical
+    from cdc_pipelines.engines.choice import ENCODE, LOCAL
 
     options = get_codec(args.target).resolve_options(_pairs(args, "target_option"))
-    written = _encode_without_spark(args, options)
-    if written is not None:
-        return encode_report(written)
+    target, dts = f"{args.out}/{args.target}", [args.dt] if args.dt else None
+    local = local_path(str(args.canonical))
+    if local is not None and not os.path.isdir(os.path.join(local, "_delta_log")):
+        raise InputError(f"no canonical Delta table at {args.canonical}")
+    engine, conf = _engine(args, ENCODE, str(args.canonical), target, dts=None if dts is None else tuple(dts))
+    if engine == LOCAL:
+        by_day = encode_in_process(str(args.canonical), target, args.target, dts, options=options,
+                                   processes=encode_processes(conf)).values()  # fmt: skip
+        return encode_report({k: sum(c[k] for c in by_day) for k in ("written", "skipped", "encoded")})
+    from pyspark.sql import functions as F
+
+    from cdc_pipelines.lake.io import is_table, read_canonical
+
     spark = _spark(args)
     if not is_table(spark, args.canonical):
         raise InputError(f"no canonical Delta table at {args.canonical}")
@@ -484,7 +466,7 @@ def _encode(args: argparse.Namespace) -> dict[str, int]:
     if args.dt:
         events = events.where(F.col("dt") == args.dt)
     with spark_progress(spark, "encode"):
-        written = write_encoded(encode_events(events, args.target, options), f"{args.out}/{args.target}", args.target)
+        written = write_encoded(encode_events(events, args.target, options), target, args.target)
     return encode_report(written)
 
 
@@ -509,22 +491,19 @@ def _keys(text: str) -> tuple[str, list[str]]:
     return table, names
 
 
-def _snapshot_as_of(args: argparse.Namespace) -> dict:
-    """Each table's state at the end of `--as-of`: rows as JSON lines on stdout, or Parquet under `--export`."""
-    from cdc_pipelines.engines.choice import LOCAL, SNAPSHOTS
-    from cdc_pipelines.snapshots.as_of import export_as_of, print_as_of
-
-    spark = None if _engine(args, SNAPSHOTS, args.canonical, args.out)[0] == LOCAL else _spark(args)
-    if args.export:
-        return export_as_of(spark, args.canonical, args.as_of, args.export, out=args.out)
-    return print_as_of(spark, args.canonical, args.as_of, sys.stdout, out=args.out)
-
-
 def _snapshot(args: argparse.Namespace) -> dict:
-    """The day's figures; every later day already applied is re-applied after it (named on stderr)."""
-    if args.as_of:
-        return _snapshot_as_of(args)
+    """The day's figures; every later day already applied is re-applied after it (named on stderr). With
+    `--as-of`, each table's state at the end of that day: rows as JSON lines on stdout, or Parquet under
+    `--export`."""
     from cdc_pipelines.engines.choice import LOCAL, SNAPSHOTS
+
+    if args.as_of:
+        from cdc_pipelines.snapshots.as_of import export_as_of, print_as_of
+
+        spark = None if _engine(args, SNAPSHOTS, args.canonical, args.out)[0] == LOCAL else _spark(args)
+        if args.export:
+            return export_as_of(spark, args.canonical, args.as_of, args.export, out=args.out)
+        return print_as_of(spark, args.canonical, args.as_of, sys.stdout, out=args.out)
     from cdc_pipelines.lake.delta_rs import partition_counts
     from cdc_pipelines.lake.layout import CHANGES_DIR
     from cdc_pipelines.runtime.storage import join
@@ -557,10 +536,7 @@ def _snapshot(args: argparse.Namespace) -> dict:
     day = days[args.dt]
     print(f"snapshots: {day['path']}", file=sys.stderr)
     return {
-        "tables": day["tables"],
-        "rows": day["rows"],
-        "applied": day["applied"],
-        "anomalies": day["anomalies"],
+        **{k: day[k] for k in ("tables", "rows", "applied", "anomalies")},
         "skipped_tables": [s["table"] for s in day["skipped_tables"]],
         "per_table": {
             name: {k: t.get(k) for k in ("rows", "current", "history", "current_version", "history_version")}

@@ -77,16 +77,16 @@ def _usage(parser: argparse.ArgumentParser) -> str:
     return formatter.format_help().strip()
 
 
+def _page(title: str, lines: Iterable[str]) -> str:
+    return "\n".join([f"# {title}", "", GENERATED, "", *lines]) + "\n"
+
+
 def cli_page(extra: Sequence[Command] = ()) -> str:
     """The Markdown of every command: its help, its usage and a table of its arguments."""
     commands = {command.name: command for command in (*extra, *COMMANDS)}
     parser = _parser(list(commands.values()))
     parsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     lines = [
-        "# Command line reference",
-        "",
-        GENERATED,
-        "",
         f"`{PROGRAM} COMMAND [ARGUMENTS]` (or `python -m cdc_pipelines.cli` for the library's commands alone).",
         "Every command takes `--conf KEY=VALUE` for any Spark, Hadoop, Kafka (`kafka.*`) or `cdc.*` setting",
         "([settings](settings.md)). A command that writes the lake prints a JSON summary as its last line.",
@@ -105,7 +105,7 @@ def cli_page(extra: Sequence[Command] = ()) -> str:
             if isinstance(action, argparse._HelpAction):
                 continue
             lines.append(f"| {_name(action)} | {_default(action)} | {_notes(action)} | {_cell(action.help or '')} |")
-    return "\n".join(lines) + "\n"
+    return _page("Command line reference", lines)
 
 
 @dataclass(frozen=True)
@@ -143,15 +143,6 @@ def _value(node: ast.expr) -> object:
             if type(node.op) in ops:
                 return ops[type(node.op)](left, right)
     return None
-
-
-def _module_default(tree: ast.Module, constant: str) -> str:
-    """`DEFAULT_<X>` of the module for a constant named `<X>_SETTING`, if it declares one."""
-    wanted = "DEFAULT_" + constant.removesuffix("_SETTING")
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == wanted for t in node.targets):
-            return _shown(_value(node.value))
-    return ""
 
 
 def _shown(value: object) -> str:
@@ -206,6 +197,9 @@ def declared(root: Path = PACKAGE) -> list[Declared]:
         if module.endswith(NOT_SETTINGS):
             continue
         top = {id(n.value): n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1}
+        # the module's constants by name: `DEFAULT_<X>` is the default of a constant named `<X>_SETTING`
+        values = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+                  if isinstance(t, ast.Name)}  # fmt: skip
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
                 continue
@@ -216,7 +210,8 @@ def declared(root: Path = PACKAGE) -> list[Declared]:
             constant = assign.targets[0].id if assign and isinstance(assign.targets[0], ast.Name) else None
             meaning = _comment_above(lines, node.lineno) or _docstring_about(tree, node, key)
             meaning = _PREAMBLE.sub("", meaning)
-            default = (_module_default(tree, constant) if constant else "") or _read_default(tree, key, constant)
+            fallback = values.get("DEFAULT_" + constant.removesuffix("_SETTING")) if constant else None
+            default = (_shown(_value(fallback)) if fallback else "") or _read_default(tree, key, constant)
             if default and not defaults.get(key):
                 defaults[key] = default
             score = (constant is not None, bool(meaning))
@@ -238,11 +233,7 @@ def _rows(items: Iterable[Declared]) -> list[str]:
 def settings_page(root: Path = PACKAGE) -> str:
     """The Markdown of every setting and environment variable the library reads."""
     items = declared(root)
-    lines = [
-        "# Settings reference",
-        "",
-        GENERATED,
-        "",
+    return _page("Settings reference", [
         "## `cdc.*` settings",
         "",
         "Pass them as any Spark setting: `--conf KEY=VALUE` on a command, or in `CDC_SPARK_CONF` (a JSON",
@@ -257,19 +248,14 @@ def settings_page(root: Path = PACKAGE) -> str:
         "`CDC_START_DATE` ([Dagster](../dagster.md)).",
         "",
         *_rows(i for i in items if ENVIRONMENT.match(i.key)),
-    ]
-    return "\n".join(lines) + "\n"
+    ])  # fmt: skip
 
 
 def engines_page() -> str:
     """The Markdown of the engine table (`engines.choice.TABLE`), in the order it is read."""
     from cdc_pipelines.engines.choice import SETTING, table_rows
 
-    lines = [
-        "# Engines",
-        "",
-        GENERATED,
-        "",
+    return _page("Engines", [
         "Two engines run the same rules: `local` (this process, pyarrow and delta-rs, no JVM) and `spark` (the",
         "same rule functions in Spark's tasks; any Hadoop storage, a cluster). `--engine local|spark|auto` on a",
         f"command, or the `{SETTING}` setting (`--conf`, `CDC_SPARK_CONF`, the Dagster resource's Spark settings),",
@@ -284,8 +270,7 @@ def engines_page() -> str:
         "Inside an engine, some steps choose how by their own sizes ([settings](settings.md)): the local decode and",
         "encode run in this process or a pool of processes; on Spark, a snapshot day small enough is folded in the",
         "driver and a small table of a local lake is written by delta-rs, the local engine's writer.",
-    ]
-    return "\n".join(lines) + "\n"
+    ])  # fmt: skip
 
 
 def program_commands(module: object) -> list[Command]:

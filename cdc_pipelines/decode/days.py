@@ -15,8 +15,8 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from cdc_pipelines.decode.pool import decode_without_spark
 from cdc_pipelines.decode.runner import decode_files, write_decoded_by_day
-from cdc_pipelines.decode.without_spark import decode_without_spark
 from cdc_pipelines.encode.in_process import encode_in_process, encode_processes, encodes_in_process
 from cdc_pipelines.encode.runner import encode_events, encode_report, write_encoded_by_day
 from cdc_pipelines.extract.catalog import Topic
@@ -58,7 +58,7 @@ def decode_days(
     A topic with no files on a day gets zero counts for it: quiet topics are normal. With `local_conf` (the
     settings, where the caller found that nothing asks for Spark: CDC_SPARK_MASTER may name a local
     master), a local topic's day is decoded without Spark where
-    `without_spark.decode_without_spark` applies (each day apart, its counts committed with it), else every
+    `pool.decode_without_spark` applies (each day apart, its counts committed with it), else every
     day of the topic in one Spark decode. `session()` gives the Spark session where one is needed.
     """
     topics = list(topics)
@@ -99,19 +99,15 @@ def _kafka_days(
     local_conf: Mapping[str, str] | None,
 ) -> dict[str, dict[str, int]]:  # fmt: skip
     """A Kafka topic's days decoded, their counts committed with each: by the native client where nothing asks
-    for Spark (`decode.kafka_local`), else by Spark's Kafka source (`decode.kafka_day`)."""
-    from cdc_pipelines.decode import kafka_local
+    for Spark, else by Spark's Kafka source (`decode.kafka_day`)."""
+    from cdc_pipelines.decode.kafka_day import decode_kafka_days, max_messages, needs_spark
 
-    if local_conf is not None and kafka_local.needs_spark(topic.kafka, out) is None:
-        by_day = kafka_local.decode_kafka_days_locally(topic.kafka, topic.format, topic=topic.name, dts=list(dts),
-                                                       lake_root=out, options=topic.options, tables=topic.tables,
-                                                       limit=kafka_local.max_messages(local_conf))  # fmt: skip
+    day = dict(topic=topic.name, dts=list(dts), lake_root=out, options=topic.options, tables=topic.tables)
+    if local_conf is not None and needs_spark(topic.kafka, out) is None:
+        by_day = decode_kafka_days(None, topic.kafka, topic.format, **day, limit=max_messages(local_conf))
         if by_day is not None:
             return by_day
-    from cdc_pipelines.decode.kafka_day import decode_kafka_days
-
-    return decode_kafka_days(session(), topic.kafka, topic.format, topic=topic.name, dts=list(dts), lake_root=out,
-                             options=topic.options, tables=topic.tables)  # fmt: skip
+    return decode_kafka_days(session(), topic.kafka, topic.format, **day)
 
 
 def encode_days(

@@ -5,7 +5,7 @@ lines), runs the codec, and finishes each raw event (`finish_event`): values nor
 type, each op checked for the images and DDL text it needs, the JSON-number columns recorded. A
 multi-row message is rejected whole when any of its rows is bad. `pair_halves` folds the halves of
 split updates into one UPDATE; Spark brings the halves of a key together, tests sort them in memory.
-The Spark runner (`pipeline`) and the tests call exactly these functions.
+The Spark runner (`runner`), the local decode (`pool`) and the tests call exactly these functions.
 """
 
 from __future__ import annotations

@@ -89,14 +89,6 @@ _STATS = {name: [c for c in columns if c not in ("event_time", "sync_time")] for
 _SCHEMAS = {CHANGES_DIR: CANONICAL_SCHEMA, REJECTS_DIR: REJECTS_SCHEMA}
 
 
-def local_files(inputs: Sequence[str], out: str) -> list[str] | None:
-    """The files of `inputs` when they and the lake are on local disk, else None: what the local decode needs
-    (whether settings ask for Spark is the engine table's question, `engines.choice`)."""
-    if delta_rs.local_table_path(out) is None or any(local_path(i) is None for i in inputs):
-        return None
-    return list_input_files(inputs)
-
-
 def processes(conf: Mapping[str, str], files: Sequence[str] = ()) -> int:
     """The processes that decode local `files`: one (this process) for at most `MAX_BYTES_SETTING` of them,
     else the setting's, else the cores this process may use; 0: Spark's. No `files`: the pool's size (the bench's)."""
@@ -226,8 +218,17 @@ class _Files:
             nulls = dict.fromkeys(_NULL_COUNTED[self.name], 0)
             self.current = {"path": name, "rows": 0, "min": {}, "max": {}, "nulls": nulls}
         self.writer.write_table(batch)
-        _add_stats(self.current, batch, self.name)
-        if self.current["rows"] >= self.rows:
+        stats = self.current
+        stats["rows"] += batch.num_rows
+        for name in _NULL_COUNTED[self.name]:
+            stats["nulls"][name] += batch.column(name).null_count
+        for name in _STATS[self.name]:
+            bounds = pc.min_max(batch.column(name))
+            if bounds["min"].is_valid:
+                low, high = bounds["min"].as_py(), bounds["max"].as_py()
+                stats["min"][name] = min(stats["min"].get(name, low), low)
+                stats["max"][name] = max(stats["max"].get(name, high), high)
+        if stats["rows"] >= self.rows:
             self.close()
 
     def close(self) -> list[dict]:
@@ -237,24 +238,6 @@ class _Files:
             self.done.append(self.current)
             self.writer = None
         return self.done
-
-
-def _add_stats(stats: dict, batch: pa.Table, table: str) -> None:
-    stats["rows"] += batch.num_rows
-    for name in _NULL_COUNTED[table]:
-        stats["nulls"][name] += batch.column(name).null_count
-    for name in _STATS[table]:
-        bounds = pc.min_max(batch.column(name))
-        if bounds["min"].is_valid:
-            low, high = bounds["min"].as_py(), bounds["max"].as_py()
-            stats["min"][name] = min(stats["min"].get(name, low), low)
-            stats["max"][name] = max(stats["max"].get(name, high), high)
-
-
-def _stats_json(stats: dict) -> str:
-    return json.dumps(
-        {"numRecords": stats["rows"], "minValues": stats["min"], "maxValues": stats["max"], "nullCount": stats["nulls"]}
-    )
 
 
 @dataclass(frozen=True)
@@ -320,7 +303,10 @@ def decode_range(job: Job, source: Source) -> RangeResult:
     out = RangeResult(counts=dict.fromkeys(MESSAGE_COUNTS, 0))
     with no_cycle_collection():
         for lines in source_lines(source, job.format_id):
-            _write(job, files, rejects, *_decoded(job, lines, out, identity))
+            rows = []
+            for row in decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit):
+                (out.halves if is_half(row) else rows).append(row)
+            _write(job, files, rejects, *_tallied(job, rows, len(lines), out, identity))
         _leave_halves(job, out.halves)
     out.halves = []
     out.files, out.reject_files = files.close(), rejects.close()
@@ -350,16 +336,6 @@ def _leave_halves(job: Job, halves: list[dict]) -> None:
     for bucket, rows in by_bucket.items():
         with open(os.path.join(job.halves, f"{bucket}-{uuid.uuid4()}.pickle"), "wb") as fh:
             pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _decoded(
-    job: Job, lines: list[Line], out: RangeResult, identity: DeliveryIdentity
-) -> tuple[list[dict], list[dict]]:
-    """The finished events and the rejects of a batch of lines; its halves, hashes and counts added to `out`."""
-    rows = []
-    for row in decoded_rows(job.format_id, job.topic, lines, job.options, job.envelope, job.limit):
-        (out.halves if is_half(row) else rows).append(row)
-    return _tallied(job, rows, len(lines), out, identity)
 
 
 def _tallied(
@@ -396,11 +372,11 @@ def lake_table(rows: list[dict], schema, constants: Mapping[str, object] | None 
     return pa.Table.from_batches([rows_to_batch(rows, target, constants)], schema=target)
 
 
-def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fields) -> int:
+def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fields) -> None:
     """Mark, in the written files, each event repeating an earlier one among `prefixes`' events; the files
-    holding one are written again (nothing is committed yet). The number marked."""
+    holding one are written again (nothing is committed yet)."""
     if not prefixes:
-        return 0
+        return
     wanted, rows, held = pa.array(prefixes), [], []
     for f in files:
         table = pq.ParquetFile(os.path.join(root, f["path"])).read()  # not read_table: no folder names read
@@ -408,7 +384,7 @@ def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fi
         if pc.any(hit).as_py():
             rows += batch_rows(table.filter(hit).combine_chunks().to_batches()[0])
             held.append(f)
-    marked = mark_redeliveries(rows, delivery_fields)
+    mark_redeliveries(rows, delivery_fields)
     repeats = {e["event_id"]: e["meta"] for e in rows if DUPLICATE_OF in (e["meta"] or {})}
     for f in held:  # a repeat is a candidate: only the files holding one can hold a repeat
         full = os.path.join(root, f["path"])
@@ -420,7 +396,6 @@ def _mark_repeats(root: str, files: list[dict], prefixes: list[str], delivery_fi
         table = table.set_column(table.schema.get_field_index("meta"), "meta", map_array(metas))
         pq.write_table(table, full, compression="snappy")
         f["size"] = os.path.getsize(full)
-    return marked
 
 
 def _commit(job: Job, name: str, files: list[dict]) -> int:
@@ -436,7 +411,12 @@ def _commit(job: Job, name: str, files: list[dict]) -> int:
                           configuration=TABLE_PROPERTIES[name])  # fmt: skip
     now = int(time.time() * 1000)
     values = {"dt": job.dt, "source_topic": job.topic}
-    adds = [AddAction(f["path"], f["size"], values, now, True, _stats_json(f)) for f in files]
+    stats = (
+        {"numRecords": f["rows"], "minValues": f["min"], "maxValues": f["max"], "nullCount": f["nulls"]} for f in files
+    )
+    adds = [
+        AddAction(f["path"], f["size"], values, now, True, json.dumps(s)) for f, s in zip(files, stats, strict=True)
+    ]
     table = DeltaTable(path)
     held = pa.schema(table.schema().to_arrow())
     if set(schema.names) <= set(held.names):  # a table a later release widened keeps its columns
@@ -521,3 +501,36 @@ def decode_with_processes(
     _commit(job, REJECTS_DIR, [f for result in results for f in result.reject_files])
     write_counts(None, root, dt, {topic: counts})
     return counts
+
+
+def decode_without_spark(
+    format_id: str,
+    inputs: Sequence[str],
+    *,
+    topic: str,
+    dt: str,
+    out: str | Path,
+    conf: Mapping[str, str],
+    options: Mapping[str, str] | None = None,
+    envelope: str | None = None,
+    tables: TableFilter | None = None,
+) -> dict[str, int] | None:
+    """Decode `inputs` into the `(dt, topic)` partition of the lake `out` in this process or by the pool,
+    and commit `changes`, `rejects` and the run counts; the counts, or None where Spark has to decode them
+    (nothing written). `conf`: the process's settings and the command's."""
+    workers, files = local_engine(inputs, str(out), conf)
+    if not workers:
+        return None
+    return decode_with_processes(format_id, files, topic=topic, dt=dt, out=out, workers=workers, options=options,
+                                 envelope=envelope, tables=tables)  # fmt: skip
+
+
+def local_engine(inputs: Sequence[str], out: str, conf: Mapping[str, str]) -> tuple[int, list[str]]:
+    """(the processes that decode `inputs` without Spark, the files), or (0, []) where Spark decodes them (the
+    inputs or the lake off local disk, or too large for no pool): the choice `decode_without_spark` makes, the
+    inputs listed once. Whether settings ask for Spark is the engine table's question (`engines.choice`)."""
+    if delta_rs.local_table_path(out) is None or any(local_path(i) is None for i in inputs):
+        return 0, []
+    files = list_input_files(inputs)
+    workers = processes(conf, files)
+    return (workers, files) if workers else (0, [])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Container, Iterable, Iterator, Mapping
+from itertools import groupby
 from pathlib import Path
 
 import pyarrow as pa
@@ -110,28 +111,26 @@ def remove_containers(fs: pafs.FileSystem, folder: str, kept: Container[bool] = 
             fs.delete_file(path)
 
 
+def write_partition(fs: pafs.FileSystem, folder: str, messages: Iterable[tuple[str, bool]]) -> list[tuple[str, int]]:
+    """A partition's (base64 message, older schema) in order, as its containers (replacing an earlier run's):
+    (path, records) of each file. Run by Spark's tasks and by the local encode alike."""
+    partition = ContainerPartition(fs, folder)
+    for message, older in messages:
+        partition.append(base64.b64decode(message), older)
+    return partition.close()
+
+
 def _write_partitions(target: str, where: WorkerFs):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         fs, root = where.open(target)
         schema = to_arrow_schema(WRITTEN_SCHEMA)
-        key, partition = None, None
-
-        def written():
-            rows = [{"dt": key[0], "source_topic": key[1], "path": p, "records": n} for p, n in partition.close()]
-            return pa.RecordBatch.from_pylist(rows, schema=schema)
-
-        for batch in batches:
-            columns = (batch.column(c).to_pylist() for c in ("dt", "source_topic", "message", "older_schema"))
-            for dt, topic, message, older in zip(*columns, strict=True):
-                if (dt, topic) != key:
-                    if partition is not None:
-                        yield written()
-                    key = (dt, topic)
-                    folder = f"{root}/{partition_dir({'dt': dt, 'source_topic': topic}, PARTITION_COLUMNS)}"
-                    partition = ContainerPartition(fs, folder)
-                partition.append(base64.b64decode(message), older)
-        if partition is not None:
-            yield written()
+        names = ("dt", "source_topic", "message", "older_schema")
+        rows = (row for b in batches for row in zip(*(b.column(c).to_pylist() for c in names), strict=True))
+        for (dt, topic), group in groupby(rows, key=lambda row: row[:2]):
+            folder = f"{root}/{partition_dir({'dt': dt, 'source_topic': topic}, PARTITION_COLUMNS)}"
+            written = write_partition(fs, folder, (row[2:] for row in group))
+            yield pa.RecordBatch.from_pylist([{"dt": dt, "source_topic": topic, "path": p, "records": n}
+                                              for p, n in written], schema=schema)  # fmt: skip
 
     return run
 

@@ -6,16 +6,15 @@ target folder are on local disk, nothing asks for Spark and the days hold at mos
 events (by the files' statistics), the events are read with delta-rs, encoded by the same batch function
 (`runner.encoded_batch`), and written as Spark writes them: each `dt=/source_topic=` folder of the days
 read replaced whole, a folder that gets no message removed, the messages in input order, DTS Avro as
-`.avro` containers (`avro_containers.ContainerPartition`), the skipped events in `_skipped/` (committed
+`.avro` containers (`avro_containers.write_partition`), the skipped events in `_skipped/` (committed
 by delta-rs). `tests/encode/test_in_process.py` holds the two paths to the same files, byte for byte.
 """
 
 from __future__ import annotations
 
-import base64
 import os
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -23,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from cdc_pipelines.encode.avro_containers import ContainerPartition, remove_containers
+from cdc_pipelines.encode.avro_containers import remove_containers, write_partition
 from cdc_pipelines.encode.runner import ENCODED_SCHEMA, ORDER, SKIPPED_SCHEMA, encoded_batch
 from cdc_pipelines.formats import get_codec
 from cdc_pipelines.lake import delta_rs
@@ -119,18 +118,12 @@ class _Share:
 
 def _encode_share(share: _Share) -> list[tuple[tuple[int, int], pa.RecordBatch]]:
     """The share's batches encoded, each with its place among all the batches (its day's, its row group's)."""
-    encode = _encoder(share.format_id, share.options)
+    codec = get_codec(share.format_id)
+    options, schema = codec.resolve_options(dict(share.options)), to_arrow_schema(ENCODED_SCHEMA)
     batches = _day_batches(share.changes, share.days, share.topics, share.batch_rows, share.version,
                            (share.index, share.of))  # fmt: skip
     with no_cycle_collection():
-        return [(place, encode(b)) for place, b in batches]
-
-
-def _encoder(format_id: str, options: Mapping[str, str] | None) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
-    """A batch of canonical events -> its `ENCODED_SCHEMA` rows, by `format_id`'s encoder with `options`."""
-    codec = get_codec(format_id)
-    resolved, schema = codec.resolve_options(dict(options or {})), to_arrow_schema(ENCODED_SCHEMA)
-    return lambda batch: encoded_batch(batch, codec.encode_event, resolved, schema)
+        return [(place, encoded_batch(b, codec.encode_event, options, schema)) for place, b in batches]
 
 
 def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[str, int]]:
@@ -141,7 +134,9 @@ def _write_rows(rows: pa.Table, target: str, format_id: str) -> dict[str, dict[s
     counts: dict[str, dict[str, int]] = {}
     partitions: list[dict[str, str]] = []
     root = local_path(target)
-    for dt, topic in _partitions(rows):
+    # the `(dt, source_topic)` of the events read, in order: each is replaced, even with no message
+    pairs = rows.select(["dt", "source_topic"]).group_by(["dt", "source_topic"]).aggregate([])
+    for dt, topic in sorted(zip(pairs["dt"].to_pylist(), pairs["source_topic"].to_pylist(), strict=True)):
         part = rows.filter(pc.and_(pc.equal(rows["dt"], dt), pc.equal(rows["source_topic"], topic)))
         skipped = part["skip_reason"].is_valid()
         messages = part.filter(pc.invert(skipped))
@@ -179,12 +174,6 @@ def _day_batches(
             yield from (((day, place), b) for b in batch.to_batches())
 
 
-def _partitions(rows: pa.Table) -> list[tuple[str, str]]:
-    """The `(dt, source_topic)` of the events read, in order: each is replaced, even with no message."""
-    pairs = rows.select(["dt", "source_topic"]).group_by(["dt", "source_topic"]).aggregate([])
-    return sorted(zip(pairs["dt"].to_pylist(), pairs["source_topic"].to_pylist(), strict=True))
-
-
 def _write_text(folder: str, messages: pa.ChunkedArray) -> None:
     """The partition folder replaced whole by one holding one file of `messages`, a line each, or removed
     when there are none, as Spark's dynamic partition overwrite replaces it: the new folder is written
@@ -211,11 +200,7 @@ def _write_containers(folder: str, messages: pa.Table) -> None:
     if not messages.num_rows:
         remove_containers(fs, folder)
         return
-    partition = ContainerPartition(fs, folder)
-    columns = (messages[c].to_pylist() for c in ("message", "older_schema"))
-    for message, older in zip(*columns, strict=True):
-        partition.append(base64.b64decode(message), older)
-    partition.close()
+    write_partition(fs, folder, zip(*(messages[c].to_pylist() for c in ("message", "older_schema")), strict=True))
 
 
 def _remove_folder(folder: str) -> None:

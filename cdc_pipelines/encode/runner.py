@@ -98,20 +98,14 @@ def encoded_batch(batch: pa.RecordBatch, encoder, options: Mapping[str, str], sc
     for i, event in enumerate(_events(batch)):
         row_index = meta_keys.row_index(event)
         try:
-            encoded = encoder(event, options)
+            encoded, reason = encoder(event, options), None
         except Unsupported as exc:
-            events.append(i)
-            parts.append(0)
-            messages.append(None)
-            reasons.append(str(exc))
-            row_indexes.append(row_index)
-            older.append(False)
-            continue
+            encoded, reason = [None], str(exc)  # one row for the skipped event, with no message
         for part, message in enumerate(encoded):
             events.append(i)
             parts.append(part)
             messages.append(base64.b64encode(message).decode() if isinstance(message, bytes) else message)
-            reasons.append(None)
+            reasons.append(reason)
             row_indexes.append(row_index)
             older.append(isinstance(message, OlderSchemaMessage))
     lineage = batch.select(list(LINEAGE)).take(pa.array(events, pa.int32()))

@@ -72,11 +72,11 @@ def _master(run: Run) -> bool:
 
 def _decode_sent_to_spark(run: Run) -> bool:
     """A local extract larger than the in-process decode takes with `cdc.decode.processes` 0
-    (`decode.without_spark.local_engine`)."""
-    from cdc_pipelines.decode.without_spark import local_engine
+    (`decode.pool.local_engine`)."""
+    from cdc_pipelines.decode.pool import local_engine
 
     if run.kafka is not None:
-        return False  # a Kafka day's rows are counted once its offsets are looked up (`decode.kafka_local`)
+        return False  # a Kafka day's rows are counted once its offsets are looked up (`decode.kafka_day`)
     return not local_engine(run.inputs, run.lake_root, run.conf)[0]
 
 

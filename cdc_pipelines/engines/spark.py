@@ -41,14 +41,6 @@ def per_task(frame: DataFrame, count: Callable[[Iterator[pa.RecordBatch]], Any])
     return [pickle.loads(r.value) for r in frame.mapInArrow(run, _PICKLED).collect()]
 
 
-def _tables_with_pk(batches: Iterator[pa.RecordBatch]) -> set:
-    return set().union(*(quality_day.tables_with_pk(b) for b in batches))
-
-
-def _reject_summary(batches: Iterator[pa.RecordBatch]):
-    return quality_rejects.merge(quality_day.reject_summary(b) for b in batches)
-
-
 class SparkEngine:
     """The Spark engine's steps over the session `spark` (see the module)."""
 
@@ -70,8 +62,8 @@ class SparkEngine:
             raise MissingPartitionError(f"no changes or rejects for dt={dt} under {lake_root}")
         n, ids = "n", quality_day.ID_COLUMN
         repeated = events.groupBy(ids).agg(F.count(F.lit(1)).alias(n)).where(F.col(n) > 1).collect()
-        context = quality_day.DayContext(frozenset(set().union(*per_task(events, _tables_with_pk))),
-                                         {r[ids]: r[n] for r in repeated})  # fmt: skip
+        with_pk = per_task(events, lambda batches: set().union(*map(quality_day.tables_with_pk, batches)))
+        context = quality_day.DayContext(frozenset(set().union(*with_pk)), {r[ids]: r[n] for r in repeated})
         topic, file, line = quality_day.LINE_COLUMNS
         lines = events.groupBy(topic).agg(F.count_distinct(file, line).alias(n)).collect()
         rules = quality_day.event_rules(thresholds)
@@ -80,7 +72,9 @@ class SparkEngine:
             return quality_day.merged(quality_day.judged_batch(b, rules, context, dt)[0] for b in batches)
 
         merged = quality_day.merged(per_task(events, tally))
-        summary = quality_rejects.merge(per_task(rejects, _reject_summary))
+        summary = quality_rejects.merge(
+            per_task(rejects, lambda batches: quality_rejects.merge(map(quality_day.reject_summary, batches)))
+        )
         gx = None
         if report_day is not None:
             from cdc_pipelines.quality.expectations import validate_flags  # slow import: only when asked

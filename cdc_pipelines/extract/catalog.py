@@ -10,7 +10,7 @@ import yaml
 from cdc_pipelines.extract.kafka_source import KafkaSource, KafkaSourceError, kafka_source
 from cdc_pipelines.extract.messages import check_envelope
 from cdc_pipelines.formats import get_codec
-from cdc_pipelines.model.table_filter import TableFilter, TableFilterError
+from cdc_pipelines.model.table_filter import TableFilter
 from cdc_pipelines.schema_changes.dialects import dialect_of
 from cdc_pipelines.schema_changes.policy import DEFAULT_POLICY, check_policy
 from cdc_pipelines.schema_changes.routes import Route, routes_of
@@ -50,7 +50,7 @@ def load_catalog(path: str | Path) -> list[Topic]:
         if not isinstance(entry, dict) or "name" not in entry or "format" not in entry:
             raise CatalogError(f"topic #{i + 1} in {path} needs a name and a format")
         options = {str(k): str(v) for k, v in (entry.get("options") or {}).items()}
-        try:
+        try:  # every field read here, a bad one said as `topic NAME in PATH: why`
             get_codec(entry["format"]).resolve_options(options)
             for target in entry.get("targets") or []:
                 if get_codec(target).encode is None:
@@ -58,72 +58,62 @@ def load_catalog(path: str | Path) -> list[Topic]:
             check_envelope(entry.get("envelope"))
             if entry.get("envelope") and get_codec(entry["format"]).messages == "avro" and not entry.get("kafka"):
                 raise ValueError(f"format {entry['format']} reads its own files and takes no envelope")
-        except (KeyError, ValueError) as exc:
+            if not isinstance(entry.get("snapshot", False), bool):
+                raise ValueError("snapshot must be true or false")
+            keys, kafka = _keys(entry), _kafka(entry)
+            fields = (_keys_from(entry), _tables(entry), kafka, *_schema_changes(entry))
+        except (KeyError, ValueError, KafkaSourceError) as exc:
             raise CatalogError(f"topic {entry['name']!r} in {path}: {exc}") from None
-        targets = tuple(entry.get("targets") or ())
-        if not isinstance(entry.get("snapshot", False), bool):
-            raise CatalogError(f"topic {entry['name']!r} in {path}: snapshot must be true or false")
-        snapshot = entry.get("snapshot", False)
-        keys = _keys(entry, path)
-        kafka = _kafka(entry, path)
         envelope = "kcat" if kafka is not None else entry.get("envelope")  # a Kafka record is read as kcat shows it
-        topics.append(Topic(str(entry["name"]), entry["format"], options, targets, envelope, snapshot,
-                            keys, _keys_from(entry, path), _tables(entry, path), kafka,
-                            *_schema_changes(entry, path)))  # fmt: skip
+        topics.append(Topic(str(entry["name"]), entry["format"], options, tuple(entry.get("targets") or ()),
+                            envelope, entry.get("snapshot", False), keys, *fields))  # fmt: skip
     return topics
 
 
-def _tables(entry: dict, path: str | Path) -> TableFilter | None:
+def _tables(entry: dict) -> TableFilter | None:
     """`tables: {include: [glob, ...], exclude: [glob, ...]}`: the topic's tables to keep (see `table_filter`)."""
     tables = entry.get("tables") or {}
-    where = f"topic {entry['name']!r} in {path}"
     if not isinstance(tables, dict) or set(tables) - {"include", "exclude"}:
-        raise CatalogError(f"{where}: tables takes include and exclude, lists of globs on db.table")
-    try:
-        return TableFilter.of(tables.get("include"), tables.get("exclude"))
-    except TableFilterError as exc:
-        raise CatalogError(f"{where}: {exc}") from None
+        raise ValueError("tables takes include and exclude, lists of globs on db.table")
+    return TableFilter.of(tables.get("include"), tables.get("exclude"))
 
 
-def _keys(entry: dict, path: str | Path) -> dict[str, tuple[str, ...]]:
+def _keys(entry: dict) -> dict[str, tuple[str, ...]]:
     """`keys: {db.table: [col, ...]}`: the key columns snapshots use for tables whose format names none."""
     keys = entry.get("keys") or {}
     valid = isinstance(keys, dict) and all(
         isinstance(cols, list) and cols and all(isinstance(c, str) and c for c in cols) for cols in keys.values()
     )
     if not valid:
-        raise CatalogError(f"topic {entry['name']!r} in {path}: keys must map db.table to a list of column names")
+        raise ValueError("keys must map db.table to a list of column names")
     return {str(table): tuple(cols) for table, cols in keys.items()}
 
 
-def _schema_changes(entry: dict, path: str | Path) -> tuple[str, str | None, tuple[Route, ...]]:
+def _schema_changes(entry: dict) -> tuple[str, str | None, tuple[Route, ...]]:
     """`schema_changes: POLICY`, `ddl_dialect: NAME` (a dialect or a source name as `OB_ORACLE`) and
-    `routes: [{source_table: REGEX, sink_table: db.table, key: [col, ...]}]` (see `schema_changes`)."""
-    where = f"topic {entry['name']!r} in {path}"
-    try:
-        policy = check_policy(entry.get("schema_changes", DEFAULT_POLICY))
-        named = entry.get("ddl_dialect")
-        dialect = dialect_of(named) if isinstance(named, str) else None
-        if named is not None and dialect is None:
-            raise ValueError(f"ddl_dialect {named!r} is not MySQL, Oracle or PostgreSQL (or OceanBase's modes)")
-        return policy, dialect, routes_of(entry.get("routes"))
-    except ValueError as exc:  # an unknown policy (`UnknownPolicy`), dialect or route (`RouteError`)
-        raise CatalogError(f"{where}: {exc}") from None
+    `routes: [{source_table: REGEX, sink_table: db.table, key: [col, ...]}]` (see `schema_changes`); an unknown
+    policy (`UnknownPolicy`), dialect or route (`RouteError`) is a ValueError."""
+    policy = check_policy(entry.get("schema_changes", DEFAULT_POLICY))
+    named = entry.get("ddl_dialect")
+    dialect = dialect_of(named) if isinstance(named, str) else None
+    if named is not None and dialect is None:
+        raise ValueError(f"ddl_dialect {named!r} is not MySQL, Oracle or PostgreSQL (or OceanBase's modes)")
+    return policy, dialect, routes_of(entry.get("routes"))
 
 
-def _keys_from(entry: dict, path: str | Path) -> str | None:
+def _keys_from(entry: dict) -> str | None:
     """`keys_from: kafka`: only a kcat envelope keeps the Kafka message key (`meta['cdc.kafka.key']`)."""
     keys_from = entry.get("keys_from")
     if keys_from is None:
         return None
     if keys_from != KEYS_FROM_KAFKA:
-        raise CatalogError(f"topic {entry['name']!r} in {path}: keys_from must be {KEYS_FROM_KAFKA}, not {keys_from!r}")
+        raise ValueError(f"keys_from must be {KEYS_FROM_KAFKA}, not {keys_from!r}")
     if entry.get("envelope") != "kcat" and not entry.get("kafka"):
-        raise CatalogError(f"topic {entry['name']!r} in {path}: keys_from: kafka needs envelope: kcat (the Kafka key)")
+        raise ValueError("keys_from: kafka needs envelope: kcat (the Kafka key)")
     return keys_from
 
 
-def _kafka(entry: dict, path: str | Path) -> KafkaSource | None:
+def _kafka(entry: dict) -> KafkaSource | None:
     """`kafka: {bootstrap_servers, topic, options}`: the topic's days are read from Kafka (see `extract.kafka`).
 
     `topic` defaults to the catalog name; `options` are Kafka consumer settings (`security.protocol`, ...)
@@ -132,19 +122,15 @@ def _kafka(entry: dict, path: str | Path) -> KafkaSource | None:
     kafka = entry.get("kafka")
     if kafka is None:
         return None
-    where = f"topic {entry['name']!r} in {path}"
     if not isinstance(kafka, dict) or set(kafka) - {"bootstrap_servers", "topic", "options"}:
-        raise CatalogError(f"{where}: kafka takes bootstrap_servers, topic and options")
+        raise ValueError("kafka takes bootstrap_servers, topic and options")
     if entry.get("envelope") not in (None, "kcat"):
-        raise CatalogError(f"{where}: a kafka topic is read as kcat envelopes, not {entry['envelope']!r}")
+        raise ValueError(f"a kafka topic is read as kcat envelopes, not {entry['envelope']!r}")
     options = kafka.get("options") or {}
     if not isinstance(options, dict):
-        raise CatalogError(f"{where}: kafka options must map settings to values")
-    try:
-        return kafka_source(str(kafka.get("bootstrap_servers") or ""), str(kafka.get("topic") or entry["name"]),
-                            {str(k): str(v) for k, v in options.items()})  # fmt: skip
-    except KafkaSourceError as exc:
-        raise CatalogError(f"{where}: {exc}") from None
+        raise ValueError("kafka options must map settings to values")
+    return kafka_source(str(kafka.get("bootstrap_servers") or ""), str(kafka.get("topic") or entry["name"]),
+                        {str(k): str(v) for k, v in options.items()})  # fmt: skip
 
 
 def kafka_key_topics(topics: list[Topic]) -> list[str]:

@@ -58,15 +58,16 @@ def _consumer(spark: SparkSession, source: KafkaSource) -> Iterator[object]:
     try:
         consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(props)
     except Exception as exc:  # noqa: BLE001 - py4j raises its own types for the client's errors
-        raise _error(source, "cannot create a consumer", exc) from None
+        raise _error(source, exc, "cannot create a consumer") from None
     try:
         yield consumer
     finally:
         consumer.close(jvm.java.time.Duration.ofMillis(1000))
 
 
-def _error(source: KafkaSource, what: str, exc: Exception) -> KafkaSourceError:
-    return source.error(what, _cause(exc))
+def _error(source: KafkaSource, exc: Exception, what: str | None = None) -> KafkaSourceError:
+    cause = _cause(exc)
+    return source.error(what or _what_failed(cause), cause)
 
 
 def partition_states(spark: SparkSession, source: KafkaSource, timestamps: list[int]) -> list[PartitionState]:
@@ -77,12 +78,10 @@ def partition_states(spark: SparkSession, source: KafkaSource, timestamps: list[
     with _consumer(spark, source) as consumer:
         try:
             topics = consumer.listTopics(timeout)
-        except Exception as exc:  # noqa: BLE001
-            cause = _cause(exc)
-            raise _error(source, _what_failed(cause), exc) from None
-        if not topics.containsKey(source.topic):
-            raise KafkaSourceError(f"kafka topic {source.topic} at {source.bootstrap_servers}: topic does not exist")
-        try:
+            if not topics.containsKey(source.topic):
+                raise KafkaSourceError(
+                    f"kafka topic {source.topic} at {source.bootstrap_servers}: topic does not exist"
+                )
             partitions = sorted(p.partition() for p in topics.get(source.topic))
             tps = jvm.java.util.ArrayList()
             for p in partitions:
@@ -104,8 +103,7 @@ def partition_states(spark: SparkSession, source: KafkaSource, timestamps: list[
         except KafkaSourceError:
             raise
         except Exception as exc:  # noqa: BLE001
-            cause = _cause(exc)
-            raise _error(source, _what_failed(cause), exc) from None
+            raise _error(source, exc) from None
 
 
 def newest_timestamps(spark: SparkSession, source: KafkaSource, states: list[PartitionState]) -> dict[int, int | None]:
@@ -134,8 +132,7 @@ def newest_timestamps(spark: SparkSession, source: KafkaSource, states: list[Par
                     if record.offset() >= wanted.get(p, 1 << 62):
                         out[p] = max(out[p] or 0, int(record.timestamp()))
         except Exception as exc:  # noqa: BLE001
-            cause = _cause(exc)
-            raise _error(source, _what_failed(cause), exc) from None
+            raise _error(source, exc) from None
     return out
 
 

@@ -132,12 +132,9 @@ def day_offsets(
 ) -> list[PartitionOffsets]:
     """The offsets recorded for the day: each planned range with the (first, last, count) of the records
     `kept` of it (those whose timestamp is in the day), by partition."""
-    offsets = []
-    for r in ranges:
-        first, last, count = kept.get(r.partition, (None, None, 0))
-        offsets.append(PartitionOffsets(r.partition, r.start_offset, r.end_offset, r.scan_end, first, last, count,
-                                        bounds.start_ms, bounds.end_ms))  # fmt: skip
-    return offsets
+    return [PartitionOffsets(r.partition, r.start_offset, r.end_offset, r.scan_end,
+                             *kept.get(r.partition, (None, None, 0)), bounds.start_ms, bounds.end_ms)
+            for r in ranges]  # fmt: skip
 
 
 def read_counts(topic: str, offsets: list[PartitionOffsets]) -> dict[str, int]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import fastavro
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -110,6 +110,13 @@ def _container_records(path: str) -> int:
     return count
 
 
+def _as_lines(frame: DataFrame, value: Column, file: Column, block: Column, kind: str) -> DataFrame:
+    """`frame` as `LINE_SCHEMA` rows of `kind`, with no reason."""
+    reason = F.lit(None).cast("string")
+    return frame.select(value.alias("value"), file.alias("source_file"), block.alias("block"),
+                        F.lit(kind).alias("kind"), reason.alias("reason"))  # fmt: skip
+
+
 def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, envelope: str | None) -> ExtractLines:
     """The lines of `files` for `codec`, counted per split, ready for `mapInArrow`."""
     containers = [f for f in files if is_avro_container(f, codec)]
@@ -122,14 +129,9 @@ def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, enve
     out = ExtractLines(frame=spark.createDataFrame([], LINE_SCHEMA))
     frames = []
     if text_files:
-        text = spark.read.format("text").load(damage.readable_files(text_files))
-        text = text.select(
-            F.col("value").cast("binary").alias("value"),
-            F.col("_metadata.file_path").alias("source_file"),
-            F.col("_metadata.file_block_start").alias("block"),
-            F.lit(LINE).alias("kind"),
-            F.lit(None).cast("string").alias("reason"),
-        )
+        text = _as_lines(spark.read.format("text").load(damage.readable_files(text_files)),
+                         F.col("value").cast("binary"), F.col("_metadata.file_path"),
+                         F.col("_metadata.file_block_start"), LINE)  # fmt: skip
         splits = sorted(text.groupBy("source_file", "block").count().collect())  # one row per file split
         renamed = damage.copies.items()
         out.numbering.renamed = {spark_file_uri(copy): spark_file_uri(original) for original, copy in renamed}
@@ -148,15 +150,7 @@ def read_extract_lines(spark: SparkSession, files: list[str], codec: Codec, enve
         frames.append(text)
     if containers:
         binary = spark.read.format("binaryFile").load(containers)
-        frames.append(
-            binary.select(
-                F.col("content").alias("value"),
-                F.col("path").alias("source_file"),
-                F.lit(0).cast("long").alias("block"),
-                F.lit(CONTAINER).alias("kind"),
-                F.lit(None).cast("string").alias("reason"),
-            )
-        )
+        frames.append(_as_lines(binary, F.col("content"), F.col("path"), F.lit(0).cast("long"), CONTAINER))
         out.read |= {spark_file_uri(path): _container_records(path) for path in containers}
     rejects = [(b"", spark_file_uri(path), line, REJECT, reason) for path, line, reason in damage.reject_lines()]
     for _, file, _, _, _ in rejects:

@@ -105,21 +105,18 @@ SPLIT_SETTING = "spark.sql.files.maxPartitionBytes"
 DEFAULT_SPLIT_BYTES = 128 << 20  # Spark's default of SPLIT_SETTING
 
 
-def hadoop_version() -> str:
-    """The Hadoop version inside the pyspark wheel (hadoop-aws and hadoop-aliyun must match it)."""
-    jars = Path(pyspark.__file__).parent / "jars"
-    for jar in jars.glob("hadoop-client-api-*.jar"):
-        return jar.name.removeprefix("hadoop-client-api-").removesuffix(".jar")
-    raise RuntimeError(f"no hadoop-client-api jar in {jars}")
-
-
 def jar_packages() -> list[str]:
     """The Maven coordinates Spark resolves at start (cached by Ivy in ~/.ivy2): Delta for this Spark's
     major.minor, as `delta.configure_spark_with_delta_pip` names it, Spark's Kafka source for this Spark (the
-    `kafka` raw source; it brings `kafka-clients`), and Hadoop's S3A and OSS clients."""
+    `kafka` raw source; it brings `kafka-clients`), and Hadoop's S3A and OSS clients of the Hadoop version inside
+    the pyspark wheel (they must match it)."""
     spark_minor = ".".join(pyspark.__version__.split(".")[:2])
     delta = importlib.metadata.version("delta_spark")
-    hadoop = hadoop_version()
+    jars = Path(pyspark.__file__).parent / "jars"
+    found = [j.name for j in jars.glob("hadoop-client-api-*.jar")]
+    if not found:
+        raise RuntimeError(f"no hadoop-client-api jar in {jars}")
+    hadoop = found[0].removeprefix("hadoop-client-api-").removesuffix(".jar")
     return [
         f"io.delta:delta-spark_{spark_minor}_2.13:{delta}",
         f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}",

@@ -74,12 +74,6 @@ def worker_fs(spark: SparkSession, root: str) -> WorkerFs:
     """The settings a worker needs to write under `root`, from the session's Hadoop configuration."""
     scheme = "file" if local_path(root) is not None else urlparse(root).scheme
     conf = spark.sparkContext._jsc.hadoopConfiguration()
-    keys = {"s3a": ("fs.s3a.", S3A_KEYS), "oss": ("fs.oss.", OSS_KEYS)}.get(scheme)
-    settings = {}
-    if keys:
-        prefix, names = keys
-        for name in names:
-            value = conf.get(prefix + name)
-            if value is not None:
-                settings[name] = str(value)
-    return WorkerFs(scheme, settings)
+    prefix, names = {"s3a": ("fs.s3a.", S3A_KEYS), "oss": ("fs.oss.", OSS_KEYS)}.get(scheme, ("", ()))
+    values = {name: conf.get(prefix + name) for name in names}
+    return WorkerFs(scheme, {name: str(value) for name, value in values.items() if value is not None})

@@ -11,6 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+class _Printed:
+    """A record printed by its class's `_FORM`, filled with its fields."""
+
+    _FORM = ""
+
+    def __str__(self) -> str:
+        return self._FORM.format(**vars(self))
+
+
 @dataclass(frozen=True)
 class TableName:
     """A table as the DDL names it: `db` is its schema or database part where the DDL gives one."""
@@ -23,17 +32,15 @@ class TableName:
 
 
 @dataclass(frozen=True)
-class DeclaredColumn:
+class DeclaredColumn(_Printed):
     """A column as DDL declares it: the type as written, its logical type and the Spark type the
     snapshot gives it (`declared_types.declared_type`)."""
 
+    _FORM = "{name} {declared_type} ({logical_type}, {spark_type})"
     name: str
     declared_type: str
     logical_type: str
     spark_type: str
-
-    def __str__(self) -> str:
-        return f"{self.name} {self.declared_type} ({self.logical_type}, {self.spark_type})"
 
 
 @dataclass(frozen=True)
@@ -58,100 +65,80 @@ class CreateTable:
 
 
 @dataclass(frozen=True)
-class AddColumn:
+class AddColumn(_Printed):
+    _FORM = "ADD COLUMN {table}.{column}"
     table: TableName
     column: DeclaredColumn
 
-    def __str__(self) -> str:
-        return f"ADD COLUMN {self.table}.{self.column}"
-
 
 @dataclass(frozen=True)
-class DropColumn:
+class DropColumn(_Printed):
+    _FORM = "DROP COLUMN {table}.{name}"
     table: TableName
     name: str
 
-    def __str__(self) -> str:
-        return f"DROP COLUMN {self.table}.{self.name}"
-
 
 @dataclass(frozen=True)
-class RenameColumn:
+class RenameColumn(_Printed):
+    _FORM = "RENAME COLUMN {table}.{old} -> {new}"
     table: TableName
     old: str
     new: str
 
-    def __str__(self) -> str:
-        return f"RENAME COLUMN {self.table}.{self.old} -> {self.new}"
-
 
 @dataclass(frozen=True)
-class ChangeColumn:
+class ChangeColumn(_Printed):
     """MySQL's `CHANGE old new type`: a rename and a type in one clause (`new` may equal `old`)."""
 
+    _FORM = "CHANGE COLUMN {table}.{old} -> {column}"
     table: TableName
     old: str
     column: DeclaredColumn
 
-    def __str__(self) -> str:
-        return f"CHANGE COLUMN {self.table}.{self.old} -> {self.column}"
-
 
 @dataclass(frozen=True)
-class ModifyColumn:
+class ModifyColumn(_Printed):
     """A column's new type: MySQL's and Oracle's MODIFY, PostgreSQL's `ALTER COLUMN ... TYPE`."""
 
+    _FORM = "MODIFY COLUMN {table}.{column}"
     table: TableName
     column: DeclaredColumn
 
-    def __str__(self) -> str:
-        return f"MODIFY COLUMN {self.table}.{self.column}"
-
 
 @dataclass(frozen=True)
-class RenameTable:
+class RenameTable(_Printed):
+    _FORM = "RENAME TABLE {table} -> {new_table}"
     table: TableName
     new_table: TableName
 
-    def __str__(self) -> str:
-        return f"RENAME TABLE {self.table} -> {self.new_table}"
-
 
 @dataclass(frozen=True)
-class DropTable:
+class DropTable(_Printed):
+    _FORM = "DROP TABLE {table}"
     table: TableName
 
-    def __str__(self) -> str:
-        return f"DROP TABLE {self.table}"
-
 
 @dataclass(frozen=True)
-class TruncateTable:
+class TruncateTable(_Printed):
+    _FORM = "TRUNCATE TABLE {table}"
     table: TableName
 
-    def __str__(self) -> str:
-        return f"TRUNCATE TABLE {self.table}"
-
 
 @dataclass(frozen=True)
-class NotSchemaChange:
+class NotSchemaChange(_Printed):
     """A statement that changes no table's columns (CREATE INDEX, GRANT, COMMENT, SET): no effect."""
 
+    _FORM = "NOT A SCHEMA CHANGE: {statement}"
     statement: str  # its leading words, as `CREATE INDEX`
-
-    def __str__(self) -> str:
-        return f"NOT A SCHEMA CHANGE: {self.statement}"
 
 
 @dataclass(frozen=True)
-class UnreadDdl:
+class UnreadDdl(_Printed):
     """A statement that may change a table but could not be read: kept in `_ddl` with the reason."""
 
+    _FORM = "UNREAD: {reason}"
     reason: str
     text: str
-
-    def __str__(self) -> str:
-        return f"UNREAD: {self.reason}"
 
 
 SchemaChange = (

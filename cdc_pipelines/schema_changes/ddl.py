@@ -218,10 +218,9 @@ def _create(tree: exp.Create, text: str, tokens: list[Token], dialect: str) -> P
     schema = tree.this
     defs = [e for e in schema.expressions if isinstance(e, exp.ColumnDef)]
     key = [
-        _name(c, dialect)
+        _name(d.this, dialect)
         for d in defs
         if any(isinstance(k.args.get("kind"), exp.PrimaryKeyColumnConstraint) for k in d.args.get("constraints", []))
-        for c in [d.this]
     ]
     for element in schema.expressions:
         if not isinstance(element, exp.ColumnDef):
@@ -314,8 +313,7 @@ def _alter_by_clause(text: str, tokens: list[Token], dialect: str) -> list[Parse
     head = f"ALTER TABLE {_span(text, tokens[2:name_end])} "
     out: list[Parsed] = []
     for clause in _split(tokens[name_end:], lambda t: t.token_type == TokenType.COMMA):
-        clause_text = _span(text, clause)
-        alone = head + clause_text
+        alone = head + _span(text, clause)
         try:
             tree = sqlglot.parse_one(alone, read=dialect)
         except ParseError:

@@ -199,7 +199,7 @@ class _Day:
             if isinstance(change, TruncateTable):  # a shard's own name: its TRUNCATE empties only its rows
                 self.truncated.append(str(change.table))
                 continue
-            name, shard = self.sink(change.table)
+            name, shard = sink_of(self.routes, change.table.db, change.table.name)  # shard: a routed one's label
             action = self.actions[type(change)]
             if action == REFUSE:
                 raise SchemaChangeRefused(str(change.table), event.ddl, event.event_id)
@@ -212,10 +212,6 @@ class _Day:
             self.steps.append(Step(event.event_id, name, change, action, applied and action != WAIT_FOR_SHARDS, shard))
             if applied:
                 self.apply(name, change, action, routed=shard is not None)
-
-    def sink(self, table: TableName) -> tuple[str, str | None]:
-        """(the table's name in the plan, its shard's label where a route takes it into a sink)."""
-        return sink_of(self.routes, table.db, table.name)
 
     def vote(self, sink: str, change, shard: str) -> str:
         """APPLY where this shard's DDL completes every shard's agreement on the rename or drop, else wait."""
@@ -300,16 +296,9 @@ class _Day:
         for sink, key, missing in self.agreement.pending():
             self.event_id = self.last_vote[sink, key]
             self.anomaly("shards_disagree", sink, f"{key[0]} {' -> '.join(key[1:])} not in {', '.join(missing)}")
-        return DayPlan(
-            self.policy,
-            {name: self.state[name].plan(name) for name in self.touched if name in self.state},
-            tuple(self.steps),
-            tuple(self.created),
-            tuple(self.renamed_tables),
-            tuple(self.dropped_tables),
-            tuple(self.truncated),
-            tuple(self.anomalies),
-        )
+        tables = {name: self.state[name].plan(name) for name in self.touched if name in self.state}
+        lists = (self.steps, self.created, self.renamed_tables, self.dropped_tables, self.truncated, self.anomalies)
+        return DayPlan(self.policy, tables, *map(tuple, lists))
 
 
 def _agreement_key(change) -> tuple[str, ...] | None:

@@ -8,8 +8,7 @@ import pytest
 from deltalake import DeltaTable
 
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, PROCESSES_SETTING, decode_with_processes
-from cdc_pipelines.decode.without_spark import local_engine
+from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, PROCESSES_SETTING, decode_with_processes, local_engine
 from cdc_pipelines.engines.choice import DECODE, LOCAL, SPARK, Run, choose
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.runtime.session import MASTER_ENV

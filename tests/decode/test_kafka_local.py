@@ -1,5 +1,5 @@
-"""A Kafka day on the local engine (`decode.kafka_local`: the native client, delta-rs, no JVM), against the
-session's test broker: the same lake as Spark's Kafka source makes, a rerun at the recorded offsets, an
+"""A Kafka day on the local engine (`decode.kafka_day` with no session: the native client, delta-rs, no JVM),
+against the session's test broker: the same lake as Spark's Kafka source makes, a rerun at the recorded offsets, an
 incomplete day refused (and read on purpose), a failed login and a missing topic with nothing written."""
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ from deltalake import DeltaTable
 
 import cdc_pipelines.decode.pool as pool
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, decode_with_processes, file_lines
-from cdc_pipelines.decode.without_spark import local_engine
+from cdc_pipelines.decode.pool import MAX_BYTES_SETTING, decode_with_processes, file_lines, local_engine
 from cdc_pipelines.demo import extracts as demo
 from cdc_pipelines.formats import SELF_CONTAINED
 from cdc_pipelines.model.table_filter import TableFilter

@@ -16,8 +16,7 @@ import os
 import pytest
 
 from cdc_pipelines.cli.commands import main
-from cdc_pipelines.decode.kafka_day import decode_kafka_day, pin_kafka_day, write_kafka_day
-from cdc_pipelines.decode.kafka_local import read_local_day
+from cdc_pipelines.decode.kafka_day import decode_kafka_day, pin_kafka_day, read_local_day, write_kafka_day
 from cdc_pipelines.decode.runner import CountedPass, decode_files
 from cdc_pipelines.extract.kafka_source import KafkaSourceError, kafka_source
 from cdc_pipelines.lake.io import read_canonical, table_version
