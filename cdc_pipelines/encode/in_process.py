@@ -31,7 +31,7 @@ from cdc_pipelines.lake.layout import SKIPPED_DIR
 from cdc_pipelines.lake.partition_paths import partition_dir
 from cdc_pipelines.model.canonical import PARTITION_COLUMNS
 from cdc_pipelines.model.schema import CANONICAL_COLUMNS, CANONICAL_SCHEMA
-from cdc_pipelines.runtime.processes import process_map, processes
+from cdc_pipelines.runtime.processes import process_map, processes, workers_for
 from cdc_pipelines.runtime.python_workers import no_cycle_collection
 from cdc_pipelines.runtime.settings import whole_number
 from cdc_pipelines.runtime.storage import join, local_path
@@ -44,8 +44,6 @@ DEFAULT_MAX_EVENTS = 200_000
 BATCH_ROWS = 4096  # events handed to the encoder at once, as Spark's Arrow batches hand them
 # the setting of the processes that encode a large run (default: one per core; 1: this process alone)
 PROCESSES_SETTING = "cdc.encode.processes"
-# fewer events are encoded in this process alone: a process's start and imports cost about a second
-POOL_MIN_EVENTS = 50_000
 
 
 def max_events(conf: Mapping[str, str]) -> int:
@@ -77,12 +75,12 @@ def encode_in_process(
 ) -> dict[str, dict[str, int]]:
     """Re-encode the days `dts` (all when None) of `topics` (all when None) of the local table `changes`
     into `target/dt=/source_topic=/`: `written`, `skipped` and `encoded` per day, as
-    `runner.write_encoded_by_day` counts them. Days of at least `POOL_MIN_EVENTS` events are encoded by
+    `runner.write_encoded_by_day` counts them. Days of at least `processes.POOL_MIN_ROWS` events are encoded by
     `processes` processes (`runtime.processes`), each every n-th row group of them."""
     counts = delta_rs.partition_counts(changes, "dt") or {}
     days = tuple(sorted(counts) if dts is None else dts)
     events = sum(counts.get(d, 0) for d in days)
-    workers = max(1, min(processes, -(-events // BATCH_ROWS))) if events >= POOL_MIN_EVENTS else 1
+    workers = workers_for(events, processes, BATCH_ROWS)
     # every process reads this version of the table: they deal its row groups out by their order in it
     version = table_version(None, changes)
     wanted = None if topics is None else tuple(topics)

@@ -27,7 +27,7 @@ from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.quality import day as quality_day
 from cdc_pipelines.quality.day_figures import DayQuality, MissingPartitionError, day_quality_of
 from cdc_pipelines.quality.partition import Partition, Thresholds
-from cdc_pipelines.runtime.processes import process_map
+from cdc_pipelines.runtime.processes import process_map, workers_for
 from cdc_pipelines.runtime.storage import join
 from cdc_pipelines.snapshots.report import EXAMPLE_COLUMNS, first_anomalies
 from cdc_pipelines.snapshots.store import ANOMALIES
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 BATCH_ROWS = 16_384  # events judged at a time: a batch's dicts are what the judging holds
 # the setting of the processes that run a large day's rules (default: one per core; 1: this process alone)
 PROCESSES_SETTING = "cdc.local.processes"
-# fewer events are judged in this process alone: a process's start and imports cost about a second
-POOL_MIN_EVENTS = 50_000
 # what the day-wide questions read besides the ids and the lines (`quality.day.tables_with_pk`)
 CONTEXT_COLUMNS = ("db", "db_schema", "table_name", "op", "pk_columns")
 
@@ -116,7 +114,7 @@ def _importing(module: str) -> threading.Thread:
 
 
 class LocalEngine:
-    """The local engine's steps (see the module); a day of `POOL_MIN_EVENTS` events or more is judged by
+    """The local engine's steps (see the module); a day of `processes.POOL_MIN_ROWS` events or more is judged by
     `processes` processes, each every n-th row group of it."""
 
     name = "local"
@@ -141,7 +139,7 @@ class LocalEngine:
         if not partition.recorded and not events.num_rows and not rejects.num_rows:
             raise MissingPartitionError(f"no changes or rejects for dt={dt} under {lake_root}")
         context = quality_day.DayContext(frozenset(quality_day.tables_with_pk(events)), repeated_ids(events))
-        workers = min(self.processes, -(-events.num_rows // BATCH_ROWS)) if events.num_rows >= POOL_MIN_EVENTS else 1
+        workers = workers_for(events.num_rows, self.processes, BATCH_ROWS)
         shares = [_Share(changes, version, dt, thresholds, context, report_day is not None, k, workers, BATCH_ROWS)
                   for k in range(workers)]  # fmt: skip
         # GX's import (2-3 s) runs in a thread while the processes judge the day: this process only waits there

@@ -32,6 +32,16 @@ def processes(conf: Mapping[str, str], setting: str) -> int:
     return whole_number(conf, setting, cores())
 
 
+# fewer rows are worked in this process alone: a process's start and imports cost about a second
+POOL_MIN_ROWS = 50_000
+
+
+def workers_for(rows: int, processes: int, batch_rows: int) -> int:
+    """The processes that share `rows` dealt out `batch_rows` at a time: one below `POOL_MIN_ROWS`, else at
+    most `processes` and never more than there are batches."""
+    return max(1, min(processes, -(-rows // batch_rows))) if rows >= POOL_MIN_ROWS else 1
+
+
 # what this project sets for libraries its pool never runs (GX in the quality step, PySpark): a change to
 # them keeps the pool (GX's setting restarted it between a Dagster run's quality and encode steps)
 _NOT_READ_BY_POOL = frozenset({"GX_ANALYTICS_ENABLED", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"})

@@ -144,9 +144,10 @@ def test_a_rerun_replaces_its_partitions_only(lake, tmp_path):
 def test_two_processes_write_what_one_writes(lake, tmp_path, monkeypatch, target):
     """Batches of 2 events dealt out to two processes: the same files and counts as this process alone."""
     from cdc_pipelines.encode import in_process
+    from cdc_pipelines.runtime import processes
 
     monkeypatch.setattr(in_process, "BATCH_ROWS", 2)
-    monkeypatch.setattr(in_process, "POOL_MIN_EVENTS", 1)
+    monkeypatch.setattr(processes, "POOL_MIN_ROWS", 1)
     changes = str(lake.root / "changes")
     one = encode_in_process(changes, str(tmp_path / "one" / target), target)
 

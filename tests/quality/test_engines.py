@@ -289,9 +289,10 @@ def test_a_day_judged_by_two_processes_as_by_one(lakes, tmp_path, monkeypatch):
     back in the day's order) gives the figures and the GX outcomes of one process, on the day failing every
     sub-check."""
     from cdc_pipelines.engines import local
+    from cdc_pipelines.runtime import processes
 
     alone = LocalEngine().day_quality(lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "alone")
-    monkeypatch.setattr(local, "POOL_MIN_EVENTS", 1)
+    monkeypatch.setattr(processes, "POOL_MIN_ROWS", 1)
     monkeypatch.setattr(local, "BATCH_ROWS", 7)
     pooled = LocalEngine(processes=2).day_quality(lakes["rules"], DT, THRESHOLDS, {}, tmp_path / "pooled")
     assert json.loads(pooled.to_json()) == json.loads(alone.to_json())
