@@ -32,44 +32,30 @@ FORMAT_ID = "aws-dms-json"
 DATA_OPS = {"load": "INSERT", "insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}
 ENCODE_OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
 RECORD_TYPES = ("data", "control")
-META_FIELDS = (
-    V.MetaField("timestamp", "timestamp"),
-    V.MetaField("record-type", "record-type"),
-    V.MetaField("partition-key-type", "partition-key-type"),
-    V.MetaField("transaction-id", "transaction-id", "number"),
-    V.MetaField("commit-timestamp", "commit-timestamp"),
-    V.MetaField("stream-position", "stream-position"),
-    V.MetaField("transaction-record-id", "transaction-record-id", "number"),
-    V.MetaField("prev-transaction-id", "prev-transaction-id", "number"),
-    V.MetaField("prev-transaction-record-id", "prev-transaction-record-id", "number"),
-)
-METADATA_ENVELOPE = ("operation", "schema-name", "table-name")
+# the metadata fields in the order DMS writes them (fields it does not document come last) -> how meta keeps
+# them (None: read into the event itself)
+METADATA = {
+    "timestamp": "text",
+    "record-type": "text",
+    "operation": None,
+    "partition-key-type": "text",
+    "schema-name": None,
+    "table-name": None,
+    "transaction-id": "number",
+    "commit-timestamp": "text",
+    "stream-position": "text",
+    "transaction-record-id": "number",
+    "prev-transaction-id": "number",
+    "prev-transaction-record-id": "number",
+}
+META_FIELDS = {k: kind for k, kind in METADATA.items() if kind}
+_METADATA_ORDER = {k: i for i, k in enumerate(METADATA)}
 OPTIONS = (
     timezone_option("metadata timestamps"),
     Option("before_prefix", "BI_", "prefix of the before-image columns in `data` (empty: none)"),
     Option("before_image", "before-image", "top-level field that holds the before image (empty: none)"),
 )
 CONTROL_DATA = "control-data"
-# the order DMS writes its metadata in (fields it does not document come last)
-_METADATA_ORDER = {
-    k: i
-    for i, k in enumerate(
-        (
-            "timestamp",
-            "record-type",
-            "operation",
-            "partition-key-type",
-            "schema-name",
-            "table-name",
-            "transaction-id",
-            "commit-timestamp",
-            "stream-position",
-            "transaction-record-id",
-            "prev-transaction-id",
-            "prev-transaction-record-id",
-        )
-    )
-}
 
 
 def _split_before(data: dict, prefix: str) -> tuple[dict, dict | None]:
@@ -102,7 +88,7 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]
         raise unknown_op("record-type", record_type)
     meta = V.read_meta(metadata, META_FIELDS)
     before_field = options.get("before_image", "before-image")
-    V.keep_extra(metadata, {*METADATA_ENVELOPE, *(f.field for f in META_FIELDS)}, meta)
+    V.keep_extra(metadata, METADATA, meta)
     if meta_keys.EXTRA in meta:  # unknown metadata fields: kept apart from unknown top-level fields
         meta[meta_keys.EXTRA_METADATA] = meta.pop(meta_keys.EXTRA)
     V.keep_extra(msg, ("data", "metadata", before_field), meta)

@@ -29,17 +29,17 @@ DDL_TYPES = ("database-create", "database-alter", "database-drop", "table-create
 OTHER_TYPES = ("bootstrap-start", "bootstrap-complete")
 OPS = {**ROW_TYPES, **dict.fromkeys(DDL_TYPES, "DDL"), **dict.fromkeys(OTHER_TYPES, "OTHER")}
 ENCODE_TYPES = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
-META_FIELDS = (
-    V.MetaField("ts", "ts", "number"),
-    V.MetaField("xid", "xid", "number"),
-    V.MetaField("xoffset", "xoffset", "number"),
-    V.MetaField("commit", "commit", "bool"),
-    V.MetaField("position", "position"),
-    V.MetaField("gtid", "gtid"),
-    V.MetaField("server_id", "server_id", "number"),
-    V.MetaField("thread_id", "thread_id", "number"),
-    V.MetaField("primary_key", "primary_key", "json"),
-)
+META_FIELDS = {
+    "ts": "number",
+    "xid": "number",
+    "xoffset": "number",
+    "commit": "bool",
+    "position": "text",
+    "gtid": "text",
+    "server_id": "number",
+    "thread_id": "number",
+    "primary_key": "json",
+}
 # fields read into the canonical row itself (the rest go to meta)
 ENVELOPE = ("database", "table", "type", "data", "old", "sql", "primary_key_columns")
 
@@ -51,7 +51,7 @@ def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[RawEvent]
     raw_type = text(msg.get("type"))
     op = op_of(raw_type, OPS, "type")
     meta = V.read_meta(msg, META_FIELDS)
-    known = {*ENVELOPE, *(f.field for f in META_FIELDS)}
+    known = {*ENVELOPE, *META_FIELDS}
     if op == "OTHER":
         known -= {"data"}  # a bootstrap marker's `data` is no row: it is kept whole
     if op == "DDL":

@@ -24,13 +24,7 @@ from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, RawEvent, Reject, o
 FORMAT_ID = "ogg-json"
 OPS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE", "T": "TRUNCATE"}
 ENCODE_OPS = {v: k for k, v in OPS.items()}
-META_FIELDS = (
-    V.MetaField("op_ts", "op_ts"),
-    V.MetaField("current_ts", "current_ts"),
-    V.MetaField("pos", "pos"),
-    V.MetaField("csn", "csn", "number"),
-    V.MetaField("xid", "xid"),
-)
+META_FIELDS = {"op_ts": "text", "current_ts": "text", "pos": "text", "csn": "number", "xid": "text"}
 ENVELOPE = ("table", "op_type", "primary_keys", "before", "after")
 OPTIONS = (timezone_option("`op_ts` and `current_ts`"),)
 
@@ -41,7 +35,7 @@ def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     raw_op = J.text(msg.get("op_type"))
     op = op_of(raw_op, OPS, "op_type")
     meta = V.read_meta(msg, META_FIELDS)
-    V.keep_extra(msg, {*ENVELOPE, *(f.field for f in META_FIELDS)}, meta)
+    V.keep_extra(msg, {*ENVELOPE, *META_FIELDS}, meta)
     timezone = options.get("timezone", "UTC")
     event_time, unit = V.local_time_of(meta.get("op_ts"), timezone)
     sync_time, _ = V.local_time_of(meta.get("current_ts"), timezone)
