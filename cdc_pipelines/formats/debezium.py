@@ -81,21 +81,6 @@ def _declared(spec: str) -> tuple[dict[str, str], dict[str, str]]:
     return declared, units
 
 
-def schema_maps(columns: tuple[tuple[str, str | None, str | None], ...]):
-    """(logical types, temporal units, source types) of the (field, type, name) columns of a Connect
-    schema; a column named twice (in `before` and in `after`) takes its last entry."""
-    types: dict[str, str | None] = {}
-    units: dict[str, str] = {}
-    source_types: dict[str, str] = {}
-    for field_name, kind, name in columns:
-        types[field_name] = C.CONNECT_NAME_TO_LOGICAL.get(name) or C.logical_type(kind)
-        unit = C.CONNECT_TEMPORAL_UNITS.get(name)
-        if unit is not None:
-            units[field_name] = unit
-        source_types[field_name] = " ".join(x for x in (kind, name) if x is not None)
-    return types, units, source_types
-
-
 def _is_object_list(value, inner: str | None) -> bool:
     """True where `value` is null or an array of nulls and objects whose `inner` is null or an
     object list itself (`schema.fields[].fields[]`), each column's `parameters` null or an object."""
@@ -195,10 +180,13 @@ NAMED_VALUES = {
 
 
 def schema_info_of(columns: tuple[tuple[str, str | None, str | None], ...]) -> tuple:
-    """The schema info (`_NO_SCHEMA`'s fields) of a schema's (field, Connect type, Connect name) columns."""
-    types, units, source_types = schema_maps(columns)
-    rules = tuple((field, NAMED_VALUES[name]) for field, _, name in columns if name in NAMED_VALUES)
-    return types or None, units or None, source_types, True, tuple(dict(rules).items())
+    """The schema info (`_NO_SCHEMA`'s fields) of a schema's (field, Connect type, Connect name) columns; a
+    column named twice (in `before` and in `after`) takes its last entry."""
+    types = {field: C.CONNECT_NAME_TO_LOGICAL.get(name) or C.logical_type(kind) for field, kind, name in columns}
+    units = {field: C.CONNECT_TEMPORAL_UNITS[name] for field, _, name in columns if name in C.CONNECT_TEMPORAL_UNITS}
+    source_types = {field: " ".join(x for x in (kind, name) if x is not None) for field, kind, name in columns}
+    rules = {field: NAMED_VALUES[name] for field, _, name in columns if name in NAMED_VALUES}
+    return types or None, units or None, source_types, True, tuple(rules.items())
 
 
 def _apply_rules(image: dict | None, rules: tuple) -> dict | None:
@@ -239,65 +227,6 @@ def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | No
     return C.epoch_time(text, "ms")
 
 
-def _sync_time(payload: _Envelope, m: DebeziumMessage) -> tuple[int | None, str | None]:
-    """(sync time, as written) of the envelope's `ts_ms`; Reject when it is there but no time."""
-    stamp = payload.ts_ms
-    if stamp is None:
-        stamp = m.ts_ms
-    written = stamp if type(stamp) is str else J.text(stamp)
-    sync_time, _ = _epoch_millis(stamp, written)
-    if sync_time is None and written is not None:
-        raise Reject(BAD_SYNC_TIME)
-    return sync_time, written
-
-
-# (db, db_schema, table, event_time, event_time_unit, position, tx_id) of a message without `source`
-_NO_SOURCE: tuple = (None,) * 7
-
-
-def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta: dict) -> tuple:
-    """(db, db_schema, table, event_time, event_time_unit, position, tx_id) of the envelope, whose
-    `source` and `transaction` entries and `ts_*` stamps go into `meta` as text (`source.` and
-    `transaction.` keys, nulls kept, as Spark kept them)."""
-    source = payload.source
-    if source is None:
-        source = m.source
-    if source is not None:
-        stamp = source.get("ts_ms")
-        meta.update(("source." + key, value) for key, value in J.texts(source).items())
-        src = source.get
-        event_time, unit = _epoch_millis(stamp, src("ts_ms"))
-        file, pos = src("file"), src("pos")
-        if file and pos is not None:
-            position = f"{file}:{pos}"
-        else:
-            position = pos
-            if position is None:
-                position = src("gtid")
-                if position is None:
-                    position = src("lsn")
-        fields = [src("db"), src("schema"), src("table"), event_time, unit, position, src("txId")]
-    else:
-        fields = list(_NO_SOURCE)
-    transaction = payload.transaction
-    if transaction is None:
-        transaction = m.transaction
-    if transaction is not None:
-        meta.update(("transaction." + key, value) for key, value in J.texts(transaction).items())
-        transaction_id = transaction.get("id")
-        if transaction_id is not None:
-            fields[6] = transaction_id
-    if sync_written is not None:
-        meta["ts_ms"] = sync_written
-    for name in ("ts_us", "ts_ns"):
-        value = getattr(payload, name)
-        if value is None:
-            value = getattr(m, name)
-        if value is not None:
-            meta[name] = J.text(value)
-    return fields
-
-
 def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One Debezium (with `payload`) or DebeziumFlatten message -> its raw event; a field is read under
     `payload`, else at the top."""
@@ -310,34 +239,56 @@ def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str,
     """The raw event of a parsed Debezium envelope with its schema's (types, units, source types, has
     schema): what the JSON decoder and the Avro one (`debezium_avro`) share once a message is read."""
     schema_types, schema_units, source_types, has_schema, rules = schema_info
-    payload = m.payload
-    if payload is None:
-        payload = m
-
-    raw_op = payload.op
-    if raw_op is None:
-        raw_op = m.op
+    p = m.payload or m
+    raw_op = p.op if p.op is not None else m.op
     if type(raw_op) is not str:
         raw_op = J.text(raw_op)
     op = op_of(raw_op, OPS, "op")
-    sync_time, sync_written = _sync_time(payload, m)
+    stamp = p.ts_ms if p.ts_ms is not None else m.ts_ms
+    sync_written = stamp if type(stamp) is str else J.text(stamp)
+    sync_time, _ = _epoch_millis(stamp, sync_written)
+    if sync_time is None and sync_written is not None:
+        raise Reject(BAD_SYNC_TIME)
+
+    # `source` and `transaction` entries and `ts_*` stamps go into meta as text (`source.` and
+    # `transaction.` keys, nulls kept, as Spark kept them)
     meta: dict[str, str | None] = {}
-    db, db_schema, table, event_time, unit, position, tx_id = _meta(payload, m, sync_written, meta)
+    db = db_schema = table = event_time = unit = position = tx_id = None
+    source = p.source if p.source is not None else m.source
+    if source is not None:
+        stamp = source.get("ts_ms")
+        meta.update(("source." + key, value) for key, value in J.texts(source).items())
+        src = source.get
+        event_time, unit = _epoch_millis(stamp, src("ts_ms"))
+        file, pos = src("file"), src("pos")
+        if file and pos is not None:
+            position = f"{file}:{pos}"
+        else:
+            position = next((v for v in (pos, src("gtid"), src("lsn")) if v is not None), None)
+        db, db_schema, table, tx_id = src("db"), src("schema"), src("table"), src("txId")
+    transaction = p.transaction if p.transaction is not None else m.transaction
+    if transaction is not None:
+        meta.update(("transaction." + key, value) for key, value in J.texts(transaction).items())
+        if transaction.get("id") is not None:
+            tx_id = transaction["id"]
+    if sync_written is not None:
+        meta["ts_ms"] = sync_written
+    for name in ("ts_us", "ts_ns"):
+        value = getattr(p, name)
+        if value is None:
+            value = getattr(m, name)
+        if value is not None:
+            meta[name] = J.text(value)
     if has_schema:
         meta[meta_keys.SCHEMA] = "true"
 
     declared_types, declared_units = _declared(options.get("column_types", ""))
+    before = after = None
     if op in _ROW_OPS:
-        before = payload.before
-        if before is None:
-            before = m.before
-        after = payload.after
-        if after is None:
-            after = m.after
+        before = p.before if p.before is not None else m.before
+        after = p.after if p.after is not None else m.after
         if rules:
             before, after = _apply_rules(before, rules), _apply_rules(after, rules)
-    else:
-        before = after = None
     return [
         {
             "op": op,
@@ -538,11 +489,6 @@ def _plain_field(key: str, value: str | None):
     return E.number(value) if key in _NUMERIC_FIELDS and value is not None and value.isdigit() else value
 
 
-def _columns(event: dict) -> list[str]:
-    keys = [*(event.get("column_types") or {}), *(event.get("before") or {}), *(event.get("after") or {})]
-    return list(dict.fromkeys(keys))
-
-
 def _written_columns(event: dict, same: bool) -> dict[str, tuple[str, str | None]]:
     """column -> (Kafka Connect type, logical name) for a written schema.
 
@@ -554,7 +500,7 @@ def _written_columns(event: dict, same: bool) -> dict[str, tuple[str, str | None
     numbers = E.json_numbers(event) or set()
     images = [i for i in (event.get("before"), event.get("after")) if i]
     out: dict[str, tuple[str, str | None]] = {}
-    for column in _columns(event) + [c for c in source_types if c not in types]:
+    for column in dict.fromkeys([*types, *(event.get("before") or {}), *(event.get("after") or {}), *source_types]):
         if column in source_types:
             kind, _, name = source_types[column].partition(" ")
             out[column] = (kind, name or None)
@@ -612,18 +558,15 @@ def _source_block(event: dict, same: bool) -> dict:
     return source
 
 
-def _op_letter(event: dict, same: bool) -> str:
-    if same and OPS.get(event.get("raw_op") or "") == event["op"]:
-        return event["raw_op"]
-    if event["op"] not in ENCODE_OPS:
-        raise E.Unsupported(f"Debezium has no {event['op']} event")
-    return ENCODE_OPS[event["op"]]
-
-
 def _encode_debezium(flatten: bool):
     def encode(event: dict, options: Mapping[str, str]) -> list:
         same = E.from_same_family(event, *DEBEZIUM_FAMILY)
-        op = _op_letter(event, same)
+        if same and OPS.get(event.get("raw_op") or "") == event["op"]:
+            op = event["raw_op"]
+        elif event["op"] in ENCODE_OPS:
+            op = ENCODE_OPS[event["op"]]
+        else:
+            raise E.Unsupported(f"Debezium has no {event['op']} event")
         E.require_table(event)
         meta = event.get("meta") or {}
         schema_option = options.get("schema", "auto")

@@ -102,7 +102,7 @@ def _without_logical_types(schema):
 
 class _Schema:
     """A writer schema read once: the converter of each envelope field and the Connect (field, type,
-    name) of each image column, for `debezium.schema_maps`."""
+    name) of each image column, for `debezium.schema_info_of`."""
 
     def __init__(self, schema: dict):
         self.named: dict[str, dict] = {}
