@@ -87,31 +87,27 @@ _PARSE = J.struct_parser(DataWorks2Message)
 _NO_PAYLOAD = _Payload()
 _NO_STAMPS = Stamps()
 _NO_DDL = _Ddl()
-_NO_SCHEMA = (None, None, None, {})
+
+
+def schema_parts(raw: bytes, columns: str, keys: str) -> tuple:
+    """(column pairs, key list, source object) of a message's `schema` JSON (None, None, {} for null), the
+    columns and keys under the names the format gives them; NotJsonObject where its parts are not the
+    objects and arrays DataWorks writes."""
+    schema = {} if raw == b"null" else J.parse_object(raw)
+    source, key_list = schema.get("source"), schema.get(keys)
+    if (source is not None and type(source) is not dict) or (key_list is not None and type(key_list) is not list):
+        raise Reject(NOT_JSON_OBJECT)
+    return J.column_pairs(schema.get(columns)), key_list, source or {}
 
 
 @lru_cache(maxsize=1024)
 def _schema(raw: bytes) -> tuple:
-    """(source_types, column_types, pk, source) of a message's `schema` JSON; NotJsonObject where its
-    parts are not the objects and arrays the format writes. The same text repeats for every message
-    of a table, so it is read once: what it gives is shared by those messages, nothing changes it."""
-    if raw == b"null":
-        return _NO_SCHEMA
-    schema = J.parse_object(raw)
-    source = schema.get("source")
-    if source is None:
-        source = {}
-    elif type(source) is not dict:
-        raise Reject(NOT_JSON_OBJECT)
-    columns = J.column_pairs(schema.get("column"))
-    keys = schema.get("pk")
-    if keys is not None and type(keys) is not list:
-        raise Reject(NOT_JSON_OBJECT)
-    source_types = column_types = None
-    if columns is not None:
-        source_types = dict(columns)
-        column_types = {name: C.logical_type(kind) for name, kind in source_types.items()}
-    return source_types, column_types, keys, source
+    """(source_types, column_types, pk, source) of a message's `schema` JSON. The same text repeats for every
+    message of a table, so it is read once: what it gives is shared by those messages, nothing changes it."""
+    columns, keys, source = schema_parts(raw, "column", "pk")
+    if columns is None:
+        return None, None, keys, source
+    return dict(columns), {name: C.logical_type(kind) for name, kind in columns}, keys, source
 
 
 def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
@@ -119,7 +115,7 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEve
     # format says makes the message no message of it
     msg = _PARSE(message)
     raw_schema = msg.schema
-    source_types, column_types, keys, source = _NO_SCHEMA if raw_schema is None else _schema(bytes(raw_schema))
+    source_types, column_types, keys, source = _schema(b"null" if raw_schema is None else bytes(raw_schema))
     payload = msg.payload or _NO_PAYLOAD
     before, after = payload.before, payload.after
     stamps = payload.timestamp or _NO_STAMPS

@@ -30,7 +30,7 @@ from cdc_pipelines.formats.base import (
     op_of,
 )
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
-from cdc_pipelines.formats.dataworks2 import Stamps
+from cdc_pipelines.formats.dataworks2 import Stamps, schema_parts
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
@@ -93,19 +93,6 @@ def _text(value: object) -> str | None:
     return value if type(value) is str else J.text(value)
 
 
-def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict, dict]:
-    """(source_types, column_types, temporal_units) of one `schema.dataColumn` list."""
-    source_types = dict(columns)
-    column_types = {}
-    units = {}
-    for name, kind in source_types.items():
-        upper = None if kind is None else kind.upper()
-        column_types[name] = COLUMN_TYPES.get(upper) or C.logical_type(kind)
-        if upper == "DATE":
-            units[name] = DATE_UNIT
-    return source_types, column_types, units
-
-
 # a schema whose source or key texts cannot be written (nested deeper than JSON text goes): the
 # message is rejected where they are read, after the checks of op and stamps
 _UNWRITABLE = object()
@@ -114,25 +101,15 @@ _UNWRITABLE = object()
 @lru_cache(maxsize=1024)
 def _schema(raw: bytes) -> tuple:
     """(source_types, column_types, temporal_units, pk_columns, db, db_schema, table, dbType,
-    dbVersion) of a message's `schema` JSON (all None for null); NotJsonObject where its parts are
-    not the objects and arrays DataWorks writes. The same text repeats for every message of a table,
-    so it is read once: the maps are shared by every message with this schema, nothing changes them.
-    `pk_columns` is a tuple, and each field `_UNWRITABLE` where its text cannot be written."""
-    if raw == b"null":
-        return (None,) * 9
-    schema = J.parse_object(raw)
-    columns = J.column_pairs(schema.get("dataColumn"))
-    keys = schema.get("primaryKey")
-    if keys is not None and type(keys) is not list:
-        raise Reject(NOT_JSON_OBJECT)
-    source = schema.get("source")
-    if source is None:
-        source = {}
-    elif type(source) is not dict:
-        raise Reject(NOT_JSON_OBJECT)
+    dbVersion) of a message's `schema` JSON (all None for null). The same text repeats for every message
+    of a table, so it is read once: the maps are shared by every message with this schema, nothing changes
+    them. `pk_columns` is a tuple, and each field `_UNWRITABLE` where its text cannot be written."""
+    columns, keys, source = schema_parts(raw, "dataColumn", "primaryKey")
     source_types = column_types = units = None
     if columns is not None:
-        source_types, column_types, units = _types(columns)
+        source_types = dict(columns)
+        column_types = {n: COLUMN_TYPES.get((k or "").upper()) or C.logical_type(k) for n, k in source_types.items()}
+        units = {n: DATE_UNIT for n, k in source_types.items() if k is not None and k.upper() == "DATE"}
     try:
         texts = (
             None if keys is None else tuple(_text(k) for k in keys),
@@ -165,10 +142,9 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
     # format says makes the message no message of it
     msg = _PARSE(message)
     raw_schema = msg.schema
-    if raw_schema is None:
-        source_types = column_types = units = keys = db = db_schema = table = db_type = db_version = None
-    else:
-        source_types, column_types, units, keys, db, db_schema, table, db_type, db_version = _schema(bytes(raw_schema))
+    source_types, column_types, units, keys, db, db_schema, table, db_type, db_version = _schema(
+        b"null" if raw_schema is None else bytes(raw_schema)
+    )
     payload = msg.payload or _NO_PAYLOAD
     before, after = payload.before, payload.after
     if before is not None:
@@ -192,29 +168,19 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
         raise Reject(NOT_JSON_OBJECT)
 
     position = _text(payload.scn)
-    # meta in DataWorks' field order, each value there as text (straight-line: this runs per message)
-    meta = {}
-    value = msg.version
-    if value is not None:
-        meta["version"] = _text(value)
-    if db_type is not None:
-        meta["dbType"] = db_type
-    if db_version is not None:
-        meta["dbVersion"] = db_version
-    if event_stamp is not None:
-        meta["eventTime"] = str(event_stamp) if type(event_stamp) is int else _text(event_stamp)
-    if system_stamp is not None:
-        meta["systemTime"] = str(system_stamp) if type(system_stamp) is int else _text(system_stamp)
-    value = stamps.checkpointTime
-    if value is not None:
-        meta["checkpointTime"] = str(value) if type(value) is int else _text(value)
-    if sequence is not None:
-        meta["sequenceId"] = sequence
-    if position is not None:
-        meta["scn"] = position
-    value = ddl.ddlMeta
-    if value is not None:
-        meta["ddlMeta"] = _text(value)
+    # meta in DataWorks' field order, each value there as text
+    meta = {
+        "version": msg.version,
+        "dbType": db_type,
+        "dbVersion": db_version,
+        "eventTime": event_stamp,
+        "systemTime": system_stamp,
+        "checkpointTime": stamps.checkpointTime,
+        "sequenceId": sequence,
+        "scn": position,
+        "ddlMeta": ddl.ddlMeta,
+    }
+    meta = {k: _text(v) for k, v in meta.items() if v is not None}
     is_row = op in C.ROW_OPS
     event = {
         "op": op,
