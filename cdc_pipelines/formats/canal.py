@@ -123,65 +123,11 @@ def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
     return C.time_of(text)
 
 
-def _times(msg: CanalMessage) -> tuple[str | None, str | None, int | None, str | None, int | None]:
-    """(es, ts as written, event time, its unit, sync time) of a message; Reject for a time that is none."""
-    text = J.text
-    raw_es, raw_ts = msg.es, msg.ts
-    es, ts = text(raw_es), text(raw_ts)
-    event_time, event_time_unit = _time_of(raw_es, es)
-    if event_time is None and event_time_unit is not None:
-        raise Reject(BAD_EVENT_TIME)
-    sync_time = _time_of(raw_ts, ts)[0]
-    if sync_time is None and ts is not None:
-        raise Reject(BAD_SYNC_TIME)
-    return es, ts, event_time, event_time_unit, sync_time
-
-
-def _meta(msg: CanalMessage, op: str, sql: str | None, sql_json: str | None, es: str | None, ts: str | None) -> dict:
-    """The message's fields without a canonical column, as text: `id`, `gtid`, ..., the `sql` of a
-    row change (a DDL's is its `ddl`), `sqlType` as JSON, `es` and `ts` as written."""
-    text = J.text
-    meta = {}
-    for name in META_FIELDS:
-        value = getattr(msg, name)
-        if value is not None:
-            meta[name] = text(value)
-    if sql is not None and op != "DDL":
-        meta["sql"] = sql
-    if sql_json is not None:
-        meta["sqlType"] = sql_json
-    if es is not None:
-        meta["es"] = es
-    if ts is not None:
-        meta["ts"] = ts
-    return meta
-
-
-def _row_events(base: dict, meta: dict, op: str, current: list, previous: list | None, column_types) -> list[RawEvent]:
-    """One raw event per row of a row change: the `base` fields, the row's images and its own meta."""
-    meta[meta_keys.ROW_COUNT] = str(len(current))
-    n_previous = len(previous) if previous is not None else 0
-    events = []
-    for index, row in enumerate(current):
-        row_meta = {**meta, meta_keys.ROW_INDEX: str(index)}
-        if op == "INSERT":
-            before = None
-        elif op == "DELETE":
-            before, row = row, None
-        else:  # UPDATE: `old` holds the changed columns' previous values
-            old_row = previous[index] if index < n_previous else None
-            before = overlay(row, old_row)
-            row_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(old_row or ()))
-        own = {"before": before, "after": row, "column_types": column_types, "meta": row_meta, "row_index": index}
-        events.append(base | own)
-    return events
-
-
 def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event.
 
     In the order a message is checked: its shape (the parser), the type, the rows a row change must
-    have, the times (`_times`); then the types, meta (`_meta`) and the events (`_row_events`).
+    have, the times; then the types, meta and the events.
     """
     msg = _PARSE(message)
     text = J.text
@@ -202,13 +148,23 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
         current, previous = msg.data, msg.old
     if is_row and (not current or None in current):
         raise Reject(f"canal {raw_type} message without rows")
-    es, ts, event_time, event_time_unit, sync_time = _times(msg)
+    es, ts = text(msg.es), text(msg.ts)
+    event_time, event_time_unit = _time_of(msg.es, es)
+    if event_time is None and event_time_unit is not None:
+        raise Reject(BAD_EVENT_TIME)
+    sync_time = _time_of(msg.ts, ts)[0]
+    if sync_time is None and ts is not None:
+        raise Reject(BAD_SYNC_TIME)
 
     source_types, column_types, sql_json = _column_types(
         None if msg.mysqlType is None else bytes(msg.mysqlType), None if msg.sqlType is None else bytes(msg.sqlType)
     )
     sql = text(msg.sql)
-    meta = _meta(msg, op, sql, sql_json, es, ts)
+    # the fields without a canonical column, as text: `id`, `gtid`, ..., the `sql` of a row change (a DDL's
+    # is its `ddl`), `sqlType` as JSON, `es` and `ts` as written
+    meta = {name: getattr(msg, name) for name in META_FIELDS}
+    meta |= {"sql": None if op == "DDL" else sql, "sqlType": sql_json, "es": es, "ts": ts}
+    meta = {k: text(v) for k, v in meta.items() if v is not None}
     pk_names = msg.pkNames
     gtid = text(msg.gtid)
     base = {
@@ -228,7 +184,23 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     # the types are cached, so shared: each event gets its own copy
     if not is_row:
         return [base | {"column_types": column_types, "ddl": sql if op == "DDL" else None, "meta": meta}]
-    return _row_events(base, meta, op, current, previous, column_types)
+    # one event per row, with its images and its own meta
+    meta[meta_keys.ROW_COUNT] = str(len(current))
+    n_previous = len(previous) if previous is not None else 0
+    events = []
+    for index, row in enumerate(current):
+        row_meta = {**meta, meta_keys.ROW_INDEX: str(index)}
+        if op == "INSERT":
+            before = None
+        elif op == "DELETE":
+            before, row = row, None
+        else:  # UPDATE: `old` holds the changed columns' previous values
+            old_row = previous[index] if index < n_previous else None
+            before = overlay(row, old_row)
+            row_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(old_row or ()))
+        own = {"before": before, "after": row, "column_types": column_types, "meta": row_meta, "row_index": index}
+        events.append(base | own)
+    return events
 
 
 CANAL_FORMATS = ("oms-canal", "dts-canal")
@@ -249,14 +221,6 @@ def _local_text(value: str, zone: dt.tzinfo) -> str:
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}{fraction}"
 
 
-def _bytes_text(value: str, binary: str) -> str:
-    """Canonical base64 BYTES as the `binary` option writes them (ISO-8859-1 text or hex)."""
-    text = E.written_bytes(value, binary)
-    if text is None:
-        raise E.Unsupported(f"BYTES value is not standard base64: {value[:40]!r}")
-    return text.lower() if binary == "base16" else text
-
-
 def _values(event: dict, image: dict | None, options: Mapping[str, str], oms: bool) -> dict | None:
     """An image as canal writes it: TIMESTAMP as OMS epoch text (OMS) or local date-time text in
     `timezone` (DTS, as binlog canal does), BYTES per `binary`, numbers where the source had them."""
@@ -270,8 +234,11 @@ def _values(event: dict, image: dict | None, options: Mapping[str, str], oms: bo
         kind = types.get(key)
         if text is None or kind not in ("TIMESTAMP", "BYTES"):
             return text
-        if kind == "BYTES":
-            return _bytes_text(text, binary)
+        if kind == "BYTES":  # as the `binary` option writes them (ISO-8859-1 text or hex)
+            written = E.written_bytes(text, binary)
+            if written is None:
+                raise E.Unsupported(f"BYTES value is not standard base64: {text[:40]!r}")
+            return written.lower() if binary == "base16" else written
         return E.instant_to_epoch_text(text) if oms else _local_text(text, zone)
 
     return E.image_json(event, {k: value(k, v) for k, v in image.items()})
