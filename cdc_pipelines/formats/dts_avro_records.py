@@ -161,16 +161,6 @@ def _instant(v: dict) -> str:
     return f"{second}.{v['millis']:06d}Z"
 
 
-def _character(v: dict, _t) -> tuple:
-    text, logical = _text(v["value"], v["charset"])
-    return text, logical, f"Character:{v['charset']}"
-
-
-def _datetime(v: dict, _t) -> tuple:
-    text, logical = _datetime_text(v)
-    return text, logical, "DateTime"
-
-
 def _text_object(kind: str):
     def convert(v: dict, _t) -> tuple:
         logical = "JSON" if v["type"].upper() == "JSON" else "STRING"
@@ -192,9 +182,9 @@ _CONVERTERS = {
     "Integer": lambda v, _t: (v["value"], "INT", "Integer"),
     "Decimal": lambda v, _t: (v["value"], "DECIMAL", "Decimal"),
     "Float": lambda v, t: (repr(v["value"]), "FLOAT" if t == 4 else "DOUBLE", "Float"),
-    "Character": _character,
+    "Character": lambda v, _t: (*_text(v["value"], v["charset"]), f"Character:{v['charset']}"),
     "Timestamp": lambda v, _t: (_instant(v), "TIMESTAMP", "Timestamp"),
-    "DateTime": _datetime,
+    "DateTime": lambda v, _t: (*_datetime_text(v), "DateTime"),
     "TimestampWithTimeZone": lambda v, _t: (
         f"{_datetime_text(v['value'])[0]} {v['timezone']}",
         "ZONED_DATETIME",
@@ -228,17 +218,10 @@ def _image(fields: list[dict], values, types: dict, members: dict, none_columns:
     image = {}
     for field, value in zip(fields, values, strict=True):
         name = field["name"]
-        if value is None:
-            text, logical, member = _NULL
-        else:
-            kind, v = value
-            convert = _CONVERTERS.get(kind)
-            if convert is None:
-                raise ValueError(f"unknown DTS Avro value type {kind}")
-            text, logical, member = convert(v, field["dataTypeNumber"])
-            if member == "EmptyObject:NONE":
-                none_columns.append(name)
-                continue
+        text, logical, member = convert_value(value, field["dataTypeNumber"])
+        if member == "EmptyObject:NONE":
+            none_columns.append(name)
+            continue
         image[name] = text
         members[name] = member
         if logical != "UNKNOWN" or name not in types:
