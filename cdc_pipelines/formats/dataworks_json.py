@@ -29,8 +29,8 @@ from cdc_pipelines.formats.base import (
     Reject,
     op_of,
 )
+from cdc_pipelines.formats.dataworks2 import OP_NAMES, Stamps, schema_parts
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
-from cdc_pipelines.formats.dataworks2 import Stamps, schema_parts
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
@@ -217,14 +217,8 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
 # UPDATE_BEFOR + UPDATE_AFTER sharing `sequenceId` (option `merged=true`: one UPDATE_AFTER with both
 # images; `auto`, the default, keeps a DataWorks event's own shape and splits the others).
 
-ENCODE_OPS = {
-    "INSERT": "INSERT",
-    "DELETE": "DELETE",
-    "HEARTBEAT": "MHEARTBEAT",
-    "TX_BEGIN": "TRANSACTION_BEGIN",
-    "TX_END": "TRANSACTION_END",
-    "TRUNCATE": "TRUNCATE",
-}
+# DataWorks 2.0's op names, but the heartbeat's (an UPDATE's are chosen apart: split or merged)
+ENCODE_OPS = {**OP_NAMES, "HEARTBEAT": "MHEARTBEAT"}
 LOGICAL_TO_COLUMN_TYPE = {
     "BOOLEAN": "BOOLEAN", "INT": "LONG", "FLOAT": "DOUBLE", "DOUBLE": "DOUBLE", "DECIMAL": "DOUBLE",
     "TIMESTAMP": "DATE", "BYTES": "BYTES",
@@ -303,7 +297,7 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
         op_text = ddl_op(event.get("ddl"))
     elif op in ENCODE_OPS:
         op_text = ENCODE_OPS[op]
-    elif op != "UPDATE":
+    else:
         raise E.Unsupported(f"DataWorks JSON has no {op} message")
     E.require_table(event)
     column_types = _column_types(event, same) if op in C.ROW_OPS else {}

@@ -30,16 +30,8 @@ from cdc_pipelines.model import meta_keys
 # a package resource, so it also reads from the zip executors import the package from on a cluster
 SCHEMA_FILE = importlib.resources.files("cdc_pipelines.formats") / "schemas" / "dts_record.avsc"
 NAMESPACE = "com.alibaba.dts.formats.avro."
-OPS = {
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    "DELETE": "DELETE",
-    "DDL": "DDL",
-    "HEARTBEAT": "HEARTBEAT",
-    "BEGIN": "TX_BEGIN",
-    "COMMIT": "TX_END",
-    "INIT": "INSERT",
-}
+_CANONICAL_NAMES = ("INSERT", "UPDATE", "DELETE", "DDL", "HEARTBEAT")  # operations named as the canonical ops
+OPS = {op: op for op in _CANONICAL_NAMES} | {"BEGIN": "TX_BEGIN", "COMMIT": "TX_END", "INIT": "INSERT"}
 CHARSETS = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "latin-1", "binary": None}
 
 

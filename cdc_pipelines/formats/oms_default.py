@@ -20,14 +20,8 @@ from cdc_pipelines.formats.base import Codec, RawEvent, Reject, op_of
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.schema_changes.dialects import source_name
 
-OPS = {
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    "DELETE": "DELETE",
-    "DDL": "DDL",
-    "HEARTBEAT": "HEARTBEAT",
-    "ROW": "INSERT",
-}
+RECORD_TYPES = ("INSERT", "UPDATE", "DELETE", "DDL", "HEARTBEAT")  # each the canonical op of its name
+OPS = {**{op: op for op in RECORD_TYPES}, "ROW": "INSERT"}
 LIGHT_TYPE = "__light_type"
 LIGHT_TYPE_NAME = "schemaType"
 PK_SEPARATOR = "\u0001"
@@ -130,7 +124,6 @@ decode_oms_default = _decoder(False)
 decode_oms_default_extend = _decoder(True)
 
 
-RECORD_TYPES = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "DDL": "DDL", "HEARTBEAT": "HEARTBEAT"}
 LOGICAL_TO_LIGHT_TYPE = {**E.LOGICAL_TO_OMS, "BOOLEAN": "BOOL"}
 
 
@@ -140,7 +133,8 @@ def _encode(extended: bool):
         if event["op"] not in RECORD_TYPES:
             raise E.Unsupported(f"OMS Default has no {event['op']} record")
         E.require_table(event)
-        record_type = event["raw_op"] if same and event["raw_op"] in OPS else RECORD_TYPES[event["op"]]
+        record_type = event["raw_op"] if same and event["raw_op"] in OPS else event["op"]
+
         types = event.get("column_types") or {}
         meta = E.meta_of(event) if same else {}
         pk = event.get("pk_columns")

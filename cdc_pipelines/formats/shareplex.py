@@ -39,20 +39,12 @@ from cdc_pipelines.formats.base import (
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
-OPS = {
-    "ins": "INSERT",
-    "upd": "UPDATE",
-    "del": "DELETE",
-    "ddl": "DDL",
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    "DELETE": "DELETE",
-    "TRUNCATE": "TRUNCATE",
-    "DROP COLUMN": "DDL",
-    "UPDATE BEFORE": "UPDATE",
-    "UPDATE AFTER": "UPDATE",
-}
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
+SHORT_OPS = {"INSERT": "ins", "UPDATE": "upd", "DELETE": "del", "DDL": "ddl"}
+# DTS's long op names: the canonical ops' own, DROP COLUMN (a DDL) and the halves of a split update
+LONG_OPS = {op: op for op in ("INSERT", "UPDATE", "DELETE", "TRUNCATE")} | {"DROP COLUMN": "DDL"}
+LONG_OPS |= dict.fromkeys((SPLIT_BEFORE, SPLIT_AFTER), "UPDATE")
+OPS = {**{name: op for op, name in SHORT_OPS.items()}, **LONG_OPS}
 # times repeat from message to message (second or millisecond precision): parse each text once per zone
 _time_of = functools.lru_cache(maxsize=4096)(V.local_time_of)
 OPTIONS = (timezone_option("`time` and `posttime`"),)
@@ -144,8 +136,8 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
 
 
 SHAREPLEX_FORMATS = ("oms-shareplex", "dts-shareplex")
-SHORT_OPS = {"INSERT": "ins", "UPDATE": "upd", "DELETE": "del", "DDL": "ddl"}
-LONG_OPS = ("INSERT", "UPDATE", "DELETE", "TRUNCATE", "DROP COLUMN", SPLIT_BEFORE, SPLIT_AFTER)
+
+
 # meta fields both SharePlex docs write as JSON numbers (the decoder keeps meta as text)
 META_NUMBERS = ("size", "seq", "userid")
 
