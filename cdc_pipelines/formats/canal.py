@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import msgspec
@@ -276,62 +276,59 @@ def _types(event: dict, same: bool) -> tuple[dict | None, dict | None]:
     return {k: CANAL_MYSQL_TYPES[t] for k, t in types.items()}, {k: E.LOGICAL_TO_SQL_TYPE[t] for k, t in types.items()}
 
 
-def _encode(dts: bool):
-    def encode(event: dict, options: Mapping[str, str]) -> list:
-        same = E.from_same_family(event, *CANAL_FORMATS)
-        op = event["op"]
-        canal_type = _canal_type(event, same, dts)
-        E.require_table(event)
-        meta = event.get("meta") or {}
-        legacy = options.get("legacy", "false").lower() == "true"
-        data = old = None
-        if op in C.ROW_OPS:
-            if op == "UPDATE" and event.get("before") is None:
-                raise E.Unsupported("UPDATE without a before image: canal `old` cannot be built")
-            current = event["before"] if op == "DELETE" else event["after"]
-            data = [_values(event, current, options, not dts)]
-            if op == "UPDATE":
-                before = event["before"]
-                changed = [k for k in E.changed_columns(event, *CANAL_FORMATS) if k in before]
-                old = [_values(event, {k: before[k] for k in changed}, options, not dts)]
-            if legacy:  # DTS instances created before 2022-03-20: the current row in `old`
-                data, old = old, data
-        mysql_types, sql_types = _types(event, same)
-        if same:
-            es, ts = meta.get("es"), meta.get("ts")
-            is_ddl = meta.get("isDdl", str(op in ("DDL", "TRUNCATE")).lower()) == "true"
-            sql = event.get("ddl") if op == "DDL" else meta.get("sql")
-            extra = {name: meta.get(name) for name in ("id", "gtid", "serverId")}
-        else:
-            es, ts = (E.epoch_millis(event.get(k)) for k in ("event_time", "sync_time"))
-            es, ts = (None if v is None else str(v) for v in (es, ts))
-            is_ddl = op in ("DDL", "TRUNCATE")
-            sql = event.get("ddl") or ""
-            extra = {"id": event.get("seq"), "gtid": event.get("tx_id")} if dts else {}
-        message = {
-            "database": event.get("db"),
-            "sqlType": sql_types,
-            "data": data,
-            "pkNames": event.get("pk_columns"),
-            "old": old,
-            "mysqlType": mysql_types,
-            "type": canal_type,
-            "table": event.get("table_name") or "",
-            "es": E.number(es),
-            "isDdl": is_ddl,
-            "ts": E.number(ts),
-            "sql": sql,
-            "id": E.number(extra.get("id")),
-            "gtid": extra.get("gtid"),
-            "serverId": E.number(extra.get("serverId")),
-        }
-        if dts:  # DTS leaves out what it does not have (see its examples)
-            message = {k: v for k, v in message.items() if v is not None}
-        else:  # OMS writes every canal field, null where it has nothing; `id`/`gtid` only from DTS twins
-            message = {k: v for k, v in message.items() if k not in ("id", "gtid", "serverId") or v is not None}
-        return [E.dumps(message)]
-
-    return encode
+def _encode(event: dict, options: Mapping[str, str], dts: bool) -> list:
+    same = E.from_same_family(event, *CANAL_FORMATS)
+    op = event["op"]
+    canal_type = _canal_type(event, same, dts)
+    E.require_table(event)
+    meta = event.get("meta") or {}
+    legacy = options.get("legacy", "false").lower() == "true"
+    data = old = None
+    if op in C.ROW_OPS:
+        if op == "UPDATE" and event.get("before") is None:
+            raise E.Unsupported("UPDATE without a before image: canal `old` cannot be built")
+        current = event["before"] if op == "DELETE" else event["after"]
+        data = [_values(event, current, options, not dts)]
+        if op == "UPDATE":
+            before = event["before"]
+            changed = [k for k in E.changed_columns(event, *CANAL_FORMATS) if k in before]
+            old = [_values(event, {k: before[k] for k in changed}, options, not dts)]
+        if legacy:  # DTS instances created before 2022-03-20: the current row in `old`
+            data, old = old, data
+    mysql_types, sql_types = _types(event, same)
+    if same:
+        es, ts = meta.get("es"), meta.get("ts")
+        is_ddl = meta.get("isDdl", str(op in ("DDL", "TRUNCATE")).lower()) == "true"
+        sql = event.get("ddl") if op == "DDL" else meta.get("sql")
+        extra = {name: meta.get(name) for name in ("id", "gtid", "serverId")}
+    else:
+        es, ts = (E.epoch_millis(event.get(k)) for k in ("event_time", "sync_time"))
+        es, ts = (None if v is None else str(v) for v in (es, ts))
+        is_ddl = op in ("DDL", "TRUNCATE")
+        sql = event.get("ddl") or ""
+        extra = {"id": event.get("seq"), "gtid": event.get("tx_id")} if dts else {}
+    message = {
+        "database": event.get("db"),
+        "sqlType": sql_types,
+        "data": data,
+        "pkNames": event.get("pk_columns"),
+        "old": old,
+        "mysqlType": mysql_types,
+        "type": canal_type,
+        "table": event.get("table_name") or "",
+        "es": E.number(es),
+        "isDdl": is_ddl,
+        "ts": E.number(ts),
+        "sql": sql,
+        "id": E.number(extra.get("id")),
+        "gtid": extra.get("gtid"),
+        "serverId": E.number(extra.get("serverId")),
+    }
+    if dts:  # DTS leaves out what it does not have (see its examples)
+        message = {k: v for k, v in message.items() if v is not None}
+    else:  # OMS writes every canal field, null where it has nothing; `id`/`gtid` only from DTS twins
+        message = {k: v for k, v in message.items() if k not in ("id", "gtid", "serverId") or v is not None}
+    return [E.dumps(message)]
 
 
 OPTIONS = (
@@ -354,32 +351,24 @@ OPTIONS = (
 REPLAYED = ("sync_time", "seq", "meta.ts", "meta.id")
 
 
-def _is_canal(message: dict) -> bool:
-    return "isDdl" in message or (
-        "database" in message and "table" in message and "type" in message and ("data" in message or "sql" in message)
-    )
-
-
-def recognise_oms_canal(message: dict) -> bool:
-    return _is_canal(message) and "id" not in message and "gtid" not in message
-
-
-def recognise_dts_canal(message: dict) -> bool:
-    """DTS writes a batch `id` or a `gtid` that OMS does not."""
-    return _is_canal(message) and ("id" in message or "gtid" in message)
+def recognise_canal(message: dict, dts: bool) -> bool:
+    """Canal's fields, with (`dts`) or without the batch `id` or `gtid` DTS writes and OMS does not."""
+    has = message.__contains__
+    canal = has("isDdl") or (has("database") and has("table") and has("type") and (has("data") or has("sql")))
+    return canal and (has("id") or has("gtid")) == dts
 
 
 OMS_CANAL = Codec(
     "oms-canal",
     decode_canal,
-    _encode(dts=False),
+    partial(_encode, dts=False),
     options=OPTIONS,
     delivery_fields=REPLAYED,
     event_time_unit="ms",
     description="Canal JSON (OMS)",
-    recognise=recognise_oms_canal,
+    recognise=partial(recognise_canal, dts=False),
 )
 DTS_CANAL = replace(
-    OMS_CANAL, format_id="dts-canal", encode=_encode(dts=True), description="Canal JSON (DTS)",
-    recognise=recognise_dts_canal,
+    OMS_CANAL, format_id="dts-canal", encode=partial(_encode, dts=True), description="Canal JSON (DTS)",
+    recognise=partial(recognise_canal, dts=True),
 )  # fmt: skip

@@ -21,7 +21,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import msgspec
@@ -558,47 +558,44 @@ def _source_block(event: dict, same: bool) -> dict:
     return source
 
 
-def _encode_debezium(flatten: bool):
-    def encode(event: dict, options: Mapping[str, str]) -> list:
-        same = E.from_same_family(event, *DEBEZIUM_FAMILY)
-        if same and OPS.get(event.get("raw_op") or "") == event["op"]:
-            op = event["raw_op"]
-        elif event["op"] in ENCODE_OPS:
-            op = ENCODE_OPS[event["op"]]
-        else:
-            raise E.Unsupported(f"Debezium has no {event['op']} event")
-        E.require_table(event)
-        meta = event.get("meta") or {}
-        schema_option = options.get("schema", "auto")
-        with_schema = not flatten and (
-            schema_option == "true" or (schema_option == "auto" and same and meta.get(meta_keys.SCHEMA) == "true")
-        )
-        columns = _written_columns(event, same) if with_schema else {}
-        values = _Values(event, options, columns)
-        is_row = event["op"] in C.ROW_OPS
-        payload: dict = {
-            "before": values.image(event.get("before")) if is_row else None,
-            "after": values.image(event.get("after")) if is_row else None,
-            "source": _source_block(event, same),
-            "op": op,
-        }
-        if same:
-            payload |= {k: _plain_field(k, meta[k]) for k in ("ts_ms", "ts_us", "ts_ns") if k in meta}
-            transaction = {k: _plain_field(k, v) for k, v in E.meta_of(event, "transaction.").items()}
-        else:
-            millis = E.epoch_millis(event.get("sync_time"))
-            if millis is not None:
-                payload["ts_ms"] = millis
-            transaction = {"id": event["tx_id"]} if event.get("tx_id") is not None else {}
-        if transaction:
-            payload["transaction"] = transaction
-        if flatten:
-            return [E.dumps(payload)]
-        if with_schema:
-            return [E.dumps({"schema": _connect_schema(columns, payload), "payload": payload})]
-        return [E.dumps({"payload": payload})]
-
-    return encode
+def _encode_debezium(event: dict, options: Mapping[str, str], flatten: bool) -> list:
+    same = E.from_same_family(event, *DEBEZIUM_FAMILY)
+    if same and OPS.get(event.get("raw_op") or "") == event["op"]:
+        op = event["raw_op"]
+    elif event["op"] in ENCODE_OPS:
+        op = ENCODE_OPS[event["op"]]
+    else:
+        raise E.Unsupported(f"Debezium has no {event['op']} event")
+    E.require_table(event)
+    meta = event.get("meta") or {}
+    schema_option = options.get("schema", "auto")
+    with_schema = not flatten and (
+        schema_option == "true" or (schema_option == "auto" and same and meta.get(meta_keys.SCHEMA) == "true")
+    )
+    columns = _written_columns(event, same) if with_schema else {}
+    values = _Values(event, options, columns)
+    is_row = event["op"] in C.ROW_OPS
+    payload: dict = {
+        "before": values.image(event.get("before")) if is_row else None,
+        "after": values.image(event.get("after")) if is_row else None,
+        "source": _source_block(event, same),
+        "op": op,
+    }
+    if same:
+        payload |= {k: _plain_field(k, meta[k]) for k in ("ts_ms", "ts_us", "ts_ns") if k in meta}
+        transaction = {k: _plain_field(k, v) for k, v in E.meta_of(event, "transaction.").items()}
+    else:
+        millis = E.epoch_millis(event.get("sync_time"))
+        if millis is not None:
+            payload["ts_ms"] = millis
+        transaction = {"id": event["tx_id"]} if event.get("tx_id") is not None else {}
+    if transaction:
+        payload["transaction"] = transaction
+    if flatten:
+        return [E.dumps(payload)]
+    if with_schema:
+        return [E.dumps({"schema": _connect_schema(columns, payload), "payload": payload})]
+    return [E.dumps({"payload": payload})]
 
 
 @lru_cache(maxsize=64)
@@ -696,7 +693,7 @@ def recognise_debezium_smt(message: dict) -> bool:
 OMS_DEBEZIUM = Codec(
     "oms-debezium",
     decode_debezium,
-    _encode_debezium(flatten=False),
+    partial(_encode_debezium, flatten=False),
     options=(*OPTIONS, SCHEMA_OPTION),
     binary="base16",
     update_has_before=False,
@@ -707,7 +704,7 @@ OMS_DEBEZIUM = Codec(
     recognise=recognise_debezium,
 )
 OMS_DEBEZIUM_FLATTEN = replace(
-    OMS_DEBEZIUM, format_id="oms-debezium-flatten", encode=_encode_debezium(flatten=True), options=OPTIONS,
+    OMS_DEBEZIUM, format_id="oms-debezium-flatten", encode=partial(_encode_debezium, flatten=True), options=OPTIONS,
     description="DebeziumFlatten JSON (OMS)", recognise=recognise_debezium_flatten,
 )  # fmt: skip
 OMS_DEBEZIUM_SMT = replace(

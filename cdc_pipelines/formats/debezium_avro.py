@@ -426,12 +426,9 @@ def writer_schema_of(event: dict, message: dict) -> dict:
     return schema
 
 
-_JSON_ENCODE = D._encode_debezium(flatten=False)
-
-
 def frame(event: dict, options: Mapping[str, str]) -> bytes:
     """One canonical event as a framed Debezium Avro message (Confluent's wire format)."""
-    written = _JSON_ENCODE(event, {"schema": "true", "binary": "base64", "column_types": ""})
+    written = D._encode_debezium(event, {"schema": "true", "binary": "base64", "column_types": ""}, flatten=False)
     message = J.parse_object(written[0])
     schema = writer_schema_of(event, message)
     subject = options.get(SUBJECT) or f"{event.get('source_topic') or event.get('table_name')}-value"

@@ -196,73 +196,59 @@ def _image(event: dict, image: dict | None, dts: bool) -> dict | None:
     return E.image_json(event, image)
 
 
-def _encode(dts: bool):
-    def encode(event: dict, options: Mapping[str, str]) -> list:
-        same = E.from_same_family(event, *SHAREPLEX_FORMATS)
-        op = event["op"]
-        meta_op = _meta_op(event, same, dts)
-        if op == "UPDATE" and event.get("before") is None:
-            raise E.Unsupported("UPDATE without a before image: SharePlex `key` cannot be built")
-        meta = _meta(event, same, dts, meta_op, options.get("timezone", "UTC"))
-        before, after = _image(event, event.get("before"), dts), _image(event, event.get("after"), dts)
-        if meta_op == SPLIT_AFTER:  # a DTS split update goes back out as its two halves
-            before_op = (event.get("meta") or {}).get(meta_keys.BEFORE_RAW_OP) or SPLIT_BEFORE
-            return [
-                E.dumps({"meta": meta | {"op": before_op}, "data": before}),
-                E.dumps({"meta": meta, "data": after}),
-            ]
-        if op == "INSERT":
-            return [E.dumps({"data": after, "meta": meta})]
-        if op == "DELETE":
-            return [E.dumps({"data": before, "meta": meta})]
-        if op == "UPDATE":  # `key` is the before image, `data` only the changed columns' new values
-            changed = E.changed_columns(event, *SHAREPLEX_FORMATS)
-            data = {k: after[k] for k in changed if k in after}
-            return [E.dumps({"data": data, "meta": meta, "key": before})]
-        if op == "DDL":
-            ddl = event.get("ddl")
-            message = {"data": {}, "meta": meta}
-            if not (meta_op == "DROP COLUMN" and ddl == meta_op):  # the decoder took the op itself as DDL text
-                message["sql"] = {"ddl": ddl}
-            return [E.dumps(message)]
-        return [E.dumps({"meta": meta})]  # TRUNCATE (DTS)
-
-    return encode
+def _encode(event: dict, options: Mapping[str, str], dts: bool) -> list:
+    same = E.from_same_family(event, *SHAREPLEX_FORMATS)
+    op = event["op"]
+    meta_op = _meta_op(event, same, dts)
+    if op == "UPDATE" and event.get("before") is None:
+        raise E.Unsupported("UPDATE without a before image: SharePlex `key` cannot be built")
+    meta = _meta(event, same, dts, meta_op, options.get("timezone", "UTC"))
+    before, after = _image(event, event.get("before"), dts), _image(event, event.get("after"), dts)
+    if meta_op == SPLIT_AFTER:  # a DTS split update goes back out as its two halves
+        before_op = (event.get("meta") or {}).get(meta_keys.BEFORE_RAW_OP) or SPLIT_BEFORE
+        return [
+            E.dumps({"meta": meta | {"op": before_op}, "data": before}),
+            E.dumps({"meta": meta, "data": after}),
+        ]
+    if op == "INSERT":
+        return [E.dumps({"data": after, "meta": meta})]
+    if op == "DELETE":
+        return [E.dumps({"data": before, "meta": meta})]
+    if op == "UPDATE":  # `key` is the before image, `data` only the changed columns' new values
+        changed = E.changed_columns(event, *SHAREPLEX_FORMATS)
+        data = {k: after[k] for k in changed if k in after}
+        return [E.dumps({"data": data, "meta": meta, "key": before})]
+    if op == "DDL":
+        ddl = event.get("ddl")
+        message = {"data": {}, "meta": meta}
+        if not (meta_op == "DROP COLUMN" and ddl == meta_op):  # the decoder took the op itself as DDL text
+            message["sql"] = {"ddl": ddl}
+        return [E.dumps(message)]
+    return [E.dumps({"meta": meta})]  # TRUNCATE (DTS)
 
 
 # the long op names that mark a message without `userid` as DTS's (detection only)
 DTS_DETECTED_OPS = ("INSERT", "UPDATE", "DELETE", "TRUNCATE", "DROP COLUMN", "UPDATE BEFORE")
 
 
-def _dts_meta(message: dict) -> bool | None:
-    """None unless `message` has a `meta` object with an `op`; else whether it is DTS's (`userid` or a
-    long op name)."""
+def recognise_shareplex(message: dict, dts: bool) -> bool:
+    """A `meta` object with an `op`, DTS's (`dts`: `userid` or a long op name) or OMS's."""
     meta = message.get("meta")
-    if not isinstance(meta, dict) or "op" not in meta:
-        return None
-    return "userid" in meta or meta["op"] in DTS_DETECTED_OPS
-
-
-def recognise_oms_shareplex(message: dict) -> bool:
-    return _dts_meta(message) is False
-
-
-def recognise_dts_shareplex(message: dict) -> bool:
-    return _dts_meta(message) is True
+    return isinstance(meta, dict) and "op" in meta and ("userid" in meta or meta["op"] in DTS_DETECTED_OPS) == dts
 
 
 OMS_SHAREPLEX = Codec(
     "oms-shareplex",
     decode_shareplex,
-    _encode(dts=False),
+    functools.partial(_encode, dts=False),
     options=OPTIONS,
     split_update=True,
     event_time_unit="s",
     names_pk=False,
     description="SharePlex JSON (OMS)",
-    recognise=recognise_oms_shareplex,
+    recognise=functools.partial(recognise_shareplex, dts=False),
 )
 DTS_SHAREPLEX = replace(
-    OMS_SHAREPLEX, format_id="dts-shareplex", encode=_encode(dts=True), description="SharePlex JSON (DTS)",
-    recognise=recognise_dts_shareplex,
+    OMS_SHAREPLEX, format_id="dts-shareplex", encode=functools.partial(_encode, dts=True),
+    description="SharePlex JSON (DTS)", recognise=functools.partial(recognise_shareplex, dts=True),
 )  # fmt: skip
