@@ -212,13 +212,6 @@ def _schema_info(raw: bytes) -> tuple:
     return schema_info_of(_schema_columns(fields))
 
 
-def _merged(first: dict | None, second: dict | None) -> dict | None:
-    """`second`'s entries over `first`'s; None when both are empty."""
-    if not first:
-        return dict(second) if second else None
-    return {**first, **second} if second else dict(first)
-
-
 def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | None]:
     """`canonical.epoch_time(text, "ms")` of a parsed value, JSON integers read without a regex."""
     if type(value) is int:
@@ -304,8 +297,8 @@ def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str,
             "before": before,
             "after": after,
             # the schema's maps are shared; declared types (an option) are merged into a new one
-            "column_types": _merged(schema_types, declared_types) if declared_types else schema_types,
-            "temporal_units": _merged(schema_units, declared_units) if declared_units else schema_units,
+            "column_types": {**(schema_types or {}), **declared_types} if declared_types else schema_types,
+            "temporal_units": {**(schema_units or {}), **declared_units} if declared_units else schema_units,
             "source_types": source_types,
             "meta": meta,
         }
@@ -319,12 +312,9 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
     except J.NotJsonObject:
         raise Reject(NOT_JSON_OBJECT) from None
     row: dict = {}
-    extra: dict = {}
+    extra: dict = {}  # the SMT's own fields
     for key, value in m.items():
-        if key.startswith("__") and _SMT_FIELD.match(key) is not None:
-            extra[key] = value
-        else:
-            row[key] = value
+        (extra if key.startswith("__") and _SMT_FIELD.match(key) is not None else row)[key] = value
     text = J.text
     deleted = text(extra.get("__deleted"))
     if deleted is not None:
@@ -336,10 +326,8 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
         op = "DELETE"
     elif smt_op is not None:
         op = SMT_OPS.get(smt_op)
-    elif deleted == "false":
-        op = "UPSERT"
     else:
-        op = None
+        op = "UPSERT" if deleted == "false" else None
     if op is None:
         raise Reject(f"unknown __deleted/__op value '{smt_op if smt_op is not None else deleted}'")
     if not row:
