@@ -189,8 +189,8 @@ def _schema_of(options_key: tuple, schema_id: int) -> tuple[_Schema, tuple]:
     return read, D.schema_info_of(tuple(read.columns))
 
 
-def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, _Schema, tuple]:
-    """(the record as the JSON converter writes it, its schema, schema info) of one framed value."""
+def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, tuple]:
+    """(the record as the JSON converter writes it, its schema info) of one framed value."""
     if len(value) < FRAME.size or value[0] != MAGIC:
         raise Reject("not the Confluent wire format (magic byte 0 and a 4-byte schema id)")
     schema_id = int.from_bytes(value[1:5], "big")
@@ -205,20 +205,16 @@ def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, _Schema,
         raise Reject(f"the record read with schema id {schema_id} leaves {len(value) - 5 - buf.tell()} bytes unread")
     if not isinstance(record, dict):
         raise Reject(f"schema id {schema_id} is no record: no Debezium envelope")
-    return {k: read.fields[k](v) if v is not None else None for k, v in record.items()}, read, info
+    return {k: read.fields[k](v) if v is not None else None for k, v in record.items()}, info
 
 
 def decode_debezium_avro(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One framed Debezium Avro message (a `value_b64` line) -> its raw event."""
-    record, _, info = read_frame(J.value_b64(message), options)
+    record, info = read_frame(J.value_b64(message), options)
     for name in ("source", "before", "after", "transaction"):
         if record.get(name) is not None and not isinstance(record[name], dict):
             raise Reject(NOT_JSON_OBJECT)
-    envelope = D._Envelope(
-        op=record.get("op"), source=record.get("source"), before=record.get("before"), after=record.get("after"),
-        transaction=record.get("transaction"), ts_ms=record.get("ts_ms"), ts_us=record.get("ts_us"),
-        ts_ns=record.get("ts_ns"),
-    )  # fmt: skip
+    envelope = D._Envelope(**{name: record.get(name) for name in D._Envelope.__struct_fields__})
     return D.envelope_event(D.DebeziumMessage(payload=envelope), info, options)
 
 
@@ -228,7 +224,7 @@ def decode_key(key: str, options: Mapping[str, str]) -> str:
     framed Avro record. RegistryError when the registry cannot be reached."""
     try:
         value = base64.b64decode(key, validate=True)
-        record, _, _ = read_frame(value, options)
+        record, _ = read_frame(value, options)
     except (binascii.Error, ValueError, Reject):
         return key
     return J.dumps_exact(record)
@@ -300,8 +296,7 @@ def _avro_field(field: dict, values: list, records: dict) -> dict:
 def _variable_scale(value) -> dict:
     number = decimal.Decimal(str(value))
     scale = max(0, -number.as_tuple().exponent)
-    unscaled = int(number.scaleb(scale, decimal.Context(prec=10**6)))
-    return {"scale": scale, "value": _unscaled_bytes(unscaled)}
+    return {"scale": scale, "value": _unscaled_bytes(number, scale)}
 
 
 def _geometry(value) -> dict:
@@ -321,7 +316,9 @@ NAMED_STRUCTS = {
 }
 
 
-def _unscaled_bytes(unscaled: int) -> bytes:
+def _unscaled_bytes(number: decimal.Decimal, scale: int) -> bytes:
+    """The big-endian two's complement bytes of `number` with `scale` fraction digits (a Connect Decimal's)."""
+    unscaled = int(number.scaleb(scale, decimal.Context(prec=10**6)))
     return unscaled.to_bytes(max(1, (unscaled.bit_length() + 8) // 8), "big", signed=True)
 
 
@@ -361,8 +358,8 @@ def _avro_value(schema, value):
         schema = schema[1]
     kind = schema if isinstance(schema, str) else schema["type"]
     if isinstance(schema, dict) and schema.get("connect.name") == DECIMAL:
-        number = decimal.Decimal(str(value))
-        return _unscaled_bytes(int(number.scaleb(schema["scale"], decimal.Context(prec=10**6))))
+        return _unscaled_bytes(decimal.Decimal(str(value)), schema["scale"])
+
     if isinstance(schema, dict) and schema.get("connect.name") in NAMED_STRUCTS:
         to_datum = NAMED_STRUCTS[schema["connect.name"]][1]
         if to_datum is None or isinstance(value, dict):
@@ -405,12 +402,10 @@ def writer_schema_of(event: dict, message: dict) -> dict:
         # record has every field, so a column of the table's types that no image has would come back as a
         # null. Images of different columns (an update of the changed columns only) each get their own
         # (`Value` after, `BeforeValue` before); a Decimal's scale is that of the record's values
-        images = field["field"] in D.IMAGE_FIELDS
-        if images:
+        if field["field"] in D.IMAGE_FIELDS:
             columns = [set(payload[f]) for f in D.IMAGE_FIELDS if isinstance(payload.get(f), dict)]
             shared = len(columns) < 2 or columns[0] == columns[1]
-            own = [payload.get(field["field"])]
-            values = [payload.get(f) for f in D.IMAGE_FIELDS] if shared else own
+            values = [payload.get(f) for f in (D.IMAGE_FIELDS if shared else [field["field"]])]
             present = {c for v in values if isinstance(v, dict) for c in v}
             if present:
                 field = {**field, "fields": [f for f in field["fields"] if f["field"] in present]}
@@ -426,8 +421,9 @@ def writer_schema_of(event: dict, message: dict) -> dict:
     return schema
 
 
-def frame(event: dict, options: Mapping[str, str]) -> bytes:
-    """One canonical event as a framed Debezium Avro message (Confluent's wire format)."""
+def encode_debezium_avro(event: dict, options: Mapping[str, str]) -> list[bytes]:
+    """One canonical event as its framed message in Confluent's wire format (a target writes it as a
+    `value_b64` line)."""
     written = D._encode_debezium(event, {"schema": "true", "binary": "base64", "column_types": ""}, flatten=False)
     message = J.parse_object(written[0])
     schema = writer_schema_of(event, message)
@@ -441,12 +437,7 @@ def frame(event: dict, options: Mapping[str, str]) -> bytes:
         fastavro.schemaless_writer(buf, fastavro.parse_schema(plain), datum)
     except (ValueError, TypeError, OverflowError) as exc:
         raise E.Unsupported(f"the event does not fit its Avro schema: {exc}") from None
-    return buf.getvalue()
-
-
-def encode_debezium_avro(event: dict, options: Mapping[str, str]) -> list[bytes]:
-    """One canonical event as its framed message (a target writes it as a `value_b64` line)."""
-    return [frame(event, options)]
+    return [buf.getvalue()]
 
 
 OPTIONS = (
