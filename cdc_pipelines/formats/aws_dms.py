@@ -58,16 +58,6 @@ OPTIONS = (
 CONTROL_DATA = "control-data"
 
 
-def _split_before(data: dict, prefix: str) -> tuple[dict, dict | None]:
-    """(after image, before-image columns) of an update's `data`: the prefixed columns come out."""
-    if not prefix:
-        return data, None
-    before = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)}
-    if not before:
-        return data, None
-    return {k: v for k, v in data.items() if not k.startswith(prefix)}, before
-
-
 def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One AWS DMS JSON message -> one raw event."""
     msg = J.parse_object(message)
@@ -123,12 +113,15 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]
         return [event | {"after": data}]
     if op == "DELETE":
         return [event | {"before": data}]
-    after, before = _split_before(data, options.get("before_prefix", "BI_"))
+    # an update's before-image columns come out of `data` (prefixed) and from the before-image field
+    prefix = options.get("before_prefix", "BI_")
+    before = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)} if prefix else {}
+    after = {k: v for k, v in data.items() if not k.startswith(prefix)} if before else data
     image = V.object_field(msg, before_field) if before_field else None
     if image is not None:
-        before = {**(before or {}), **image}
+        before |= image
         meta[meta_keys.BEFORE_IMAGE_FIELD] = before_field
-    return [event | {"before": None if before is None else {**after, **before}, "after": after}]
+    return [event | {"before": {**after, **before} if before or image is not None else None, "after": after}]
 
 
 def encode_aws_dms(event: dict, options: Mapping[str, str]) -> list:

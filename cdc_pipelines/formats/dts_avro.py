@@ -34,18 +34,13 @@ class ContainerRecord:
         self.record = record
 
     def raw_text(self) -> tuple[str, str]:
-        if self.record is None:
-            return "", "base64"
         buf = io.BytesIO()
         try:
             fastavro.schemaless_writer(buf, record_schemas()[0 if "bornTimestamp" in self.record else 1], self.record)
-        except Exception:  # noqa: BLE001 - a record our schema cannot hold still gets its reject
+        except Exception:  # noqa: BLE001 - no record (a damaged container), or one our schema cannot hold
             return "", "base64"
+
         return base64.b64encode(buf.getvalue()).decode(), "base64"
-
-
-def _reason(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]) -> list[RawEvent]:
@@ -56,11 +51,10 @@ def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]
     except Reject:
         raise
     except Exception as exc:  # noqa: BLE001 - hostile bytes must become a reject, never crash the run
-        raise Reject(_reason(exc)) from None
+        raise Reject(str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}") from None
     event["event_time"], event["event_time_unit"] = C.time_of(event["event_time"])
-    sync = event["sync_time"]
-    if sync is not None:
-        event["sync_time"] = C.time_of(sync)[0]
+    if event["sync_time"] is not None:
+        event["sync_time"] = C.time_of(event["sync_time"])[0]
         if event["sync_time"] is None:
             raise Reject(BAD_SYNC_TIME)
     return [event]
