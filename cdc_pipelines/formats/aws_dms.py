@@ -31,7 +31,6 @@ from cdc_pipelines.model import meta_keys
 FORMAT_ID = "aws-dms-json"
 DATA_OPS = {"load": "INSERT", "insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}
 ENCODE_OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
-
 # the metadata fields in the order DMS writes them (fields it does not document come last) -> how meta keeps
 # them (None: read into the event itself)
 METADATA = {

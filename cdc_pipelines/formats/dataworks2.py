@@ -33,7 +33,6 @@ OTHER_OPS = ("GTID", "XACOMMIT", "XAROLLBACK")
 _CANONICAL_NAMES = ("INSERT", "UPDATE", "DELETE", "HEARTBEAT", "TRUNCATE")  # ops named as the canonical ones
 OPS = {op: op for op in _CANONICAL_NAMES} | {"TRANSACTION_BEGIN": "TX_BEGIN", "TRANSACTION_END": "TX_END"}
 OPS |= dict.fromkeys(DDL_KINDS, "DDL") | dict.fromkeys(OTHER_OPS, "OTHER")
-
 STAMP_UNIT = "ms"  # payload.timestamp stamps are 13-digit millis
 NO_SCN = "null"  # the scn OMS writes when it has none (kept in meta, no position)
 EXTEND_PREFIX = "extend."

@@ -236,18 +236,16 @@ def ddl_op(ddl: str | None) -> str:
     return {"CREATE": "CREATE", "ALTER": "ALTER", "DROP": "ERASE", "RENAME": "RENAME"}.get(first, "QUERY")
 
 
-def instant_millis(value: str, nanos: bool = False):
-    """Canonical TIMESTAMP text -> 13-digit epoch millis (a JSON number); None if it is no instant.
-
-    `nanos`: a fraction finer than milliseconds is kept in the `13.9` form (millis plus the 9-digit
-    nanosecond-of-second fraction), which the decoder reads back.
-    """
+def instant_millis(value: str):
+    """Canonical TIMESTAMP text -> 13-digit epoch millis (a JSON number), a fraction finer than milliseconds
+    in the `13.9` form the decoder reads back (millis plus the 9-digit nanosecond-of-second fraction); None
+    if it is no instant."""
     instant = C.instant_seconds(value)
     if instant is None:
         return None
     seconds, fraction = instant
     millis = seconds * 1000 + int(fraction[:3].ljust(3, "0"))
-    text = f"{millis}.{fraction.ljust(9, '0')}" if nanos and len(fraction) > 3 else str(millis)
+    text = f"{millis}.{fraction.ljust(9, '0')}" if len(fraction) > 3 else str(millis)
     return E.number(text)
 
 
@@ -276,7 +274,7 @@ def _value(text: str | None, column_type: str, logical: str, as_number: bool | N
     if column_type == "BOOLEAN" and text in ("true", "false"):
         return E.number("1" if text == "true" else "0") if as_number else text == "true"
     if column_type == "DATE" and logical == "TIMESTAMP" and as_number is not False:
-        millis = instant_millis(text, nanos=True)
+        millis = instant_millis(text)
         return text if millis is None else millis
     if as_number is not None:
         return E.number(text) if as_number else text

@@ -117,14 +117,12 @@ class _Schema:
                 self.columns.append((column["name"], *self.connect(column["type"])))
         self.parsed = fastavro.parse_schema(_without_logical_types(schema))
 
-    def resolve(self, schema, namespace: str | None = None):
+    def resolve(self, schema):
         """A schema with named references looked up and a union with null taken as its other branch."""
         if isinstance(schema, list):
             branches = [s for s in schema if s != "null"]
-            return self.resolve(branches[0], namespace) if len(branches) == 1 else schema
-        if isinstance(schema, str):
-            return self.named.get(schema) or self.named.get(f"{namespace}.{schema}") or schema
-        return schema
+            return self.resolve(branches[0]) if len(branches) == 1 else schema
+        return self.named.get(schema, schema) if isinstance(schema, str) else schema
 
     def record_of(self, schema):
         resolved = self.resolve(schema)
@@ -359,7 +357,6 @@ def _avro_value(schema, value):
     kind = schema if isinstance(schema, str) else schema["type"]
     if isinstance(schema, dict) and schema.get("connect.name") == DECIMAL:
         return _unscaled_bytes(decimal.Decimal(str(value)), schema["scale"])
-
     if isinstance(schema, dict) and schema.get("connect.name") in NAMED_STRUCTS:
         to_datum = NAMED_STRUCTS[schema["connect.name"]][1]
         if to_datum is None or isinstance(value, dict):

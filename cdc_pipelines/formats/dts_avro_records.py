@@ -430,7 +430,7 @@ _MEMBER_OF_TYPE = {
 }  # fmt: skip
 
 
-def encode_value(text: str | None, logical: str, hint: str | None = None, is_number: bool = False):
+def encode_value(text: str | None, logical: str, hint: str | None, is_number: bool):
     """The union member for one canonical value (see the notes above); None is SQL NULL."""
     if text is None:
         return _member("EmptyObject", "NULL") if hint == "EmptyObject:NULL" else None

@@ -63,15 +63,15 @@ def json_numbers(event: dict) -> frozenset[str] | None:
     return frozenset() if event.get("source_format") != "dts-avro" else None
 
 
-def image_json(event: dict, image: dict | None, numbers_by_type: bool = False) -> dict | None:
-    """An image as a JSON object: numbers where the source wrote numbers (or by type, if asked)."""
+def image_json(event: dict, image: dict | None) -> dict | None:
+    """An image as a JSON object: numbers where the source wrote numbers (by type where it was no JSON)."""
     if image is None:
         return None
     numbers = json_numbers(event)
     types = event.get("column_types") or {}
     out = {}
     for key, value in image.items():
-        is_number = (key in numbers) if numbers is not None and not numbers_by_type else types.get(key) in NUMERIC_TYPES
+        is_number = (key in numbers) if numbers is not None else types.get(key) in NUMERIC_TYPES
         out[key] = number(value) if is_number else value
     return out
 

@@ -34,7 +34,7 @@ class NotJsonObject(Reject):
     """The text is not one JSON object (an array, a bare value, truncated, text after it, or nested
     deeper than the parser or the writer of nested values can go); `detail` says what the parser saw."""
 
-    def __init__(self, detail: str = "") -> None:
+    def __init__(self, detail: str) -> None:
         super().__init__(NOT_JSON_OBJECT)
         self.detail = detail
 

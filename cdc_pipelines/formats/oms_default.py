@@ -126,7 +126,6 @@ def _encode(event: dict, options, extended: bool) -> list:
         raise E.Unsupported(f"OMS Default has no {event['op']} record")
     E.require_table(event)
     record_type = event["raw_op"] if same and event["raw_op"] in OPS else event["op"]
-
     types = event.get("column_types") or {}
     meta = E.meta_of(event) if same else {}
     pk = event.get("pk_columns")

@@ -136,8 +136,6 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
 
 
 SHAREPLEX_FORMATS = ("oms-shareplex", "dts-shareplex")
-
-
 # meta fields both SharePlex docs write as JSON numbers (the decoder keeps meta as text)
 META_NUMBERS = ("size", "seq", "userid")
 
