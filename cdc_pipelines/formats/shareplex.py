@@ -148,17 +148,6 @@ def _time_text(ts: dt.datetime | None, timezone: str) -> str | None:
     return f"{ts.year:04d}-{ts.month:02d}-{ts.day:02d}T{ts.hour:02d}:{ts.minute:02d}:{ts.second:02d}"
 
 
-def _meta_op(event: dict, same: bool, dts: bool) -> str:
-    op, raw = event["op"], event.get("raw_op")
-    if dts and same and (raw in LONG_OPS or raw in SHORT_OPS.values()):
-        return raw
-    if op in SHORT_OPS:
-        return SHORT_OPS[op]
-    if op == "TRUNCATE" and dts:
-        return "TRUNCATE"
-    raise E.Unsupported(f"{'DTS' if dts else 'OMS'} SharePlex has no {op} op")
-
-
 def _meta(event: dict, same: bool, dts: bool, op: str, timezone: str) -> dict:
     """`meta` as the SharePlex source wrote it (all of it, numbers where the docs have numbers), else
     built from the canonical fields; the row id is `db.table-` plus the PK values joined by \\u0001."""
@@ -187,21 +176,24 @@ def _meta(event: dict, same: bool, dts: bool, op: str, timezone: str) -> dict:
     return {k: v for k, v in meta.items() if v is not None} if dts else meta
 
 
-def _image(event: dict, image: dict | None, dts: bool) -> dict | None:
-    """An image with numbers where the source had them; OMS writes TIMESTAMP as epoch `sec.fraction` text."""
-    if image is not None and not dts:
-        image = E.timestamps_as_epoch(image, event.get("column_types") or {})
-    return E.image_json(event, image)
-
-
 def _encode(event: dict, options: Mapping[str, str], dts: bool) -> list:
     same = E.from_same_family(event, *SHAREPLEX_FORMATS)
-    op = event["op"]
-    meta_op = _meta_op(event, same, dts)
+    op, raw = event["op"], event.get("raw_op")
+    if dts and same and (raw in LONG_OPS or raw in SHORT_OPS.values()):
+        meta_op = raw
+    elif op in SHORT_OPS or (op == "TRUNCATE" and dts):
+        meta_op = SHORT_OPS.get(op, op)
+    else:
+        raise E.Unsupported(f"{'DTS' if dts else 'OMS'} SharePlex has no {op} op")
     if op == "UPDATE" and event.get("before") is None:
         raise E.Unsupported("UPDATE without a before image: SharePlex `key` cannot be built")
     meta = _meta(event, same, dts, meta_op, options.get("timezone", "UTC"))
-    before, after = _image(event, event.get("before"), dts), _image(event, event.get("after"), dts)
+    # numbers where the source had them; OMS writes TIMESTAMP as epoch `sec.fraction` text
+    types = event.get("column_types") or {}
+    before, after = (
+        E.image_json(event, image if dts else E.timestamps_as_epoch(image, types))
+        for image in (event.get("before"), event.get("after"))
+    )
     if meta_op == SPLIT_AFTER:  # a DTS split update goes back out as its two halves
         before_op = (event.get("meta") or {}).get(meta_keys.BEFORE_RAW_OP) or SPLIT_BEFORE
         return [
