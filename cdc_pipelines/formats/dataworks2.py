@@ -52,16 +52,16 @@ class Stamps(msgspec.Struct, gc=False):
     checkpointTime: Any = None  # noqa: N815
 
 
-class _Ddl(msgspec.Struct, gc=False):
+class Ddl(msgspec.Struct, gc=False):
     text: Any = None
 
 
-class _Payload(msgspec.Struct, gc=False):
+class Payload(msgspec.Struct, gc=False):
     before: _Image | None = None
     after: _Image | None = None
     op: Any = None
     timestamp: Stamps | None = None
-    ddl: _Ddl | None = None
+    ddl: Ddl | None = None
     scn: Any = None
 
 
@@ -71,14 +71,14 @@ class DataWorks2Message(msgspec.Struct, gc=False):
 
     version: Any = None
     schema: msgspec.Raw = None
-    payload: _Payload | None = None
+    payload: Payload | None = None
     extend: dict[str, Any] | None = None
 
 
 _PARSE = J.struct_parser(DataWorks2Message)
-_NO_PAYLOAD = _Payload()
+_NO_PAYLOAD = Payload()
 _NO_STAMPS = Stamps()
-_NO_DDL = _Ddl()
+_NO_DDL = Ddl()
 
 
 def schema_parts(raw: bytes, columns: str, keys: str) -> tuple:

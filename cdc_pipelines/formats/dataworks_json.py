@@ -29,7 +29,7 @@ from cdc_pipelines.formats.base import (
     Reject,
     op_of,
 )
-from cdc_pipelines.formats.dataworks2 import OP_NAMES, Stamps, schema_parts
+from cdc_pipelines.formats.dataworks2 import OP_NAMES, Ddl, Payload, Stamps, schema_parts
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
@@ -58,18 +58,16 @@ class _Image(msgspec.Struct, gc=False):
     dataColumn: dict[str, Any] | None = None  # noqa: N815 - DataWorks' field names
 
 
-class _Ddl(msgspec.Struct, gc=False):
-    text: Any = None
+class _Ddl(Ddl, gc=False):
     ddlMeta: Any = None  # noqa: N815
 
 
-class _Payload(msgspec.Struct, gc=False):
+class _Payload(Payload, gc=False):
+    """DataWorks 2.0's payload, its images' columns under `dataColumn`, with a `sequenceId`."""
+
     before: _Image | None = None
     after: _Image | None = None
     sequenceId: Any = None  # noqa: N815
-    scn: Any = None
-    op: Any = None
-    timestamp: Stamps | None = None
     ddl: _Ddl | None = None
 
 
@@ -219,10 +217,8 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
 
 # DataWorks 2.0's op names, but the heartbeat's (an UPDATE's are chosen apart: split or merged)
 ENCODE_OPS = {**OP_NAMES, "HEARTBEAT": "MHEARTBEAT"}
-LOGICAL_TO_COLUMN_TYPE = {
-    "BOOLEAN": "BOOLEAN", "INT": "LONG", "FLOAT": "DOUBLE", "DOUBLE": "DOUBLE", "DECIMAL": "DOUBLE",
-    "TIMESTAMP": "DATE", "BYTES": "BYTES",
-}  # fmt: skip
+# each logical type as the type of COLUMN_TYPES that reads back as it, FLOAT and DECIMAL as DOUBLE
+LOGICAL_TO_COLUMN_TYPE = {lg: name for name, lg in COLUMN_TYPES.items()} | {"FLOAT": "DOUBLE", "DECIMAL": "DOUBLE"}
 DEFAULT_VERSION = "0.0.1"
 _INTEGER = re.compile(r"-?[0-9]+")
 

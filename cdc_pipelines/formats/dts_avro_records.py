@@ -112,9 +112,7 @@ def split_object_name(name: str | None) -> tuple[str | None, str | None, str | N
     parts = [p.replace("\\u002E", ".") for p in name.split(".")]
     if len(parts) >= 3:
         return parts[0], parts[1], ".".join(parts[2:])
-    if len(parts) == 2:
-        return parts[0], None, parts[1]
-    return None, None, parts[0]
+    return (parts[0] if len(parts) == 2 else None), None, parts[-1]
 
 
 def _fraction(micros: int | None) -> str:
@@ -153,17 +151,13 @@ def _instant(v: dict) -> str:
     return f"{second}.{v['millis']:06d}Z"
 
 
-def _text_object(kind: str):
+def _object(kind: str):
+    """A Binary*/Text* member: its bytes in base64 (BYTES), or its text (JSON for a JSON object, else STRING)."""
+
     def convert(v: dict, _t) -> tuple:
-        logical = "JSON" if v["type"].upper() == "JSON" else "STRING"
-        return v["value"], logical, f"{kind}:{v['type']}"
-
-    return convert
-
-
-def _binary_object(kind: str):
-    def convert(v: dict, _t) -> tuple:
-        return base64.b64encode(v["value"]).decode(), "BYTES", f"{kind}:{v['type']}"
+        if kind.startswith("Binary"):
+            return base64.b64encode(v["value"]).decode(), "BYTES", f"{kind}:{v['type']}"
+        return v["value"], "JSON" if v["type"].upper() == "JSON" else "STRING", f"{kind}:{v['type']}"
 
     return convert
 
@@ -182,10 +176,7 @@ _CONVERTERS = {
         "ZONED_DATETIME",
         "TimestampWithTimeZone",
     ),
-    "BinaryGeometry": _binary_object("BinaryGeometry"),
-    "BinaryObject": _binary_object("BinaryObject"),
-    "TextGeometry": _text_object("TextGeometry"),
-    "TextObject": _text_object("TextObject"),
+    **{kind: _object(kind) for kind in ("BinaryGeometry", "BinaryObject", "TextGeometry", "TextObject")},
 }
 _CONVERTERS |= {NAMESPACE + kind: convert for kind, convert in _CONVERTERS.items()}
 _NULL = (None, "UNKNOWN", "null")
