@@ -1,19 +1,13 @@
 """AWS DMS JSON (what DMS writes to a Kafka or Kinesis target, as Paimon's `aws-dms-json` reads it).
 
-A message is `{"data": {...}, "metadata": {...}}`. `metadata` has `timestamp` (ISO-8601, `Z`),
-`record-type` (`data` for rows, `control` for table changes), `operation` (`load` for a full-load
-row, `insert`, `update`, `delete`; for control records `create-table`, `drop-table`, `add-column`,
-...), `partition-key-type`, `schema-name`, `table-name` and, with transaction details, `transaction-id`,
-`commit-timestamp`, `stream-position`, ... The event time is `commit-timestamp` where the record has
-one (`timestamp` is then the sync time), else `timestamp`. `data` is the row: the after image, or the before image of
-a delete. An update's before image comes from the before-image columns DMS adds to `data` (table
-mapping `add-before-image-columns`, prefix `BI_` by default: option `before_prefix`, empty for none)
-or from a top-level object named by the `before_image` option (task setting `BeforeImageSettings`,
-default field `before-image`); either may hold only some columns (`pk-only`), so the before image is
-the after image overlaid with them, as Paimon reads it. Without them an update has no before image.
-A control record is an OTHER event with its `data` kept in meta (DMS sends no DDL text). DMS carries
-no column types: every column is UNKNOWN and keeps its text. A timestamp without a zone is read in
-`timezone` (default UTC).
+A message is `{"data": {...}, "metadata": {...}}`; docs/formats/peers.md maps its fields. The event time is
+`commit-timestamp` where the record has one (transaction details; `timestamp` is then the sync time), else
+`timestamp`. An update's before image comes from the before-image columns DMS adds to `data` (table mapping
+`add-before-image-columns`: option `before_prefix`, `BI_`) or from a top-level object (task setting
+`BeforeImageSettings`: option `before_image`, `before-image`); either may hold only some columns (`pk-only`),
+so the before image is the after image overlaid with them, as Paimon reads it. A control record is an OTHER
+event with its `data` kept in meta (DMS sends no DDL text). DMS carries no column types: every column is
+UNKNOWN and keeps its text.
 
 The encoder writes one message per event, the before image (if any) as `BI_` columns.
 """

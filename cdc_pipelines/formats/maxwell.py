@@ -1,15 +1,11 @@
 """Maxwell JSON (zendesk/maxwell, as Flink's and Paimon's `maxwell-json` read it): one row per message.
 
-`database`, `table`, `type` (`insert`/`update`/`delete`, `bootstrap-insert` for a bootstrapped row,
-`bootstrap-start`/`bootstrap-complete` around a bootstrap, `database-*`/`table-*` for DDL with the
-statement in `sql`), `ts` (epoch seconds), `xid`, `xoffset`/`commit`, `data` (the row) and `old` (on
-update, the previous values of the changed columns only, as canal's `old`: the before image is `data`
-overlaid with `old`), `primary_key_columns` when Maxwell is asked for them. Maxwell carries no column
-types: every column is UNKNOWN and keeps its text (JSON numbers keep their digits).
+docs/formats/peers.md maps its fields. On update `old` holds the previous values of the changed columns
+only, as canal's `old`: the before image is `data` overlaid with `old`. Maxwell carries no column types:
+every column is UNKNOWN and keeps its text (JSON numbers keep their digits).
 
-The encoder writes one message per event: the fields above, `ts` from the event time in seconds,
-`xid` from `tx_id`; a Maxwell event's own meta (`xoffset`, `commit`, position, DDL `def`/`old`, any
-other field) goes back as it came.
+The encoder writes one message per event, `ts` in seconds; a Maxwell event's own meta (`xoffset`,
+`commit`, position, DDL `def`/`old`, any other field) goes back as it came.
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
 """Oracle GoldenGate JSON (the OGG for Big Data JSON formatter, as Flink's and Paimon's `ogg-json` read it).
 
-`table` is `SCHEMA.TABLE` (db and table; in `CATALOG.SCHEMA.TABLE` the db is `CATALOG.SCHEMA`); `op_type` is `I`, `U`,
-`D` or `T` (truncate); `op_ts` (when the change was made at the source) and `current_ts` (when
+docs/formats/peers.md maps its fields. `op_ts` (when the source made the change) and `current_ts` (when
 GoldenGate wrote it) are date-time text without a zone (`2020-05-13 15:40:06.000000`,
-`2020-05-13T13:39:35.766000`), read in the `timezone` option (default UTC); `pos` is the trail
-position; `primary_keys` the key columns; `before` / `after` the row images (an update carries a
-before image only where GoldenGate was set to write one, and may hold only the key and the changed
-columns). OGG carries no column types here: every column is UNKNOWN and keeps its text.
+`2020-05-13T13:39:35.766000`), read in the `timezone` option (default UTC). An update carries a before image
+only where GoldenGate was set to write one, and it may hold only the key and the changed columns. OGG
+carries no column types here: every column is UNKNOWN and keeps its text.
 
-The encoder writes one message per event; times go out as wall-clock text in `timezone` with six
-fraction digits, an OGG event's own `op_ts`/`current_ts`/`pos`, `tokens` and other fields as they came.
+The encoder writes one message per event, times as wall-clock text in `timezone` with six fraction digits;
+an OGG event's own `op_ts`/`current_ts`/`pos`, `tokens` and other fields go back as they came.
 """
 
 from __future__ import annotations
