@@ -36,11 +36,6 @@ OPTIONS = (
 )
 
 
-def _flag(value: str | None) -> bool | None:
-    """`Y` (any case) -> True, another text -> False, no value -> None (unknown)."""
-    return None if value is None else value.upper() == "Y"
-
-
 def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawEvent]:
     """One TUPLE row: a JSON line's bytes, or a CSV row as a dict header -> field (`extracts.rows`)."""
     if isinstance(message, dict):
@@ -61,7 +56,10 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawE
     op = OPS.get(raw_op.upper())
     if op is None:
         raise Reject(f"unknown _operation_type_ '{raw_op}'")
-    has_before, has_after = _flag(meta.get("_before_image_")), _flag(meta.get("_after_image_"))
+    # each flag `Y` (any case) -> True, another text -> False, no value -> None (unknown)
+    has_before, has_after = (
+        None if v is None else v.upper() == "Y" for v in map(meta.get, ("_before_image_", "_after_image_"))
+    )
     sequence, source_table = meta.get("_sequence_id_"), meta.get("_source_table_")
     pair_key = None
     if op == "UPDATE" and has_before is not None and has_after is not None:

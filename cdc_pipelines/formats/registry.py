@@ -38,10 +38,8 @@ class RegistryError(RuntimeError):
 
 
 def _expand(value: str) -> str:
-    def missing(name: str) -> RegistryError:
-        return RegistryError(f"the schema registry settings name the environment variable {name}, which is not set")
-
-    return expand(value, missing)
+    unset = "the schema registry settings name the environment variable {}, which is not set"
+    return expand(value, lambda name: RegistryError(unset.format(name)))
 
 
 def _scrub(text: str, options: Mapping[str, str]) -> str:
