@@ -144,11 +144,7 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
         b"null" if raw_schema is None else bytes(raw_schema)
     )
     payload = msg.payload or _NO_PAYLOAD
-    before, after = payload.before, payload.after
-    if before is not None:
-        before = before.dataColumn
-    if after is not None:
-        after = after.dataColumn
+    before, after = (None if image is None else image.dataColumn for image in (payload.before, payload.after))
     stamps = payload.timestamp or _NO_STAMPS
     ddl = payload.ddl or _NO_DDL
 

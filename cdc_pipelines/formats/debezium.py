@@ -86,20 +86,13 @@ def _is_object_list(value, inner: str | None) -> bool:
     object list itself (`schema.fields[].fields[]`), each column's `parameters` null or an object."""
     if value is None:
         return True
-    if type(value) is not list:
-        return False
-    for item in value:
-        if item is None:
-            continue
-        if type(item) is not dict:
-            return False
-        if inner is None:
-            parameters = item.get("parameters")
-            if parameters is not None and type(parameters) is not dict:
-                return False
-        elif not _is_object_list(item.get(inner), None):
-            return False
-    return True
+
+    def fits(item: dict) -> bool:
+        if inner is not None:
+            return _is_object_list(item.get(inner), None)
+        return item.get("parameters") is None or type(item["parameters"]) is dict
+
+    return type(value) is list and all(item is None or (type(item) is dict and fits(item)) for item in value)
 
 
 def _schema_columns(fields: list) -> tuple:
@@ -267,9 +260,7 @@ def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str,
     if sync_written is not None:
         meta["ts_ms"] = sync_written
     for name in ("ts_us", "ts_ns"):
-        value = getattr(p, name)
-        if value is None:
-            value = getattr(m, name)
+        value = getattr(p, name) if getattr(p, name) is not None else getattr(m, name)
         if value is not None:
             meta[name] = J.text(value)
     if has_schema:

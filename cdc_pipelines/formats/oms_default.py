@@ -52,17 +52,9 @@ def _light_types(light: object) -> dict | None:
             light = J.parse_object(light)
         except J.NotJsonObject:
             return None
-    if type(light) is not dict:
+    if type(light) is not dict or any(entry is not None and type(entry) is not dict for entry in light.values()):
         return None
-    out = {}
-    for column, entry in light.items():
-        if entry is None:
-            out[column] = None
-        elif type(entry) is dict:
-            out[column] = J.text(entry.get(LIGHT_TYPE_NAME))
-        else:
-            return None
-    return out
+    return {column: None if entry is None else J.text(entry.get(LIGHT_TYPE_NAME)) for column, entry in light.items()}
 
 
 @lru_cache(maxsize=4096)
