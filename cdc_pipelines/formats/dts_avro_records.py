@@ -236,9 +236,7 @@ def record_to_fields(record: dict) -> dict:
     """The canonical fields of one decoded Record (values as canonical text; meta leaves out what is null)."""
     raw_op = record["operation"]
     fields = record["fields"] if isinstance(record["fields"], list) else []
-    types: dict = {}
-    members: dict = {}
-    none_columns: list = []
+    types, members, none_columns = {}, {}, []  # filled by the images: column -> logical type, union member
     before = _image(fields, record["beforeImages"], types, members, none_columns)
     after = _image(fields, record["afterImages"], types, members, none_columns)
     name = record["objectName"]
@@ -498,15 +496,8 @@ def encode_record(event: dict, options) -> list[bytes]:
         columns = list(dict.fromkeys([*(event.get("before") or {}), *(event.get("after") or {})]))
     else:
         columns = []
-    fields = [
-        {
-            "name": c,
-            "dataTypeNumber": int(source_types[c])
-            if re.fullmatch(r"-?[0-9]+", source_types.get(c, ""))
-            else MYSQL_TYPE_CODES.get(types.get(c, "UNKNOWN"), 253),
-        }
-        for c in columns
-    ]
+    codes = {c: int(t) for c, t in source_types.items() if type(t) is str and re.fullmatch(r"-?[0-9]+", t)}
+    fields = [{"name": c, "dataTypeNumber": codes.get(c, MYSQL_TYPE_CODES.get(types.get(c), 253))} for c in columns]
     before, after = _images(event, columns) if is_row else (None, None)
     if op == "DDL":
         after = event.get("ddl")

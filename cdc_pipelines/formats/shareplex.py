@@ -72,7 +72,6 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     meta, data, key = msg.meta, msg.data, msg.key
     if meta is None:
         raise Reject("missing meta")
-    text = J.text
     # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as event meta
     event_meta = {"meta." + k: v for k, v in J.texts(meta).items()}
     raw_op = meta.get("op")
@@ -99,6 +98,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     if op == "DELETE":
         before = data
     elif op == "UPDATE":
+        event_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(data or ()))
         if raw_op == SPLIT_BEFORE:
             before = key if key is not None else data
         elif raw_op == SPLIT_AFTER:
@@ -108,11 +108,9 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     elif op == "INSERT":
         after = data
     elif op == "DDL":
-        ddl = text(msg.sql.ddl) if msg.sql is not None else None
+        ddl = J.text(msg.sql.ddl) if msg.sql is not None else None
         if ddl is None:
             ddl = raw_op
-    if op == "UPDATE":
-        event_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(data or ()))
     scn = meta.get("scn")
     return [
         {
