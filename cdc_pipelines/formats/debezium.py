@@ -393,20 +393,15 @@ def temporal_count(value: str, logical: str, unit: str) -> int | None:
     parts = E.temporal_parts(value, logical)
     if parts is None:
         return None
+    days = (dt.date(parts["year"], parts["month"], parts["day"]) - _EPOCH_DAY).days if "year" in parts else 0
     if logical == "DATE":
-        return (dt.date(parts["year"], parts["month"], parts["day"]) - _EPOCH_DAY).days if unit == "days" else None
+        return days if unit == "days" else None
     per = _PER_SECOND.get(unit)
-    if per is None:
-        return None
     clock = parts["hour"] * 3600 + parts["minute"] * 60 + parts["second"]
-    if logical == "TIME":
-        if clock >= 86400:
-            return None
-        seconds = clock
-    else:
-        seconds = (dt.date(parts["year"], parts["month"], parts["day"]) - _EPOCH_DAY).days * 86400 + clock
-    digits = len(str(per)) - 1
-    return seconds * per + int(E.fraction_digits(parts["fraction"], digits, value, f"Debezium {unit}") or 0)
+    if per is None or (logical == "TIME" and clock >= 86400):
+        return None
+    fraction = E.fraction_digits(parts["fraction"], len(str(per)) - 1, value, f"Debezium {unit}")
+    return (days * 86400 + clock) * per + int(fraction or 0)
 
 
 def _temporal_name(logical: str, values: list[str]) -> str:
