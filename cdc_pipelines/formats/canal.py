@@ -83,8 +83,7 @@ def _type_map(raw: bytes) -> dict[str, str | None] | None:
     """A `mysqlType` / `sqlType` object as text; Reject when it is no object (null reads as absent)."""
     if raw == b"null":
         return None
-    entries = J.parse_object(raw)
-    return {k: v if type(v) is str else J.text(v) for k, v in entries.items()}
+    return {k: v if type(v) is str else J.text(v) for k, v in J.parse_object(raw).items()}
 
 
 @lru_cache(maxsize=1024)
@@ -100,11 +99,9 @@ def _column_types(mysql_raw: bytes | None, sql_raw: bytes | None) -> tuple[dict 
     by_code = (
         None if sql_types is None else {k: C.SQL_TYPE_CODE_TO_LOGICAL.get(v, "UNKNOWN") for k, v in sql_types.items()}
     )
-    if mysql_types is None:
-        return mysql_types, by_code, sql_json
-    by_name = {k: C.logical_type(v, _OVERRIDES) for k, v in mysql_types.items()}
-    if by_code is None:
-        return mysql_types, by_name, sql_json
+    by_name = None if mysql_types is None else {k: C.logical_type(v, _OVERRIDES) for k, v in mysql_types.items()}
+    if by_name is None or by_code is None:
+        return mysql_types, by_code if by_name is None else by_name, sql_json
     known_names = {k: v for k, v in by_name.items() if v is not None and v != "UNKNOWN"}
     return mysql_types, {**by_name, **by_code, **known_names}, sql_json
 
