@@ -187,13 +187,6 @@ def _columns(event: dict, same: bool) -> list | None:
     return [{"name": k, "type": t} for k, t in types.items()] or None
 
 
-def _image(event: dict, image: dict | None) -> dict | None:
-    """`{"data": ...}` with numbers where the source had them and TIMESTAMP as OMS `sec.fraction` text."""
-    if image is None:
-        return None
-    return {"data": E.image_json(event, E.timestamps_as_epoch(image, event.get("column_types") or {}))}
-
-
 def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
     same = E.from_same_family(event, "oms-dataworks")
     op = event["op"]
@@ -205,11 +198,10 @@ def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
     if same:
         stamps = {k: E.number(meta[k]) for k in STAMPS if meta.get(k) is not None}
     else:
-        millis = {
-            "eventTime": E.epoch_millis(event.get("event_time")),
-            "systemTime": E.epoch_millis(event.get("sync_time")),
+        stamps = {
+            k: E.epoch_millis(event.get(f)) for k, f in (("eventTime", "event_time"), ("systemTime", "sync_time"))
         }
-        stamps = {k: v for k, v in millis.items() if v is not None}
+        stamps = {k: v for k, v in stamps.items() if v is not None}
     version = meta.get("version", "2.0") if same else "2.0"
     if op == "HEARTBEAT":  # the heartbeat message of the seed: version, timestamp and op only
         return [E.dumps({"version": version, "payload": {"timestamp": stamps, "op": payload_op}})]
@@ -220,13 +212,18 @@ def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
         "schema": event.get("db_schema"),
         "table": event.get("table_name"),
     }
-    ddl = event.get("ddl")
+    ddl, types = event.get("ddl"), event.get("column_types") or {}
+    # `{"data": ...}` with numbers where the source had them and TIMESTAMP as OMS `sec.fraction` text
+    before, after = (
+        None if image is None else {"data": E.image_json(event, E.timestamps_as_epoch(image, types))}
+        for image in (event.get("before"), event.get("after"))
+    )
     message = {
         "version": version,
         "schema": {"source": source, "column": _columns(event, same), "pk": event.get("pk_columns")},
         "payload": {
-            "before": _image(event, event.get("before")),
-            "after": _image(event, event.get("after")),
+            "before": before,
+            "after": after,
             "op": payload_op,
             "timestamp": stamps,
             "ddl": {"text": ddl} if op == "DDL" else None,

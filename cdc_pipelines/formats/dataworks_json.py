@@ -340,10 +340,8 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
     if op != "UPDATE":
         return [message(op_text, event.get("before"), event.get("after"), sequence)]
     before, after = event.get("before"), event.get("after")
-    if merged == "auto":
-        split = meta_keys.BEFORE_RAW_OP in meta if same else True
-    else:
-        split = merged == "false"
+    # `auto`: split as a DataWorks source had it, and the others
+    split = (meta_keys.BEFORE_RAW_OP in meta or not same) if merged == "auto" else merged == "false"
     if before is None or not split:  # one message: merged, or an after image alone
         op_value = raw_op if same and OPS.get(raw_op or "") == "UPDATE" else SPLIT_AFTER
         if op_value == SPLIT_AFTER and before is None and sequence is None:
