@@ -449,7 +449,6 @@ DEBEZIUM_AVRO = Codec(
     decode_debezium_avro,
     encode_debezium_avro,
     options=OPTIONS,
-    binary="base64",
     update_has_before=False,
     binary_messages=True,  # lines (`value_b64`, kcat) of binary values: no `.avro` containers (messages=json)
     delivery_fields=D.REPLAYED,
