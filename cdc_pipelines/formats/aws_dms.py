@@ -19,16 +19,7 @@ from collections.abc import Mapping
 from cdc_pipelines.formats import encoding as E
 from cdc_pipelines.formats import envelope as V
 from cdc_pipelines.formats import jsontext as J
-from cdc_pipelines.formats.base import (
-    BAD_SYNC_TIME,
-    Codec,
-    Option,
-    RawEvent,
-    Reject,
-    op_of,
-    timezone_option,
-    unknown_op,
-)
+from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, Option, RawEvent, Reject, timezone_option, unknown_op
 from cdc_pipelines.model import meta_keys
 
 FORMAT_ID = "aws-dms-json"
@@ -71,7 +62,9 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]
     if raw_op is None:
         raise Reject("missing operation")
     if record_type == "data":
-        op = op_of(raw_op, DATA_OPS, "operation")
+        op = DATA_OPS.get(raw_op)
+        if op is None:
+            raise unknown_op("operation", raw_op)
     elif record_type == "control":
         op = "OTHER"
     else:
