@@ -34,6 +34,7 @@ from cdc_pipelines.formats.base import (
     Option,
     RawEvent,
     Reject,
+    binary_option,
     overlay,
     timezone_option,
     unknown_op,
@@ -335,12 +336,7 @@ OPTIONS = (
         "true for DTS instances created before 2022-03-20 (`data` and `old` swapped)",
         choices=("false", "true"),
     ),
-    Option(
-        "binary",
-        "base64",
-        "how BYTES values are written: base64 (OMS), latin1 (open-source canal) or base16",
-        choices=C.BINARY_ENCODINGS,
-    ),
+    binary_option("base64", "base64 (OMS), latin1 (open-source canal) or base16"),
     timezone_option("TIMESTAMP text"),
 )
 # canal-server replaying its binlog after a restart sends a change again with a new `ts` (sync time)

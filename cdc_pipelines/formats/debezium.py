@@ -38,6 +38,7 @@ from cdc_pipelines.formats.base import (
     OptionError,
     RawEvent,
     Reject,
+    binary_option,
     op_of,
 )
 from cdc_pipelines.model import canonical as C
@@ -617,12 +618,7 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
 
 
 OPTIONS = (
-    Option(
-        "binary",
-        "base16",
-        "how BYTES values are written: base16 (OMS), base64 (standard Debezium) or latin1",
-        choices=C.BINARY_ENCODINGS,
-    ),
+    binary_option("base16", "base16 (OMS), base64 (standard Debezium) or latin1"),
     Option(
         "column_types",
         "",
