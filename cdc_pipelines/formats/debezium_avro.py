@@ -60,12 +60,6 @@ _AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 Convert = Callable[[object], object]
 
 
-def _decimal_text(unscaled: bytes, scale: int) -> J.NumberText:
-    """A Connect Decimal's value as the JSON converter writes it (`decimal.format=NUMERIC`): the digits
-    of BigDecimal(unscaled, scale), no exponent."""
-    return J.NumberText(C.scaled_decimal_text(int.from_bytes(unscaled, "big", signed=True), scale))
-
-
 def _float32(value: float) -> J.NumberText | str:
     return J.NumberText(str(np.float32(value))) if np.isfinite(value) else str(np.float32(value))
 
@@ -153,7 +147,8 @@ class _Schema:
         kind = schema.get("type")
         if schema.get("connect.name") == DECIMAL and kind == "bytes":
             scale = int(schema.get("scale", (schema.get("connect.parameters") or {}).get("scale", 0)))
-            return lambda value: _decimal_text(value, scale)
+            # as the JSON converter writes it (`decimal.format=NUMERIC`): BigDecimal(unscaled, scale)'s digits
+            return lambda value: J.NumberText(C.scaled_decimal_text(int.from_bytes(value, "big", signed=True), scale))
         if kind == "record":
             space = schema.get("namespace", namespace)
             full = schema["name"] if "." in schema["name"] or not space else f"{space}.{schema['name']}"

@@ -310,7 +310,6 @@ MYSQL_TYPE_CODES = {
 }  # fmt: skip
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_PYTHON_CHARSETS = {k: v for k, v in CHARSETS.items() if v is not None}
 
 
 def _member(kind: str, value) -> tuple:
@@ -325,19 +324,16 @@ def _digits(text: str) -> tuple[int, int]:
 
 
 def _character(text: str, charset: str, logical: str):
-    if CHARSETS.get(charset.lower(), charset) is None or logical == "BYTES":
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            return None
-        return _member("Character", {"charset": charset, "value": raw})
+    """A Character member: BYTES (and a binary charset's text) from base64, other text in its charset."""
+    encoding = CHARSETS.get(charset.lower(), charset)
     try:
-        return _member(
-            "Character",
-            {"charset": charset, "value": codecs.encode(text, _PYTHON_CHARSETS.get(charset.lower(), charset))},
-        )
-    except (LookupError, UnicodeEncodeError):
+        if encoding is None or logical == "BYTES":
+            raw = base64.b64decode(text, validate=True)
+        else:
+            raw = codecs.encode(text, encoding)
+    except (ValueError, LookupError):  # not base64 (binascii.Error), not in the charset (UnicodeEncodeError)
         return None
+    return _member("Character", {"charset": charset, "value": raw})
 
 
 def _datetime_parts(text: str, logical: str) -> dict | None:
