@@ -204,12 +204,10 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
 
 # ---------------------------------------------------------------- encoder
 #
-# Version 0.0.1 messages. Canonical types map to DataWorks' six: INT -> LONG and FLOAT/DOUBLE ->
-# DOUBLE (JSON numbers), DECIMAL -> DOUBLE written as a string (every digit kept, as DataWorks itself
-# writes decimals), TIMESTAMP -> DATE (13-digit epoch millis), BOOLEAN, BYTES (base64); everything
-# else (DATE, TIME, DATETIME, JSON, ...) is STRING with its canonical text. An update is split into
-# UPDATE_BEFOR + UPDATE_AFTER sharing `sequenceId` (option `merged=true`: one UPDATE_AFTER with both
-# images; `auto`, the default, keeps a DataWorks event's own shape and splits the others).
+# Version 0.0.1 messages. Canonical types map to DataWorks' six (`LOGICAL_TO_COLUMN_TYPE`); a DECIMAL is a
+# DOUBLE written as a string (every digit kept, as DataWorks itself writes decimals), the types it lacks
+# STRING with their canonical text. An update is split into UPDATE_BEFOR + UPDATE_AFTER sharing `sequenceId`
+# (option `merged`).
 
 # DataWorks 2.0's op names, but the heartbeat's (an UPDATE's are chosen apart: split or merged)
 ENCODE_OPS = {**OP_NAMES, "HEARTBEAT": "MHEARTBEAT"}

@@ -289,14 +289,11 @@ def record_to_fields(record: dict) -> dict:
 
 # ---------------------------------------------------------------- encoder
 #
-# Canonical values back to union members: INT -> Integer, DECIMAL -> Decimal, FLOAT/DOUBLE -> Float,
-# STRING/INTERVAL -> Character utf8mb4, BYTES -> BinaryObject, DATE/TIME/DATETIME -> DateTime parts,
-# TIMESTAMP -> Timestamp (seconds + microseconds in `millis`), ZONED_DATETIME -> TimestampWithTimeZone,
-# JSON -> TextObject, BOOLEAN -> Integer 1/0 (MySQL has no boolean), untyped values -> Integer or
-# Decimal where the source wrote a JSON number, else Character; SQL NULL -> null. An event decoded from
-# DTS Avro names its members in meta `cdc.avro_value_types`, which picks the exact member (charset,
-# geometry vs object, EmptyObject NULL, YEAR as DateTime). A column of `fields` missing from an image
-# is EmptyObject NONE. Text a member cannot hold (an unparsable date, say) is written as Character.
+# Canonical values back to union members, by logical type (`_MEMBER_OF_TYPE`; BOOLEAN as Integer 1/0: MySQL
+# has no boolean); untyped values as Integer or Decimal where the source wrote a JSON number, else Character;
+# SQL NULL as null. An event decoded from DTS Avro names its members in meta `cdc.avro_value_types`, which
+# picks the exact member (charset, geometry vs object, EmptyObject NULL, YEAR as DateTime). A column of
+# `fields` missing from an image is EmptyObject NONE. Text a member cannot hold is written as Character.
 
 ENCODE_OPS = {op: name for name, op in OPS.items() if name != "INIT"}
 OPERATIONS = (
