@@ -227,9 +227,7 @@ def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str,
     schema): what the JSON decoder and the Avro one (`debezium_avro`) share once a message is read."""
     schema_types, schema_units, source_types, has_schema, rules = schema_info
     p = m.payload or m
-    raw_op = p.op if p.op is not None else m.op
-    if type(raw_op) is not str:
-        raw_op = J.text(raw_op)
+    raw_op = J.text(p.op if p.op is not None else m.op)
     op = op_of(raw_op, OPS, "op")
     stamp = p.ts_ms if p.ts_ms is not None else m.ts_ms
     sync_written = stamp if type(stamp) is str else J.text(stamp)

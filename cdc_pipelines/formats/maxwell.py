@@ -104,8 +104,7 @@ def encode_maxwell(event: dict, options: Mapping[str, str]) -> list:
     if same:
         message |= V.write_meta(meta, META_FIELDS)
     else:
-        seconds = E.epoch_seconds(event.get("event_time"))
-        message["ts"] = seconds
+        message["ts"] = E.epoch_seconds(event.get("event_time"))
         message["xid"] = E.number(event.get("tx_id"))
         message["position"] = event.get("position")
     if op == "DDL":

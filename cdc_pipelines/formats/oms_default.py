@@ -67,10 +67,7 @@ def _decoder(message: bytes, options: Mapping[str, str], extended: bool) -> list
     # the shape first (the parser checks it): a part that is not what the format says makes the
     # message no message of it
     msg = _PARSE(message)
-    text = J.text
-    raw_op = msg.recordType
-    if type(raw_op) is not str:
-        raw_op = text(raw_op)
+    raw_op = J.text(msg.recordType)
     op = op_of(raw_op, OPS, "recordType")
     # allMetaData is kept whole as meta, every value as text
     meta = msg.allMetaData
@@ -97,7 +94,7 @@ def _decoder(message: bytes, options: Mapping[str, str], extended: bool) -> list
         "pk_columns": pk_names.split(PK_SEPARATOR) if pk_names else None,
         "before": prev if is_row else None,
         "after": post if is_row else None,
-        "ddl": text(post.get("ddl")) if op == "DDL" and post is not None else None,
+        "ddl": J.text(post.get("ddl")) if op == "DDL" and post is not None else None,
         "meta": meta,
     }
     if extended:
