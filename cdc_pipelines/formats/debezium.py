@@ -519,16 +519,10 @@ def _connect_schema(columns: Mapping[str, tuple[str, str | None]], payload: dict
 def _source_block(event: dict, same: bool) -> dict:
     if same:
         return {k: _plain_field(k, v) for k, v in E.meta_of(event, "source.").items()}
-    source = {"version": "", "connector": "OB_MYSQL", "name": "OMS"}
-    millis = E.epoch_millis(event.get("event_time"))
-    if millis is not None:
-        source["ts_ms"] = millis
+    source = {"version": "", "connector": "OB_MYSQL", "name": "OMS", "ts_ms": E.epoch_millis(event.get("event_time"))}
     source |= {"db": event.get("db"), "table": event.get("table_name")}
-    if event.get("db_schema") is not None:
-        source["schema"] = event["db_schema"]
-    if event.get("position") is not None:
-        source["pos"] = event["position"]
-    return source
+    source |= {"schema": event.get("db_schema"), "pos": event.get("position")}
+    return {k: v for k, v in source.items() if v is not None or k in ("db", "table")}  # db and table even if null
 
 
 def _encode_debezium(event: dict, options: Mapping[str, str], flatten: bool) -> list:
