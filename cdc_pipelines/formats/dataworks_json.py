@@ -37,14 +37,8 @@ from cdc_pipelines.model import meta_keys
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE_BEFOR", "UPDATE_AFTER"
 # DataWorks 2.0's ops plus the Kafka JSON ones: split update halves and the task heartbeat
 OPS = {**DATAWORKS2_OPS, SPLIT_BEFORE: "UPDATE", SPLIT_AFTER: "UPDATE", "MHEARTBEAT": "HEARTBEAT"}
-COLUMN_TYPES = {
-    "BOOLEAN": "BOOLEAN",
-    "DOUBLE": "DOUBLE",
-    "DATE": "TIMESTAMP",
-    "BYTES": "BYTES",
-    "LONG": "INT",
-    "STRING": "STRING",
-}
+# DataWorks' six column types -> logical type: four are named as theirs
+COLUMN_TYPES = {t: t for t in ("BOOLEAN", "DOUBLE", "BYTES", "STRING")} | {"DATE": "TIMESTAMP", "LONG": "INT"}
 # a DATE is epoch millis at any date: its digit count does not tell its unit before 1973
 DATE_UNIT = "ms"
 STAMP_UNIT = "ms"  # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows)

@@ -48,10 +48,9 @@ CONNECT_TYPES = {
     "string": "string", "bytes": "bytes", "record": "struct", "array": "array", "map": "map", "enum": "string",
     "fixed": "bytes",
 }  # fmt: skip
-AVRO_TYPES = {
-    "int8": "int", "int16": "int", "int32": "int", "int64": "long", "float32": "float", "float64": "double",
-    "boolean": "boolean", "string": "string", "bytes": "bytes",
-}  # fmt: skip
+# Kafka Connect type -> the Avro type of its values (the primitive ones)
+_PRIMITIVE = ("int", "long", "float", "double", "boolean", "string", "bytes")
+AVRO_TYPES = {c: a for a, c in CONNECT_TYPES.items() if a in _PRIMITIVE} | {"int8": "int", "int16": "int"}
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 DECIMAL_PRECISION = 64  # Confluent's AvroData default (`connect.decimal.precision`)
