@@ -166,25 +166,14 @@ STAMPS = ("eventTime", "systemTime", "checkpointTime")
 
 def _payload_op(event: dict, same: bool) -> str:
     op, raw = event["op"], event.get("raw_op")
-    if same and OPS.get(raw) == op:
+    if (same and OPS.get(raw) == op) or (op == "OTHER" and raw in OTHER_OPS):
         return raw
     if op == "DDL":  # the DDL kind is not in the canonical row: keep a name the source gave, else QUERY
         return raw if raw in DDL_KINDS else "QUERY"
-    if op == "OTHER" and raw in OTHER_OPS:
-        return raw
     if op in OP_NAMES:
         return OP_NAMES[op]
     why = " (an UPSERT is neither an INSERT nor an UPDATE)" if op == "UPSERT" else ""
     raise E.Unsupported(f"DataWorks 2.0 has no {op} op{why}")
-
-
-def _columns(event: dict, same: bool) -> list | None:
-    if same:
-        types = event.get("source_types") or {}
-    else:
-        logical = event.get("column_types") or {}
-        types = {k: E.LOGICAL_TO_OMS[t] for k, t in logical.items() if t in E.LOGICAL_TO_OMS}
-    return [{"name": k, "type": t} for k, t in types.items()] or None
 
 
 def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
@@ -213,6 +202,11 @@ def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
         "table": event.get("table_name"),
     }
     ddl, types = event.get("ddl"), event.get("column_types") or {}
+    # the column types a DataWorks 2.0 source named, else the OMS names of the logical types
+    if same:
+        named = event.get("source_types") or {}
+    else:
+        named = {k: E.LOGICAL_TO_OMS[t] for k, t in types.items() if t in E.LOGICAL_TO_OMS}
     # `{"data": ...}` with numbers where the source had them and TIMESTAMP as OMS `sec.fraction` text
     before, after = (
         None if image is None else {"data": E.image_json(event, E.timestamps_as_epoch(image, types))}
@@ -220,7 +214,11 @@ def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
     )
     message = {
         "version": version,
-        "schema": {"source": source, "column": _columns(event, same), "pk": event.get("pk_columns")},
+        "schema": {
+            "source": source,
+            "column": [{"name": k, "type": t} for k, t in named.items()] or None,
+            "pk": event.get("pk_columns"),
+        },
         "payload": {
             "before": before,
             "after": after,
