@@ -558,11 +558,9 @@ def _encode_debezium(event: dict, options: Mapping[str, str], flatten: bool) -> 
         transaction = {"id": event["tx_id"]} if event.get("tx_id") is not None else {}
     if transaction:
         payload["transaction"] = transaction
-    if flatten:
-        return [E.dumps(payload)]
-    if with_schema:
-        return [E.dumps({"schema": _connect_schema(columns, payload), "payload": payload})]
-    return [E.dumps({"payload": payload})]
+    if not flatten:
+        payload = ({"schema": _connect_schema(columns, payload)} if with_schema else {}) | {"payload": payload}
+    return [E.dumps(payload)]
 
 
 @lru_cache(maxsize=64)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import fastavro
 
@@ -21,6 +22,7 @@ from cdc_pipelines.formats.dts_avro_records import encode_record, read_record, r
 from cdc_pipelines.model import canonical as C
 
 
+@dataclass(slots=True)
 class ContainerRecord:
     """A Record read from an `.avro` container (a `Line.record`); None for a damaged container's reject.
 
@@ -28,10 +30,7 @@ class ContainerRecord:
     them), serialised only then.
     """
 
-    __slots__ = ("record",)
-
-    def __init__(self, record: dict | None):
-        self.record = record
+    record: dict | None
 
     def raw_text(self) -> tuple[str, str]:
         buf = io.BytesIO()

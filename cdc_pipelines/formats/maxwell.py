@@ -118,8 +118,7 @@ def encode_maxwell(event: dict, options: Mapping[str, str]) -> list:
             before = event["before"]
             changed = [k for k in E.changed_columns(event, FORMAT_ID) if k in before]
             message["old"] = E.image_json(event, {k: before[k] for k in changed})
-    if event.get("pk_columns") is not None:
-        message["primary_key_columns"] = event["pk_columns"]
+    message["primary_key_columns"] = event.get("pk_columns")
     if same:
         message |= V.extra_fields(meta)
     return [E.dumps({k: v for k, v in message.items() if v is not None})]

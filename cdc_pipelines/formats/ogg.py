@@ -81,8 +81,7 @@ def encode_ogg(event: dict, options: Mapping[str, str]) -> list:
         message["current_ts"] = V.local_text(event.get("sync_time"), timezone, "T")
         message["pos"] = event.get("position")
         message["xid"] = event.get("tx_id")
-    if event.get("pk_columns") is not None:
-        message["primary_keys"] = event["pk_columns"]
+    message["primary_keys"] = event.get("pk_columns")
     if op != "TRUNCATE":
         message["before"] = E.image_json(event, event.get("before"))
         message["after"] = E.image_json(event, event.get("after"))
