@@ -99,9 +99,7 @@ def local_time_of(text: str | None, timezone: str) -> tuple[int | None, str | No
     if text is None:
         return None, None
     if timezone != "UTC" and not text.endswith("Z"):
-        instant = C.local_to_instant_text(text, timezone)
-        if instant is not None:
-            text = instant
+        text = C.local_to_instant_text(text, timezone) or text  # always ends in Z: never empty
     return C.time_of(text)
 
 
