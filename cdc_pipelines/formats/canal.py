@@ -55,9 +55,7 @@ _ROWS = list[dict[str, Any] | None] | None
 
 
 class CanalMessage(msgspec.Struct):
-    """A canal message's fields, typed as canal gives them: msgspec checks the shape (rows are
-    objects or null, `pkNames` an array) as it parses, and keeps the type maps as raw JSON, which
-    repeats per table, so their reading is cached by their bytes."""
+    """A canal message's fields as canal types them; the type maps repeat per table: raw JSON, read once."""
 
     database: Any = None
     table: Any = None

@@ -66,8 +66,7 @@ class Payload(msgspec.Struct, gc=False):
 
 
 class DataWorks2Message(msgspec.Struct, gc=False):
-    """A DataWorks 2.0 message's envelope: msgspec checks as it parses that each part the format gives
-    as an object is one (or null); `schema` repeats per table, so it stays raw JSON read once per text."""
+    """A DataWorks 2.0 message's envelope; `schema` repeats per table: raw JSON, read once per text."""
 
     version: Any = None
     schema: msgspec.Raw = None

@@ -66,8 +66,7 @@ class _Payload(Payload, gc=False):
 
 
 class DataWorksMessage(msgspec.Struct, gc=False):
-    """A DataWorks message's envelope: msgspec checks as it parses that each part DataWorks gives as
-    an object is one (or null); `schema` repeats per table, so it stays raw JSON read once per text."""
+    """A DataWorks message's envelope; `schema` repeats per table: raw JSON, read once per text."""
 
     schema: msgspec.Raw = None
     payload: _Payload | None = None

@@ -113,8 +113,7 @@ _OBJECT = dict[str, Any] | None
 
 
 class _Envelope(msgspec.Struct, gc=False):
-    """The Debezium envelope's fields: under `payload` (Debezium) or at the top (DebeziumFlatten).
-    msgspec checks as it parses that each place Debezium has an object holds one, or null."""
+    """The Debezium envelope's fields: under `payload` (Debezium) or at the top (DebeziumFlatten)."""
 
     op: Any = None
     source: _OBJECT = None
@@ -127,8 +126,7 @@ class _Envelope(msgspec.Struct, gc=False):
 
 
 class DebeziumMessage(_Envelope, gc=False):
-    """A Debezium message: the envelope (flattened at the top, or in `payload`) and its Connect
-    `schema`, which repeats per table, so it stays raw JSON read once per distinct text."""
+    """The envelope (at the top, or in `payload`) and its Connect `schema`: raw JSON, read once per text."""
 
     schema: msgspec.Raw = None
     payload: _Envelope | None = None

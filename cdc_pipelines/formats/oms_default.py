@@ -29,8 +29,7 @@ _OBJECT = dict[str, Any] | None
 
 
 class OmsDefaultMessage(msgspec.Struct, gc=False):
-    """An OMS Default message's envelope: msgspec checks as it parses that allMetaData and both
-    images are objects or null (anything else makes the message no message of this format)."""
+    """An OMS Default message's envelope: allMetaData and both images are objects or null."""
 
     allMetaData: _OBJECT = None  # noqa: N815 - OMS's field names
     prevStruct: _OBJECT = None  # noqa: N815

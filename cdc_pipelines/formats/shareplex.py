@@ -55,8 +55,7 @@ class _Sql(msgspec.Struct, gc=False):
 
 
 class SharePlexMessage(msgspec.Struct, gc=False):
-    """A SharePlex message's envelope: msgspec checks as it parses that each part is an object or null
-    (anything else makes the message no message of this format)."""
+    """A SharePlex message's envelope: each part an object or null."""
 
     data: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
