@@ -316,17 +316,14 @@ def _unscaled_bytes(number: decimal.Decimal, scale: int) -> bytes:
 
 def _held(kind: str, values: list) -> bool:
     """Whether every value is held digit for digit by the Avro type of Connect's `kind`."""
-    for value in values:
-        if value is None:
-            continue
-        if kind == "int64":
-            if int(value) not in LONGS:
-                return False
-            continue
-        try:
-            _binary_float(value, AVRO_TYPES[kind])
-        except E.Unsupported:
-            return False
+    if kind == "int64":
+        return all(int(value) in LONGS for value in values if value is not None)
+    try:
+        for value in values:
+            if value is not None:
+                _binary_float(value, AVRO_TYPES[kind])
+    except E.Unsupported:
+        return False
     return True
 
 

@@ -252,8 +252,7 @@ def record_to_fields(record: dict) -> dict:
     }
     if name is not None:
         meta["objectName"] = name
-    for key, value in tags.items():
-        meta["tags." + key] = value
+    meta |= {"tags." + key: value for key, value in tags.items()}
     if "bornTimestamp" in record:
         meta["bornTimestamp"] = str(record["bornTimestamp"])
     if process:

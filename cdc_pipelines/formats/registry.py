@@ -86,9 +86,8 @@ def _request(options: Mapping[str, str], path: str, body: dict | None = None) ->
 
 
 def _refused(options: Mapping[str, str], what: str, status: int, answer: dict) -> RegistryError:
-    message = _scrub(str(answer.get("message") or ""), options)
-    said = f" {message}" if message else ""
-    return RegistryError(f"schema registry {options.get(URL)}: {what}: HTTP {status}{said}")
+    said = _scrub(str(answer.get("message") or ""), options)
+    return RegistryError(f"schema registry {options.get(URL)}: {what}: HTTP {status}{' ' if said else ''}{said}")
 
 
 def check_reachable(options: Mapping[str, str]) -> None:
