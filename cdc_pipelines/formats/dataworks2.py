@@ -34,8 +34,6 @@ _CANONICAL_NAMES = ("INSERT", "UPDATE", "DELETE", "HEARTBEAT", "TRUNCATE")  # op
 OPS = {op: op for op in _CANONICAL_NAMES} | {"TRANSACTION_BEGIN": "TX_BEGIN", "TRANSACTION_END": "TX_END"}
 OPS |= dict.fromkeys(DDL_KINDS, "DDL") | dict.fromkeys(OTHER_OPS, "OTHER")
 STAMP_UNIT = "ms"  # payload.timestamp stamps are 13-digit millis
-NO_SCN = "null"  # the scn OMS writes when it has none (kept in meta, no position)
-EXTEND_PREFIX = "extend."
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -134,7 +132,7 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEve
     meta = {k: v for k, v in meta.items() if v is not None}
     if msg.extend:  # the whole `extend` object, every value as text (a null value stays a null value)
         for key, value in msg.extend.items():
-            meta[EXTEND_PREFIX + key] = text(value)
+            meta["extend." + key] = text(value)
     is_row = op in C.ROW_OPS
     return [
         {
@@ -146,7 +144,7 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEve
             "event_time": event_time,
             "event_time_unit": unit,
             "sync_time": sync_time,
-            "position": None if scn == NO_SCN else scn,
+            "position": None if scn == "null" else scn,  # OMS writes "null" when it has none (kept in meta)
             "pk_columns": None if keys is None else [text(k) for k in keys],
             "before": before.data if is_row and before is not None else None,
             "after": after.data if is_row and after is not None else None,

@@ -42,8 +42,6 @@ COLUMN_TYPES = {t: t for t in ("BOOLEAN", "DOUBLE", "BYTES", "STRING")} | {"DATE
 # a DATE is epoch millis at any date: its digit count does not tell its unit before 1973
 DATE_UNIT = "ms"
 STAMP_UNIT = "ms"  # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows)
-UNKNOWN_STAMP = "-1"
-PAIR_SEPARATOR = "\u0001"
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -119,7 +117,7 @@ def _stamp(value: object, why: str) -> int | None:
         micros = value * 1000
     else:
         text = J.text(value)
-        if text is None or text == UNKNOWN_STAMP:
+        if text is None or text == "-1":
             return None
         micros, _ = C.epoch_time(text, STAMP_UNIT)
     if micros is None or micros not in LONGS:
@@ -191,7 +189,7 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
         "meta": meta,
     }
     if is_half:
-        event["pair_key"] = PAIR_SEPARATOR.join(x for x in (db, table, sequence) if x is not None)
+        event["pair_key"] = "\u0001".join(x for x in (db, table, sequence) if x is not None)
     return [event]
 
 

@@ -23,7 +23,6 @@ from cdc_pipelines.schema_changes.dialects import source_name
 RECORD_TYPES = ("INSERT", "UPDATE", "DELETE", "DDL", "HEARTBEAT")  # each the canonical op of its name
 OPS = {**{op: op for op in RECORD_TYPES}, "ROW": "INSERT"}
 LIGHT_TYPE = "__light_type"
-LIGHT_TYPE_NAME = "schemaType"
 PK_SEPARATOR = "\u0001"
 _OBJECT = dict[str, Any] | None
 
@@ -53,7 +52,7 @@ def _light_types(light: object) -> dict | None:
             return None
     if type(light) is not dict or any(entry is not None and type(entry) is not dict for entry in light.values()):
         return None
-    return {column: None if entry is None else J.text(entry.get(LIGHT_TYPE_NAME)) for column, entry in light.items()}
+    return {column: None if entry is None else J.text(entry.get("schemaType")) for column, entry in light.items()}
 
 
 @lru_cache(maxsize=4096)
