@@ -112,8 +112,7 @@ def encode_maxwell(event: dict, options: Mapping[str, str]) -> list:
     elif op in ENCODE_TYPES:
         if op == "UPDATE" and event.get("before") is None:
             raise E.Unsupported("UPDATE without a before image: maxwell `old` cannot be built")
-        row = event["before"] if op == "DELETE" else event["after"]
-        message["data"] = E.image_json(event, row)
+        message["data"] = E.image_json(event, event["before"] if op == "DELETE" else event["after"])
         if op == "UPDATE":
             before = event["before"]
             changed = [k for k in E.changed_columns(event, FORMAT_ID) if k in before]

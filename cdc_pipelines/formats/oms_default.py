@@ -115,10 +115,9 @@ def _encode(event: dict, options, extended: bool) -> list:
     record_type = event["raw_op"] if same and event["raw_op"] in OPS else event["op"]
     types = event.get("column_types") or {}
     meta = E.meta_of(event) if same else {}
-    pk = event.get("pk_columns")
-    values = E.pk_values(event)
     meta |= {"db": event.get("db"), "table_name": event.get("table_name")}
     if not same:
+        pk, values = event.get("pk_columns"), E.pk_values(event)
         meta["record_primary_key"] = PK_SEPARATOR.join(pk) if pk else None
         meta["record_primary_value"] = PK_SEPARATOR.join(v or "" for v in values) if values else None
         seconds = E.epoch_seconds(event.get("event_time"))
