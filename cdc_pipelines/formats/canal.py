@@ -161,7 +161,6 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     meta = {name: getattr(msg, name) for name in META_FIELDS}
     meta |= {"sql": None if op == "DDL" else sql, "sqlType": sql_json, "es": es, "ts": ts}
     meta = {k: text(v) for k, v in meta.items() if v is not None}
-    pk_names = msg.pkNames
     gtid = text(msg.gtid)
     base = {
         "op": op,
@@ -174,7 +173,7 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
         "tx_id": gtid,
         "seq": text(msg.id),
         "position": gtid,
-        "pk_columns": None if pk_names is None else [text(name) for name in pk_names],
+        "pk_columns": None if msg.pkNames is None else [text(name) for name in msg.pkNames],
         "source_types": source_types,
     }
     # the types are cached, so shared: each event gets its own copy

@@ -49,7 +49,6 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawE
     # the metadata columns as text (null values kept), in the row's order, taken out of the row: the
     # business columns as parsed are what is left (the row is this message's own)
     meta = {k: text(row.pop(k)) for k in [k for k in row if k in _META]}
-    business = row
     raw_op = meta.get("_operation_type_")
     if raw_op is None:
         raise Reject("missing _operation_type_")
@@ -70,8 +69,8 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawE
             raise Reject("U row without _sequence_id_ to pair it")
         pair_key = f"{source_table or ''}\u0001{sequence}"
     event_time, unit = _time_of(meta.get("_excute_time_"))  # an unreadable one: `finish_event` rejects it
-    before = business if op == "DELETE" or (op == "UPDATE" and has_before) else None
-    after = business if op == "INSERT" or (op == "UPDATE" and has_after) else None
+    before = row if op == "DELETE" or (op == "UPDATE" and has_before) else None
+    after = row if op == "INSERT" or (op == "UPDATE" and has_after) else None
     return [
         {
             "op": op,
