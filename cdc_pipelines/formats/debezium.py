@@ -321,8 +321,7 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
     if not row:
         raise Reject("no row columns")
     event_time, unit = C.epoch_time(text(extra.get("__source_ts_ms")), "ms")
-    db = text(extra.get("__db"))
-    table = text(extra.get("__table"))
+    db, table = text(extra.get("__db")), text(extra.get("__table"))
     declared_types, declared_units = _declared(options.get("column_types", ""))
     return [
         {

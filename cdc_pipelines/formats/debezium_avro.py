@@ -279,10 +279,9 @@ def _avro_field(field: dict, values: list, records: dict) -> dict:
             schema = schema["type"]
     else:
         raise E.Unsupported(f"a Connect {kind} field has no Avro schema here")
-    out = {"name": _avro_name(field["field"], "field"), "type": ["null", schema] if field.get("optional") else schema}
     if field.get("optional"):
-        out["default"] = None
-    return out
+        return {"name": _avro_name(field["field"], "field"), "type": ["null", schema], "default": None}
+    return {"name": _avro_name(field["field"], "field"), "type": schema}
 
 
 def _variable_scale(value) -> dict:

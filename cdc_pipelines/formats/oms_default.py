@@ -138,10 +138,9 @@ def _encode(event: dict, options, extended: bool) -> list:
         for image in (before, after):
             if image is not None and light:
                 image[LIGHT_TYPE] = {k: {"schemaType": t} for k, t in light.items()}
-    message = {"allMetaData": meta, "prevStruct": before, "postStruct": after, "recordType": record_type}
     if meta.get("storeDataSequence") is not None:
         meta["storeDataSequence"] = E.number(meta["storeDataSequence"])
-    return [E.dumps(message)]
+    return [E.dumps({"allMetaData": meta, "prevStruct": before, "postStruct": after, "recordType": record_type})]
 
 
 def recognise_oms_default(message: dict, extended: bool) -> bool:
