@@ -92,10 +92,8 @@ def encode_ogg(event: dict, options: Mapping[str, str]) -> list:
 
 def recognise_ogg(message: dict) -> bool:
     """`op_type` and `table` with an image; a truncate (`T`) carries none."""
-    return (
-        "op_type" in message
-        and "table" in message
-        and ("before" in message or "after" in message or message.get("op_type") == "T")
+    return {"op_type", "table"} <= message.keys() and (
+        "before" in message or "after" in message or message["op_type"] == "T"
     )
 
 

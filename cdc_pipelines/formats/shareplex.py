@@ -205,12 +205,9 @@ def _encode(event: dict, options: Mapping[str, str], dts: bool) -> list:
         changed = E.changed_columns(event, *SHAREPLEX_FORMATS)
         data = {k: after[k] for k in changed if k in after}
         return [E.dumps({"data": data, "meta": meta, "key": before})]
-    if op == "DDL":
-        ddl = event.get("ddl")
-        message = {"data": {}, "meta": meta}
-        if not (meta_op == "DROP COLUMN" and ddl == meta_op):  # the decoder took the op itself as DDL text
-            message["sql"] = {"ddl": ddl}
-        return [E.dumps(message)]
+    if op == "DDL":  # no `sql` where the decoder took a DROP COLUMN op itself as the DDL text
+        sql = {} if meta_op == "DROP COLUMN" and event.get("ddl") == meta_op else {"sql": {"ddl": event.get("ddl")}}
+        return [E.dumps({"data": {}, "meta": meta} | sql)]
     return [E.dumps({"meta": meta})]  # TRUNCATE (DTS)
 
 
