@@ -45,10 +45,9 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawE
             row = J.parse_object(message)
         except J.NotJsonObject:
             raise Reject(NOT_JSON_OBJECT) from None
-    text = J.text
     # the metadata columns as text (null values kept), in the row's order, taken out of the row: the
     # business columns as parsed are what is left (the row is this message's own)
-    meta = {k: text(row.pop(k)) for k in [k for k in row if k in _META]}
+    meta = {k: J.text(row.pop(k)) for k in [k for k in row if k in _META]}
     raw_op = meta.get("_operation_type_")
     if raw_op is None:
         raise Reject("missing _operation_type_")

@@ -226,8 +226,7 @@ def instant_millis(value: str):
         return None
     seconds, fraction = instant
     millis = seconds * 1000 + int(fraction[:3].ljust(3, "0"))
-    text = f"{millis}.{fraction.ljust(9, '0')}" if len(fraction) > 3 else str(millis)
-    return E.number(text)
+    return E.number(f"{millis}.{fraction.ljust(9, '0')}" if len(fraction) > 3 else str(millis))
 
 
 def _column_types(event: dict, same: bool) -> dict[str, str]:

@@ -215,8 +215,7 @@ def decode_key(key: str, options: Mapping[str, str]) -> str:
     object of its fields (`{"id":1001}`), for `keys_from: kafka`; the text as it is when it is no
     framed Avro record. RegistryError when the registry cannot be reached."""
     try:
-        value = base64.b64decode(key, validate=True)
-        record, _ = read_frame(value, options)
+        record, _ = read_frame(base64.b64decode(key, validate=True), options)
     except (binascii.Error, ValueError, Reject):
         return key
     return J.dumps_exact(record)

@@ -358,8 +358,7 @@ def _timestamp(text: str):
 
 def _zoned(text: str):
     local, _, zone = text.rpartition(" ")
-    logical = "DATETIME" if " " in local else "DATE"
-    parts = _datetime_parts(local, logical) if zone else None
+    parts = _datetime_parts(local, "DATETIME" if " " in local else "DATE") if zone else None
     return None if parts is None else _member("TimestampWithTimeZone", {"value": parts, "timezone": zone})
 
 
@@ -427,8 +426,7 @@ def encode_value(text: str | None, logical: str, hint: str | None, is_number: bo
 
 def object_name(db: str | None, db_schema: str | None, table: str | None) -> str | None:
     """`db.table` / `db.schema.table`, a dot inside a name written `\\u002E` (the reverse of `split_object_name`)."""
-    parts = [p.replace(".", "\\u002E") for p in (db, db_schema, table) if p is not None]
-    return ".".join(parts) or None
+    return ".".join(p.replace(".", "\\u002E") for p in (db, db_schema, table) if p is not None) or None
 
 
 def _record_id(event: dict) -> int:
