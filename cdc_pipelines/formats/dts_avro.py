@@ -22,7 +22,7 @@ from cdc_pipelines.formats.dts_avro_records import encode_record, read_record, r
 from cdc_pipelines.model import canonical as C
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # compared and hashed by identity, as a plain object
 class ContainerRecord:
     """A Record read from an `.avro` container (a `Line.record`); None for a damaged container's reject.
 
