@@ -68,12 +68,10 @@ def image_json(event: dict, image: dict | None) -> dict | None:
     if image is None:
         return None
     numbers = json_numbers(event)
-    types = event.get("column_types") or {}
-    out = {}
-    for key, value in image.items():
-        is_number = (key in numbers) if numbers is not None else types.get(key) in NUMERIC_TYPES
-        out[key] = number(value) if is_number else value
-    return out
+    if numbers is None:
+        types = event.get("column_types") or {}
+        numbers = {key for key in image if types.get(key) in NUMERIC_TYPES}
+    return {key: number(value) if key in numbers else value for key, value in image.items()}
 
 
 def epoch_millis(ts: dt.datetime | None) -> int | None:
