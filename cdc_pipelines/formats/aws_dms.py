@@ -1,19 +1,13 @@
 """AWS DMS JSON (what DMS writes to a Kafka or Kinesis target, as Paimon's `aws-dms-json` reads it).
 
-A message is `{"data": {...}, "metadata": {...}}`. `metadata` has `timestamp` (ISO-8601, `Z`),
-`record-type` (`data` for rows, `control` for table changes), `operation` (`load` for a full-load
-row, `insert`, `update`, `delete`; for control records `create-table`, `drop-table`, `add-column`,
-...), `partition-key-type`, `schema-name`, `table-name` and, with transaction details, `transaction-id`,
-`commit-timestamp`, `stream-position`, ... The event time is `commit-timestamp` where the record has
-one (`timestamp` is then the sync time), else `timestamp`. `data` is the row: the after image, or the before image of
-a delete. An update's before image comes from the before-image columns DMS adds to `data` (table
-mapping `add-before-image-columns`, prefix `BI_` by default: option `before_prefix`, empty for none)
-or from a top-level object named by the `before_image` option (task setting `BeforeImageSettings`,
-default field `before-image`); either may hold only some columns (`pk-only`), so the before image is
-the after image overlaid with them, as Paimon reads it. Without them an update has no before image.
-A control record is an OTHER event with its `data` kept in meta (DMS sends no DDL text). DMS carries
-no column types: every column is UNKNOWN and keeps its text. A timestamp without a zone is read in
-`timezone` (default UTC).
+A message is `{"data": {...}, "metadata": {...}}`; docs/formats/peers.md maps its fields. The event time is
+`commit-timestamp` where the record has one (transaction details; `timestamp` is then the sync time), else
+`timestamp`. An update's before image comes from the before-image columns DMS adds to `data` (table mapping
+`add-before-image-columns`: option `before_prefix`, `BI_`) or from a top-level object (task setting
+`BeforeImageSettings`: option `before_image`, `before-image`); either may hold only some columns (`pk-only`),
+so the before image is the after image overlaid with them, as Paimon reads it. A control record is an OTHER
+event with its `data` kept in meta (DMS sends no DDL text). DMS carries no column types: every column is
+UNKNOWN and keeps its text.
 
 The encoder writes one message per event, the before image (if any) as `BI_` columns.
 """
@@ -31,55 +25,30 @@ from cdc_pipelines.model import meta_keys
 FORMAT_ID = "aws-dms-json"
 DATA_OPS = {"load": "INSERT", "insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}
 ENCODE_OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
-RECORD_TYPES = ("data", "control")
-META_FIELDS = (
-    V.MetaField("timestamp", "timestamp"),
-    V.MetaField("record-type", "record-type"),
-    V.MetaField("partition-key-type", "partition-key-type"),
-    V.MetaField("transaction-id", "transaction-id", "number"),
-    V.MetaField("commit-timestamp", "commit-timestamp"),
-    V.MetaField("stream-position", "stream-position"),
-    V.MetaField("transaction-record-id", "transaction-record-id", "number"),
-    V.MetaField("prev-transaction-id", "prev-transaction-id", "number"),
-    V.MetaField("prev-transaction-record-id", "prev-transaction-record-id", "number"),
-)
-METADATA_ENVELOPE = ("operation", "schema-name", "table-name")
+# the metadata fields in the order DMS writes them (fields it does not document come last) -> how meta keeps
+# them (None: read into the event itself)
+METADATA = {
+    "timestamp": "text",
+    "record-type": "text",
+    "operation": None,
+    "partition-key-type": "text",
+    "schema-name": None,
+    "table-name": None,
+    "transaction-id": "number",
+    "commit-timestamp": "text",
+    "stream-position": "text",
+    "transaction-record-id": "number",
+    "prev-transaction-id": "number",
+    "prev-transaction-record-id": "number",
+}
+META_FIELDS = {k: kind for k, kind in METADATA.items() if kind}
+_METADATA_ORDER = {k: i for i, k in enumerate(METADATA)}
 OPTIONS = (
     timezone_option("metadata timestamps"),
     Option("before_prefix", "BI_", "prefix of the before-image columns in `data` (empty: none)"),
     Option("before_image", "before-image", "top-level field that holds the before image (empty: none)"),
 )
 CONTROL_DATA = "control-data"
-# the order DMS writes its metadata in (fields it does not document come last)
-_METADATA_ORDER = {
-    k: i
-    for i, k in enumerate(
-        (
-            "timestamp",
-            "record-type",
-            "operation",
-            "partition-key-type",
-            "schema-name",
-            "table-name",
-            "transaction-id",
-            "commit-timestamp",
-            "stream-position",
-            "transaction-record-id",
-            "prev-transaction-id",
-            "prev-transaction-record-id",
-        )
-    )
-}
-
-
-def _split_before(data: dict, prefix: str) -> tuple[dict, dict | None]:
-    """(after image, before-image columns) of an update's `data`: the prefixed columns come out."""
-    if not prefix:
-        return data, None
-    before = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)}
-    if not before:
-        return data, None
-    return {k: v for k, v in data.items() if not k.startswith(prefix)}, before
 
 
 def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
@@ -102,7 +71,7 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]
         raise unknown_op("record-type", record_type)
     meta = V.read_meta(metadata, META_FIELDS)
     before_field = options.get("before_image", "before-image")
-    V.keep_extra(metadata, {*METADATA_ENVELOPE, *(f.field for f in META_FIELDS)}, meta)
+    V.keep_extra(metadata, METADATA, meta)
     if meta_keys.EXTRA in meta:  # unknown metadata fields: kept apart from unknown top-level fields
         meta[meta_keys.EXTRA_METADATA] = meta.pop(meta_keys.EXTRA)
     V.keep_extra(msg, ("data", "metadata", before_field), meta)
@@ -137,12 +106,15 @@ def decode_aws_dms(message: bytes, options: Mapping[str, str]) -> list[RawEvent]
         return [event | {"after": data}]
     if op == "DELETE":
         return [event | {"before": data}]
-    after, before = _split_before(data, options.get("before_prefix", "BI_"))
+    # an update's before-image columns come out of `data` (prefixed) and from the before-image field
+    prefix = options.get("before_prefix", "BI_")
+    before = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)} if prefix else {}
+    after = {k: v for k, v in data.items() if not k.startswith(prefix)} if before else data
     image = V.object_field(msg, before_field) if before_field else None
     if image is not None:
-        before = {**(before or {}), **image}
+        before |= image
         meta[meta_keys.BEFORE_IMAGE_FIELD] = before_field
-    return [event | {"before": None if before is None else {**after, **before}, "after": after}]
+    return [event | {"before": {**after, **before} if before or image is not None else None, "after": after}]
 
 
 def encode_aws_dms(event: dict, options: Mapping[str, str]) -> list:

@@ -114,6 +114,11 @@ def timezone_option(read: str) -> Option:
     )
 
 
+def binary_option(default: str, writers: str) -> Option:
+    """The `binary` option of a format whose writers differ in how they write BYTES (`writers` says which)."""
+    return Option("binary", default, f"how BYTES values are written: {writers}", choices=C.BINARY_ENCODINGS)
+
+
 @dataclass(frozen=True)
 class Codec:
     """A format id bound to its decode and encode functions and what shapes its messages take.

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import msgspec
@@ -34,6 +34,7 @@ from cdc_pipelines.formats.base import (
     Option,
     RawEvent,
     Reject,
+    binary_option,
     overlay,
     timezone_option,
     unknown_op,
@@ -54,9 +55,7 @@ _ROWS = list[dict[str, Any] | None] | None
 
 
 class CanalMessage(msgspec.Struct):
-    """A canal message's fields, typed as canal gives them: msgspec checks the shape (rows are
-    objects or null, `pkNames` an array) as it parses, and keeps the type maps as raw JSON, which
-    repeats per table, so their reading is cached by their bytes."""
+    """A canal message's fields as canal types them; the type maps repeat per table: raw JSON, read once."""
 
     database: Any = None
     table: Any = None
@@ -83,8 +82,7 @@ def _type_map(raw: bytes) -> dict[str, str | None] | None:
     """A `mysqlType` / `sqlType` object as text; Reject when it is no object (null reads as absent)."""
     if raw == b"null":
         return None
-    entries = J.parse_object(raw)
-    return {k: v if type(v) is str else J.text(v) for k, v in entries.items()}
+    return {k: v if type(v) is str else J.text(v) for k, v in J.parse_object(raw).items()}
 
 
 @lru_cache(maxsize=1024)
@@ -100,11 +98,9 @@ def _column_types(mysql_raw: bytes | None, sql_raw: bytes | None) -> tuple[dict 
     by_code = (
         None if sql_types is None else {k: C.SQL_TYPE_CODE_TO_LOGICAL.get(v, "UNKNOWN") for k, v in sql_types.items()}
     )
-    if mysql_types is None:
-        return mysql_types, by_code, sql_json
-    by_name = {k: C.logical_type(v, _OVERRIDES) for k, v in mysql_types.items()}
-    if by_code is None:
-        return mysql_types, by_name, sql_json
+    by_name = None if mysql_types is None else {k: C.logical_type(v, _OVERRIDES) for k, v in mysql_types.items()}
+    if by_name is None or by_code is None:
+        return mysql_types, by_code if by_name is None else by_name, sql_json
     known_names = {k: v for k, v in by_name.items() if v is not None and v != "UNKNOWN"}
     return mysql_types, {**by_name, **by_code, **known_names}, sql_json
 
@@ -123,65 +119,11 @@ def _time_of(value: object, text: str | None) -> tuple[int | None, str | None]:
     return C.time_of(text)
 
 
-def _times(msg: CanalMessage) -> tuple[str | None, str | None, int | None, str | None, int | None]:
-    """(es, ts as written, event time, its unit, sync time) of a message; Reject for a time that is none."""
-    text = J.text
-    raw_es, raw_ts = msg.es, msg.ts
-    es, ts = text(raw_es), text(raw_ts)
-    event_time, event_time_unit = _time_of(raw_es, es)
-    if event_time is None and event_time_unit is not None:
-        raise Reject(BAD_EVENT_TIME)
-    sync_time = _time_of(raw_ts, ts)[0]
-    if sync_time is None and ts is not None:
-        raise Reject(BAD_SYNC_TIME)
-    return es, ts, event_time, event_time_unit, sync_time
-
-
-def _meta(msg: CanalMessage, op: str, sql: str | None, sql_json: str | None, es: str | None, ts: str | None) -> dict:
-    """The message's fields without a canonical column, as text: `id`, `gtid`, ..., the `sql` of a
-    row change (a DDL's is its `ddl`), `sqlType` as JSON, `es` and `ts` as written."""
-    text = J.text
-    meta = {}
-    for name in META_FIELDS:
-        value = getattr(msg, name)
-        if value is not None:
-            meta[name] = text(value)
-    if sql is not None and op != "DDL":
-        meta["sql"] = sql
-    if sql_json is not None:
-        meta["sqlType"] = sql_json
-    if es is not None:
-        meta["es"] = es
-    if ts is not None:
-        meta["ts"] = ts
-    return meta
-
-
-def _row_events(base: dict, meta: dict, op: str, current: list, previous: list | None, column_types) -> list[RawEvent]:
-    """One raw event per row of a row change: the `base` fields, the row's images and its own meta."""
-    meta[meta_keys.ROW_COUNT] = str(len(current))
-    n_previous = len(previous) if previous is not None else 0
-    events = []
-    for index, row in enumerate(current):
-        row_meta = {**meta, meta_keys.ROW_INDEX: str(index)}
-        if op == "INSERT":
-            before = None
-        elif op == "DELETE":
-            before, row = row, None
-        else:  # UPDATE: `old` holds the changed columns' previous values
-            old_row = previous[index] if index < n_previous else None
-            before = overlay(row, old_row)
-            row_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(old_row or ()))
-        own = {"before": before, "after": row, "column_types": column_types, "meta": row_meta, "row_index": index}
-        events.append(base | own)
-    return events
-
-
 def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One canal message -> one raw event per row of `data` (`old` in legacy DTS), or one control event.
 
     In the order a message is checked: its shape (the parser), the type, the rows a row change must
-    have, the times (`_times`); then the types, meta (`_meta`) and the events (`_row_events`).
+    have, the times; then the types, meta and the events.
     """
     msg = _PARSE(message)
     text = J.text
@@ -202,14 +144,23 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
         current, previous = msg.data, msg.old
     if is_row and (not current or None in current):
         raise Reject(f"canal {raw_type} message without rows")
-    es, ts, event_time, event_time_unit, sync_time = _times(msg)
+    es, ts = text(msg.es), text(msg.ts)
+    event_time, event_time_unit = _time_of(msg.es, es)
+    if event_time is None and event_time_unit is not None:
+        raise Reject(BAD_EVENT_TIME)
+    sync_time = _time_of(msg.ts, ts)[0]
+    if sync_time is None and ts is not None:
+        raise Reject(BAD_SYNC_TIME)
 
     source_types, column_types, sql_json = _column_types(
         None if msg.mysqlType is None else bytes(msg.mysqlType), None if msg.sqlType is None else bytes(msg.sqlType)
     )
     sql = text(msg.sql)
-    meta = _meta(msg, op, sql, sql_json, es, ts)
-    pk_names = msg.pkNames
+    # the fields without a canonical column, as text: `id`, `gtid`, ..., the `sql` of a row change (a DDL's
+    # is its `ddl`), `sqlType` as JSON, `es` and `ts` as written
+    meta = {name: getattr(msg, name) for name in META_FIELDS}
+    meta |= {"sql": None if op == "DDL" else sql, "sqlType": sql_json, "es": es, "ts": ts}
+    meta = {k: text(v) for k, v in meta.items() if v is not None}
     gtid = text(msg.gtid)
     base = {
         "op": op,
@@ -222,13 +173,29 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
         "tx_id": gtid,
         "seq": text(msg.id),
         "position": gtid,
-        "pk_columns": None if pk_names is None else [text(name) for name in pk_names],
+        "pk_columns": None if msg.pkNames is None else [text(name) for name in msg.pkNames],
         "source_types": source_types,
     }
     # the types are cached, so shared: each event gets its own copy
     if not is_row:
         return [base | {"column_types": column_types, "ddl": sql if op == "DDL" else None, "meta": meta}]
-    return _row_events(base, meta, op, current, previous, column_types)
+    # one event per row, with its images and its own meta
+    meta[meta_keys.ROW_COUNT] = str(len(current))
+    n_previous = len(previous) if previous is not None else 0
+    events = []
+    for index, row in enumerate(current):
+        row_meta = {**meta, meta_keys.ROW_INDEX: str(index)}
+        if op == "INSERT":
+            before = None
+        elif op == "DELETE":
+            before, row = row, None
+        else:  # UPDATE: `old` holds the changed columns' previous values
+            old_row = previous[index] if index < n_previous else None
+            before = overlay(row, old_row)
+            row_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(old_row or ()))
+        own = {"before": before, "after": row, "column_types": column_types, "meta": row_meta, "row_index": index}
+        events.append(base | own)
+    return events
 
 
 CANAL_FORMATS = ("oms-canal", "dts-canal")
@@ -249,14 +216,6 @@ def _local_text(value: str, zone: dt.tzinfo) -> str:
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}{fraction}"
 
 
-def _bytes_text(value: str, binary: str) -> str:
-    """Canonical base64 BYTES as the `binary` option writes them (ISO-8859-1 text or hex)."""
-    text = E.written_bytes(value, binary)
-    if text is None:
-        raise E.Unsupported(f"BYTES value is not standard base64: {value[:40]!r}")
-    return text.lower() if binary == "base16" else text
-
-
 def _values(event: dict, image: dict | None, options: Mapping[str, str], oms: bool) -> dict | None:
     """An image as canal writes it: TIMESTAMP as OMS epoch text (OMS) or local date-time text in
     `timezone` (DTS, as binlog canal does), BYTES per `binary`, numbers where the source had them."""
@@ -270,8 +229,11 @@ def _values(event: dict, image: dict | None, options: Mapping[str, str], oms: bo
         kind = types.get(key)
         if text is None or kind not in ("TIMESTAMP", "BYTES"):
             return text
-        if kind == "BYTES":
-            return _bytes_text(text, binary)
+        if kind == "BYTES":  # as the `binary` option writes them (ISO-8859-1 text or hex)
+            written = E.written_bytes(text, binary)
+            if written is None:
+                raise E.Unsupported(f"BYTES value is not standard base64: {text[:40]!r}")
+            return written.lower() if binary == "base16" else written
         return E.instant_to_epoch_text(text) if oms else _local_text(text, zone)
 
     return E.image_json(event, {k: value(k, v) for k, v in image.items()})
@@ -309,62 +271,59 @@ def _types(event: dict, same: bool) -> tuple[dict | None, dict | None]:
     return {k: CANAL_MYSQL_TYPES[t] for k, t in types.items()}, {k: E.LOGICAL_TO_SQL_TYPE[t] for k, t in types.items()}
 
 
-def _encode(dts: bool):
-    def encode(event: dict, options: Mapping[str, str]) -> list:
-        same = E.from_same_family(event, *CANAL_FORMATS)
-        op = event["op"]
-        canal_type = _canal_type(event, same, dts)
-        E.require_table(event)
-        meta = event.get("meta") or {}
-        legacy = options.get("legacy", "false").lower() == "true"
-        data = old = None
-        if op in C.ROW_OPS:
-            if op == "UPDATE" and event.get("before") is None:
-                raise E.Unsupported("UPDATE without a before image: canal `old` cannot be built")
-            current = event["before"] if op == "DELETE" else event["after"]
-            data = [_values(event, current, options, not dts)]
-            if op == "UPDATE":
-                before = event["before"]
-                changed = [k for k in E.changed_columns(event, *CANAL_FORMATS) if k in before]
-                old = [_values(event, {k: before[k] for k in changed}, options, not dts)]
-            if legacy:  # DTS instances created before 2022-03-20: the current row in `old`
-                data, old = old, data
-        mysql_types, sql_types = _types(event, same)
-        if same:
-            es, ts = meta.get("es"), meta.get("ts")
-            is_ddl = meta.get("isDdl", str(op in ("DDL", "TRUNCATE")).lower()) == "true"
-            sql = event.get("ddl") if op == "DDL" else meta.get("sql")
-            extra = {name: meta.get(name) for name in ("id", "gtid", "serverId")}
-        else:
-            es, ts = (E.epoch_millis(event.get(k)) for k in ("event_time", "sync_time"))
-            es, ts = (None if v is None else str(v) for v in (es, ts))
-            is_ddl = op in ("DDL", "TRUNCATE")
-            sql = event.get("ddl") or ""
-            extra = {"id": event.get("seq"), "gtid": event.get("tx_id")} if dts else {}
-        message = {
-            "database": event.get("db"),
-            "sqlType": sql_types,
-            "data": data,
-            "pkNames": event.get("pk_columns"),
-            "old": old,
-            "mysqlType": mysql_types,
-            "type": canal_type,
-            "table": event.get("table_name") or "",
-            "es": E.number(es),
-            "isDdl": is_ddl,
-            "ts": E.number(ts),
-            "sql": sql,
-            "id": E.number(extra.get("id")),
-            "gtid": extra.get("gtid"),
-            "serverId": E.number(extra.get("serverId")),
-        }
-        if dts:  # DTS leaves out what it does not have (see its examples)
-            message = {k: v for k, v in message.items() if v is not None}
-        else:  # OMS writes every canal field, null where it has nothing; `id`/`gtid` only from DTS twins
-            message = {k: v for k, v in message.items() if k not in ("id", "gtid", "serverId") or v is not None}
-        return [E.dumps(message)]
-
-    return encode
+def _encode(event: dict, options: Mapping[str, str], dts: bool) -> list:
+    same = E.from_same_family(event, *CANAL_FORMATS)
+    op = event["op"]
+    canal_type = _canal_type(event, same, dts)
+    E.require_table(event)
+    meta = event.get("meta") or {}
+    legacy = options.get("legacy", "false").lower() == "true"
+    data = old = None
+    if op in C.ROW_OPS:
+        if op == "UPDATE" and event.get("before") is None:
+            raise E.Unsupported("UPDATE without a before image: canal `old` cannot be built")
+        current = event["before"] if op == "DELETE" else event["after"]
+        data = [_values(event, current, options, not dts)]
+        if op == "UPDATE":
+            before = event["before"]
+            changed = [k for k in E.changed_columns(event, *CANAL_FORMATS) if k in before]
+            old = [_values(event, {k: before[k] for k in changed}, options, not dts)]
+        if legacy:  # DTS instances created before 2022-03-20: the current row in `old`
+            data, old = old, data
+    mysql_types, sql_types = _types(event, same)
+    if same:
+        es, ts = meta.get("es"), meta.get("ts")
+        is_ddl = meta.get("isDdl", str(op in ("DDL", "TRUNCATE")).lower()) == "true"
+        sql = event.get("ddl") if op == "DDL" else meta.get("sql")
+        extra = {name: meta.get(name) for name in ("id", "gtid", "serverId")}
+    else:
+        es, ts = (E.epoch_millis(event.get(k)) for k in ("event_time", "sync_time"))
+        es, ts = (None if v is None else str(v) for v in (es, ts))
+        is_ddl = op in ("DDL", "TRUNCATE")
+        sql = event.get("ddl") or ""
+        extra = {"id": event.get("seq"), "gtid": event.get("tx_id")} if dts else {}
+    message = {
+        "database": event.get("db"),
+        "sqlType": sql_types,
+        "data": data,
+        "pkNames": event.get("pk_columns"),
+        "old": old,
+        "mysqlType": mysql_types,
+        "type": canal_type,
+        "table": event.get("table_name") or "",
+        "es": E.number(es),
+        "isDdl": is_ddl,
+        "ts": E.number(ts),
+        "sql": sql,
+        "id": E.number(extra.get("id")),
+        "gtid": extra.get("gtid"),
+        "serverId": E.number(extra.get("serverId")),
+    }
+    if dts:  # DTS leaves out what it does not have (see its examples)
+        message = {k: v for k, v in message.items() if v is not None}
+    else:  # OMS writes every canal field, null where it has nothing; `id`/`gtid` only from DTS twins
+        message = {k: v for k, v in message.items() if k not in ("id", "gtid", "serverId") or v is not None}
+    return [E.dumps(message)]
 
 
 OPTIONS = (
@@ -374,12 +333,7 @@ OPTIONS = (
         "true for DTS instances created before 2022-03-20 (`data` and `old` swapped)",
         choices=("false", "true"),
     ),
-    Option(
-        "binary",
-        "base64",
-        "how BYTES values are written: base64 (OMS), latin1 (open-source canal) or base16",
-        choices=C.BINARY_ENCODINGS,
-    ),
+    binary_option("base64", "base64 (OMS), latin1 (open-source canal) or base16"),
     timezone_option("TIMESTAMP text"),
 )
 # canal-server replaying its binlog after a restart sends a change again with a new `ts` (sync time)
@@ -387,32 +341,24 @@ OPTIONS = (
 REPLAYED = ("sync_time", "seq", "meta.ts", "meta.id")
 
 
-def _is_canal(message: dict) -> bool:
-    return "isDdl" in message or (
-        "database" in message and "table" in message and "type" in message and ("data" in message or "sql" in message)
-    )
-
-
-def recognise_oms_canal(message: dict) -> bool:
-    return _is_canal(message) and "id" not in message and "gtid" not in message
-
-
-def recognise_dts_canal(message: dict) -> bool:
-    """DTS writes a batch `id` or a `gtid` that OMS does not."""
-    return _is_canal(message) and ("id" in message or "gtid" in message)
+def recognise_canal(message: dict, dts: bool) -> bool:
+    """Canal's fields, with (`dts`) or without the batch `id` or `gtid` DTS writes and OMS does not."""
+    has = message.__contains__
+    canal = has("isDdl") or (has("database") and has("table") and has("type") and (has("data") or has("sql")))
+    return canal and (has("id") or has("gtid")) == dts
 
 
 OMS_CANAL = Codec(
     "oms-canal",
     decode_canal,
-    _encode(dts=False),
+    partial(_encode, dts=False),
     options=OPTIONS,
     delivery_fields=REPLAYED,
     event_time_unit="ms",
     description="Canal JSON (OMS)",
-    recognise=recognise_oms_canal,
+    recognise=partial(recognise_canal, dts=False),
 )
 DTS_CANAL = replace(
-    OMS_CANAL, format_id="dts-canal", encode=_encode(dts=True), description="Canal JSON (DTS)",
-    recognise=recognise_dts_canal,
+    OMS_CANAL, format_id="dts-canal", encode=partial(_encode, dts=True), description="Canal JSON (DTS)",
+    recognise=partial(recognise_canal, dts=True),
 )  # fmt: skip

@@ -36,11 +36,6 @@ OPTIONS = (
 )
 
 
-def _flag(value: str | None) -> bool | None:
-    """`Y` (any case) -> True, another text -> False, no value -> None (unknown)."""
-    return None if value is None else value.upper() == "Y"
-
-
 def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawEvent]:
     """One TUPLE row: a JSON line's bytes, or a CSV row as a dict header -> field (`extracts.rows`)."""
     if isinstance(message, dict):
@@ -50,18 +45,19 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawE
             row = J.parse_object(message)
         except J.NotJsonObject:
             raise Reject(NOT_JSON_OBJECT) from None
-    text = J.text
     # the metadata columns as text (null values kept), in the row's order, taken out of the row: the
     # business columns as parsed are what is left (the row is this message's own)
-    meta = {k: text(row.pop(k)) for k in [k for k in row if k in _META]}
-    business = row
+    meta = {k: J.text(row.pop(k)) for k in [k for k in row if k in _META]}
     raw_op = meta.get("_operation_type_")
     if raw_op is None:
         raise Reject("missing _operation_type_")
     op = OPS.get(raw_op.upper())
     if op is None:
         raise Reject(f"unknown _operation_type_ '{raw_op}'")
-    has_before, has_after = _flag(meta.get("_before_image_")), _flag(meta.get("_after_image_"))
+    # each flag `Y` (any case) -> True, another text -> False, no value -> None (unknown)
+    has_before, has_after = (
+        None if v is None else v.upper() == "Y" for v in map(meta.get, ("_before_image_", "_after_image_"))
+    )
     sequence, source_table = meta.get("_sequence_id_"), meta.get("_source_table_")
     pair_key = None
     if op == "UPDATE" and has_before is not None and has_after is not None:
@@ -72,8 +68,8 @@ def decode_tuple(message: bytes | dict, options: Mapping[str, str]) -> list[RawE
             raise Reject("U row without _sequence_id_ to pair it")
         pair_key = f"{source_table or ''}\u0001{sequence}"
     event_time, unit = _time_of(meta.get("_excute_time_"))  # an unreadable one: `finish_event` rejects it
-    before = business if op == "DELETE" or (op == "UPDATE" and has_before) else None
-    after = business if op == "INSERT" or (op == "UPDATE" and has_after) else None
+    before = row if op == "DELETE" or (op == "UPDATE" and has_before) else None
+    after = row if op == "INSERT" or (op == "UPDATE" and has_after) else None
     return [
         {
             "op": op,

@@ -30,20 +30,10 @@ from cdc_pipelines.formats.base import (
 from cdc_pipelines.model import canonical as C
 
 OTHER_OPS = ("GTID", "XACOMMIT", "XAROLLBACK")
-OPS = {
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    "DELETE": "DELETE",
-    "HEARTBEAT": "HEARTBEAT",
-    "TRANSACTION_BEGIN": "TX_BEGIN",
-    "TRANSACTION_END": "TX_END",
-    "TRUNCATE": "TRUNCATE",
-    **dict.fromkeys(DDL_KINDS, "DDL"),
-    **dict.fromkeys(OTHER_OPS, "OTHER"),
-}
+_CANONICAL_NAMES = ("INSERT", "UPDATE", "DELETE", "HEARTBEAT", "TRUNCATE")  # ops named as the canonical ones
+OPS = {op: op for op in _CANONICAL_NAMES} | {"TRANSACTION_BEGIN": "TX_BEGIN", "TRANSACTION_END": "TX_END"}
+OPS |= dict.fromkeys(DDL_KINDS, "DDL") | dict.fromkeys(OTHER_OPS, "OTHER")
 STAMP_UNIT = "ms"  # payload.timestamp stamps are 13-digit millis
-NO_SCN = "null"  # the scn OMS writes when it has none (kept in meta, no position)
-EXTEND_PREFIX = "extend."
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -60,58 +50,53 @@ class Stamps(msgspec.Struct, gc=False):
     checkpointTime: Any = None  # noqa: N815
 
 
-class _Ddl(msgspec.Struct, gc=False):
+class Ddl(msgspec.Struct, gc=False):
     text: Any = None
 
 
-class _Payload(msgspec.Struct, gc=False):
+class Payload(msgspec.Struct, gc=False):
     before: _Image | None = None
     after: _Image | None = None
     op: Any = None
     timestamp: Stamps | None = None
-    ddl: _Ddl | None = None
+    ddl: Ddl | None = None
     scn: Any = None
 
 
 class DataWorks2Message(msgspec.Struct, gc=False):
-    """A DataWorks 2.0 message's envelope: msgspec checks as it parses that each part the format gives
-    as an object is one (or null); `schema` repeats per table, so it stays raw JSON read once per text."""
+    """A DataWorks 2.0 message's envelope; `schema` repeats per table: raw JSON, read once per text."""
 
     version: Any = None
     schema: msgspec.Raw = None
-    payload: _Payload | None = None
+    payload: Payload | None = None
     extend: dict[str, Any] | None = None
 
 
 _PARSE = J.struct_parser(DataWorks2Message)
-_NO_PAYLOAD = _Payload()
+_NO_PAYLOAD = Payload()
 _NO_STAMPS = Stamps()
-_NO_DDL = _Ddl()
-_NO_SCHEMA = (None, None, None, {})
+_NO_DDL = Ddl()
+
+
+def schema_parts(raw: bytes, columns: str, keys: str) -> tuple:
+    """(column pairs, key list, source object) of a message's `schema` JSON (None, None, {} for null), the
+    columns and keys under the names the format gives them; NotJsonObject where its parts are not the
+    objects and arrays DataWorks writes."""
+    schema = {} if raw == b"null" else J.parse_object(raw)
+    source, key_list = schema.get("source"), schema.get(keys)
+    if (source is not None and type(source) is not dict) or (key_list is not None and type(key_list) is not list):
+        raise Reject(NOT_JSON_OBJECT)
+    return J.column_pairs(schema.get(columns)), key_list, source or {}
 
 
 @lru_cache(maxsize=1024)
 def _schema(raw: bytes) -> tuple:
-    """(source_types, column_types, pk, source) of a message's `schema` JSON; NotJsonObject where its
-    parts are not the objects and arrays the format writes. The same text repeats for every message
-    of a table, so it is read once: what it gives is shared by those messages, nothing changes it."""
-    if raw == b"null":
-        return _NO_SCHEMA
-    schema = J.parse_object(raw)
-    source = schema.get("source")
-    if source is None:
-        source = {}
-    elif type(source) is not dict:
-        raise Reject(NOT_JSON_OBJECT)
-    columns = J.column_pairs(schema.get("column"))
-    keys = schema.get("pk")
-    if keys is not None and type(keys) is not list:
-        raise Reject(NOT_JSON_OBJECT)
-    source_types = column_types = None
-    if columns is not None:
-        source_types = dict(columns)
-        column_types = {name: C.logical_type(kind) for name, kind in source_types.items()}
-    return source_types, column_types, keys, source
+    """(source_types, column_types, pk, source) of a message's `schema` JSON. The same text repeats for every
+    message of a table, so it is read once: what it gives is shared by those messages, nothing changes it."""
+    columns, keys, source = schema_parts(raw, "column", "pk")
+    if columns is None:
+        return None, None, keys, source
+    return dict(columns), {name: C.logical_type(kind) for name, kind in columns}, keys, source
 
 
 def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
@@ -119,7 +104,7 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEve
     # format says makes the message no message of it
     msg = _PARSE(message)
     raw_schema = msg.schema
-    source_types, column_types, keys, source = _NO_SCHEMA if raw_schema is None else _schema(bytes(raw_schema))
+    source_types, column_types, keys, source = _schema(b"null" if raw_schema is None else bytes(raw_schema))
     payload = msg.payload or _NO_PAYLOAD
     before, after = payload.before, payload.after
     stamps = payload.timestamp or _NO_STAMPS
@@ -147,7 +132,7 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEve
     meta = {k: v for k, v in meta.items() if v is not None}
     if msg.extend:  # the whole `extend` object, every value as text (a null value stays a null value)
         for key, value in msg.extend.items():
-            meta[EXTEND_PREFIX + key] = text(value)
+            meta["extend." + key] = text(value)
     is_row = op in C.ROW_OPS
     return [
         {
@@ -159,7 +144,7 @@ def decode_dataworks2(message: bytes, options: Mapping[str, str]) -> list[RawEve
             "event_time": event_time,
             "event_time_unit": unit,
             "sync_time": sync_time,
-            "position": None if scn == NO_SCN else scn,
+            "position": None if scn == "null" else scn,  # OMS writes "null" when it has none (kept in meta)
             "pk_columns": None if keys is None else [text(k) for k in keys],
             "before": before.data if is_row and before is not None else None,
             "after": after.data if is_row and after is not None else None,
@@ -178,32 +163,14 @@ STAMPS = ("eventTime", "systemTime", "checkpointTime")
 
 def _payload_op(event: dict, same: bool) -> str:
     op, raw = event["op"], event.get("raw_op")
-    if same and OPS.get(raw) == op:
+    if (same and OPS.get(raw) == op) or (op == "OTHER" and raw in OTHER_OPS):
         return raw
     if op == "DDL":  # the DDL kind is not in the canonical row: keep a name the source gave, else QUERY
         return raw if raw in DDL_KINDS else "QUERY"
-    if op == "OTHER" and raw in OTHER_OPS:
-        return raw
     if op in OP_NAMES:
         return OP_NAMES[op]
     why = " (an UPSERT is neither an INSERT nor an UPDATE)" if op == "UPSERT" else ""
     raise E.Unsupported(f"DataWorks 2.0 has no {op} op{why}")
-
-
-def _columns(event: dict, same: bool) -> list | None:
-    if same:
-        types = event.get("source_types") or {}
-    else:
-        logical = event.get("column_types") or {}
-        types = {k: E.LOGICAL_TO_OMS[t] for k, t in logical.items() if t in E.LOGICAL_TO_OMS}
-    return [{"name": k, "type": t} for k, t in types.items()] or None
-
-
-def _image(event: dict, image: dict | None) -> dict | None:
-    """`{"data": ...}` with numbers where the source had them and TIMESTAMP as OMS `sec.fraction` text."""
-    if image is None:
-        return None
-    return {"data": E.image_json(event, E.timestamps_as_epoch(image, event.get("column_types") or {}))}
 
 
 def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
@@ -217,11 +184,10 @@ def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
     if same:
         stamps = {k: E.number(meta[k]) for k in STAMPS if meta.get(k) is not None}
     else:
-        millis = {
-            "eventTime": E.epoch_millis(event.get("event_time")),
-            "systemTime": E.epoch_millis(event.get("sync_time")),
+        stamps = {
+            k: E.epoch_millis(event.get(f)) for k, f in (("eventTime", "event_time"), ("systemTime", "sync_time"))
         }
-        stamps = {k: v for k, v in millis.items() if v is not None}
+        stamps = {k: v for k, v in stamps.items() if v is not None}
     version = meta.get("version", "2.0") if same else "2.0"
     if op == "HEARTBEAT":  # the heartbeat message of the seed: version, timestamp and op only
         return [E.dumps({"version": version, "payload": {"timestamp": stamps, "op": payload_op}})]
@@ -232,13 +198,27 @@ def encode_dataworks2(event: dict, options: Mapping[str, str]) -> list:
         "schema": event.get("db_schema"),
         "table": event.get("table_name"),
     }
-    ddl = event.get("ddl")
+    ddl, types = event.get("ddl"), event.get("column_types") or {}
+    # the column types a DataWorks 2.0 source named, else the OMS names of the logical types
+    if same:
+        named = event.get("source_types") or {}
+    else:
+        named = {k: E.LOGICAL_TO_OMS[t] for k, t in types.items() if t in E.LOGICAL_TO_OMS}
+    # `{"data": ...}` with numbers where the source had them and TIMESTAMP as OMS `sec.fraction` text
+    before, after = (
+        None if image is None else {"data": E.image_json(event, E.timestamps_as_epoch(image, types))}
+        for image in (event.get("before"), event.get("after"))
+    )
     message = {
         "version": version,
-        "schema": {"source": source, "column": _columns(event, same), "pk": event.get("pk_columns")},
+        "schema": {
+            "source": source,
+            "column": [{"name": k, "type": t} for k, t in named.items()] or None,
+            "pk": event.get("pk_columns"),
+        },
         "payload": {
-            "before": _image(event, event.get("before")),
-            "after": _image(event, event.get("after")),
+            "before": before,
+            "after": after,
             "op": payload_op,
             "timestamp": stamps,
             "ddl": {"text": ddl} if op == "DDL" else None,

@@ -29,27 +29,19 @@ from cdc_pipelines.formats.base import (
     Reject,
     op_of,
 )
+from cdc_pipelines.formats.dataworks2 import OP_NAMES, Ddl, Payload, Stamps, schema_parts
 from cdc_pipelines.formats.dataworks2 import OPS as DATAWORKS2_OPS
-from cdc_pipelines.formats.dataworks2 import Stamps
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE_BEFOR", "UPDATE_AFTER"
 # DataWorks 2.0's ops plus the Kafka JSON ones: split update halves and the task heartbeat
 OPS = {**DATAWORKS2_OPS, SPLIT_BEFORE: "UPDATE", SPLIT_AFTER: "UPDATE", "MHEARTBEAT": "HEARTBEAT"}
-COLUMN_TYPES = {
-    "BOOLEAN": "BOOLEAN",
-    "DOUBLE": "DOUBLE",
-    "DATE": "TIMESTAMP",
-    "BYTES": "BYTES",
-    "LONG": "INT",
-    "STRING": "STRING",
-}
+# DataWorks' six column types -> logical type: four are named as theirs
+COLUMN_TYPES = {t: t for t in ("BOOLEAN", "DOUBLE", "BYTES", "STRING")} | {"DATE": "TIMESTAMP", "LONG": "INT"}
 # a DATE is epoch millis at any date: its digit count does not tell its unit before 1973
 DATE_UNIT = "ms"
 STAMP_UNIT = "ms"  # DataWorks stamps are 13-digit millis; -1 marks "unknown" (full-load rows)
-UNKNOWN_STAMP = "-1"
-PAIR_SEPARATOR = "\u0001"
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -58,24 +50,21 @@ class _Image(msgspec.Struct, gc=False):
     dataColumn: dict[str, Any] | None = None  # noqa: N815 - DataWorks' field names
 
 
-class _Ddl(msgspec.Struct, gc=False):
-    text: Any = None
+class _Ddl(Ddl, gc=False):
     ddlMeta: Any = None  # noqa: N815
 
 
-class _Payload(msgspec.Struct, gc=False):
+class _Payload(Payload, gc=False):
+    """DataWorks 2.0's payload, its images' columns under `dataColumn`, with a `sequenceId`."""
+
     before: _Image | None = None
     after: _Image | None = None
     sequenceId: Any = None  # noqa: N815
-    scn: Any = None
-    op: Any = None
-    timestamp: Stamps | None = None
     ddl: _Ddl | None = None
 
 
 class DataWorksMessage(msgspec.Struct, gc=False):
-    """A DataWorks message's envelope: msgspec checks as it parses that each part DataWorks gives as
-    an object is one (or null); `schema` repeats per table, so it stays raw JSON read once per text."""
+    """A DataWorks message's envelope; `schema` repeats per table: raw JSON, read once per text."""
 
     schema: msgspec.Raw = None
     payload: _Payload | None = None
@@ -93,19 +82,6 @@ def _text(value: object) -> str | None:
     return value if type(value) is str else J.text(value)
 
 
-def _types(columns: tuple[tuple[str, str | None], ...]) -> tuple[dict, dict, dict]:
-    """(source_types, column_types, temporal_units) of one `schema.dataColumn` list."""
-    source_types = dict(columns)
-    column_types = {}
-    units = {}
-    for name, kind in source_types.items():
-        upper = None if kind is None else kind.upper()
-        column_types[name] = COLUMN_TYPES.get(upper) or C.logical_type(kind)
-        if upper == "DATE":
-            units[name] = DATE_UNIT
-    return source_types, column_types, units
-
-
 # a schema whose source or key texts cannot be written (nested deeper than JSON text goes): the
 # message is rejected where they are read, after the checks of op and stamps
 _UNWRITABLE = object()
@@ -114,25 +90,15 @@ _UNWRITABLE = object()
 @lru_cache(maxsize=1024)
 def _schema(raw: bytes) -> tuple:
     """(source_types, column_types, temporal_units, pk_columns, db, db_schema, table, dbType,
-    dbVersion) of a message's `schema` JSON (all None for null); NotJsonObject where its parts are
-    not the objects and arrays DataWorks writes. The same text repeats for every message of a table,
-    so it is read once: the maps are shared by every message with this schema, nothing changes them.
-    `pk_columns` is a tuple, and each field `_UNWRITABLE` where its text cannot be written."""
-    if raw == b"null":
-        return (None,) * 9
-    schema = J.parse_object(raw)
-    columns = J.column_pairs(schema.get("dataColumn"))
-    keys = schema.get("primaryKey")
-    if keys is not None and type(keys) is not list:
-        raise Reject(NOT_JSON_OBJECT)
-    source = schema.get("source")
-    if source is None:
-        source = {}
-    elif type(source) is not dict:
-        raise Reject(NOT_JSON_OBJECT)
+    dbVersion) of a message's `schema` JSON (all None for null). The same text repeats for every message
+    of a table, so it is read once: the maps are shared by every message with this schema, nothing changes
+    them. `pk_columns` is a tuple, and each field `_UNWRITABLE` where its text cannot be written."""
+    columns, keys, source = schema_parts(raw, "dataColumn", "primaryKey")
     source_types = column_types = units = None
     if columns is not None:
-        source_types, column_types, units = _types(columns)
+        source_types = dict(columns)
+        column_types = {n: COLUMN_TYPES.get((k or "").upper()) or C.logical_type(k) for n, k in source_types.items()}
+        units = {n: DATE_UNIT for n, k in source_types.items() if k is not None and k.upper() == "DATE"}
     try:
         texts = (
             None if keys is None else tuple(_text(k) for k in keys),
@@ -151,7 +117,7 @@ def _stamp(value: object, why: str) -> int | None:
         micros = value * 1000
     else:
         text = J.text(value)
-        if text is None or text == UNKNOWN_STAMP:
+        if text is None or text == "-1":
             return None
         micros, _ = C.epoch_time(text, STAMP_UNIT)
     if micros is None or micros not in LONGS:
@@ -165,16 +131,11 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
     # format says makes the message no message of it
     msg = _PARSE(message)
     raw_schema = msg.schema
-    if raw_schema is None:
-        source_types = column_types = units = keys = db = db_schema = table = db_type = db_version = None
-    else:
-        source_types, column_types, units, keys, db, db_schema, table, db_type, db_version = _schema(bytes(raw_schema))
+    source_types, column_types, units, keys, db, db_schema, table, db_type, db_version = _schema(
+        b"null" if raw_schema is None else bytes(raw_schema)
+    )
     payload = msg.payload or _NO_PAYLOAD
-    before, after = payload.before, payload.after
-    if before is not None:
-        before = before.dataColumn
-    if after is not None:
-        after = after.dataColumn
+    before, after = (None if image is None else image.dataColumn for image in (payload.before, payload.after))
     stamps = payload.timestamp or _NO_STAMPS
     ddl = payload.ddl or _NO_DDL
 
@@ -192,29 +153,19 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
         raise Reject(NOT_JSON_OBJECT)
 
     position = _text(payload.scn)
-    # meta in DataWorks' field order, each value there as text (straight-line: this runs per message)
-    meta = {}
-    value = msg.version
-    if value is not None:
-        meta["version"] = _text(value)
-    if db_type is not None:
-        meta["dbType"] = db_type
-    if db_version is not None:
-        meta["dbVersion"] = db_version
-    if event_stamp is not None:
-        meta["eventTime"] = str(event_stamp) if type(event_stamp) is int else _text(event_stamp)
-    if system_stamp is not None:
-        meta["systemTime"] = str(system_stamp) if type(system_stamp) is int else _text(system_stamp)
-    value = stamps.checkpointTime
-    if value is not None:
-        meta["checkpointTime"] = str(value) if type(value) is int else _text(value)
-    if sequence is not None:
-        meta["sequenceId"] = sequence
-    if position is not None:
-        meta["scn"] = position
-    value = ddl.ddlMeta
-    if value is not None:
-        meta["ddlMeta"] = _text(value)
+    # meta in DataWorks' field order, each value there as text
+    meta = {
+        "version": msg.version,
+        "dbType": db_type,
+        "dbVersion": db_version,
+        "eventTime": event_stamp,
+        "systemTime": system_stamp,
+        "checkpointTime": stamps.checkpointTime,
+        "sequenceId": sequence,
+        "scn": position,
+        "ddlMeta": ddl.ddlMeta,
+    }
+    meta = {k: _text(v) for k, v in meta.items() if v is not None}
     is_row = op in C.ROW_OPS
     event = {
         "op": op,
@@ -238,31 +189,21 @@ def decode_dataworks_json(message: bytes, options: Mapping[str, str]) -> list[Ra
         "meta": meta,
     }
     if is_half:
-        event["pair_key"] = PAIR_SEPARATOR.join(x for x in (db, table, sequence) if x is not None)
+        event["pair_key"] = "\u0001".join(x for x in (db, table, sequence) if x is not None)
     return [event]
 
 
 # ---------------------------------------------------------------- encoder
 #
-# Version 0.0.1 messages. Canonical types map to DataWorks' six: INT -> LONG and FLOAT/DOUBLE ->
-# DOUBLE (JSON numbers), DECIMAL -> DOUBLE written as a string (every digit kept, as DataWorks itself
-# writes decimals), TIMESTAMP -> DATE (13-digit epoch millis), BOOLEAN, BYTES (base64); everything
-# else (DATE, TIME, DATETIME, JSON, ...) is STRING with its canonical text. An update is split into
-# UPDATE_BEFOR + UPDATE_AFTER sharing `sequenceId` (option `merged=true`: one UPDATE_AFTER with both
-# images; `auto`, the default, keeps a DataWorks event's own shape and splits the others).
+# Version 0.0.1 messages. Canonical types map to DataWorks' six (`LOGICAL_TO_COLUMN_TYPE`); a DECIMAL is a
+# DOUBLE written as a string (every digit kept, as DataWorks itself writes decimals), the types it lacks
+# STRING with their canonical text. An update is split into UPDATE_BEFOR + UPDATE_AFTER sharing `sequenceId`
+# (option `merged`).
 
-ENCODE_OPS = {
-    "INSERT": "INSERT",
-    "DELETE": "DELETE",
-    "HEARTBEAT": "MHEARTBEAT",
-    "TX_BEGIN": "TRANSACTION_BEGIN",
-    "TX_END": "TRANSACTION_END",
-    "TRUNCATE": "TRUNCATE",
-}
-LOGICAL_TO_COLUMN_TYPE = {
-    "BOOLEAN": "BOOLEAN", "INT": "LONG", "FLOAT": "DOUBLE", "DOUBLE": "DOUBLE", "DECIMAL": "DOUBLE",
-    "TIMESTAMP": "DATE", "BYTES": "BYTES",
-}  # fmt: skip
+# DataWorks 2.0's op names, but the heartbeat's (an UPDATE's are chosen apart: split or merged)
+ENCODE_OPS = {**OP_NAMES, "HEARTBEAT": "MHEARTBEAT"}
+# each logical type as the type of COLUMN_TYPES that reads back as it, FLOAT and DECIMAL as DOUBLE
+LOGICAL_TO_COLUMN_TYPE = {lg: name for name, lg in COLUMN_TYPES.items()} | {"FLOAT": "DOUBLE", "DECIMAL": "DOUBLE"}
 DEFAULT_VERSION = "0.0.1"
 _INTEGER = re.compile(r"-?[0-9]+")
 
@@ -276,19 +217,16 @@ def ddl_op(ddl: str | None) -> str:
     return {"CREATE": "CREATE", "ALTER": "ALTER", "DROP": "ERASE", "RENAME": "RENAME"}.get(first, "QUERY")
 
 
-def instant_millis(value: str, nanos: bool = False):
-    """Canonical TIMESTAMP text -> 13-digit epoch millis (a JSON number); None if it is no instant.
-
-    `nanos`: a fraction finer than milliseconds is kept in the `13.9` form (millis plus the 9-digit
-    nanosecond-of-second fraction), which the decoder reads back.
-    """
+def instant_millis(value: str):
+    """Canonical TIMESTAMP text -> 13-digit epoch millis (a JSON number), a fraction finer than milliseconds
+    in the `13.9` form the decoder reads back (millis plus the 9-digit nanosecond-of-second fraction); None
+    if it is no instant."""
     instant = C.instant_seconds(value)
     if instant is None:
         return None
     seconds, fraction = instant
     millis = seconds * 1000 + int(fraction[:3].ljust(3, "0"))
-    text = f"{millis}.{fraction.ljust(9, '0')}" if nanos and len(fraction) > 3 else str(millis)
-    return E.number(text)
+    return E.number(f"{millis}.{fraction.ljust(9, '0')}" if len(fraction) > 3 else str(millis))
 
 
 def _column_types(event: dict, same: bool) -> dict[str, str]:
@@ -316,7 +254,7 @@ def _value(text: str | None, column_type: str, logical: str, as_number: bool | N
     if column_type == "BOOLEAN" and text in ("true", "false"):
         return E.number("1" if text == "true" else "0") if as_number else text == "true"
     if column_type == "DATE" and logical == "TIMESTAMP" and as_number is not False:
-        millis = instant_millis(text, nanos=True)
+        millis = instant_millis(text)
         return text if millis is None else millis
     if as_number is not None:
         return E.number(text) if as_number else text
@@ -337,7 +275,7 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
         op_text = ddl_op(event.get("ddl"))
     elif op in ENCODE_OPS:
         op_text = ENCODE_OPS[op]
-    elif op != "UPDATE":
+    else:
         raise E.Unsupported(f"DataWorks JSON has no {op} message")
     E.require_table(event)
     column_types = _column_types(event, same) if op in C.ROW_OPS else {}
@@ -390,10 +328,8 @@ def encode_dataworks_json(event: dict, options: Mapping[str, str]) -> list:
     if op != "UPDATE":
         return [message(op_text, event.get("before"), event.get("after"), sequence)]
     before, after = event.get("before"), event.get("after")
-    if merged == "auto":
-        split = meta_keys.BEFORE_RAW_OP in meta if same else True
-    else:
-        split = merged == "false"
+    # `auto`: split as a DataWorks source had it, and the others
+    split = (meta_keys.BEFORE_RAW_OP in meta or not same) if merged == "auto" else merged == "false"
     if before is None or not split:  # one message: merged, or an after image alone
         op_value = raw_op if same and OPS.get(raw_op or "") == "UPDATE" else SPLIT_AFTER
         if op_value == SPLIT_AFTER and before is None and sequence is None:

@@ -21,7 +21,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import msgspec
@@ -38,6 +38,7 @@ from cdc_pipelines.formats.base import (
     OptionError,
     RawEvent,
     Reject,
+    binary_option,
     op_of,
 )
 from cdc_pipelines.model import canonical as C
@@ -81,40 +82,18 @@ def _declared(spec: str) -> tuple[dict[str, str], dict[str, str]]:
     return declared, units
 
 
-def schema_maps(columns: tuple[tuple[str, str | None, str | None], ...]):
-    """(logical types, temporal units, source types) of the (field, type, name) columns of a Connect
-    schema; a column named twice (in `before` and in `after`) takes its last entry."""
-    types: dict[str, str | None] = {}
-    units: dict[str, str] = {}
-    source_types: dict[str, str] = {}
-    for field_name, kind, name in columns:
-        types[field_name] = C.CONNECT_NAME_TO_LOGICAL.get(name) or C.logical_type(kind)
-        unit = C.CONNECT_TEMPORAL_UNITS.get(name)
-        if unit is not None:
-            units[field_name] = unit
-        source_types[field_name] = " ".join(x for x in (kind, name) if x is not None)
-    return types, units, source_types
-
-
 def _is_object_list(value, inner: str | None) -> bool:
     """True where `value` is null or an array of nulls and objects whose `inner` is null or an
     object list itself (`schema.fields[].fields[]`), each column's `parameters` null or an object."""
     if value is None:
         return True
-    if type(value) is not list:
-        return False
-    for item in value:
-        if item is None:
-            continue
-        if type(item) is not dict:
-            return False
-        if inner is None:
-            parameters = item.get("parameters")
-            if parameters is not None and type(parameters) is not dict:
-                return False
-        elif not _is_object_list(item.get(inner), None):
-            return False
-    return True
+
+    def fits(item: dict) -> bool:
+        if inner is not None:
+            return _is_object_list(item.get(inner), None)
+        return item.get("parameters") is None or type(item["parameters"]) is dict
+
+    return type(value) is list and all(item is None or (type(item) is dict and fits(item)) for item in value)
 
 
 def _schema_columns(fields: list) -> tuple:
@@ -134,8 +113,7 @@ _OBJECT = dict[str, Any] | None
 
 
 class _Envelope(msgspec.Struct, gc=False):
-    """The Debezium envelope's fields: under `payload` (Debezium) or at the top (DebeziumFlatten).
-    msgspec checks as it parses that each place Debezium has an object holds one, or null."""
+    """The Debezium envelope's fields: under `payload` (Debezium) or at the top (DebeziumFlatten)."""
 
     op: Any = None
     source: _OBJECT = None
@@ -148,8 +126,7 @@ class _Envelope(msgspec.Struct, gc=False):
 
 
 class DebeziumMessage(_Envelope, gc=False):
-    """A Debezium message: the envelope (flattened at the top, or in `payload`) and its Connect
-    `schema`, which repeats per table, so it stays raw JSON read once per distinct text."""
+    """The envelope (at the top, or in `payload`) and its Connect `schema`: raw JSON, read once per text."""
 
     schema: msgspec.Raw = None
     payload: _Envelope | None = None
@@ -195,10 +172,13 @@ NAMED_VALUES = {
 
 
 def schema_info_of(columns: tuple[tuple[str, str | None, str | None], ...]) -> tuple:
-    """The schema info (`_NO_SCHEMA`'s fields) of a schema's (field, Connect type, Connect name) columns."""
-    types, units, source_types = schema_maps(columns)
-    rules = tuple((field, NAMED_VALUES[name]) for field, _, name in columns if name in NAMED_VALUES)
-    return types or None, units or None, source_types, True, tuple(dict(rules).items())
+    """The schema info (`_NO_SCHEMA`'s fields) of a schema's (field, Connect type, Connect name) columns; a
+    column named twice (in `before` and in `after`) takes its last entry."""
+    types = {field: C.CONNECT_NAME_TO_LOGICAL.get(name) or C.logical_type(kind) for field, kind, name in columns}
+    units = {field: C.CONNECT_TEMPORAL_UNITS[name] for field, _, name in columns if name in C.CONNECT_TEMPORAL_UNITS}
+    source_types = {field: " ".join(x for x in (kind, name) if x is not None) for field, kind, name in columns}
+    rules = {field: NAMED_VALUES[name] for field, _, name in columns if name in NAMED_VALUES}
+    return types or None, units or None, source_types, True, tuple(rules.items())
 
 
 def _apply_rules(image: dict | None, rules: tuple) -> dict | None:
@@ -224,78 +204,12 @@ def _schema_info(raw: bytes) -> tuple:
     return schema_info_of(_schema_columns(fields))
 
 
-def _merged(first: dict | None, second: dict | None) -> dict | None:
-    """`second`'s entries over `first`'s; None when both are empty."""
-    if not first:
-        return dict(second) if second else None
-    return {**first, **second} if second else dict(first)
-
-
 def _epoch_millis(value: object, text: str | None) -> tuple[int | None, str | None]:
     """`canonical.epoch_time(text, "ms")` of a parsed value, JSON integers read without a regex."""
     if type(value) is int:
         micros = value * 1000
         return (micros if micros in LONGS else None), "ms"
     return C.epoch_time(text, "ms")
-
-
-def _sync_time(payload: _Envelope, m: DebeziumMessage) -> tuple[int | None, str | None]:
-    """(sync time, as written) of the envelope's `ts_ms`; Reject when it is there but no time."""
-    stamp = payload.ts_ms
-    if stamp is None:
-        stamp = m.ts_ms
-    written = stamp if type(stamp) is str else J.text(stamp)
-    sync_time, _ = _epoch_millis(stamp, written)
-    if sync_time is None and written is not None:
-        raise Reject(BAD_SYNC_TIME)
-    return sync_time, written
-
-
-# (db, db_schema, table, event_time, event_time_unit, position, tx_id) of a message without `source`
-_NO_SOURCE: tuple = (None,) * 7
-
-
-def _meta(payload: _Envelope, m: DebeziumMessage, sync_written: str | None, meta: dict) -> tuple:
-    """(db, db_schema, table, event_time, event_time_unit, position, tx_id) of the envelope, whose
-    `source` and `transaction` entries and `ts_*` stamps go into `meta` as text (`source.` and
-    `transaction.` keys, nulls kept, as Spark kept them)."""
-    source = payload.source
-    if source is None:
-        source = m.source
-    if source is not None:
-        stamp = source.get("ts_ms")
-        meta.update(("source." + key, value) for key, value in J.texts(source).items())
-        src = source.get
-        event_time, unit = _epoch_millis(stamp, src("ts_ms"))
-        file, pos = src("file"), src("pos")
-        if file and pos is not None:
-            position = f"{file}:{pos}"
-        else:
-            position = pos
-            if position is None:
-                position = src("gtid")
-                if position is None:
-                    position = src("lsn")
-        fields = [src("db"), src("schema"), src("table"), event_time, unit, position, src("txId")]
-    else:
-        fields = list(_NO_SOURCE)
-    transaction = payload.transaction
-    if transaction is None:
-        transaction = m.transaction
-    if transaction is not None:
-        meta.update(("transaction." + key, value) for key, value in J.texts(transaction).items())
-        transaction_id = transaction.get("id")
-        if transaction_id is not None:
-            fields[6] = transaction_id
-    if sync_written is not None:
-        meta["ts_ms"] = sync_written
-    for name in ("ts_us", "ts_ns"):
-        value = getattr(payload, name)
-        if value is None:
-            value = getattr(m, name)
-        if value is not None:
-            meta[name] = J.text(value)
-    return fields
 
 
 def decode_debezium(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
@@ -310,34 +224,52 @@ def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str,
     """The raw event of a parsed Debezium envelope with its schema's (types, units, source types, has
     schema): what the JSON decoder and the Avro one (`debezium_avro`) share once a message is read."""
     schema_types, schema_units, source_types, has_schema, rules = schema_info
-    payload = m.payload
-    if payload is None:
-        payload = m
-
-    raw_op = payload.op
-    if raw_op is None:
-        raw_op = m.op
-    if type(raw_op) is not str:
-        raw_op = J.text(raw_op)
+    p = m.payload or m
+    raw_op = J.text(p.op if p.op is not None else m.op)
     op = op_of(raw_op, OPS, "op")
-    sync_time, sync_written = _sync_time(payload, m)
+    stamp = p.ts_ms if p.ts_ms is not None else m.ts_ms
+    sync_written = stamp if type(stamp) is str else J.text(stamp)
+    sync_time, _ = _epoch_millis(stamp, sync_written)
+    if sync_time is None and sync_written is not None:
+        raise Reject(BAD_SYNC_TIME)
+
+    # `source` and `transaction` entries and `ts_*` stamps go into meta as text (`source.` and
+    # `transaction.` keys, nulls kept, as Spark kept them)
     meta: dict[str, str | None] = {}
-    db, db_schema, table, event_time, unit, position, tx_id = _meta(payload, m, sync_written, meta)
+    db = db_schema = table = event_time = unit = position = tx_id = None
+    source = p.source if p.source is not None else m.source
+    if source is not None:
+        stamp = source.get("ts_ms")
+        meta.update(("source." + key, value) for key, value in J.texts(source).items())
+        src = source.get
+        event_time, unit = _epoch_millis(stamp, src("ts_ms"))
+        file, pos = src("file"), src("pos")
+        if file and pos is not None:
+            position = f"{file}:{pos}"
+        else:
+            position = next((v for v in (pos, src("gtid"), src("lsn")) if v is not None), None)
+        db, db_schema, table, tx_id = src("db"), src("schema"), src("table"), src("txId")
+    transaction = p.transaction if p.transaction is not None else m.transaction
+    if transaction is not None:
+        meta.update(("transaction." + key, value) for key, value in J.texts(transaction).items())
+        if transaction.get("id") is not None:
+            tx_id = transaction["id"]
+    if sync_written is not None:
+        meta["ts_ms"] = sync_written
+    for name in ("ts_us", "ts_ns"):
+        value = getattr(p, name) if getattr(p, name) is not None else getattr(m, name)
+        if value is not None:
+            meta[name] = J.text(value)
     if has_schema:
         meta[meta_keys.SCHEMA] = "true"
 
     declared_types, declared_units = _declared(options.get("column_types", ""))
+    before = after = None
     if op in _ROW_OPS:
-        before = payload.before
-        if before is None:
-            before = m.before
-        after = payload.after
-        if after is None:
-            after = m.after
+        before = p.before if p.before is not None else m.before
+        after = p.after if p.after is not None else m.after
         if rules:
             before, after = _apply_rules(before, rules), _apply_rules(after, rules)
-    else:
-        before = after = None
     return [
         {
             "op": op,
@@ -353,8 +285,8 @@ def envelope_event(m: DebeziumMessage, schema_info: tuple, options: Mapping[str,
             "before": before,
             "after": after,
             # the schema's maps are shared; declared types (an option) are merged into a new one
-            "column_types": _merged(schema_types, declared_types) if declared_types else schema_types,
-            "temporal_units": _merged(schema_units, declared_units) if declared_units else schema_units,
+            "column_types": {**(schema_types or {}), **declared_types} if declared_types else schema_types,
+            "temporal_units": {**(schema_units or {}), **declared_units} if declared_units else schema_units,
             "source_types": source_types,
             "meta": meta,
         }
@@ -368,12 +300,9 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
     except J.NotJsonObject:
         raise Reject(NOT_JSON_OBJECT) from None
     row: dict = {}
-    extra: dict = {}
+    extra: dict = {}  # the SMT's own fields
     for key, value in m.items():
-        if key.startswith("__") and _SMT_FIELD.match(key) is not None:
-            extra[key] = value
-        else:
-            row[key] = value
+        (extra if key.startswith("__") and _SMT_FIELD.match(key) is not None else row)[key] = value
     text = J.text
     deleted = text(extra.get("__deleted"))
     if deleted is not None:
@@ -385,17 +314,14 @@ def decode_debezium_smt(message: bytes, options: Mapping[str, str]) -> list[RawE
         op = "DELETE"
     elif smt_op is not None:
         op = SMT_OPS.get(smt_op)
-    elif deleted == "false":
-        op = "UPSERT"
     else:
-        op = None
+        op = "UPSERT" if deleted == "false" else None
     if op is None:
         raise Reject(f"unknown __deleted/__op value '{smt_op if smt_op is not None else deleted}'")
     if not row:
         raise Reject("no row columns")
     event_time, unit = C.epoch_time(text(extra.get("__source_ts_ms")), "ms")
-    db = text(extra.get("__db"))
-    table = text(extra.get("__table"))
+    db, table = text(extra.get("__db")), text(extra.get("__table"))
     declared_types, declared_units = _declared(options.get("column_types", ""))
     return [
         {
@@ -463,20 +389,15 @@ def temporal_count(value: str, logical: str, unit: str) -> int | None:
     parts = E.temporal_parts(value, logical)
     if parts is None:
         return None
+    days = (dt.date(parts["year"], parts["month"], parts["day"]) - _EPOCH_DAY).days if "year" in parts else 0
     if logical == "DATE":
-        return (dt.date(parts["year"], parts["month"], parts["day"]) - _EPOCH_DAY).days if unit == "days" else None
+        return days if unit == "days" else None
     per = _PER_SECOND.get(unit)
-    if per is None:
-        return None
     clock = parts["hour"] * 3600 + parts["minute"] * 60 + parts["second"]
-    if logical == "TIME":
-        if clock >= 86400:
-            return None
-        seconds = clock
-    else:
-        seconds = (dt.date(parts["year"], parts["month"], parts["day"]) - _EPOCH_DAY).days * 86400 + clock
-    digits = len(str(per)) - 1
-    return seconds * per + int(E.fraction_digits(parts["fraction"], digits, value, f"Debezium {unit}") or 0)
+    if per is None or (logical == "TIME" and clock >= 86400):
+        return None
+    fraction = E.fraction_digits(parts["fraction"], len(str(per)) - 1, value, f"Debezium {unit}")
+    return (days * 86400 + clock) * per + int(fraction or 0)
 
 
 def _temporal_name(logical: str, values: list[str]) -> str:
@@ -538,11 +459,6 @@ def _plain_field(key: str, value: str | None):
     return E.number(value) if key in _NUMERIC_FIELDS and value is not None and value.isdigit() else value
 
 
-def _columns(event: dict) -> list[str]:
-    keys = [*(event.get("column_types") or {}), *(event.get("before") or {}), *(event.get("after") or {})]
-    return list(dict.fromkeys(keys))
-
-
 def _written_columns(event: dict, same: bool) -> dict[str, tuple[str, str | None]]:
     """column -> (Kafka Connect type, logical name) for a written schema.
 
@@ -554,7 +470,7 @@ def _written_columns(event: dict, same: bool) -> dict[str, tuple[str, str | None
     numbers = E.json_numbers(event) or set()
     images = [i for i in (event.get("before"), event.get("after")) if i]
     out: dict[str, tuple[str, str | None]] = {}
-    for column in _columns(event) + [c for c in source_types if c not in types]:
+    for column in dict.fromkeys([*types, *(event.get("before") or {}), *(event.get("after") or {}), *source_types]):
         if column in source_types:
             kind, _, name = source_types[column].partition(" ")
             out[column] = (kind, name or None)
@@ -600,62 +516,48 @@ def _connect_schema(columns: Mapping[str, tuple[str, str | None]], payload: dict
 def _source_block(event: dict, same: bool) -> dict:
     if same:
         return {k: _plain_field(k, v) for k, v in E.meta_of(event, "source.").items()}
-    source = {"version": "", "connector": "OB_MYSQL", "name": "OMS"}
-    millis = E.epoch_millis(event.get("event_time"))
-    if millis is not None:
-        source["ts_ms"] = millis
+    source = {"version": "", "connector": "OB_MYSQL", "name": "OMS", "ts_ms": E.epoch_millis(event.get("event_time"))}
     source |= {"db": event.get("db"), "table": event.get("table_name")}
-    if event.get("db_schema") is not None:
-        source["schema"] = event["db_schema"]
-    if event.get("position") is not None:
-        source["pos"] = event["position"]
-    return source
+    source |= {"schema": event.get("db_schema"), "pos": event.get("position")}
+    return {k: v for k, v in source.items() if v is not None or k in ("db", "table")}  # db and table even if null
 
 
-def _op_letter(event: dict, same: bool) -> str:
+def _encode_debezium(event: dict, options: Mapping[str, str], flatten: bool) -> list:
+    same = E.from_same_family(event, *DEBEZIUM_FAMILY)
     if same and OPS.get(event.get("raw_op") or "") == event["op"]:
-        return event["raw_op"]
-    if event["op"] not in ENCODE_OPS:
+        op = event["raw_op"]
+    elif event["op"] in ENCODE_OPS:
+        op = ENCODE_OPS[event["op"]]
+    else:
         raise E.Unsupported(f"Debezium has no {event['op']} event")
-    return ENCODE_OPS[event["op"]]
-
-
-def _encode_debezium(flatten: bool):
-    def encode(event: dict, options: Mapping[str, str]) -> list:
-        same = E.from_same_family(event, *DEBEZIUM_FAMILY)
-        op = _op_letter(event, same)
-        E.require_table(event)
-        meta = event.get("meta") or {}
-        schema_option = options.get("schema", "auto")
-        with_schema = not flatten and (
-            schema_option == "true" or (schema_option == "auto" and same and meta.get(meta_keys.SCHEMA) == "true")
-        )
-        columns = _written_columns(event, same) if with_schema else {}
-        values = _Values(event, options, columns)
-        is_row = event["op"] in C.ROW_OPS
-        payload: dict = {
-            "before": values.image(event.get("before")) if is_row else None,
-            "after": values.image(event.get("after")) if is_row else None,
-            "source": _source_block(event, same),
-            "op": op,
-        }
-        if same:
-            payload |= {k: _plain_field(k, meta[k]) for k in ("ts_ms", "ts_us", "ts_ns") if k in meta}
-            transaction = {k: _plain_field(k, v) for k, v in E.meta_of(event, "transaction.").items()}
-        else:
-            millis = E.epoch_millis(event.get("sync_time"))
-            if millis is not None:
-                payload["ts_ms"] = millis
-            transaction = {"id": event["tx_id"]} if event.get("tx_id") is not None else {}
-        if transaction:
-            payload["transaction"] = transaction
-        if flatten:
-            return [E.dumps(payload)]
-        if with_schema:
-            return [E.dumps({"schema": _connect_schema(columns, payload), "payload": payload})]
-        return [E.dumps({"payload": payload})]
-
-    return encode
+    E.require_table(event)
+    meta = event.get("meta") or {}
+    schema_option = options.get("schema", "auto")
+    with_schema = not flatten and (
+        schema_option == "true" or (schema_option == "auto" and same and meta.get(meta_keys.SCHEMA) == "true")
+    )
+    columns = _written_columns(event, same) if with_schema else {}
+    values = _Values(event, options, columns)
+    is_row = event["op"] in C.ROW_OPS
+    payload: dict = {
+        "before": values.image(event.get("before")) if is_row else None,
+        "after": values.image(event.get("after")) if is_row else None,
+        "source": _source_block(event, same),
+        "op": op,
+    }
+    if same:
+        payload |= {k: _plain_field(k, meta[k]) for k in ("ts_ms", "ts_us", "ts_ns") if k in meta}
+        transaction = {k: _plain_field(k, v) for k, v in E.meta_of(event, "transaction.").items()}
+    else:
+        millis = E.epoch_millis(event.get("sync_time"))
+        if millis is not None:
+            payload["ts_ms"] = millis
+        transaction = {"id": event["tx_id"]} if event.get("tx_id") is not None else {}
+    if transaction:
+        payload["transaction"] = transaction
+    if not flatten:
+        payload = ({"schema": _connect_schema(columns, payload)} if with_schema else {}) | {"payload": payload}
+    return [E.dumps(payload)]
 
 
 @lru_cache(maxsize=64)
@@ -703,12 +605,7 @@ def encode_debezium_smt(event: dict, options: Mapping[str, str]) -> list:
 
 
 OPTIONS = (
-    Option(
-        "binary",
-        "base16",
-        "how BYTES values are written: base16 (OMS), base64 (standard Debezium) or latin1",
-        choices=C.BINARY_ENCODINGS,
-    ),
+    binary_option("base16", "base16 (OMS), base64 (standard Debezium) or latin1"),
     Option(
         "column_types",
         "",
@@ -753,7 +650,7 @@ def recognise_debezium_smt(message: dict) -> bool:
 OMS_DEBEZIUM = Codec(
     "oms-debezium",
     decode_debezium,
-    _encode_debezium(flatten=False),
+    partial(_encode_debezium, flatten=False),
     options=(*OPTIONS, SCHEMA_OPTION),
     binary="base16",
     update_has_before=False,
@@ -764,7 +661,7 @@ OMS_DEBEZIUM = Codec(
     recognise=recognise_debezium,
 )
 OMS_DEBEZIUM_FLATTEN = replace(
-    OMS_DEBEZIUM, format_id="oms-debezium-flatten", encode=_encode_debezium(flatten=True), options=OPTIONS,
+    OMS_DEBEZIUM, format_id="oms-debezium-flatten", encode=partial(_encode_debezium, flatten=True), options=OPTIONS,
     description="DebeziumFlatten JSON (OMS)", recognise=recognise_debezium_flatten,
 )  # fmt: skip
 OMS_DEBEZIUM_SMT = replace(

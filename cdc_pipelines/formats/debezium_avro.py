@@ -48,22 +48,15 @@ CONNECT_TYPES = {
     "string": "string", "bytes": "bytes", "record": "struct", "array": "array", "map": "map", "enum": "string",
     "fixed": "bytes",
 }  # fmt: skip
-AVRO_TYPES = {
-    "int8": "int", "int16": "int", "int32": "int", "int64": "long", "float32": "float", "float64": "double",
-    "boolean": "boolean", "string": "string", "bytes": "bytes",
-}  # fmt: skip
+# Kafka Connect type -> the Avro type of its values (the primitive ones)
+_PRIMITIVE = ("int", "long", "float", "double", "boolean", "string", "bytes")
+AVRO_TYPES = {c: a for a, c in CONNECT_TYPES.items() if a in _PRIMITIVE} | {"int8": "int", "int16": "int"}
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 DECIMAL_PRECISION = 64  # Confluent's AvroData default (`connect.decimal.precision`)
 _AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Convert = Callable[[object], object]
-
-
-def _decimal_text(unscaled: bytes, scale: int) -> J.NumberText:
-    """A Connect Decimal's value as the JSON converter writes it (`decimal.format=NUMERIC`): the digits
-    of BigDecimal(unscaled, scale), no exponent."""
-    return J.NumberText(C.scaled_decimal_text(int.from_bytes(unscaled, "big", signed=True), scale))
 
 
 def _float32(value: float) -> J.NumberText | str:
@@ -102,7 +95,7 @@ def _without_logical_types(schema):
 
 class _Schema:
     """A writer schema read once: the converter of each envelope field and the Connect (field, type,
-    name) of each image column, for `debezium.schema_maps`."""
+    name) of each image column, for `debezium.schema_info_of`."""
 
     def __init__(self, schema: dict):
         self.named: dict[str, dict] = {}
@@ -117,14 +110,12 @@ class _Schema:
                 self.columns.append((column["name"], *self.connect(column["type"])))
         self.parsed = fastavro.parse_schema(_without_logical_types(schema))
 
-    def resolve(self, schema, namespace: str | None = None):
+    def resolve(self, schema):
         """A schema with named references looked up and a union with null taken as its other branch."""
         if isinstance(schema, list):
             branches = [s for s in schema if s != "null"]
-            return self.resolve(branches[0], namespace) if len(branches) == 1 else schema
-        if isinstance(schema, str):
-            return self.named.get(schema) or self.named.get(f"{namespace}.{schema}") or schema
-        return schema
+            return self.resolve(branches[0]) if len(branches) == 1 else schema
+        return self.named.get(schema, schema) if isinstance(schema, str) else schema
 
     def record_of(self, schema):
         resolved = self.resolve(schema)
@@ -155,7 +146,8 @@ class _Schema:
         kind = schema.get("type")
         if schema.get("connect.name") == DECIMAL and kind == "bytes":
             scale = int(schema.get("scale", (schema.get("connect.parameters") or {}).get("scale", 0)))
-            return lambda value: _decimal_text(value, scale)
+            # as the JSON converter writes it (`decimal.format=NUMERIC`): BigDecimal(unscaled, scale)'s digits
+            return lambda value: J.NumberText(C.scaled_decimal_text(int.from_bytes(value, "big", signed=True), scale))
         if kind == "record":
             space = schema.get("namespace", namespace)
             full = schema["name"] if "." in schema["name"] or not space else f"{space}.{schema['name']}"
@@ -189,8 +181,8 @@ def _schema_of(options_key: tuple, schema_id: int) -> tuple[_Schema, tuple]:
     return read, D.schema_info_of(tuple(read.columns))
 
 
-def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, _Schema, tuple]:
-    """(the record as the JSON converter writes it, its schema, schema info) of one framed value."""
+def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, tuple]:
+    """(the record as the JSON converter writes it, its schema info) of one framed value."""
     if len(value) < FRAME.size or value[0] != MAGIC:
         raise Reject("not the Confluent wire format (magic byte 0 and a 4-byte schema id)")
     schema_id = int.from_bytes(value[1:5], "big")
@@ -205,20 +197,16 @@ def read_frame(value: bytes, options: Mapping[str, str]) -> tuple[dict, _Schema,
         raise Reject(f"the record read with schema id {schema_id} leaves {len(value) - 5 - buf.tell()} bytes unread")
     if not isinstance(record, dict):
         raise Reject(f"schema id {schema_id} is no record: no Debezium envelope")
-    return {k: read.fields[k](v) if v is not None else None for k, v in record.items()}, read, info
+    return {k: read.fields[k](v) if v is not None else None for k, v in record.items()}, info
 
 
 def decode_debezium_avro(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     """One framed Debezium Avro message (a `value_b64` line) -> its raw event."""
-    record, _, info = read_frame(J.value_b64(message), options)
+    record, info = read_frame(J.value_b64(message), options)
     for name in ("source", "before", "after", "transaction"):
         if record.get(name) is not None and not isinstance(record[name], dict):
             raise Reject(NOT_JSON_OBJECT)
-    envelope = D._Envelope(
-        op=record.get("op"), source=record.get("source"), before=record.get("before"), after=record.get("after"),
-        transaction=record.get("transaction"), ts_ms=record.get("ts_ms"), ts_us=record.get("ts_us"),
-        ts_ns=record.get("ts_ns"),
-    )  # fmt: skip
+    envelope = D._Envelope(**{name: record.get(name) for name in D._Envelope.__struct_fields__})
     return D.envelope_event(D.DebeziumMessage(payload=envelope), info, options)
 
 
@@ -227,8 +215,7 @@ def decode_key(key: str, options: Mapping[str, str]) -> str:
     object of its fields (`{"id":1001}`), for `keys_from: kafka`; the text as it is when it is no
     framed Avro record. RegistryError when the registry cannot be reached."""
     try:
-        value = base64.b64decode(key, validate=True)
-        record, _, _ = read_frame(value, options)
+        record, _ = read_frame(base64.b64decode(key, validate=True), options)
     except (binascii.Error, ValueError, Reject):
         return key
     return J.dumps_exact(record)
@@ -291,17 +278,15 @@ def _avro_field(field: dict, values: list, records: dict) -> dict:
             schema = schema["type"]
     else:
         raise E.Unsupported(f"a Connect {kind} field has no Avro schema here")
-    out = {"name": _avro_name(field["field"], "field"), "type": ["null", schema] if field.get("optional") else schema}
     if field.get("optional"):
-        out["default"] = None
-    return out
+        return {"name": _avro_name(field["field"], "field"), "type": ["null", schema], "default": None}
+    return {"name": _avro_name(field["field"], "field"), "type": schema}
 
 
 def _variable_scale(value) -> dict:
     number = decimal.Decimal(str(value))
     scale = max(0, -number.as_tuple().exponent)
-    unscaled = int(number.scaleb(scale, decimal.Context(prec=10**6)))
-    return {"scale": scale, "value": _unscaled_bytes(unscaled)}
+    return {"scale": scale, "value": _unscaled_bytes(number, scale)}
 
 
 def _geometry(value) -> dict:
@@ -321,23 +306,22 @@ NAMED_STRUCTS = {
 }
 
 
-def _unscaled_bytes(unscaled: int) -> bytes:
+def _unscaled_bytes(number: decimal.Decimal, scale: int) -> bytes:
+    """The big-endian two's complement bytes of `number` with `scale` fraction digits (a Connect Decimal's)."""
+    unscaled = int(number.scaleb(scale, decimal.Context(prec=10**6)))
     return unscaled.to_bytes(max(1, (unscaled.bit_length() + 8) // 8), "big", signed=True)
 
 
 def _held(kind: str, values: list) -> bool:
     """Whether every value is held digit for digit by the Avro type of Connect's `kind`."""
-    for value in values:
-        if value is None:
-            continue
-        if kind == "int64":
-            if int(value) not in LONGS:
-                return False
-            continue
-        try:
-            _binary_float(value, AVRO_TYPES[kind])
-        except E.Unsupported:
-            return False
+    if kind == "int64":
+        return all(int(value) in LONGS for value in values if value is not None)
+    try:
+        for value in values:
+            if value is not None:
+                _binary_float(value, AVRO_TYPES[kind])
+    except E.Unsupported:
+        return False
     return True
 
 
@@ -361,8 +345,7 @@ def _avro_value(schema, value):
         schema = schema[1]
     kind = schema if isinstance(schema, str) else schema["type"]
     if isinstance(schema, dict) and schema.get("connect.name") == DECIMAL:
-        number = decimal.Decimal(str(value))
-        return _unscaled_bytes(int(number.scaleb(schema["scale"], decimal.Context(prec=10**6))))
+        return _unscaled_bytes(decimal.Decimal(str(value)), schema["scale"])
     if isinstance(schema, dict) and schema.get("connect.name") in NAMED_STRUCTS:
         to_datum = NAMED_STRUCTS[schema["connect.name"]][1]
         if to_datum is None or isinstance(value, dict):
@@ -405,12 +388,10 @@ def writer_schema_of(event: dict, message: dict) -> dict:
         # record has every field, so a column of the table's types that no image has would come back as a
         # null. Images of different columns (an update of the changed columns only) each get their own
         # (`Value` after, `BeforeValue` before); a Decimal's scale is that of the record's values
-        images = field["field"] in D.IMAGE_FIELDS
-        if images:
+        if field["field"] in D.IMAGE_FIELDS:
             columns = [set(payload[f]) for f in D.IMAGE_FIELDS if isinstance(payload.get(f), dict)]
             shared = len(columns) < 2 or columns[0] == columns[1]
-            own = [payload.get(field["field"])]
-            values = [payload.get(f) for f in D.IMAGE_FIELDS] if shared else own
+            values = [payload.get(f) for f in (D.IMAGE_FIELDS if shared else [field["field"]])]
             present = {c for v in values if isinstance(v, dict) for c in v}
             if present:
                 field = {**field, "fields": [f for f in field["fields"] if f["field"] in present]}
@@ -426,12 +407,10 @@ def writer_schema_of(event: dict, message: dict) -> dict:
     return schema
 
 
-_JSON_ENCODE = D._encode_debezium(flatten=False)
-
-
-def frame(event: dict, options: Mapping[str, str]) -> bytes:
-    """One canonical event as a framed Debezium Avro message (Confluent's wire format)."""
-    written = _JSON_ENCODE(event, {"schema": "true", "binary": "base64", "column_types": ""})
+def encode_debezium_avro(event: dict, options: Mapping[str, str]) -> list[bytes]:
+    """One canonical event as its framed message in Confluent's wire format (a target writes it as a
+    `value_b64` line)."""
+    written = D._encode_debezium(event, {"schema": "true", "binary": "base64", "column_types": ""}, flatten=False)
     message = J.parse_object(written[0])
     schema = writer_schema_of(event, message)
     subject = options.get(SUBJECT) or f"{event.get('source_topic') or event.get('table_name')}-value"
@@ -444,12 +423,7 @@ def frame(event: dict, options: Mapping[str, str]) -> bytes:
         fastavro.schemaless_writer(buf, fastavro.parse_schema(plain), datum)
     except (ValueError, TypeError, OverflowError) as exc:
         raise E.Unsupported(f"the event does not fit its Avro schema: {exc}") from None
-    return buf.getvalue()
-
-
-def encode_debezium_avro(event: dict, options: Mapping[str, str]) -> list[bytes]:
-    """One canonical event as its framed message (a target writes it as a `value_b64` line)."""
-    return [frame(event, options)]
+    return [buf.getvalue()]
 
 
 OPTIONS = (
@@ -464,7 +438,6 @@ DEBEZIUM_AVRO = Codec(
     decode_debezium_avro,
     encode_debezium_avro,
     options=OPTIONS,
-    binary="base64",
     update_has_before=False,
     binary_messages=True,  # lines (`value_b64`, kcat) of binary values: no `.avro` containers (messages=json)
     delivery_fields=D.REPLAYED,

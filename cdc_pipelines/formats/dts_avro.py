@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import fastavro
 
@@ -21,6 +22,7 @@ from cdc_pipelines.formats.dts_avro_records import encode_record, read_record, r
 from cdc_pipelines.model import canonical as C
 
 
+@dataclass(slots=True, eq=False)  # compared and hashed by identity, as a plain object
 class ContainerRecord:
     """A Record read from an `.avro` container (a `Line.record`); None for a damaged container's reject.
 
@@ -28,24 +30,16 @@ class ContainerRecord:
     them), serialised only then.
     """
 
-    __slots__ = ("record",)
-
-    def __init__(self, record: dict | None):
-        self.record = record
+    record: dict | None
 
     def raw_text(self) -> tuple[str, str]:
-        if self.record is None:
-            return "", "base64"
         buf = io.BytesIO()
         try:
             fastavro.schemaless_writer(buf, record_schemas()[0 if "bornTimestamp" in self.record else 1], self.record)
-        except Exception:  # noqa: BLE001 - a record our schema cannot hold still gets its reject
+        except Exception:  # noqa: BLE001 - no record (a damaged container), or one our schema cannot hold
             return "", "base64"
+
         return base64.b64encode(buf.getvalue()).decode(), "base64"
-
-
-def _reason(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]) -> list[RawEvent]:
@@ -56,11 +50,10 @@ def decode_dts_avro(message: bytes | ContainerRecord, options: Mapping[str, str]
     except Reject:
         raise
     except Exception as exc:  # noqa: BLE001 - hostile bytes must become a reject, never crash the run
-        raise Reject(_reason(exc)) from None
+        raise Reject(str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}") from None
     event["event_time"], event["event_time_unit"] = C.time_of(event["event_time"])
-    sync = event["sync_time"]
-    if sync is not None:
-        event["sync_time"] = C.time_of(sync)[0]
+    if event["sync_time"] is not None:
+        event["sync_time"] = C.time_of(event["sync_time"])[0]
         if event["sync_time"] is None:
             raise Reject(BAD_SYNC_TIME)
     return [event]

@@ -30,16 +30,8 @@ from cdc_pipelines.model import meta_keys
 # a package resource, so it also reads from the zip executors import the package from on a cluster
 SCHEMA_FILE = importlib.resources.files("cdc_pipelines.formats") / "schemas" / "dts_record.avsc"
 NAMESPACE = "com.alibaba.dts.formats.avro."
-OPS = {
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    "DELETE": "DELETE",
-    "DDL": "DDL",
-    "HEARTBEAT": "HEARTBEAT",
-    "BEGIN": "TX_BEGIN",
-    "COMMIT": "TX_END",
-    "INIT": "INSERT",
-}
+_CANONICAL_NAMES = ("INSERT", "UPDATE", "DELETE", "DDL", "HEARTBEAT")  # operations named as the canonical ops
+OPS = {op: op for op in _CANONICAL_NAMES} | {"BEGIN": "TX_BEGIN", "COMMIT": "TX_END", "INIT": "INSERT"}
 CHARSETS = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "latin-1", "binary": None}
 
 
@@ -120,9 +112,7 @@ def split_object_name(name: str | None) -> tuple[str | None, str | None, str | N
     parts = [p.replace("\\u002E", ".") for p in name.split(".")]
     if len(parts) >= 3:
         return parts[0], parts[1], ".".join(parts[2:])
-    if len(parts) == 2:
-        return parts[0], None, parts[1]
-    return None, None, parts[0]
+    return (parts[0] if len(parts) == 2 else None), None, parts[-1]
 
 
 def _fraction(micros: int | None) -> str:
@@ -161,27 +151,13 @@ def _instant(v: dict) -> str:
     return f"{second}.{v['millis']:06d}Z"
 
 
-def _character(v: dict, _t) -> tuple:
-    text, logical = _text(v["value"], v["charset"])
-    return text, logical, f"Character:{v['charset']}"
+def _object(kind: str):
+    """A Binary*/Text* member: its bytes in base64 (BYTES), or its text (JSON for a JSON object, else STRING)."""
 
-
-def _datetime(v: dict, _t) -> tuple:
-    text, logical = _datetime_text(v)
-    return text, logical, "DateTime"
-
-
-def _text_object(kind: str):
     def convert(v: dict, _t) -> tuple:
-        logical = "JSON" if v["type"].upper() == "JSON" else "STRING"
-        return v["value"], logical, f"{kind}:{v['type']}"
-
-    return convert
-
-
-def _binary_object(kind: str):
-    def convert(v: dict, _t) -> tuple:
-        return base64.b64encode(v["value"]).decode(), "BYTES", f"{kind}:{v['type']}"
+        if kind.startswith("Binary"):
+            return base64.b64encode(v["value"]).decode(), "BYTES", f"{kind}:{v['type']}"
+        return v["value"], "JSON" if v["type"].upper() == "JSON" else "STRING", f"{kind}:{v['type']}"
 
     return convert
 
@@ -192,18 +168,15 @@ _CONVERTERS = {
     "Integer": lambda v, _t: (v["value"], "INT", "Integer"),
     "Decimal": lambda v, _t: (v["value"], "DECIMAL", "Decimal"),
     "Float": lambda v, t: (repr(v["value"]), "FLOAT" if t == 4 else "DOUBLE", "Float"),
-    "Character": _character,
+    "Character": lambda v, _t: (*_text(v["value"], v["charset"]), f"Character:{v['charset']}"),
     "Timestamp": lambda v, _t: (_instant(v), "TIMESTAMP", "Timestamp"),
-    "DateTime": _datetime,
+    "DateTime": lambda v, _t: (*_datetime_text(v), "DateTime"),
     "TimestampWithTimeZone": lambda v, _t: (
         f"{_datetime_text(v['value'])[0]} {v['timezone']}",
         "ZONED_DATETIME",
         "TimestampWithTimeZone",
     ),
-    "BinaryGeometry": _binary_object("BinaryGeometry"),
-    "BinaryObject": _binary_object("BinaryObject"),
-    "TextGeometry": _text_object("TextGeometry"),
-    "TextObject": _text_object("TextObject"),
+    **{kind: _object(kind) for kind in ("BinaryGeometry", "BinaryObject", "TextGeometry", "TextObject")},
 }
 _CONVERTERS |= {NAMESPACE + kind: convert for kind, convert in _CONVERTERS.items()}
 _NULL = (None, "UNKNOWN", "null")
@@ -228,17 +201,10 @@ def _image(fields: list[dict], values, types: dict, members: dict, none_columns:
     image = {}
     for field, value in zip(fields, values, strict=True):
         name = field["name"]
-        if value is None:
-            text, logical, member = _NULL
-        else:
-            kind, v = value
-            convert = _CONVERTERS.get(kind)
-            if convert is None:
-                raise ValueError(f"unknown DTS Avro value type {kind}")
-            text, logical, member = convert(v, field["dataTypeNumber"])
-            if member == "EmptyObject:NONE":
-                none_columns.append(name)
-                continue
+        text, logical, member = convert_value(value, field["dataTypeNumber"])
+        if member == "EmptyObject:NONE":
+            none_columns.append(name)
+            continue
         image[name] = text
         members[name] = member
         if logical != "UNKNOWN" or name not in types:
@@ -270,9 +236,7 @@ def record_to_fields(record: dict) -> dict:
     """The canonical fields of one decoded Record (values as canonical text; meta leaves out what is null)."""
     raw_op = record["operation"]
     fields = record["fields"] if isinstance(record["fields"], list) else []
-    types: dict = {}
-    members: dict = {}
-    none_columns: list = []
+    types, members, none_columns = {}, {}, []  # filled by the images: column -> logical type, union member
     before = _image(fields, record["beforeImages"], types, members, none_columns)
     after = _image(fields, record["afterImages"], types, members, none_columns)
     name = record["objectName"]
@@ -288,8 +252,7 @@ def record_to_fields(record: dict) -> dict:
     }
     if name is not None:
         meta["objectName"] = name
-    for key, value in tags.items():
-        meta["tags." + key] = value
+    meta |= {"tags." + key: value for key, value in tags.items()}
     if "bornTimestamp" in record:
         meta["bornTimestamp"] = str(record["bornTimestamp"])
     if process:
@@ -325,14 +288,11 @@ def record_to_fields(record: dict) -> dict:
 
 # ---------------------------------------------------------------- encoder
 #
-# Canonical values back to union members: INT -> Integer, DECIMAL -> Decimal, FLOAT/DOUBLE -> Float,
-# STRING/INTERVAL -> Character utf8mb4, BYTES -> BinaryObject, DATE/TIME/DATETIME -> DateTime parts,
-# TIMESTAMP -> Timestamp (seconds + microseconds in `millis`), ZONED_DATETIME -> TimestampWithTimeZone,
-# JSON -> TextObject, BOOLEAN -> Integer 1/0 (MySQL has no boolean), untyped values -> Integer or
-# Decimal where the source wrote a JSON number, else Character; SQL NULL -> null. An event decoded from
-# DTS Avro names its members in meta `cdc.avro_value_types`, which picks the exact member (charset,
-# geometry vs object, EmptyObject NULL, YEAR as DateTime). A column of `fields` missing from an image
-# is EmptyObject NONE. Text a member cannot hold (an unparsable date, say) is written as Character.
+# Canonical values back to union members, by logical type (`_MEMBER_OF_TYPE`; BOOLEAN as Integer 1/0: MySQL
+# has no boolean); untyped values as Integer or Decimal where the source wrote a JSON number, else Character;
+# SQL NULL as null. An event decoded from DTS Avro names its members in meta `cdc.avro_value_types`, which
+# picks the exact member (charset, geometry vs object, EmptyObject NULL, YEAR as DateTime). A column of
+# `fields` missing from an image is EmptyObject NONE. Text a member cannot hold is written as Character.
 
 ENCODE_OPS = {op: name for name, op in OPS.items() if name != "INIT"}
 OPERATIONS = (
@@ -346,7 +306,6 @@ MYSQL_TYPE_CODES = {
 }  # fmt: skip
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_PYTHON_CHARSETS = {k: v for k, v in CHARSETS.items() if v is not None}
 
 
 def _member(kind: str, value) -> tuple:
@@ -361,19 +320,16 @@ def _digits(text: str) -> tuple[int, int]:
 
 
 def _character(text: str, charset: str, logical: str):
-    if CHARSETS.get(charset.lower(), charset) is None or logical == "BYTES":
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            return None
-        return _member("Character", {"charset": charset, "value": raw})
+    """A Character member: BYTES (and a binary charset's text) from base64, other text in its charset."""
+    encoding = CHARSETS.get(charset.lower(), charset)
     try:
-        return _member(
-            "Character",
-            {"charset": charset, "value": codecs.encode(text, _PYTHON_CHARSETS.get(charset.lower(), charset))},
-        )
-    except (LookupError, UnicodeEncodeError):
+        if encoding is None or logical == "BYTES":
+            raw = base64.b64decode(text, validate=True)
+        else:
+            raw = codecs.encode(text, encoding)
+    except (ValueError, LookupError):  # not base64 (binascii.Error), not in the charset (UnicodeEncodeError)
         return None
+    return _member("Character", {"charset": charset, "value": raw})
 
 
 def _datetime_parts(text: str, logical: str) -> dict | None:
@@ -402,8 +358,7 @@ def _timestamp(text: str):
 
 def _zoned(text: str):
     local, _, zone = text.rpartition(" ")
-    logical = "DATETIME" if " " in local else "DATE"
-    parts = _datetime_parts(local, logical) if zone else None
+    parts = _datetime_parts(local, "DATETIME" if " " in local else "DATE") if zone else None
     return None if parts is None else _member("TimestampWithTimeZone", {"value": parts, "timezone": zone})
 
 
@@ -455,7 +410,7 @@ _MEMBER_OF_TYPE = {
 }  # fmt: skip
 
 
-def encode_value(text: str | None, logical: str, hint: str | None = None, is_number: bool = False):
+def encode_value(text: str | None, logical: str, hint: str | None, is_number: bool):
     """The union member for one canonical value (see the notes above); None is SQL NULL."""
     if text is None:
         return _member("EmptyObject", "NULL") if hint == "EmptyObject:NULL" else None
@@ -471,8 +426,7 @@ def encode_value(text: str | None, logical: str, hint: str | None = None, is_num
 
 def object_name(db: str | None, db_schema: str | None, table: str | None) -> str | None:
     """`db.table` / `db.schema.table`, a dot inside a name written `\\u002E` (the reverse of `split_object_name`)."""
-    parts = [p.replace(".", "\\u002E") for p in (db, db_schema, table) if p is not None]
-    return ".".join(parts) or None
+    return ".".join(p.replace(".", "\\u002E") for p in (db, db_schema, table) if p is not None) or None
 
 
 def _record_id(event: dict) -> int:
@@ -532,15 +486,8 @@ def encode_record(event: dict, options) -> list[bytes]:
         columns = list(dict.fromkeys([*(event.get("before") or {}), *(event.get("after") or {})]))
     else:
         columns = []
-    fields = [
-        {
-            "name": c,
-            "dataTypeNumber": int(source_types[c])
-            if re.fullmatch(r"-?[0-9]+", source_types.get(c, ""))
-            else MYSQL_TYPE_CODES.get(types.get(c, "UNKNOWN"), 253),
-        }
-        for c in columns
-    ]
+    codes = {c: int(t) for c, t in source_types.items() if type(t) is str and re.fullmatch(r"-?[0-9]+", t)}
+    fields = [{"name": c, "dataTypeNumber": codes.get(c, MYSQL_TYPE_CODES.get(types.get(c), 253))} for c in columns]
     before, after = _images(event, columns) if is_row else (None, None)
     if op == "DDL":
         after = event.get("ddl")

@@ -63,17 +63,15 @@ def json_numbers(event: dict) -> frozenset[str] | None:
     return frozenset() if event.get("source_format") != "dts-avro" else None
 
 
-def image_json(event: dict, image: dict | None, numbers_by_type: bool = False) -> dict | None:
-    """An image as a JSON object: numbers where the source wrote numbers (or by type, if asked)."""
+def image_json(event: dict, image: dict | None) -> dict | None:
+    """An image as a JSON object: numbers where the source wrote numbers (by type where it was no JSON)."""
     if image is None:
         return None
     numbers = json_numbers(event)
-    types = event.get("column_types") or {}
-    out = {}
-    for key, value in image.items():
-        is_number = (key in numbers) if numbers is not None and not numbers_by_type else types.get(key) in NUMERIC_TYPES
-        out[key] = number(value) if is_number else value
-    return out
+    if numbers is None:
+        types = event.get("column_types") or {}
+        numbers = {key for key in image if types.get(key) in NUMERIC_TYPES}
+    return {key: number(value) if key in numbers else value for key, value in image.items()}
 
 
 def epoch_millis(ts: dt.datetime | None) -> int | None:
@@ -206,9 +204,9 @@ def synthetic_sequence(event: dict) -> str:
     return str(int(event["event_id"][:15], 16))
 
 
-_DATE_PARTS = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
-_TIME_PARTS = re.compile(r"([0-9]{2,3}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?")
-_DATETIME_PARTS = re.compile(r"(\S+)[ T](\S+)")
+_DATE = r"(?P<year>[0-9]{4})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
+_TIME = r"(?P<hour>[0-9]{2,3}):(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:\.(?P<fraction>[0-9]{1,9}))?)?"
+_TEMPORAL = {"DATE": re.compile(_DATE), "TIME": re.compile(_TIME), "DATETIME": re.compile(f"{_DATE}[ T]{_TIME}")}
 
 
 def temporal_parts(value: str, logical: str) -> dict | None:
@@ -218,32 +216,15 @@ def temporal_parts(value: str, logical: str) -> dict | None:
     exceed 23); all of them for DATETIME (`YYYY-MM-DD[ T]HH:MM[:SS[.f]]`, no zone suffix). `fraction`
     is the fraction digits as written ("" when none); a date must exist in the calendar.
     """
-    if logical == "TIME":
-        date_text, time_text = None, value
-    elif logical == "DATE":
-        date_text, time_text = value, None
-    else:
-        split = _DATETIME_PARTS.fullmatch(value)
-        if not split:
-            return None
-        date_text, time_text = split.groups()
-    parts: dict = {}
-    if date_text is not None:
-        match = _DATE_PARTS.fullmatch(date_text)
-        if not match:
-            return None
-        year, month, day = (int(g) for g in match.groups())
-        try:
-            dt.date(year, month, day)
-        except ValueError:
-            return None
-        parts = {"year": year, "month": month, "day": day}
-    if time_text is None:
-        return parts
-    match = _TIME_PARTS.fullmatch(time_text)
+    match = _TEMPORAL.get(logical, _TEMPORAL["DATETIME"]).fullmatch(value)
     if not match:
         return None
-    hour, minute, second, fraction = match.groups()
-    if logical == "DATETIME" and (int(hour) > 23 or int(minute) > 59 or int(second or 0) > 59):
+    parts = {k: (v or "") if k == "fraction" else int(v or 0) for k, v in match.groupdict().items()}
+    if "year" in parts:
+        try:
+            dt.date(parts["year"], parts["month"], parts["day"])
+        except ValueError:
+            return None
+    if logical == "DATETIME" and (parts["hour"] > 23 or parts["minute"] > 59 or parts["second"] > 59):
         return None
-    return parts | {"hour": int(hour), "minute": int(minute), "second": int(second or 0), "fraction": fraction or ""}
+    return parts

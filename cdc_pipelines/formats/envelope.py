@@ -1,8 +1,8 @@
 """What the plain JSON envelope codecs share (Maxwell, OGG, AWS DMS): meta tables, kept fields, local times.
 
-Each of these codecs declares its meta fields once, as a table of `MetaField(key, field, kind)`: the
-`meta` key, the JSON field it comes from and how the encoder writes it back (`number`: JSON number
-with the same digits, `text`: a JSON string, `bool`: true/false, `json`: the value's exact JSON). A
+Each of these codecs declares its meta fields once, as a table `{field: kind}`: the JSON field (also
+its `meta` key) and how the encoder writes it back (`number`: JSON number with the same digits,
+`text`: a JSON string, `bool`: true/false, `json`: the value's exact JSON). A
 field the codec does not know is not lost: every such top-level field is kept, exactly, as one JSON
 object in meta `cdc.extra`, and written back by an encoder of the same format.
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 import orjson
 
@@ -23,15 +22,6 @@ from cdc_pipelines.formats import jsontext as J
 from cdc_pipelines.formats.base import NOT_JSON_OBJECT, Reject
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
-
-
-@dataclass(frozen=True)
-class MetaField:
-    """One `meta` entry: its key, the message field it is read from, and how it is written back."""
-
-    key: str
-    field: str
-    kind: str = "text"
 
 
 def object_field(message: Mapping, name: str) -> dict | None:
@@ -53,14 +43,9 @@ def text_list(message: Mapping, name: str) -> list[str | None] | None:
     return [J.text(v) for v in value]
 
 
-def read_meta(source: Mapping, fields: Iterable[MetaField]) -> dict[str, str]:
+def read_meta(source: Mapping, fields: Iterable[str]) -> dict[str, str]:
     """The meta entries of the declared fields the message has (null fields are left out)."""
-    meta = {}
-    for f in fields:
-        value = source.get(f.field)
-        if value is not None:
-            meta[f.key] = J.text(value)
-    return meta
+    return {f: J.text(source[f]) for f in fields if source.get(f) is not None}
 
 
 def _value(text: str, kind: str):
@@ -73,14 +58,9 @@ def _value(text: str, kind: str):
     return text
 
 
-def write_meta(meta: Mapping[str, str], fields: Iterable[MetaField]) -> dict:
+def write_meta(meta: Mapping[str, str], fields: Mapping[str, str]) -> dict:
     """The message fields of the declared meta entries, written as their kinds say."""
-    out = {}
-    for f in fields:
-        text = meta.get(f.key)
-        if text is not None:
-            out[f.field] = _value(text, f.kind)
-    return out
+    return {f: _value(meta[f], kind) for f, kind in fields.items() if meta.get(f) is not None}
 
 
 def keep_extra(message: Mapping, known: Iterable[str], meta: dict) -> None:
@@ -119,9 +99,7 @@ def local_time_of(text: str | None, timezone: str) -> tuple[int | None, str | No
     if text is None:
         return None, None
     if timezone != "UTC" and not text.endswith("Z"):
-        instant = C.local_to_instant_text(text, timezone)
-        if instant is not None:
-            text = instant
+        text = C.local_to_instant_text(text, timezone) or text  # always ends in Z: never empty
     return C.time_of(text)
 
 

@@ -34,7 +34,7 @@ class NotJsonObject(Reject):
     """The text is not one JSON object (an array, a bare value, truncated, text after it, or nested
     deeper than the parser or the writer of nested values can go); `detail` says what the parser saw."""
 
-    def __init__(self, detail: str = "") -> None:
+    def __init__(self, detail: str) -> None:
         super().__init__(NOT_JSON_OBJECT)
         self.detail = detail
 
@@ -137,20 +137,10 @@ def column_pairs(value: object) -> tuple[tuple[str, str | None], ...] | None:
     text then. Reject where the list or an entry is not what the formats write."""
     if value is None:
         return None
-    if type(value) is not list:
+    if type(value) is not list or any(c is not None and type(c) is not dict for c in value):
         raise Reject(NOT_JSON_OBJECT)
-    pairs = []
-    for column in value:
-        if type(column) is dict:
-            name, kind = column.get("name"), column.get("type")
-            if type(name) is not str:
-                name = text(name)
-                if name is None:
-                    continue
-            pairs.append((name, kind if type(kind) is str else text(kind)))
-        elif column is not None:
-            raise Reject(NOT_JSON_OBJECT)
-    return tuple(pairs)
+    named = ((text(c.get("name")), c) for c in value if c is not None)
+    return tuple((name, text(c.get("type"))) for name, c in named if name is not None)
 
 
 def value_b64(line: bytes) -> bytes:

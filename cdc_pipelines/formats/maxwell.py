@@ -1,15 +1,11 @@
 """Maxwell JSON (zendesk/maxwell, as Flink's and Paimon's `maxwell-json` read it): one row per message.
 
-`database`, `table`, `type` (`insert`/`update`/`delete`, `bootstrap-insert` for a bootstrapped row,
-`bootstrap-start`/`bootstrap-complete` around a bootstrap, `database-*`/`table-*` for DDL with the
-statement in `sql`), `ts` (epoch seconds), `xid`, `xoffset`/`commit`, `data` (the row) and `old` (on
-update, the previous values of the changed columns only, as canal's `old`: the before image is `data`
-overlaid with `old`), `primary_key_columns` when Maxwell is asked for them. Maxwell carries no column
-types: every column is UNKNOWN and keeps its text (JSON numbers keep their digits).
+docs/formats/peers.md maps its fields. On update `old` holds the previous values of the changed columns
+only, as canal's `old`: the before image is `data` overlaid with `old`. Maxwell carries no column types:
+every column is UNKNOWN and keeps its text (JSON numbers keep their digits).
 
-The encoder writes one message per event: the fields above, `ts` from the event time in seconds,
-`xid` from `tx_id`; a Maxwell event's own meta (`xoffset`, `commit`, position, DDL `def`/`old`, any
-other field) goes back as it came.
+The encoder writes one message per event, `ts` in seconds; a Maxwell event's own meta (`xoffset`,
+`commit`, position, DDL `def`/`old`, any other field) goes back as it came.
 """
 
 from __future__ import annotations
@@ -29,17 +25,17 @@ DDL_TYPES = ("database-create", "database-alter", "database-drop", "table-create
 OTHER_TYPES = ("bootstrap-start", "bootstrap-complete")
 OPS = {**ROW_TYPES, **dict.fromkeys(DDL_TYPES, "DDL"), **dict.fromkeys(OTHER_TYPES, "OTHER")}
 ENCODE_TYPES = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
-META_FIELDS = (
-    V.MetaField("ts", "ts", "number"),
-    V.MetaField("xid", "xid", "number"),
-    V.MetaField("xoffset", "xoffset", "number"),
-    V.MetaField("commit", "commit", "bool"),
-    V.MetaField("position", "position"),
-    V.MetaField("gtid", "gtid"),
-    V.MetaField("server_id", "server_id", "number"),
-    V.MetaField("thread_id", "thread_id", "number"),
-    V.MetaField("primary_key", "primary_key", "json"),
-)
+META_FIELDS = {
+    "ts": "number",
+    "xid": "number",
+    "xoffset": "number",
+    "commit": "bool",
+    "position": "text",
+    "gtid": "text",
+    "server_id": "number",
+    "thread_id": "number",
+    "primary_key": "json",
+}
 # fields read into the canonical row itself (the rest go to meta)
 ENVELOPE = ("database", "table", "type", "data", "old", "sql", "primary_key_columns")
 
@@ -51,7 +47,7 @@ def decode_maxwell(message: bytes, options: Mapping[str, str]) -> list[RawEvent]
     raw_type = text(msg.get("type"))
     op = op_of(raw_type, OPS, "type")
     meta = V.read_meta(msg, META_FIELDS)
-    known = {*ENVELOPE, *(f.field for f in META_FIELDS)}
+    known = {*ENVELOPE, *META_FIELDS}
     if op == "OTHER":
         known -= {"data"}  # a bootstrap marker's `data` is no row: it is kept whole
     if op == "DDL":
@@ -108,8 +104,7 @@ def encode_maxwell(event: dict, options: Mapping[str, str]) -> list:
     if same:
         message |= V.write_meta(meta, META_FIELDS)
     else:
-        seconds = E.epoch_seconds(event.get("event_time"))
-        message["ts"] = seconds
+        message["ts"] = E.epoch_seconds(event.get("event_time"))
         message["xid"] = E.number(event.get("tx_id"))
         message["position"] = event.get("position")
     if op == "DDL":
@@ -117,14 +112,12 @@ def encode_maxwell(event: dict, options: Mapping[str, str]) -> list:
     elif op in ENCODE_TYPES:
         if op == "UPDATE" and event.get("before") is None:
             raise E.Unsupported("UPDATE without a before image: maxwell `old` cannot be built")
-        row = event["before"] if op == "DELETE" else event["after"]
-        message["data"] = E.image_json(event, row)
+        message["data"] = E.image_json(event, event["before"] if op == "DELETE" else event["after"])
         if op == "UPDATE":
             before = event["before"]
             changed = [k for k in E.changed_columns(event, FORMAT_ID) if k in before]
             message["old"] = E.image_json(event, {k: before[k] for k in changed})
-    if event.get("pk_columns") is not None:
-        message["primary_key_columns"] = event["pk_columns"]
+    message["primary_key_columns"] = event.get("pk_columns")
     if same:
         message |= V.extra_fields(meta)
     return [E.dumps({k: v for k, v in message.items() if v is not None})]

@@ -1,15 +1,13 @@
 """Oracle GoldenGate JSON (the OGG for Big Data JSON formatter, as Flink's and Paimon's `ogg-json` read it).
 
-`table` is `SCHEMA.TABLE` (db and table; in `CATALOG.SCHEMA.TABLE` the db is `CATALOG.SCHEMA`); `op_type` is `I`, `U`,
-`D` or `T` (truncate); `op_ts` (when the change was made at the source) and `current_ts` (when
+docs/formats/peers.md maps its fields. `op_ts` (when the source made the change) and `current_ts` (when
 GoldenGate wrote it) are date-time text without a zone (`2020-05-13 15:40:06.000000`,
-`2020-05-13T13:39:35.766000`), read in the `timezone` option (default UTC); `pos` is the trail
-position; `primary_keys` the key columns; `before` / `after` the row images (an update carries a
-before image only where GoldenGate was set to write one, and may hold only the key and the changed
-columns). OGG carries no column types here: every column is UNKNOWN and keeps its text.
+`2020-05-13T13:39:35.766000`), read in the `timezone` option (default UTC). An update carries a before image
+only where GoldenGate was set to write one, and it may hold only the key and the changed columns. OGG
+carries no column types here: every column is UNKNOWN and keeps its text.
 
-The encoder writes one message per event; times go out as wall-clock text in `timezone` with six
-fraction digits, an OGG event's own `op_ts`/`current_ts`/`pos`, `tokens` and other fields as they came.
+The encoder writes one message per event, times as wall-clock text in `timezone` with six fraction digits;
+an OGG event's own `op_ts`/`current_ts`/`pos`, `tokens` and other fields go back as they came.
 """
 
 from __future__ import annotations
@@ -24,13 +22,7 @@ from cdc_pipelines.formats.base import BAD_SYNC_TIME, Codec, RawEvent, Reject, o
 FORMAT_ID = "ogg-json"
 OPS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE", "T": "TRUNCATE"}
 ENCODE_OPS = {v: k for k, v in OPS.items()}
-META_FIELDS = (
-    V.MetaField("op_ts", "op_ts"),
-    V.MetaField("current_ts", "current_ts"),
-    V.MetaField("pos", "pos"),
-    V.MetaField("csn", "csn", "number"),
-    V.MetaField("xid", "xid"),
-)
+META_FIELDS = {"op_ts": "text", "current_ts": "text", "pos": "text", "csn": "number", "xid": "text"}
 ENVELOPE = ("table", "op_type", "primary_keys", "before", "after")
 OPTIONS = (timezone_option("`op_ts` and `current_ts`"),)
 
@@ -41,7 +33,7 @@ def decode_ogg(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     raw_op = J.text(msg.get("op_type"))
     op = op_of(raw_op, OPS, "op_type")
     meta = V.read_meta(msg, META_FIELDS)
-    V.keep_extra(msg, {*ENVELOPE, *(f.field for f in META_FIELDS)}, meta)
+    V.keep_extra(msg, {*ENVELOPE, *META_FIELDS}, meta)
     timezone = options.get("timezone", "UTC")
     event_time, unit = V.local_time_of(meta.get("op_ts"), timezone)
     sync_time, _ = V.local_time_of(meta.get("current_ts"), timezone)
@@ -89,8 +81,7 @@ def encode_ogg(event: dict, options: Mapping[str, str]) -> list:
         message["current_ts"] = V.local_text(event.get("sync_time"), timezone, "T")
         message["pos"] = event.get("position")
         message["xid"] = event.get("tx_id")
-    if event.get("pk_columns") is not None:
-        message["primary_keys"] = event["pk_columns"]
+    message["primary_keys"] = event.get("pk_columns")
     if op != "TRUNCATE":
         message["before"] = E.image_json(event, event.get("before"))
         message["after"] = E.image_json(event, event.get("after"))
@@ -101,10 +92,8 @@ def encode_ogg(event: dict, options: Mapping[str, str]) -> list:
 
 def recognise_ogg(message: dict) -> bool:
     """`op_type` and `table` with an image; a truncate (`T`) carries none."""
-    return (
-        "op_type" in message
-        and "table" in message
-        and ("before" in message or "after" in message or message.get("op_type") == "T")
+    return {"op_type", "table"} <= message.keys() and (
+        "before" in message or "after" in message or message["op_type"] == "T"
     )
 
 

@@ -38,10 +38,8 @@ class RegistryError(RuntimeError):
 
 
 def _expand(value: str) -> str:
-    def missing(name: str) -> RegistryError:
-        return RegistryError(f"the schema registry settings name the environment variable {name}, which is not set")
-
-    return expand(value, missing)
+    unset = "the schema registry settings name the environment variable {}, which is not set"
+    return expand(value, lambda name: RegistryError(unset.format(name)))
 
 
 def _scrub(text: str, options: Mapping[str, str]) -> str:
@@ -88,9 +86,8 @@ def _request(options: Mapping[str, str], path: str, body: dict | None = None) ->
 
 
 def _refused(options: Mapping[str, str], what: str, status: int, answer: dict) -> RegistryError:
-    message = _scrub(str(answer.get("message") or ""), options)
-    said = f" {message}" if message else ""
-    return RegistryError(f"schema registry {options.get(URL)}: {what}: HTTP {status}{said}")
+    said = _scrub(str(answer.get("message") or ""), options)
+    return RegistryError(f"schema registry {options.get(URL)}: {what}: HTTP {status}{' ' if said else ''}{said}")
 
 
 def check_reachable(options: Mapping[str, str]) -> None:

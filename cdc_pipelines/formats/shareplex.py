@@ -39,20 +39,12 @@ from cdc_pipelines.formats.base import (
 from cdc_pipelines.model import canonical as C
 from cdc_pipelines.model import meta_keys
 
-OPS = {
-    "ins": "INSERT",
-    "upd": "UPDATE",
-    "del": "DELETE",
-    "ddl": "DDL",
-    "INSERT": "INSERT",
-    "UPDATE": "UPDATE",
-    "DELETE": "DELETE",
-    "TRUNCATE": "TRUNCATE",
-    "DROP COLUMN": "DDL",
-    "UPDATE BEFORE": "UPDATE",
-    "UPDATE AFTER": "UPDATE",
-}
 SPLIT_BEFORE, SPLIT_AFTER = "UPDATE BEFORE", "UPDATE AFTER"
+SHORT_OPS = {"INSERT": "ins", "UPDATE": "upd", "DELETE": "del", "DDL": "ddl"}
+# DTS's long op names: the canonical ops' own, DROP COLUMN (a DDL) and the halves of a split update
+LONG_OPS = {op: op for op in ("INSERT", "UPDATE", "DELETE", "TRUNCATE")} | {"DROP COLUMN": "DDL"}
+LONG_OPS |= dict.fromkeys((SPLIT_BEFORE, SPLIT_AFTER), "UPDATE")
+OPS = {**{name: op for op, name in SHORT_OPS.items()}, **LONG_OPS}
 # times repeat from message to message (second or millisecond precision): parse each text once per zone
 _time_of = functools.lru_cache(maxsize=4096)(V.local_time_of)
 OPTIONS = (timezone_option("`time` and `posttime`"),)
@@ -63,8 +55,7 @@ class _Sql(msgspec.Struct, gc=False):
 
 
 class SharePlexMessage(msgspec.Struct, gc=False):
-    """A SharePlex message's envelope: msgspec checks as it parses that each part is an object or null
-    (anything else makes the message no message of this format)."""
+    """A SharePlex message's envelope: each part an object or null."""
 
     data: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
@@ -80,7 +71,6 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     meta, data, key = msg.meta, msg.data, msg.key
     if meta is None:
         raise Reject("missing meta")
-    text = J.text
     # the whole meta object as text (null values kept, as the SharePlex source wrote them), and as event meta
     event_meta = {"meta." + k: v for k, v in J.texts(meta).items()}
     raw_op = meta.get("op")
@@ -107,6 +97,7 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     if op == "DELETE":
         before = data
     elif op == "UPDATE":
+        event_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(data or ()))
         if raw_op == SPLIT_BEFORE:
             before = key if key is not None else data
         elif raw_op == SPLIT_AFTER:
@@ -116,11 +107,9 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
     elif op == "INSERT":
         after = data
     elif op == "DDL":
-        ddl = text(msg.sql.ddl) if msg.sql is not None else None
+        ddl = J.text(msg.sql.ddl) if msg.sql is not None else None
         if ddl is None:
             ddl = raw_op
-    if op == "UPDATE":
-        event_meta[meta_keys.CHANGED_COLUMNS] = meta_keys.changed_columns_text(tuple(data or ()))
     scn = meta.get("scn")
     return [
         {
@@ -144,8 +133,6 @@ def decode_shareplex(message: bytes, options: Mapping[str, str]) -> list[RawEven
 
 
 SHAREPLEX_FORMATS = ("oms-shareplex", "dts-shareplex")
-SHORT_OPS = {"INSERT": "ins", "UPDATE": "upd", "DELETE": "del", "DDL": "ddl"}
-LONG_OPS = ("INSERT", "UPDATE", "DELETE", "TRUNCATE", "DROP COLUMN", SPLIT_BEFORE, SPLIT_AFTER)
 # meta fields both SharePlex docs write as JSON numbers (the decoder keeps meta as text)
 META_NUMBERS = ("size", "seq", "userid")
 
@@ -156,17 +143,6 @@ def _time_text(ts: dt.datetime | None, timezone: str) -> str | None:
         return None
     ts = (ts if ts.tzinfo is not None else ts.replace(tzinfo=dt.UTC)).astimezone(C.zone(timezone))
     return f"{ts.year:04d}-{ts.month:02d}-{ts.day:02d}T{ts.hour:02d}:{ts.minute:02d}:{ts.second:02d}"
-
-
-def _meta_op(event: dict, same: bool, dts: bool) -> str:
-    op, raw = event["op"], event.get("raw_op")
-    if dts and same and (raw in LONG_OPS or raw in SHORT_OPS.values()):
-        return raw
-    if op in SHORT_OPS:
-        return SHORT_OPS[op]
-    if op == "TRUNCATE" and dts:
-        return "TRUNCATE"
-    raise E.Unsupported(f"{'DTS' if dts else 'OMS'} SharePlex has no {op} op")
 
 
 def _meta(event: dict, same: bool, dts: bool, op: str, timezone: str) -> dict:
@@ -197,80 +173,66 @@ def _meta(event: dict, same: bool, dts: bool, op: str, timezone: str) -> dict:
     return {k: v for k, v in meta.items() if v is not None} if dts else meta
 
 
-def _image(event: dict, image: dict | None, dts: bool) -> dict | None:
-    """An image with numbers where the source had them; OMS writes TIMESTAMP as epoch `sec.fraction` text."""
-    if image is not None and not dts:
-        image = E.timestamps_as_epoch(image, event.get("column_types") or {})
-    return E.image_json(event, image)
-
-
-def _encode(dts: bool):
-    def encode(event: dict, options: Mapping[str, str]) -> list:
-        same = E.from_same_family(event, *SHAREPLEX_FORMATS)
-        op = event["op"]
-        meta_op = _meta_op(event, same, dts)
-        if op == "UPDATE" and event.get("before") is None:
-            raise E.Unsupported("UPDATE without a before image: SharePlex `key` cannot be built")
-        meta = _meta(event, same, dts, meta_op, options.get("timezone", "UTC"))
-        before, after = _image(event, event.get("before"), dts), _image(event, event.get("after"), dts)
-        if meta_op == SPLIT_AFTER:  # a DTS split update goes back out as its two halves
-            before_op = (event.get("meta") or {}).get(meta_keys.BEFORE_RAW_OP) or SPLIT_BEFORE
-            return [
-                E.dumps({"meta": meta | {"op": before_op}, "data": before}),
-                E.dumps({"meta": meta, "data": after}),
-            ]
-        if op == "INSERT":
-            return [E.dumps({"data": after, "meta": meta})]
-        if op == "DELETE":
-            return [E.dumps({"data": before, "meta": meta})]
-        if op == "UPDATE":  # `key` is the before image, `data` only the changed columns' new values
-            changed = E.changed_columns(event, *SHAREPLEX_FORMATS)
-            data = {k: after[k] for k in changed if k in after}
-            return [E.dumps({"data": data, "meta": meta, "key": before})]
-        if op == "DDL":
-            ddl = event.get("ddl")
-            message = {"data": {}, "meta": meta}
-            if not (meta_op == "DROP COLUMN" and ddl == meta_op):  # the decoder took the op itself as DDL text
-                message["sql"] = {"ddl": ddl}
-            return [E.dumps(message)]
-        return [E.dumps({"meta": meta})]  # TRUNCATE (DTS)
-
-    return encode
+def _encode(event: dict, options: Mapping[str, str], dts: bool) -> list:
+    same = E.from_same_family(event, *SHAREPLEX_FORMATS)
+    op, raw = event["op"], event.get("raw_op")
+    if dts and same and (raw in LONG_OPS or raw in SHORT_OPS.values()):
+        meta_op = raw
+    elif op in SHORT_OPS or (op == "TRUNCATE" and dts):
+        meta_op = SHORT_OPS.get(op, op)
+    else:
+        raise E.Unsupported(f"{'DTS' if dts else 'OMS'} SharePlex has no {op} op")
+    if op == "UPDATE" and event.get("before") is None:
+        raise E.Unsupported("UPDATE without a before image: SharePlex `key` cannot be built")
+    meta = _meta(event, same, dts, meta_op, options.get("timezone", "UTC"))
+    # numbers where the source had them; OMS writes TIMESTAMP as epoch `sec.fraction` text
+    types = event.get("column_types") or {}
+    before, after = (
+        E.image_json(event, image if dts else E.timestamps_as_epoch(image, types))
+        for image in (event.get("before"), event.get("after"))
+    )
+    if meta_op == SPLIT_AFTER:  # a DTS split update goes back out as its two halves
+        before_op = (event.get("meta") or {}).get(meta_keys.BEFORE_RAW_OP) or SPLIT_BEFORE
+        return [
+            E.dumps({"meta": meta | {"op": before_op}, "data": before}),
+            E.dumps({"meta": meta, "data": after}),
+        ]
+    if op == "INSERT":
+        return [E.dumps({"data": after, "meta": meta})]
+    if op == "DELETE":
+        return [E.dumps({"data": before, "meta": meta})]
+    if op == "UPDATE":  # `key` is the before image, `data` only the changed columns' new values
+        changed = E.changed_columns(event, *SHAREPLEX_FORMATS)
+        data = {k: after[k] for k in changed if k in after}
+        return [E.dumps({"data": data, "meta": meta, "key": before})]
+    if op == "DDL":  # no `sql` where the decoder took a DROP COLUMN op itself as the DDL text
+        sql = {} if meta_op == "DROP COLUMN" and event.get("ddl") == meta_op else {"sql": {"ddl": event.get("ddl")}}
+        return [E.dumps({"data": {}, "meta": meta} | sql)]
+    return [E.dumps({"meta": meta})]  # TRUNCATE (DTS)
 
 
 # the long op names that mark a message without `userid` as DTS's (detection only)
 DTS_DETECTED_OPS = ("INSERT", "UPDATE", "DELETE", "TRUNCATE", "DROP COLUMN", "UPDATE BEFORE")
 
 
-def _dts_meta(message: dict) -> bool | None:
-    """None unless `message` has a `meta` object with an `op`; else whether it is DTS's (`userid` or a
-    long op name)."""
+def recognise_shareplex(message: dict, dts: bool) -> bool:
+    """A `meta` object with an `op`, DTS's (`dts`: `userid` or a long op name) or OMS's."""
     meta = message.get("meta")
-    if not isinstance(meta, dict) or "op" not in meta:
-        return None
-    return "userid" in meta or meta["op"] in DTS_DETECTED_OPS
-
-
-def recognise_oms_shareplex(message: dict) -> bool:
-    return _dts_meta(message) is False
-
-
-def recognise_dts_shareplex(message: dict) -> bool:
-    return _dts_meta(message) is True
+    return isinstance(meta, dict) and "op" in meta and ("userid" in meta or meta["op"] in DTS_DETECTED_OPS) == dts
 
 
 OMS_SHAREPLEX = Codec(
     "oms-shareplex",
     decode_shareplex,
-    _encode(dts=False),
+    functools.partial(_encode, dts=False),
     options=OPTIONS,
     split_update=True,
     event_time_unit="s",
     names_pk=False,
     description="SharePlex JSON (OMS)",
-    recognise=recognise_oms_shareplex,
+    recognise=functools.partial(recognise_shareplex, dts=False),
 )
 DTS_SHAREPLEX = replace(
-    OMS_SHAREPLEX, format_id="dts-shareplex", encode=_encode(dts=True), description="SharePlex JSON (DTS)",
-    recognise=recognise_dts_shareplex,
+    OMS_SHAREPLEX, format_id="dts-shareplex", encode=functools.partial(_encode, dts=True),
+    description="SharePlex JSON (DTS)", recognise=functools.partial(recognise_shareplex, dts=True),
 )  # fmt: skip

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from cdc_pipelines.formats import get_codec
 from tests.conftest import resource
 from tests.formats.seed_values import DOUBLE_MIN_EXPANSION
 
@@ -116,3 +117,14 @@ def test_extend_types_and_values(extend):
         assert e["column_types"]["col7"] == "UNKNOWN"
     assert (ddl["op"], ddl["ddl"], ddl["source_types"]) == ("DDL", ALTER, {"ddl": "VAR_STRING"})
     assert ddl["event_time"] == dt.datetime(2022, 12, 16, 7, 53, 29)
+
+
+def test_extend_light_type_entries_without_a_type():
+    """A `__light_type` entry that is null, or an object without `schemaType`, gives its column a null type."""
+    light = '{"a": null, "b": {}, "c": {"schemaType": "INT"}}'
+    message = (
+        '{"allMetaData": {"table_name": "t"}, "recordType": "INSERT", "postStruct": {"a": "1", "b": "2", "c": "3", '
+    )
+    (event,) = get_codec("oms-default-extend").decode(f'{message}"__light_type": {light}}}}}'.encode(), {})
+    assert event["source_types"] == {"a": None, "b": None, "c": "INT"}
+    assert event["after"] == {"a": "1", "b": "2", "c": "3"}
