@@ -104,13 +104,14 @@ def local_time_of(text: str | None, timezone: str) -> tuple[int | None, str | No
 
 
 def local_text(moment: dt.datetime | None, timezone: str, sep: str = " ") -> str | None:
-    """`YYYY-MM-DD HH:MM:SS.ffffff` of an instant, as a wall clock in `timezone` (`sep` between)."""
+    """`YYYY-MM-DD HH:MM:SS.ffffff` of an instant, as a wall clock in `timezone` (`sep` between); the year in
+    four digits, which `%Y` leaves out before 1000."""
     if moment is None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
     local = moment.astimezone(C.zone(timezone))
-    return f"{local:%Y-%m-%d}{sep}{local:%H:%M:%S}.{local.microsecond:06d}"
+    return f"{local.year:04d}-{local:%m-%d}{sep}{local:%H:%M:%S}.{local.microsecond:06d}"
 
 
 def instant_text(moment: dt.datetime | None) -> str | None:

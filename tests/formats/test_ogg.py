@@ -210,6 +210,17 @@ def test_cross_format_envelope():
     assert truncate == {"table": "shop.orders", "op_type": "T", "op_ts": "2024-01-02 03:04:05.600000", "pos": "p:1"}
 
 
+@pytest.mark.parametrize("target", [FORMAT, "aws-dms-json"])
+def test_a_year_before_1000_is_written_with_four_digits_and_read_back(target):
+    """`%Y` writes year 999 as `999`, a text neither decoder reads: the year is padded as ISO 8601 writes it."""
+    moment = dt.datetime(999, 1, 2, 3, 4, 5, 600000, tzinfo=dt.UTC)
+    codec = get_codec(target)
+    message = codec.encode(_event(event_time=moment), {})[0]
+    assert "0999-01-02" in message
+    (event,) = codec.decode(message.encode(), {})
+    assert event["event_time"] == (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+
+
 @pytest.mark.parametrize(
     ("fields", "reason"),
     [
