@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -126,66 +126,50 @@ def evolve(
 
 
 def _typed_batches(
-    batches: Iterable[pa.RecordBatch], columns: list[ColumnPlan], renamed: Mapping[str, str]
+    batches: Iterable[pa.RecordBatch], columns: list[ColumnPlan], kept: list[str]
 ) -> Iterator[pa.RecordBatch]:
     for batch in batches:
-        row = batch.column(batch.schema.get_field_index("row"))
+        row = batch.column("row")
         typed = [typed_array(pc.map_lookup(row, c.name, "first"), c.spark_type) for c in columns]
-        kept = [batch.column(batch.schema.get_field_index(name)) for name in renamed]
-        yield pa.RecordBatch.from_arrays([*typed, *kept], names=[*(c.name for c in columns), *renamed.values()])
+        yield pa.RecordBatch.from_arrays([*typed, *map(batch.column, kept)], names=[*(c.name for c in columns), *kept])
 
 
-def typed_rows(frame: DataFrame, columns: list[ColumnPlan], renamed: Mapping[str, str]) -> DataFrame:
+def typed_rows(frame: DataFrame, columns: list[ColumnPlan], cdc: tuple) -> DataFrame:
     """`frame`'s `row` values typed as `columns` by `values.typed_array` (the local engine's one typing
-    rule, run in `mapInArrow`), beside its columns `renamed` names (old name -> new)."""
+    rule, run in `mapInArrow`), beside its `cdc` columns (`_k` as `_cdc_key`)."""
+    frame = frame.withColumnRenamed("_k", "_cdc_key")
+    kept = [name for name, _ in cdc]
     fields = [T.StructField(c.name, T._parse_datatype_string(c.spark_type)) for c in columns]
-    fields += [T.StructField(new, frame.schema[old].dataType) for old, new in renamed.items()]
-    source = frame.select("row", *renamed)
-    return source.mapInArrow(lambda batches: _typed_batches(batches, columns, renamed), T.StructType(fields))
+    fields += [T.StructField(name, frame.schema[name].dataType) for name in kept]
+    return frame.select("row", *kept).mapInArrow(lambda b: _typed_batches(b, columns, kept), T.StructType(fields))
 
 
-def _assignments(names: list[str]) -> dict[str, str]:
-    return {quote(n): f"s.{quote(n)}" for n in names}
+def _set_rows(net: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
+    """The current table's rows of the keys the day leaves set."""
+    return typed_rows(net.where(F.col("kind") == "set"), columns, CURRENT_CDC)
 
 
-def current_rows(net: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
-    renamed = {"_cdc_op": "_cdc_op", "_cdc_event_time": "_cdc_event_time", "_cdc_event_id": "_cdc_event_id",
-               "_k": "_cdc_key", "kind": KIND}  # fmt: skip
-    return typed_rows(net, columns, renamed)
-
-
-def history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
-    renamed = {"_cdc_op": "_cdc_op", "_cdc_event_id": "_cdc_event_id", "_cdc_start_at": "_cdc_start_at",
-               "_cdc_end_at": "_cdc_end_at", "_k": "_cdc_key"}  # fmt: skip
-    return typed_rows(opened, columns, renamed).withColumn(KIND, F.lit("open"))
-
-
-def _on_keys(condition: Column, keys: list[str] | None) -> Column:
-    """A MERGE's condition with the day's keys as literals on the target's key too: Delta then filters the
-    target's scan by them (its statistics, Parquet's pushdown) before the join; open-source Delta has no
-    dynamic file pruning. A 1-key MERGE into a 1M-row table: 2.5 s instead of 5.6 s (docs/benchmarks-history.md)."""
-    return condition if keys is None else condition & F.col("t._cdc_key").isin(keys)
+_SPARK_CLAUSES = {merges.MATCHED_DELETE: "whenMatchedDelete", merges.MATCHED_UPDATE: "whenMatchedUpdate",
+                  merges.NOT_MATCHED_INSERT: "whenNotMatchedInsert",
+                  merges.NOT_MATCHED_BY_SOURCE_DELETE: "whenNotMatchedBySourceDelete"}  # fmt: skip
 
 
 def _merged(
-    spark: SparkSession, path: str, source: DataFrame, merge: merges.Merge, names: list[str], keys: list[str] | None
+    spark: SparkSession, path: str, source: DataFrame, merge: merges.Merge, keys: list[str] | None
 ) -> DataFrame:
-    """`merge` (`merges`) rendered with Spark's Delta API and run: the source's `names` are the columns an
-    update or insert of every source column sets. Returns the MERGE's metrics."""
+    """`merge` (`merges`) rendered with Spark's Delta API and run; returns the MERGE's metrics. `keys`: the
+    day's keys, named as literals on the target's key too: Delta then filters the target's scan by them (its
+    statistics, Parquet's pushdown) before the join; open-source Delta has no dynamic file pruning. A 1-key
+    MERGE into a 1M-row table: 2.5 s instead of 5.6 s (docs/benchmarks-history.md)."""
     from delta.tables import DeltaTable
 
-    values = _assignments(names)
-    builder = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), _on_keys(F.expr(merge.on), keys))
+    on = F.expr(merge.on) if keys is None else F.expr(merge.on) & F.col("t._cdc_key").isin(keys)
+    every = {quote(n): f"s.{quote(n)}" for n in source.columns if n != KIND}
+    builder = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), on)
     for clause in merge.clauses:
-        assign = dict(clause.assign) if clause.assign else values
-        if clause.action == merges.MATCHED_DELETE:
-            builder = builder.whenMatchedDelete(clause.condition)
-        elif clause.action == merges.MATCHED_UPDATE:
-            builder = builder.whenMatchedUpdate(clause.condition, assign)
-        elif clause.action == merges.NOT_MATCHED_INSERT:
-            builder = builder.whenNotMatchedInsert(clause.condition, assign)
-        else:
-            builder = builder.whenNotMatchedBySourceDelete(clause.condition)
+        add = getattr(builder, _SPARK_CLAUSES[clause.action])
+        deletes = clause.action.endswith("delete")
+        builder = add(clause.condition) if deletes else add(clause.condition, dict(clause.assign or every))
     return builder.execute()
 
 
@@ -198,15 +182,15 @@ def merge_current(
 
     Returns the rows it added less the rows it removed, from the metrics the MERGE returns (a count of
     the table would be a scan of it each day)."""
-    names = [c.name for c in columns] + [name for name, _ in CURRENT_CDC]
-    metrics = _merged(spark, path, current_rows(net, columns), merges.current_merge(truncated), names, keys).first()
+    source = typed_rows(net.withColumnRenamed("kind", KIND), columns, (*CURRENT_CDC, (KIND, "string")))
+    metrics = _merged(spark, path, source, merges.current_merge(truncated), keys).first()
     return metrics["num_inserted_rows"] - metrics["num_deleted_rows"]
 
 
 def append_current(net: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
     """What `merge_current` does when no key of the day is in the table (a first day, keys all new):
     the set rows appended, without the MERGE's join with the table."""
-    current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND).write.format(DELTA).mode("append").save(path)
+    _set_rows(net, columns).write.format(DELTA).mode("append").save(path)
 
 
 def merge_history(
@@ -217,9 +201,8 @@ def merge_history(
     day's keys (at most `KEY_LITERALS`; those it closes are among them unless a TRUNCATE closes the rest:
     none then), named in the condition."""
     closes = closed.select(F.col("_k").alias("_cdc_key"), "_cdc_end_at", F.lit("close").alias(KIND))
-    source = history_rows(opened, columns).unionByName(closes, allowMissingColumns=True)
-    names = [c.name for c in columns] + [name for name, _ in HISTORY_CDC]
-    _merged(spark, path, source, merges.history_merge(), names, keys)
+    opens = typed_rows(opened, columns, HISTORY_CDC).withColumn(KIND, F.lit("open"))
+    _merged(spark, path, opens.unionByName(closes, allowMissingColumns=True), merges.history_merge(), keys)
 
 
 def key_predicate(spark: SparkSession, keys: list[str]) -> str:
@@ -240,7 +223,7 @@ def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: 
     the replaced rows marked in a deletion vector, without the MERGE's join with the table or its copy of
     the source. A quiet day's two writes into a 1M-row table, side by side: 3.5 s against the two MERGEs'
     4.9 s (docs/benchmarks-history.md, *keys replaced instead of MERGEd*)."""
-    rows = current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND)
+    rows = _set_rows(net, columns)
     predicate = key_predicate(net.sparkSession, keys)
     rows.write.format(DELTA).mode("overwrite").option("replaceWhere", predicate).save(path)
 
@@ -257,7 +240,7 @@ def replace_history(
     that), so no version outside the day's is lost whatever the times; the bound keeps a key's older
     versions out of the rewrite."""
     ends = closed.select(F.col("_k").alias("_cdc_key"), F.col("_cdc_end_at").alias(_CLOSED_AT))
-    new = history_rows(opened, columns).drop(KIND)
+    new = typed_rows(opened, columns, HISTORY_CDC)
     ended = f" OR _cdc_end_at >= timestamp_micros({earliest_end})" if earliest_end is not None else ""
     predicate = f"{key_predicate(spark, keys)} AND (_cdc_end_at IS NULL{ended})"
     table = spark.read.format(DELTA).load(path)
@@ -272,7 +255,7 @@ def replace_history(
 def append_history(opened: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
     """What `merge_history` does when no version of the table was open before the day: nothing to close,
     the versions the day opened appended."""
-    history_rows(opened, columns).drop(KIND).write.format(DELTA).mode("append").save(path)
+    typed_rows(opened, columns, HISTORY_CDC).write.format(DELTA).mode("append").save(path)
 
 
 def rename_columns(spark: SparkSession, path: str, pairs: list[tuple[str, str]]) -> None:
