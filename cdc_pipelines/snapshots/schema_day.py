@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from cdc_pipelines.lake import io
 from cdc_pipelines.schema_changes.changes import (
     ChangeColumn,
     CreateTable,
@@ -38,9 +39,12 @@ from cdc_pipelines.schema_changes.changes import (
 from cdc_pipelines.schema_changes.day import policy_of
 from cdc_pipelines.schema_changes.policy import EVOLVE, IGNORE, plan_day
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, sink_of
+from cdc_pipelines.snapshots import small_tables, tables
 from cdc_pipelines.snapshots.day import ANOMALY_TEXT, carrying, image_names
 from cdc_pipelines.snapshots.event_rewrite import COLUMN, TABLE_RENAME, EventRewrite, Step, table_of
-from cdc_pipelines.snapshots.schema import TABLE
+from cdc_pipelines.snapshots.fold import FOLD_SCHEMA
+from cdc_pipelines.snapshots.schema import CURRENT_CDC, HISTORY_CDC, TABLE
+from cdc_pipelines.snapshots.store import table_paths
 from cdc_pipelines.snapshots.values import ColumnPlan, logical_type
 
 
@@ -142,9 +146,10 @@ class _Day:
             change, at = step.change, place[step.event_id]
             if not step.applied:
                 continue
-            if _renames_column(change):
-                new = change.new if isinstance(change, RenameColumn) else change.column.name
-                self.steps.append(Step(at, COLUMN, step.table, change.old, new))
+            if isinstance(change, RenameColumn):
+                self.steps.append(Step(at, COLUMN, step.table, change.old, change.new))
+            elif isinstance(change, ChangeColumn) and change.old != change.column.name:
+                self.steps.append(Step(at, COLUMN, step.table, change.old, change.column.name))
             elif isinstance(change, RenameTable):
                 self.steps.append(Step(at, TABLE_RENAME, step.table, step.table, str(change.new_table)))
             elif isinstance(change, DropColumn):  # a row after it that carries the column disagrees: kept
@@ -202,10 +207,6 @@ class _Day:
                          anomalies)  # fmt: skip
 
 
-def _renames_column(change) -> bool:
-    return isinstance(change, RenameColumn) or isinstance(change, ChangeColumn) and change.old != change.column.name
-
-
 def _named(parsed, routes: Sequence[Route]) -> dict[str, int]:
     """The tables (their sinks' where routed) the DDL names, as `policy` labels them, with the index of the
     first event naming each."""
@@ -222,11 +223,6 @@ def _named(parsed, routes: Sequence[Route]) -> dict[str, int]:
 def before_fold(spark, root: str, day: SchemaDay) -> None:
     """The day's tables carried, columns renamed and tables created on the lake (see the module), each by
     the writer of its table (`small_tables.owns`): delta-rs, or Spark's Delta."""
-    from cdc_pipelines.snapshots import small_tables, tables
-    from cdc_pipelines.snapshots.fold import FOLD_SCHEMA
-    from cdc_pipelines.snapshots.schema import CURRENT_CDC, HISTORY_CDC
-    from cdc_pipelines.snapshots.store import table_paths
-
     for old, new in day.carried:
         source, target = table_paths(root, old), table_paths(root, new)
         if not _exists(spark, source.current):
@@ -264,9 +260,6 @@ def before_fold(spark, root: str, day: SchemaDay) -> None:
 def held_columns(spark, root: str, started: Callable[[], set[tuple]], table: tuple) -> dict[str, str]:
     """A table's columns at the start of the day (name -> type), where a day before made it (`started`: a
     backfill leaves a later day's table at its empty version 0): read by delta-rs, or by Spark for its own."""
-    from cdc_pipelines.snapshots import small_tables, tables
-    from cdc_pipelines.snapshots.store import table_paths
-
     path = table_paths(root, table).current
     held = small_tables.column_plans(path) if table in started() else []
     if held is None and spark is not None and _exists(spark, path):
@@ -276,9 +269,6 @@ def held_columns(spark, root: str, started: Callable[[], set[tuple]], table: tup
 
 def after_writes(spark, root: str, day: SchemaDay) -> None:
     """The columns the day dropped taken out of each current table (see the module)."""
-    from cdc_pipelines.snapshots import small_tables, tables
-    from cdc_pipelines.snapshots.store import table_paths
-
     for table, names in day.dropped.items():
         paths = table_paths(root, table)
         if not _exists(spark, paths.current):
@@ -290,6 +280,4 @@ def after_writes(spark, root: str, day: SchemaDay) -> None:
 
 
 def _exists(spark, path: str) -> bool:
-    from cdc_pipelines.lake import io
-
     return io.table_version(spark, path) is not None
