@@ -85,18 +85,15 @@ class EventRewrite:
     def _typed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Each row of a `typed` table with its table's logical type where its format names none."""
         maps = batch.column("column_types")
-        offsets = maps.offsets.to_numpy().astype(np.int64)
-        base, end = offsets[0], offsets[-1]
-        owner = np.repeat(np.arange(len(maps)), np.diff(offsets))
+        offsets, owner, keys, items = _entries(maps)
         labels = self._labels(batch)[owner]
-        keys, items = maps.keys.slice(base, end - base), maps.items.slice(base, end - base)
         unnamed = pc.fill_null(pc.equal(items, "UNKNOWN"), True).to_numpy(zero_copy_only=False)
         for label, types in self.typed.items():
             at = pc.index_in(keys, pa.array(list(types), pa.string()))
             fill = (labels == label) & unnamed & at.is_valid().to_numpy(zero_copy_only=False)
             if fill.any():
                 items = pc.if_else(pa.array(fill), pa.array(list(types.values()), pa.string()).take(at), items)
-        typed = pa.MapArray.from_arrays(pa.array(offsets - base, pa.int32()), keys, items,
+        typed = pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), keys, items,
                                         mask=pc.invert(maps.is_valid()))  # fmt: skip
         columns = dict(zip(batch.schema.names, batch.columns, strict=True)) | {"column_types": typed}
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
@@ -163,8 +160,7 @@ class EventRewrite:
         """Each row of a table a later step of the day renames (or renames a column of), under the names
         the day ends with."""
         renamed = {s.table for s in self.steps}
-        dbs, names = batch.column("db").to_pylist(), batch.column("table_name").to_pylist()
-        labels = [source_label(db, t) for db, t in zip(dbs, names, strict=True)]
+        labels = self._labels(batch)
         rows = [i for i, label in enumerate(labels) if label in renamed]
         if not rows:
             return batch
@@ -203,13 +199,18 @@ class EventRewrite:
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
 
 
-def only_columns(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, frozenset[str]]) -> pa.MapArray:
-    """`maps` with, in the rows of each table `fixed` names (`labels`: each row's table), only its columns."""
+def _entries(maps: pa.MapArray) -> tuple[np.ndarray, np.ndarray, pa.Array, pa.Array]:
+    """A map column's offsets (from 0), each entry's row, and the entries' keys and items."""
     offsets = maps.offsets.to_numpy().astype(np.int64)
     base, end = offsets[0], offsets[-1]
     owner = np.repeat(np.arange(len(maps)), np.diff(offsets))
-    keys = maps.keys.slice(base, end - base)
-    keep = np.ones(end - base, bool)
+    return offsets - base, owner, maps.keys.slice(base, end - base), maps.items.slice(base, end - base)
+
+
+def only_columns(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, frozenset[str]]) -> pa.MapArray:
+    """`maps` with, in the rows of each table `fixed` names (`labels`: each row's table), only its columns."""
+    _, owner, keys, items = _entries(maps)
+    keep = np.ones(len(keys), bool)
     for label, allowed in fixed.items():
         mine = labels[owner] == label
         if mine.any():
@@ -219,8 +220,7 @@ def only_columns(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, froz
         return maps
     starts = np.concatenate([[0], np.cumsum(np.bincount(owner[keep], minlength=len(maps)))])
     kept = pa.array(keep)
-    return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.filter(kept),
-                                   maps.items.slice(base, end - base).filter(kept),
+    return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.filter(kept), items.filter(kept),
                                    mask=pc.invert(maps.is_valid()))  # fmt: skip
 
 
@@ -234,18 +234,16 @@ def _put(column: pa.Array, at: pa.Array, values: pa.Array) -> pa.Array:
 def with_entry(maps: pa.MapArray, rows: np.ndarray, key: str, values: pa.Array) -> pa.MapArray:
     """`maps` with `key` -> `values[i]` first in each present map of the rows `rows` marks (a day of a routed
     topic has every row so: by offsets, not row by row)."""
-    offsets = maps.offsets.to_numpy().astype(np.int64)
-    base, end = offsets[0], offsets[-1]
-    lengths = np.diff(offsets)
+    offsets, owner, old_keys, old_items = _entries(maps)
+    n = len(old_keys)
     add = (rows & maps.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(lengths + add)])
-    owner = np.repeat(np.arange(len(maps)), lengths)
-    old_at = starts[owner] + add[owner] + (np.arange(end - base) - (offsets[owner] - base))
+    starts = np.concatenate([[0], np.cumsum(np.diff(offsets) + add)])
+    old_at = starts[owner] + add[owner] + (np.arange(n) - offsets[owner])
     new_rows = np.flatnonzero(add)
     index = np.empty(starts[-1], np.int64)
-    index[old_at] = np.arange(end - base)
-    index[starts[new_rows]] = (end - base) + np.arange(len(new_rows))
-    keys = pa.concat_arrays([maps.keys.slice(base, end - base), pa.array([key] * len(new_rows), pa.string())])
-    items = pa.concat_arrays([maps.items.slice(base, end - base), values.take(pa.array(new_rows, pa.int64()))])
+    index[old_at] = np.arange(n)
+    index[starts[new_rows]] = n + np.arange(len(new_rows))
+    keys = pa.concat_arrays([old_keys, pa.array([key] * len(new_rows), pa.string())])
+    items = pa.concat_arrays([old_items, values.take(pa.array(new_rows, pa.int64()))])
     return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.take(pa.array(index)),
                                    items.take(pa.array(index)), mask=pc.invert(maps.is_valid()))  # fmt: skip
