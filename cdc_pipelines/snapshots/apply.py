@@ -237,29 +237,20 @@ def opened_rows(day: LocalFold) -> pa.Table:
 
 
 def _figure_tally(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    figures: dict = {}
-    for batch in batches:
-        for key, part in values.figure_rows(batch).items():
-            figures[key] = figures[key].merge(part) if key in figures else part
+    figures = functools.reduce(values.merged, map(values.figure_rows, batches), {})
     yield pa.RecordBatch.from_pydict({"_tally": [pickle.dumps(figures)]}, pa.schema([("_tally", pa.binary())]))
 
 
 def column_figures(applied: Applied) -> dict[tuple[tuple, str], values.ColumnFigures]:
     """The figures of each table and column the day's versions write (`values.figure_rows`), which decide
     its type, merged from one tally per Spark task (`opened_rows`' in this process)."""
-    figures: dict = {}
-    for row in applied.opened.select(*_OPENED_CELLS).mapInArrow(_figure_tally, "_tally binary").collect():
-        for key, part in pickle.loads(row["_tally"]).items():
-            figures[key] = figures[key].merge(part) if key in figures else part
-    return figures
-
-
-def _invalid_cells(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        yield from values.invalid_cells(batch).to_batches()
+    tallies = applied.opened.select(*_OPENED_CELLS).mapInArrow(_figure_tally, "_tally binary").collect()
+    return functools.reduce(values.merged, (pickle.loads(row["_tally"]) for row in tallies), {})
 
 
 def invalid_cells(applied: Applied) -> DataFrame:
     """The values the day writes that are not valid for their logical type (`values.invalid_cells`)."""
     schema = ", ".join(f"{c} string" for c in ANOMALY_COLUMNS)
-    return applied.opened.select(*_OPENED_CELLS).mapInArrow(_invalid_cells, schema)
+    return applied.opened.select(*_OPENED_CELLS).mapInArrow(
+        lambda batches: (part for batch in batches for part in values.invalid_cells(batch).to_batches()), schema
+    )

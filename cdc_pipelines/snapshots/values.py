@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
 
@@ -225,9 +226,15 @@ def figure_rows(rows: pa.Table | pa.RecordBatch) -> dict[tuple[tuple, str], Colu
             found = {name: group[f"{name}_{_AGGREGATES[name]}"] for name in figures}
             for name in ("int_digits", "scale"):
                 found[name] = found.get(name) or 0
-            one = ColumnFigures(frozenset([logical]), **found)
-            out[key] = out[key].merge(one) if key in out else one
+            merged(out, {key: ColumnFigures(frozenset([logical]), **found)})
     return out
+
+
+def merged(figures: dict, part: Mapping[tuple[tuple, str], ColumnFigures]) -> dict:
+    """`figures` (per table and column) with `part`'s merged in."""
+    for key, one in part.items():
+        figures[key] = figures[key].merge(one) if key in figures else one
+    return figures
 
 
 def invalid_cells(rows: pa.Table | pa.RecordBatch) -> pa.Table:
