@@ -11,7 +11,7 @@ rule's `RuleResult`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 MAX_EXAMPLES = 5
@@ -51,18 +51,7 @@ class RuleResult:
         return cls(**{k: v for k, v in data.items() if k != "failure_ratio"})
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "passed": self.passed,
-            "checked": self.checked,
-            "failed": self.failed,
-            "failure_ratio": self.failure_ratio,
-            "threshold": self.threshold,
-            "checks": self.checks,
-            "info": self.info,
-            "groups": self.groups,
-            "examples": self.examples,
-        }
+        return {**asdict(self), "failure_ratio": self.failure_ratio}
 
 
 def event_table_label(event: Mapping[str, Any]) -> str:
