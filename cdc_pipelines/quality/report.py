@@ -122,6 +122,10 @@ def _seconds(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
+_ACTIVITY_COLUMNS = ("source_topic", "events in the day", "no time or other day", "with lag", "p50 s", "p95 s",
+                     "p99 s", "max s", "negative", "stands out")  # fmt: skip
+
+
 def _activity_section(activity: Activity | None) -> str:
     """Hourly volume and lag: one row of two pictures per topic, flagged topics first, then the figures."""
     if activity is None:
@@ -144,21 +148,7 @@ def _activity_section(activity: Activity | None) -> str:
             f"<p>Topics that stand out (red frame): {escape(flagged)}. Lag is sync_time - event_time in seconds.</p>",
             legend(),
             panels,
-            _table(
-                [
-                    "source_topic",
-                    "events in the day",
-                    "no time or other day",
-                    "with lag",
-                    "p50 s",
-                    "p95 s",
-                    "p99 s",
-                    "max s",
-                    "negative",
-                    "stands out",
-                ],
-                rows,
-            ),  # fmt: skip
+            _table(_ACTIVITY_COLUMNS, rows),
         ]
     )
 
