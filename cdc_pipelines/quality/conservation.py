@@ -105,10 +105,7 @@ def conservation_check(
     reasons = []
     if rejected:
         reasons = rejects.reasons(TOP_REASONS)
-        examples += [
-            {"id": f"{r['source_file']}:{r['source_line']}", "reason": r["reason"], "source_topic": r["source_topic"]}
-            for r in rejects.examples(MAX_EXAMPLES)
-        ]
+        examples += rejects.examples(MAX_EXAMPLES)
     return RuleResult(
         rule=RULE,
         checked=total,
