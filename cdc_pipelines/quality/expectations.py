@@ -67,14 +67,6 @@ def _suite(gx, columns: list[str], max_failure_ratio: float):
     return suite
 
 
-def _docs_site(base_directory: Path) -> dict:
-    return {
-        "class_name": "SiteBuilder",
-        "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(base_directory)},
-        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-    }
-
-
 def validate_flags(source, flags, columns: list[str], report_day: str | Path, thresholds: Thresholds) -> GxReport:
     """The suite over `flags` (a frame of the data source `source` adds: pandas or Spark) and its flag
     `columns` (`day.flag_names`), its Data Docs (re)built in `report_day/gx/` (the day's report folder)."""
@@ -86,7 +78,13 @@ def validate_flags(source, flags, columns: list[str], report_day: str | Path, th
     shutil.rmtree(docs, ignore_errors=True)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    context.add_data_docs_site(site_name=SITE, site_config=_docs_site(docs))
+    store = {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs)}
+    site = {
+        "class_name": "SiteBuilder",
+        "store_backend": store,
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+    }
+    context.add_data_docs_site(site_name=SITE, site_config=site)
     batch = (
         source(context.data_sources).add_dataframe_asset(name="canonical_changes")
         .add_batch_definition_whole_dataframe("partition")
@@ -107,18 +105,10 @@ def validate_flags(source, flags, columns: list[str], report_day: str | Path, th
     (result,) = run.run_results.values()
     outcomes = []
     for r in result.results:
-        column = r.expectation_config.kwargs["column"]
+        column, figures = r.expectation_config.kwargs["column"], r.result
         rule, _, check = column.partition(FLAG_SEPARATOR)
-        figures = r.result
-        outcomes.append(
-            ExpectationOutcome(
-                column=column,
-                rule=rule,
-                check=check or None,
-                checked=figures["element_count"] - figures["missing_count"],
-                failed=figures["unexpected_count"] or 0,  # GX on Spark says None for a day without events
-                success=r.success,
-            )
-        )
+        checked = figures["element_count"] - figures["missing_count"]
+        failed = figures["unexpected_count"] or 0  # GX on Spark says None for a day without events
+        outcomes.append(ExpectationOutcome(column, rule, check or None, checked, failed, r.success))
     offline = localize(docs)
     return GxReport(success=run.success, outcomes=outcomes, docs_index=docs / "index.html", offline=offline)
