@@ -11,9 +11,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.schema_changes.changes import UnreadDdl
-from cdc_pipelines.snapshots.effects import EVENT_TIME, ROW_OPS, position, row_index, table_label
+from cdc_pipelines.snapshots.effects import EVENT_TIME, ROW_OPS, places, table_label
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
 from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, LATE_DETAIL, LATE_EVENT, TABLE
 from cdc_pipelines.snapshots.store import read_summary
@@ -32,15 +32,6 @@ def first_deliveries(changes: pa.Table, topics: Sequence[str] | None) -> pa.Tabl
     if topics is not None:
         wanted = pc.and_(wanted, pc.is_in(changes.column("source_topic"), pa.array(list(topics), pa.string())))
     return changes if pc.all(wanted).as_py() is not False else changes.filter(wanted)  # a copy only where some go
-
-
-def places(rows: pa.Table) -> list[bytes]:
-    """Each row's place in the day's order (`effects.position`)."""
-    micros = rows.column("event_time").cast(pa.int64()).to_pylist()
-    indexes = pc.map_lookup(rows.column("meta"), ROW_INDEX, "first").to_pylist()
-    cells = [rows.column(c).to_pylist() for c in ("seq", "source_file", "source_line")]
-    return [position(at, seq, file, line, row_index(index), event_id) for at, seq, file, line, index, event_id
-            in zip(micros, *cells, indexes, rows.column("event_id").to_pylist(), strict=True)]  # fmt: skip
 
 
 def ddl_events(changes: pa.Table) -> list[dict]:

@@ -136,6 +136,15 @@ def position(
     ))  # fmt: skip
 
 
+def places(rows: pa.Table | pa.RecordBatch) -> list[bytes]:
+    """Each row's place in the day's order (`position`)."""
+    micros = rows.column("event_time").cast(pa.int64()).to_pylist()
+    indexes = _lookup(rows.column("meta"), ROW_INDEX)
+    cells = [rows.column(c).to_pylist() for c in ("seq", "source_file", "source_line")]
+    return [position(at, seq, file, line, row_index(index), event_id) for at, seq, file, line, index, event_id
+            in zip(micros, *cells, indexes, rows.column("event_id").to_pylist(), strict=True)]  # fmt: skip
+
+
 def row_index(value: str | None) -> int:
     """The row's index inside a multi-row message (`meta['cdc.row_index']`; 0 where the format has one row
     per message)."""
@@ -217,13 +226,9 @@ def day_effects(
             continue
         rows = batch if len(wanted) == batch.num_rows else batch.take(pa.array(wanted, pa.int64()))
         n = rows.num_rows
-        column = {c: rows.column(c).to_pylist() for c in (*TABLE, "op", "event_id", "seq", "source_file",
-                                                          "source_line", "source_topic")}  # fmt: skip
+        column = {c: rows.column(c).to_pylist() for c in (*TABLE, "op", "source_topic")}
         column["pk_columns"] = shared_lists(rows.column("pk_columns"))  # a table's events repeat one list
-        micros = rows.column("event_time").cast(pa.int64()).to_pylist()
-        meta = rows.column("meta")
-        indexes = _lookup(meta, ROW_INDEX)
-        kafka = _lookup(meta, KAFKA_KEY) if kafka_keys else [None] * n
+        kafka = _lookup(rows.column("meta"), KAFKA_KEY) if kafka_keys else [None] * n
         tables = list(zip(*(column[c] for c in TABLE), strict=True))
         names = [
             None if op == "TRUNCATE" else key_columns(named, table, topic, kafka_key, keys, kafka_keys)
@@ -233,10 +238,8 @@ def day_effects(
         keyed = [c if op in ROW_OPS and c else None for op, c in zip(column["op"], names, strict=True)]
         old, new = _image_keys(rows.column("before"), keyed), _image_keys(rows.column("after"), keyed)
         take, out = [], {name: [] for name in ("_t", "_k", "_pos", "sub", "kind", "expect", "pk_columns")}
-        for i in range(n):
+        for i, place in enumerate(places(rows)):
             op = column["op"][i]
-            place = position(micros[i], column["seq"][i], column["source_file"][i], column["source_line"][i],
-                             row_index(indexes[i]), column["event_id"][i])  # fmt: skip
             if op == "TRUNCATE":
                 effects = [(None, TRUNCATE, 0, None)]
             elif op in ROW_OPS and not names[i]:  # a row change that names no key columns: its table is skipped

@@ -24,9 +24,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdc_pipelines.model.meta_keys import ROW_INDEX
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, route, source_label
-from cdc_pipelines.snapshots.effects import position, row_index
+from cdc_pipelines.snapshots.effects import places
 
 _IMAGES = ("before", "after")
 COLUMN, TABLE_RENAME = "column", "table"
@@ -165,14 +164,9 @@ class EventRewrite:
         if not rows:
             return batch
         taken = batch.take(pa.array(rows, pa.int64()))
-        micros = taken.column("event_time").cast(pa.int64()).to_pylist()
-        indexes = pc.map_lookup(taken.column("meta"), ROW_INDEX, "first").to_pylist()
-        cells = {c: taken.column(c).to_pylist() for c in ("seq", "source_file", "source_line", "event_id", "db",
-                                                          "db_schema", "table_name", "pk_columns", *_IMAGES,
-                                                          "column_types")}  # fmt: skip
-        for j in range(len(rows)):
-            place = position(micros[j], cells["seq"][j], cells["source_file"][j], cells["source_line"][j],
-                             row_index(indexes[j]), cells["event_id"][j])  # fmt: skip
+        rewritten = ("db", "db_schema", "table_name", "pk_columns", *_IMAGES, "column_types")
+        cells = {c: taken.column(c).to_pylist() for c in rewritten}
+        for j, place in enumerate(places(taken)):
             label, names = labels[rows[j]], {}
             for step in self.steps:
                 if step.place <= place or step.table != label:
@@ -194,8 +188,7 @@ class EventRewrite:
         columns = dict(zip(batch.schema.names, batch.columns, strict=True))
         at = pa.array(rows, pa.int64())
         for name, values in cells.items():
-            if name in ("db", "db_schema", "table_name", "pk_columns", *_IMAGES, "column_types"):
-                columns[name] = _put(columns[name], at, pa.array(values, columns[name].type))
+            columns[name] = _put(columns[name], at, pa.array(values, columns[name].type))
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
 
 
