@@ -115,20 +115,6 @@ def volume_order(row) -> tuple:
     return tuple((row[c] is not None, row[c]) for c in ("source_topic", "table", "op", "hour"))
 
 
-def hourly_from(volume_rows: list[dict]) -> tuple[dict, dict]:
-    """Per topic {hour: {op: events}} for the 24 hours, and the events outside the day per topic."""
-    hourly: dict[str, dict[int, dict[str, int]]] = {}
-    outside: dict[str, int] = {}
-    for r in volume_rows:
-        topic, hour, op = r["source_topic"], r["hour"], r["op"]
-        hours = hourly.setdefault(topic, {h: {} for h in range(24)})
-        if hour is None:  # no event time, or one on another day
-            outside[topic] = outside.get(topic, 0) + r["count"]
-        else:
-            hours[hour][op] = hours[hour].get(op, 0) + r["count"]
-    return hourly, outside
-
-
 def event_counts_of(volume_rows: list[dict]) -> list[dict]:
     """Events by source_topic, table and op (for the report), from `Volume.rows`."""
     out: dict[tuple[str, str], dict] = {}
@@ -197,8 +183,17 @@ def topic_flags(hours: dict[int, dict[str, int]] | None, lag: TopicLag | None) -
 
 
 def activity_of(dt_value: str, volume_rows: list[dict], lag: dict[str, TopicLag]) -> Activity:
-    """The day's activity from `Volume.rows` and the topics' lag figures, with the flagged topics."""
-    hourly, outside = hourly_from(volume_rows)
+    """The day's activity from `Volume.rows` and the topics' lag figures, with the flagged topics: per topic
+    {hour: {op: events}} for the 24 hours, and the events outside the day."""
+    hourly: dict[str, dict[int, dict[str, int]]] = {}
+    outside: dict[str, int] = {}
+    for r in volume_rows:
+        topic, hour, op = r["source_topic"], r["hour"], r["op"]
+        hours = hourly.setdefault(topic, {h: {} for h in range(24)})
+        if hour is None:  # no event time, or one on another day
+            outside[topic] = outside.get(topic, 0) + r["count"]
+        else:
+            hours[hour][op] = hours[hour].get(op, 0) + r["count"]
     topics = sorted(set(hourly) | set(lag))
     flags = {t: f for t in topics if (f := topic_flags(hourly.get(t), lag.get(t)))}
     return Activity(

@@ -131,13 +131,7 @@ def activity_charts(activity: Activity) -> list[tuple[str, str, str | None]]:
     topics = sorted(set(activity.hourly) | set(activity.lag), key=lambda t: (t not in activity.flags, t))
     out = []
     for topic in topics:
-        flags = activity.flags.get(topic, [])
-        lag = activity.lag.get(topic)
-        out.append(
-            (
-                topic,
-                hourly_chart(topic, activity.hourly.get(topic, {}), flags),
-                lag_chart(topic, lag, flags) if lag else None,
-            )
-        )
+        flags, lag = activity.flags.get(topic, []), activity.lag.get(topic)
+        hourly = hourly_chart(topic, activity.hourly.get(topic, {}), flags)
+        out.append((topic, hourly, lag_chart(topic, lag, flags) if lag else None))
     return out
