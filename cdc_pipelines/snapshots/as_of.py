@@ -13,10 +13,12 @@ import base64
 import datetime as dt
 import decimal
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from cdc_pipelines.lake.io import DELTA
@@ -86,22 +88,13 @@ def export_as_of(
         path = table_root(export, *entry.table)
         if spark is not None:
             _frame(spark, entry).write.mode("overwrite").parquet(path)
-        else:
-            _write_parquet(entry, path)
+        else:  # one Parquet file in the folder (replaced whole), batch by batch
+            local = Path(local_path(path))
+            shutil.rmtree(local, ignore_errors=True)
+            local.mkdir(parents=True)
+            reader = _local_table(entry)
+            with pq.ParquetWriter(local / "part-00000.parquet", reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
         tables[table_label(entry.table)] = {"current": entry.current, "version": entry.current_version, "path": path}
     return {"dt": day, "tables": tables}
-
-
-def _write_parquet(entry: TableVersion, folder: str) -> None:
-    """The table's rows as one Parquet file in `folder` (replaced whole), batch by batch."""
-    import shutil
-
-    import pyarrow.parquet as pq
-
-    local = Path(local_path(folder))
-    shutil.rmtree(local, ignore_errors=True)
-    local.mkdir(parents=True)
-    reader = _local_table(entry)
-    with pq.ParquetWriter(local / "part-00000.parquet", reader.schema) as writer:
-        for batch in reader:
-            writer.write_batch(batch)
