@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -40,9 +40,7 @@ class TableVersion:
     dt: str
 
     def row(self) -> dict:
-        names = dict(zip(TABLE, self.table, strict=True))
-        return {**names, "current": self.current, "history": self.history, "current_version": self.current_version,
-                "history_version": self.history_version, "rows": self.rows, "dt": self.dt}  # fmt: skip
+        return dict(zip(TABLE, self.table, strict=True)) | {k: v for k, v in asdict(self).items() if k != "table"}
 
 
 def _rows(spark: SparkSession | None, root: str | Path) -> list[dict]:
