@@ -257,18 +257,15 @@ def fold_stream(
         chunk = pa.Table.from_batches([batch]).select(EFFECT_SCHEMA.names).cast(EFFECT_SCHEMA)
         chunk = pa.concat_tables([carry, chunk]) if carry is not None else chunk
         walked, carry = _walk(chunk, truncates, figures, routed, last=False)
-        if walked is not None:
-            yield from walked.to_batches()
+        yield from walked
     if carry is not None:
-        walked, _ = _walk(carry, truncates, figures, routed, last=True)
-        if walked is not None:
-            yield from walked.to_batches()
+        yield from _walk(carry, truncates, figures, routed, last=True)[0]
     yield _tally(figures)
 
 
 def _walk(
     chunk: pa.Table, truncates: Truncates, figures: dict[tuple, TableFigures], routed: bool, last: bool
-) -> tuple[pa.Table | None, pa.Table | None]:
+) -> tuple[list[pa.RecordBatch], pa.Table | None]:
     """The output of `chunk`'s whole key groups, and the rows of its last group when more may follow."""
     values = zip(*(chunk.column(c).to_pylist() for c in _WALKED), strict=True)
     walk, group, rows = _Walk(chunk, truncates, figures, routed), None, []
@@ -281,11 +278,10 @@ def _walk(
                 walk.group(group[:3], group[3], rows)
             group, rows, start = (db, schema, name, key), [], i
         rows.append((i, place, sub, kind, expect, op))
-    if group is not None and not last:  # the last group may go on in the next batch: walked with it
-        return (walk.batch() if walk.rows["_out"] else None), chunk.slice(start)
-    if group is not None:
+    carry = chunk.slice(start) if group is not None and not last else None  # the last group may go on
+    if group is not None and carry is None:
         walk.group(group[:3], group[3], rows)
-    return (walk.batch() if walk.rows["_out"] else None), None
+    return (walk.batch().to_batches() if walk.rows["_out"] else []), carry
 
 
 def merged_figures(tallies: Iterable[bytes], truncates: Truncates) -> dict[tuple, TableFigures]:
