@@ -23,16 +23,9 @@ HISTORY_CDC = (("_cdc_op", "string"), ("_cdc_event_id", "string"), ("_cdc_start_
 CDC_COLUMNS = frozenset(name for name, _ in (*CURRENT_CDC, *HISTORY_CDC))
 
 # one row per table and applied day: the versions that day's MERGEs committed, and the live rows
+_COUNT = ("current_version", "history_version", "rows")
 VERSIONS_SCHEMA = T.StructType(
-    [
-        *(T.StructField(c, _TEXT) for c in TABLE),
-        T.StructField("current", _TEXT),
-        T.StructField("history", _TEXT),
-        T.StructField("current_version", T.LongType()),
-        T.StructField("history_version", T.LongType()),
-        T.StructField("rows", T.LongType()),
-        T.StructField("dt", _TEXT),
-    ]
+    [T.StructField(c, T.LongType() if c in _COUNT else _TEXT) for c in (*TABLE, "current", "history", *_COUNT, "dt")]
 )
 
 # kind: update_of_missing_key, delete_of_missing_key, insert_of_existing_key, late_event, cast_failed, ddl_unread
@@ -46,9 +39,5 @@ APPLIED_SCHEMA = T.StructType([T.StructField("event_id", _TEXT), T.StructField("
 DDL_COLUMNS = (*TABLE, "event_time", "seq", "event_id", "source_topic", "ddl")
 # the day's DDL events; `unread`: why a statement of one could not be read (null where every one was)
 DDL_SCHEMA = T.StructType(
-    [
-        *(T.StructField(c, T.TimestampType() if c == "event_time" else _TEXT) for c in DDL_COLUMNS),
-        T.StructField("unread", _TEXT),
-        T.StructField("dt", _TEXT),
-    ]
+    [T.StructField(c, T.TimestampType() if c == "event_time" else _TEXT) for c in (*DDL_COLUMNS, "unread", "dt")]
 )
