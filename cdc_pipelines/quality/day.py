@@ -1,10 +1,9 @@
 """A day's quality from Arrow batches of its events and rejects: every rule, the counts, volume and lag.
 
-The one place a day is judged, whichever engine runs it. An engine reads the day and answers two questions
-of the whole day with its own group-by (`DayContext`: which event ids repeat; `distinct lines`: how many
-input lines stand behind each topic's events), then hands out batches: `judged_batch` judges one batch
-into a `DayTally` (and, asked, the per-event flags the GX suite validates), tallies merge, and `day_figures`
-turns the merged tally into the rules' results, the event counts and the activity.
+The one place a day is judged, whichever engine runs it. The engine answers two questions of the whole day
+with its own group-by (`DayContext`: which event ids repeat; how many distinct input lines stand behind each
+topic's events), then hands out batches: `judged_batch` judges one into a `DayTally` (and, asked, the GX
+flags), tallies merge, and `day_figures` turns the merged tally into results, event counts and activity.
 """
 
 from __future__ import annotations

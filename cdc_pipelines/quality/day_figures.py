@@ -1,12 +1,9 @@
-"""A day's whole quality from one scan (every rule, the event counts, volume and lag, the GX suite), and
-its figures kept beside the day's report so that a later step renders them instead of scanning again.
+"""A day's whole quality from one scan, and its figures kept beside the day's report so that a later step
+renders them instead of scanning again.
 
-The daily run's checks step and its report step need the same figures. The step that scans the day
-writes them to `reports/dt=D/figures.json` with the versions of the three Delta tables they came from
-and the thresholds they used; a report whose lake still has those versions renders them, any other
-computes its own (a re-decoded day, other thresholds, a report run alone). Home-made, as a small JSON
-file rather than a table, because it is a cache of one day's aggregates: replaced whole, read whole,
-stale as soon as any of its tables has a newer version.
+The scan writes them to `reports/dt=D/figures.json` with the versions of the three Delta tables they came
+from and the thresholds they used; a report whose lake still has those versions renders them, any other
+computes its own. A small JSON file, not a table: a cache of one day's aggregates, replaced and read whole.
 """
 
 from __future__ import annotations

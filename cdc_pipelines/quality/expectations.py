@@ -1,15 +1,11 @@
 """The event rules as a Great Expectations 1.x suite over the day's flags, with Data Docs.
 
-GX's built-in expectations cannot look inside the image maps, so every sub-check becomes one boolean
-column per event (`day.judged_batch`: null where the sub-check does not apply, true where it fails), and
-GX expects each column to hold only `false`; an engine hands GX the frame it holds the flags in (pandas
-on the local engine, a Spark DataFrame on Spark). One
-column per rule (any applicable sub-check failing) carries the rule's threshold as `mostly`. Conservation compares
-counts recorded by the decode run with the lake, not a property of the rows, and the decoder's
-rejected orphan halves are not events: both stay with our own rules and report.
-
-GX keeps its state in an ephemeral context; only the static Data Docs site is written, under the
-report folder. GX itself is imported inside `validate_flags` only: it is slow to import.
+GX's expectations cannot look inside the image maps, so every sub-check is one boolean column per event
+(`day.judged_batch`: null where it does not apply, true where it fails) that GX expects to hold only `false`,
+over the frame the engine holds the flags in (pandas or Spark); one column per rule carries the rule's
+threshold as `mostly`. Conservation and the rejected orphan halves are not properties of the events: they
+stay with our own rules. GX's context is ephemeral (only the Data Docs site is written, under the report
+folder), and GX is imported inside `validate_flags` only: it is slow to import.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The result every rule returns, and the one way an event rule is judged and counted.
 
-An event rule declares its sub-checks in order and one `verdicts` function that judges one event (a dict of
-the canonical row, times as epoch microseconds): per sub-check whether it applies, whether it fails and why.
-`RuleTally` counts those verdicts by (source_topic, table) with each group's first failing examples; tallies
-of separate batches merge (`merge`), so an engine may judge a day's batches wherever it likes (in this
-process, in a pool, in Spark's tasks) and add the tallies up. `rule_result` turns the merged tally into the
-rule's `RuleResult`.
+An event rule declares its sub-checks and one `verdicts` function over one event (a dict of the canonical row,
+times as epoch microseconds): per sub-check whether it applies, whether it fails and why. `RuleTally` counts
+the verdicts by (source_topic, table) with each group's first failing examples; tallies of separate batches
+merge, so an engine judges a day's batches wherever it likes; `rule_result` turns the merged tally into a
+`RuleResult`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""A day's fold run by either engine: the effect stream (`effects.day_effects`) sorted by table, key and
-place, walked by `fold.fold_stream`, its output split into the frames the writes read (`Applied`).
-
-The rules are those two modules'; what is here is where they run. Spark: the effects of the changes in
-`mapInArrow`, the keys live at the start of the day joined in as `live` rows, the stream partitioned and
-sorted by key and walked in `mapInArrow`, persisted once; nothing is collected but the tables, their
-TRUNCATEs (a day's few, which every walk needs) and the walks' figures. Local (`fold_local`): the same
-functions over Arrow tables in this process, for a day small enough to hold.
+"""A day's fold run by either engine: the effect stream (`effects.day_effects`) sorted by table, key and place,
+walked by `fold.fold_stream`, its output split into the frames the writes read (`Applied`). Spark runs both in
+`mapInArrow` (the keys live at the start of the day joined in as `live` rows), collecting only the tables, their
+TRUNCATEs and the walks' figures; the local engine (`fold_local`) over Arrow tables in this process.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Every table's state at the end of a day, read back by version (`VERSION AS OF`): no per-day copies.
-
-The versions come from `_versions` (`versions.as_of`); a table the day did not touch is read at the
-version of the last day that did. `cdc-pipelines snapshot --as-of D` prints the rows as JSON lines
-(the table named in `_table`) or, with `--export`, writes each table as Parquet for tools that read
-folders. Read by Spark, or without a session by delta-rs (its DataFusion reader takes deletion vectors and
-column mapping: Spark's tables too).
+"""Every table's state at the end of a day, read back by version (`VERSION AS OF`, from `versions.as_of`): no
+per-day copies. `cdc-pipelines snapshot --as-of D` prints the rows as JSON lines (the table in `_table`) or,
+with `--export`, writes each table as Parquet. Read by Spark, or without a session by delta-rs (its DataFusion
+reader takes deletion vectors and column mapping: Spark's tables too).
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """What each change of a day does to its table's keys, as data: the rules the fold (`fold`) reads.
 
-Every row change sets a key to a full after image or removes it: an UPDATE whose key changed removes
-the old key and sets the new one (two effects), and a TRUNCATE empties its table. An event's place in
-the day is one byte string (`position`) that sorts as the day is applied, so either engine sorts the
-effects by table, key and place without knowing the rule: Spark compares binary values byte by byte,
-unsigned, as Python compares `bytes`. Keys are matched by their text (`key_text`, the tables'
-`_cdc_key`), which is the JSON Spark's `to_json` wrote for the lakes already on disk.
-
-Pure Python over Arrow record batches: the local engine runs `day_effects` in its process, Spark in
-`mapInArrow` (`apply`).
+A row change sets a key to its full after image or removes it (an UPDATE that changed its key removes the
+old key and sets the new one); a TRUNCATE empties its table. An event's place in the day is one byte string
+(`position`) that sorts as the day is applied, so either engine sorts the effects by table, key and place
+(Spark compares binary values as Python compares `bytes`). Keys are matched by their text (`key_text`, the
+tables' `_cdc_key`): the JSON Spark's `to_json` wrote for the lakes on disk. Pure Python over Arrow batches.
 """
 
 from __future__ import annotations

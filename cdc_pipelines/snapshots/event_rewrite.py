@@ -1,18 +1,13 @@
 """A day's events as its schema changes and routes leave them, before their effects are computed: one
-function over Arrow record batches, so both engines fold the same stream (the local engine in this
-process, Spark in `mapInArrow`).
+function over Arrow record batches, so both engines fold the same stream.
 
-- A routed shard's rows (`schema_changes.routes`) become rows of the sink table, each image carrying the
-  shard's `db.table` in `_cdc_source_table`, keyed by the route's key where it names one.
-- Under `evolve`, a row before a column rename in the day's order takes the new name, and a row before a
-  RENAME TABLE the new table: the day's tables end with the names the DDL left, and every row lands under
-  them (`steps`, each at its DDL's place, `effects.position`).
-- Under `evolve`, a DROP TABLE is a TRUNCATE of the table at its DDL's place: the versions open then end
-  there and the current table is emptied; rows after it start the table anew.
+- A routed shard's rows become the sink table's, each image carrying the shard's `db.table` in
+  `_cdc_source_table`, keyed by the route's key where it names one.
+- Under `evolve`, a row before a column rename or a RENAME TABLE (in the day's order: `steps`, each at its
+  DDL's place) takes the new names, and a DROP TABLE is a TRUNCATE at its DDL's place; a column whose type
+  the row's format does not name (`UNKNOWN`) takes its table's declared one (`typed`), so a value that does
+  not fit is a `cast_failed` anomaly as for any format.
 - Under `ignore`, a row's images keep only the columns its table had at first sight (`fixed`).
-- Under `evolve`, a column whose type the row's format does not name (`UNKNOWN`, as OMS Default's rows)
-  takes its table's declared one (`typed`): the values are typed, and one that does not fit is the
-  `cast_failed` anomaly it is for any format (the value kept as text).
 """
 
 from __future__ import annotations

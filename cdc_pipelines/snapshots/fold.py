@@ -1,19 +1,14 @@
 """One day folded into what the snapshot tables need: each key's net effect, the versions it opened and
-closed, the anomalies, and each table's figures; one walk over the effect stream sorted by table, key and
-place (`effects`), whichever engine sorted it.
+closed, the anomalies and each table's figures, in one walk over the effect stream sorted by table, key and
+place (`effects`), whichever engine sorted it (Spark in `mapInArrow`, the local engine in process: `apply`).
 
-A key's state at the end of the day is its last effect after its table's last TRUNCATE of the day, or,
-untouched, its previous row (the writes leave it alone). Whether a key existed just before an effect (for
-the anomalies) is read from the key's previous effect unless a TRUNCATE came between, and from the keys
-live at the start of the day (the stream's `live` rows, first in their key's group) otherwise. Every `set`
-effect opens a version (history) that the key's next effect or the table's next TRUNCATE closes; a key
-live at the start of the day has its open version closed by its first effect or the first TRUNCATE. The
-TRUNCATEs are the one thing a key needs from outside its group: a day's few, given to every walk.
-
-Pure Python over Arrow record batches: the local engine walks the stream in its process, Spark in
-`mapInArrow` over partitions sorted by key (`apply`). A key's group may span batches: the walk carries
-the last group of a batch into the next. Each walk ends with one `tally` row, its tables' figures
-(`TableFigures`), which the caller merges.
+A key's state at the end of the day is its last effect after its table's last TRUNCATE, or, untouched, its
+previous row. Whether it existed before an effect (for the anomalies) is read from its previous effect unless
+a TRUNCATE came between, and otherwise from the keys live at the start of the day (the stream's `live` rows,
+first in their key's group). Every `set` opens a version that the key's next effect or the table's next
+TRUNCATE closes. The TRUNCATEs (a day's few) are all a key needs from outside its group. A group may span
+batches: the walk carries the last one into the next. Each walk ends with one `tally` row, its
+`TableFigures`, which the caller merges.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The snapshot datasets as Spark schemas: the `_cdc_` columns of the two tables kept per source table,
-the `dt -> version` record, anomalies and DDL history.
-
-Each source table has a **current** table (one row per live key) and a **history** table (one row per
-version of a key); both hold the source columns, typed (`typed`), then these `_cdc_` columns.
-`_cdc_key` is the key's canonical text (a JSON array of the key values in `pk_columns` order): the
-MERGEs match on it, so a key matches whatever its columns' types became.
+"""The snapshot datasets as Spark schemas: the `_cdc_` columns of each source table's **current** table (one row
+per live key) and **history** table (one row per version of a key), after the typed source columns; the
+`dt -> version` record, anomalies and DDL history. `_cdc_key` is the key's canonical text (a JSON array of its
+values in `pk_columns` order): the writes match on it, whatever its columns' types became.
 """
 
 from __future__ import annotations

@@ -1,23 +1,17 @@
-"""What a day's DDL and routes do to the snapshot tables, as the writers carry it out: `policy.plan_day`'s
-plan rendered once for both engines.
+"""What a day's DDL and routes do to the snapshot tables: `policy.plan_day`'s plan, carried out for both engines.
 
 - the day's events rewritten (`event_rewrite`): routed rows under their sink, renamed columns and tables
   under the names the day ends with, a DROP TABLE as a TRUNCATE at its place;
-- before the fold, the tables the day's DDL changes on the lake (`before_fold`): a renamed table's two
-  tables carried to the new name (the old ones emptied, so a backfill restores both by version), renamed
-  columns renamed in the current table and in every history version, added columns added and modified
-  ones widened with their declared types (never narrowed: `policy`'s `narrowing` anomaly), a table CREATE
-  TABLE makes created empty with its declared columns;
-- after the writes (`after_writes`), a dropped column taken out of the current table (the history keeps
-  it, its closed versions unchanged);
+- before the fold (`before_fold`): a renamed table's two tables carried to the new name (the old emptied,
+  so a backfill restores both), renamed columns renamed in both tables, added columns added and modified
+  ones widened to their declared types (never narrowed: a `narrowing` anomaly), a CREATE TABLE's table made;
+- after the writes (`after_writes`): a dropped column taken out of the current table (the history keeps it);
 - the plan's anomalies (a narrowing, a rename of no column, shards that disagree) with their event ids.
 
-`evolve` changes tables here (and types the values of rows whose format names no type by the columns'
-declared types), and `ignore` keeps each table's columns as first seen (its rows' other columns are left
-out of its images, each an `ignored_column` anomaly; a CREATE TABLE of a table not seen before creates it):
-`lenient` is the row images' add-and-widen (nothing to plan), and `exception` refused the day before
-(`schema_changes.day`). Every change is a new Delta version of the tables it touches, recorded with the
-day's versions, so a backfill's RESTORE undoes it and the re-applied day does it again.
+`evolve` changes tables here (and types the values of rows whose format names no type); `ignore` keeps each
+table's columns as first seen (other columns left out of its images, each an `ignored_column` anomaly);
+`lenient` needs no plan; `exception` refused the day before (`schema_changes.day`). Every change is a new
+Delta version, recorded with the day's, so a backfill's RESTORE undoes it and the re-applied day redoes it.
 """
 
 from __future__ import annotations

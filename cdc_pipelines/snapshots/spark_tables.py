@@ -1,9 +1,6 @@
-"""The tables of a day that Spark writes (those delta-rs does not, `small_tables.owns`): their live keys read
-and their day written by Spark, whichever way the day was folded (by Spark in `mapInArrow`: `run`; in this
-process: `local_days`).
-
-A table's current and history writes run side by side (`side_by_side`), and a day's tables in a pool of
-`CONCURRENT_WRITES`: each write is mostly the driver's planning and Delta's commit.
+"""The tables of a day that Spark writes (those delta-rs does not, `small_tables.owns`), whichever engine folded
+the day: their live keys read and their day written, a table's current and history writes side by side and a
+day's tables in a pool of `CONCURRENT_WRITES` (each write is mostly the driver's planning and Delta's commit).
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""One source table's two Delta tables: created, their columns widened, and one day MERGEd into each.
+"""One source table's two Delta tables, written by Spark: created, their columns widened, a day MERGEd in.
 
-Spark's tables are created with deletion vectors (a MERGE marks the rows it removes or replaces instead
-of rewriting their files, so rows a day does not touch are not rewritten) and column mapping by name
-(any source column name works); a small table delta-rs writes has neither until Spark takes it over
-(`small_tables`). Version 0 of each is the empty table: what a backfill of the table's first day
-restores.
-
-A day's columns reach the tables before its MERGEs: new ones are added (`ADD COLUMNS`); a column whose
-type widens (to a wider decimal, or to text) has the table rewritten once with the column cast. Delta's
-type widening feature would keep the files, but delta-rs (1.6) cannot read a table that has it, and a
-type widens rarely (only on a day a column's values outgrow it). Columns a day's images lack are null
-in its rows, so dropped columns stay, null from then on.
+Created with deletion vectors (a MERGE marks the rows it replaces instead of rewriting their files) and
+column mapping by name (any source column name works); version 0 is the empty table a backfill of the
+table's first day restores. A day's new columns are added (`ADD COLUMNS`) before its writes; a column
+whose type widens has the table rewritten once, cast (delta-rs 1.6 cannot read Delta's type widening
+feature). Columns a day's images lack are null in its rows, so dropped columns stay.
 """
 
 from __future__ import annotations

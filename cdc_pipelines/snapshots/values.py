@@ -1,17 +1,14 @@
 """A snapshot table's text values as typed columns, over Arrow and without Spark: one rule that the local
-engine runs in process and Spark runs in `mapInArrow`.
+engine runs in process and Spark in `mapInArrow`.
 
-A column's type is decided each day from figures over the values that day writes (`figure_rows`, one
-`ColumnFigures` per table and column, merged across batches): its logical types, whether every value is
-valid for its type, and for INT / DECIMAL / temporal values whether they fit a long, a decimal(38) or
-microseconds. A column whose values do not all fit is text (`spark_type`). A value that is not valid for
-its logical type at all (an INT `abc`) is an anomaly (`invalid_cells`), and its column is text too, so the
-value is kept rather than nulled. The table's column then takes the wider of its type so far and the
-day's (`widen`), so a query over every day reads one column. `typed_array` converts the text to the
-type, `as_text` prints a typed column back as Spark's `cast(... as string)` does.
-
-Dates and times are computed from their digits (days from the civil date and back), not through
-`datetime`: the proleptic Gregorian calendar Spark uses reaches year 0, Python's dates stop at year 1.
+A column's type is decided each day from figures over the values that day writes (`figure_rows`, per table
+and column, merged across batches): its logical types, whether every value is valid for them, and whether
+INT / DECIMAL / temporal values fit a long, a decimal(38) or microseconds; a column whose values do not
+all fit is text. A value not valid for its logical type at all (an INT `abc`) is a `cast_failed` anomaly
+(`invalid_cells`) and its column text, so the value is kept. The table's column takes the wider of its type
+so far and the day's (`widen`). `typed_array` converts text to the type, `as_text` prints a typed column
+back as Spark's `cast(... as string)` does. Dates are computed from their digits, not through `datetime`:
+Spark's proleptic Gregorian calendar reaches year 0, Python's dates stop at year 1.
 """
 
 from __future__ import annotations

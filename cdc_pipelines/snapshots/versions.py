@@ -1,11 +1,9 @@
 """`dt -> version`: which versions of each table hold the state at the end of an applied day.
 
-`_versions/` (a Delta table by `dt`) has one row per table a day applied changes to. The state of a
-table at the end of day D is the row of the latest day at or before D (a day that did not touch the
-table left it as it was). A backfill of day D first restores every table a day at or after D changed
-to its versions of the latest day before D (version 0, the empty table, where there is none); the
-later days are then applied again and replace their rows, so no row points at a version the
-restore left behind.
+`_versions/` (Delta, by `dt`) has a row per table a day changed; a table's state at the end of day D is the
+row of the latest day at or before D. A backfill of D first restores every table a day at or after D changed
+to its versions of the latest day before D (version 0, empty, where there is none); the later days are then
+applied again and replace their rows.
 """
 
 from __future__ import annotations
