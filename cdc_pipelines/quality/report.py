@@ -80,42 +80,32 @@ def _event_section(event_counts: Sequence[dict]) -> str:
     return "<h2>Events by topic, table and op</h2>" + _table(["source_topic", "table", *ops, "total"], rows)
 
 
-def _rule_section(result: RuleResult) -> str:
-    r = result
-    parts = [
-        f'<h2 id="{escape(r.rule)}">{escape(r.rule)} {_badge(r.passed)}</h2>',
-        _table(
-            ["checked", "failed", "failure ratio", "threshold"],
-            [[r.checked, r.failed, r.failure_ratio, r.threshold]],
+def _rule_section(r: RuleResult) -> str:
+    """A rule's figures, then its tables under their headings (those that do not apply to it left out: None)."""
+    info = [[k, v] for k, v in r.info.items() if k != "reject_reasons"]
+    keys = [k for k in r.groups[0] if k not in ("source_topic", "table")] if r.groups else []
+    reasons = [[x["reason"], x["count"]] for x in r.info["reject_reasons"]] if "reject_reasons" in r.info else None
+    sections = [
+        ("Sub-checks", ["check", "checked", "failed"], [[n, c["checked"], c["failed"]] for n, c in r.checks.items()]),
+        ("Figures (not failures)", ["figure", "value"], info or None),
+        ("Top reject reasons", ["reason", "count"], reasons),
+        (
+            "By topic and table",
+            ["source_topic", "table", *keys],
+            [[g[k] for k in ("source_topic", "table", *keys)] for g in r.groups] or None,
         ),
-        "<h3>Sub-checks</h3>",
-        _table(["check", "checked", "failed"], [[n, c["checked"], c["failed"]] for n, c in r.checks.items()]),
-    ]
-    info = {k: v for k, v in r.info.items() if k != "reject_reasons"}
-    if info:
-        parts += ["<h3>Figures (not failures)</h3>", _table(["figure", "value"], list(info.items()))]
-    if "reject_reasons" in r.info:
-        parts += [
-            "<h3>Top reject reasons</h3>",
-            _table(["reason", "count"], [[x["reason"], x["count"]] for x in r.info["reject_reasons"]]),
-        ]
-    if r.groups:
-        keys = [k for k in r.groups[0] if k not in ("source_topic", "table")]
-        parts += [
-            "<h3>By topic and table</h3>",
-            _table(
-                ["source_topic", "table", *keys],
-                [[g["source_topic"], g["table"], *[g[k] for k in keys]] for g in r.groups],
-            ),
-        ]
-    parts += [
-        "<h3>Failing examples</h3>",
-        _table(
+        (
+            "Failing examples",
             ["id", "source_topic", "table", "reason"],
-            [[e.get("id"), e.get("source_topic"), e.get("table"), e.get("reason")] for e in r.examples],
+            [[e.get(k) for k in ("id", "source_topic", "table", "reason")] for e in r.examples],
         ),
     ]
-    return "\n".join(parts)
+    head = f'<h2 id="{escape(r.rule)}">{escape(r.rule)} {_badge(r.passed)}</h2>'
+    figures = _table(
+        ["checked", "failed", "failure ratio", "threshold"], [[r.checked, r.failed, r.failure_ratio, r.threshold]]
+    )
+    tables = [f"<h3>{title}</h3>\n" + _table(headers, rows) for title, headers, rows in sections if rows is not None]
+    return "\n".join([head, figures, *tables])
 
 
 def _seconds(value: float | None) -> float | None:
