@@ -21,13 +21,12 @@ OLDEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 _FRACTION = r"(?:\.([0-9]{1,9}))?"
 _DAY = r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
 _CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-# MySQL TIME is a duration (-838:59:59 .. 838:59:59), so TIME allows a sign and three hour digits.
-_TIME_RE = rf"^-?(?:[0-9]{{2}}|[0-8][0-9]{{2}}):[0-5][0-9]:[0-5][0-9]{_FRACTION}$"
 PATTERNS = {
-    "DATE": rf"^{_DAY}$",
-    "TIME": _TIME_RE,
-    "DATETIME": rf"^{_DAY} {_CLOCK}{_FRACTION}$",
-    "TIMESTAMP": rf"^{_DAY}T{_CLOCK}{_FRACTION}Z$",
+    "DATE": re.compile(rf"^{_DAY}$"),
+    # MySQL TIME is a duration (-838:59:59 .. 838:59:59), so TIME allows a sign and three hour digits
+    "TIME": re.compile(rf"^-?(?:[0-9]{{2}}|[0-8][0-9]{{2}}):[0-5][0-9]:[0-5][0-9]{_FRACTION}$"),
+    "DATETIME": re.compile(rf"^{_DAY} {_CLOCK}{_FRACTION}$"),
+    "TIMESTAMP": re.compile(rf"^{_DAY}T{_CLOCK}{_FRACTION}Z$"),
 }
 
 
@@ -41,7 +40,6 @@ def _micros(moment: dt.datetime) -> int:
     return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // _MICROSECOND
 
 
-_PATTERNS = {name: re.compile(p) for name, p in PATTERNS.items()}
 _FRACTION_DIGITS = re.compile(r"\.([0-9]+)Z?$")
 _DECLARED = re.compile(r"\(([0-9])\)")
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -61,7 +59,7 @@ def bad_value(value: str | None, logical: str, source_type: str | None) -> bool:
     pattern, the day is real), or has more fraction digits than its declared `(n)` precision."""
     if value is None:
         return False
-    if not _PATTERNS[logical].fullmatch(value):
+    if not PATTERNS[logical].fullmatch(value):
         return True
     if logical in ("DATE", "DATETIME", "TIMESTAMP") and not _real_day(value[:10]):
         return True
