@@ -144,9 +144,8 @@ class _Walk:
         self.rows: dict[str, list] = {name: [] for name in ("_out", "at", "_k", "_t", "kind", "end", "detail")}
 
     def _emit(self, out: str, at: int, key: str, table: str, kind=None, end=None, detail=None) -> None:
-        rows = self.rows
-        rows["_out"].append(out), rows["at"].append(at), rows["_k"].append(key), rows["_t"].append(table)
-        rows["kind"].append(kind), rows["end"].append(end), rows["detail"].append(detail)
+        for column, value in zip(self.rows.values(), (out, at, key, table, kind, end, detail), strict=True):
+            column.append(value)
 
     def _figures(self, table: tuple) -> TableFigures:
         return self.figures.setdefault(table, TableFigures(table))
