@@ -92,16 +92,10 @@ def conservation_check(
     unbalanced = [g for g in groups if not g["balanced"]]
     total = read if read is not None else decoded + rejected + filtered
     rate = rejected / total if total else 0.0
-    examples = []
-    if not balanced:
-        examples.append(
-            {"id": "partition", "reason": _imbalance(read, decoded, rejected, filtered), "source_topic": "*"}
-        )
-    examples += [
-        {"id": "topic", "source_topic": g["source_topic"],
-         "reason": _imbalance(g["read"], g["decoded"], g["rejected"], g.get("filtered", 0))}
-        for g in unbalanced
-    ]  # fmt: skip
+    imbalances = [("partition", "*", read, decoded, rejected, filtered)] if not balanced else []
+    imbalances += [("topic", g["source_topic"], *(g.get(c, 0) for c in ("read", "decoded", "rejected", "filtered")))
+                   for g in unbalanced]  # fmt: skip
+    examples = [{"id": i, "reason": _imbalance(*counts), "source_topic": t} for i, t, *counts in imbalances]
     reasons = []
     if rejected:
         reasons = rejects.reasons(TOP_REASONS)
