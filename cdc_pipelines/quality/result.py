@@ -210,27 +210,14 @@ def rule_result(rule: EventRule, tally: RuleTally) -> RuleResult:
     candidates.sort(key=lambda x: null_first(*x[0]))
     examples = [{"id": e[3], "reason": e[4], "source_topic": e[0], "table": table}
                 for e, table in candidates[:MAX_EXAMPLES]]  # fmt: skip
-    ratio = failed / checked if checked else 0.0
-    return RuleResult(
-        rule=rule.name,
-        checked=checked,
-        failed=failed,
-        passed=ratio <= rule.threshold,
-        threshold=rule.threshold,
-        checks={
-            n: {"checked": sum(g.applies[i] for g in groups), "failed": sum(g.fails[i] for g in groups)}
-            for i, n in enumerate(rule.checks)
-        },  # fmt: skip
-        info={n: sum(g.info[i] for g in groups) for i, n in enumerate(rule.info)},
-        groups=[
-            {
-                "source_topic": topic,
-                "table": table,
-                "checked": g.checked,
-                "failed": g.failed,
-                **{n: g.info[i] for i, n in enumerate(rule.info)},
-            }
-            for (topic, table), g in zip(keys, groups, strict=True)
-        ],  # fmt: skip
-        examples=examples,
-    )
+    checks = {
+        n: {"checked": sum(g.applies[i] for g in groups), "failed": sum(g.fails[i] for g in groups)}
+        for i, n in enumerate(rule.checks)
+    }
+    info = {n: sum(g.info[i] for g in groups) for i, n in enumerate(rule.info)}
+    names = ("source_topic", "table", "checked", "failed", *rule.info)
+    rows = [
+        dict(zip(names, (*key, g.checked, g.failed, *g.info), strict=True)) for key, g in zip(keys, groups, strict=True)
+    ]
+    passed = (failed / checked if checked else 0.0) <= rule.threshold
+    return RuleResult(rule.name, checked, failed, passed, rule.threshold, checks, info, rows, examples)
