@@ -50,21 +50,12 @@ class Activity:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Activity:
         """The figures `to_dict` gave (hours back to numbers)."""
-        return cls(
-            dt=data["dt"],
-            hourly={t: {int(h): ops for h, ops in hours.items()} for t, hours in data["hourly"].items()},
-            outside_day=data["outside_day"],
-            lag={t: TopicLag(**lag) for t, lag in data["lag"].items()},
-            flags=data["flags"],
-        )
+        hourly = {t: {int(h): ops for h, ops in hours.items()} for t, hours in data["hourly"].items()}
+        return cls(**data | {"hourly": hourly, "lag": {t: TopicLag(**lag) for t, lag in data["lag"].items()}})
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "dt": self.dt,
-            "hourly": {t: {str(h): ops for h, ops in hours.items()} for t, hours in self.hourly.items()},
-            "outside_day": self.outside_day,
-            "lag": {t: asdict(lag) for t, lag in self.lag.items()},
-            "flags": self.flags,
+        return asdict(self) | {
+            "hourly": {t: {str(h): ops for h, ops in hours.items()} for t, hours in self.hourly.items()}
         }
 
 
