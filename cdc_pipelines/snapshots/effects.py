@@ -248,14 +248,6 @@ def day_effects(
                 for name, value in zip(out, (table, key, place, sub, kind, expect, names[i]), strict=True):
                     out[name].append(value)
         picked = rows if len(take) == n else rows.take(pa.array(take, pa.int64()))  # one effect each, in order
-        arrays = {
-            **{c: picked.column(c) for c in TABLE},
-            **{name: pa.array(values, EFFECT_SCHEMA.field(name).type) for name, values in out.items()},
-            "op": picked.column("op"),
-            "event_id": picked.column("event_id"),
-            "event_time": picked.column("event_time").cast(EVENT_TIME),
-            "dt": picked.column("dt"),
-            "after": picked.column("after").cast(_TEXT_MAP),
-            "column_types": picked.column("column_types").cast(_TEXT_MAP),
-        }
-        yield pa.RecordBatch.from_arrays([arrays[f.name] for f in EFFECT_SCHEMA], schema=EFFECT_SCHEMA)
+        arrays = {name: pa.array(values, EFFECT_SCHEMA.field(name).type) for name, values in out.items()}
+        columns = [arrays[f.name] if f.name in arrays else picked.column(f.name).cast(f.type) for f in EFFECT_SCHEMA]
+        yield pa.RecordBatch.from_arrays(columns, schema=EFFECT_SCHEMA)
