@@ -207,16 +207,10 @@ class _Walk:
             picked = pa.array([i if o in where else None for i, o in zip(rows["at"], out, strict=True)], pa.int64())
             return pc.take(chunk.column(name), picked)
 
-        def times(values: list) -> pa.Array:
-            return pa.array(values, pa.int64()).cast(EVENT_TIME)
-
         columns = {
-            "_out": pa.array(out, pa.string()),
+            **{c: pa.array(rows[c], pa.string()) for c in ("_out", "_t", "_k", "kind", "detail")},
             **{c: pc.take(chunk.column(c), at) for c in TABLE},
-            "_t": pa.array(rows["_t"], pa.string()),
-            "_k": pa.array(rows["_k"], pa.string()),
             "pk_columns": take("pk_columns", (NET, OPEN, CLOSE)),
-            "kind": pa.array(rows["kind"], pa.string()),
             "row": pc.take(chunk.column("after"), pa.array(
                 [i if o == OPEN or (o == NET and k == SET) else None
                  for i, o, k in zip(rows["at"], out, rows["kind"], strict=True)], pa.int64())),
@@ -225,8 +219,7 @@ class _Walk:
             "_cdc_event_time": take("event_time", (NET,)),
             "_cdc_event_id": take("event_id", (NET, OPEN, ANOMALY)),
             "_cdc_start_at": take("event_time", (OPEN,)),
-            "_cdc_end_at": times(rows["end"]),
-            "detail": pa.array(rows["detail"], pa.string()),
+            "_cdc_end_at": pa.array(rows["end"], pa.int64()),  # epoch microseconds, cast below
             "_tally": pa.nulls(len(out), pa.binary()),
         }  # fmt: skip
         return pa.Table.from_arrays([columns[f.name].cast(f.type) for f in FOLD_SCHEMA], schema=FOLD_SCHEMA)
