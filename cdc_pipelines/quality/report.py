@@ -67,10 +67,6 @@ def _badge(passed: bool) -> _Markup:
     return _Markup('<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>')
 
 
-def _anchor(target: str, text: str) -> _Markup:
-    return _Markup(f'<a href="#{escape(target)}">{escape(text)}</a>')
-
-
 def _event_section(event_counts: Sequence[dict]) -> str:
     ops = sorted({op for e in event_counts for op in e["ops"]})
     rows = [
@@ -143,15 +139,6 @@ def _activity_section(activity: Activity | None) -> str:
     )
 
 
-def _gx_line(link: str | None) -> str:
-    if link is None:
-        return ""
-    return (
-        f'<p>Great Expectations: <a href="{escape(link)}">Data Docs</a> of the same event rules '
-        '(<a href="#great_expectations">results below</a>).</p>'
-    )
-
-
 def _gx_section(gx: GxReport | None, link: str | None) -> str:
     if gx is None:
         return ""
@@ -200,16 +187,16 @@ def render_html(
 ) -> str:  # fmt: skip
     """The report page as one self-contained HTML string (the GX Data Docs it links are a separate site)."""
     overall = all(r.passed for r in results)
-    summary = _table(
-        ["rule", "result", "checked", "failed"],
-        [[_anchor(r.rule, r.rule), _badge(r.passed), r.checked, r.failed] for r in results],
-    )
+    links = [_Markup(f'<a href="#{escape(r.rule)}">{escape(r.rule)}</a>') for r in results]
+    rows = [[link, _badge(r.passed), r.checked, r.failed] for link, r in zip(links, results, strict=True)]
+    gx_line = f'<p>Great Expectations: <a href="{escape(gx_link or "")}">Data Docs</a> of the same event rules '
+    gx_line += '(<a href="#great_expectations">results below</a>).</p>'
     body = "\n".join(
         [
             f"<h1>CDC data quality, dt={escape(dt_value)} {_badge(overall)}</h1>",
             f"<p>Generated {escape(dt.datetime.now(dt.UTC).isoformat(timespec='seconds'))}.</p>",
-            summary,
-            _gx_line(gx_link),
+            _table(["rule", "result", "checked", "failed"], rows),
+            "" if gx_link is None else gx_line,
             _activity_section(activity),
             _event_section(event_counts),
             *[_rule_section(r) for r in results],
