@@ -128,10 +128,9 @@ def write_table(
 
 
 def side_by_side(first: Callable[[], R], second: Callable[[], object]) -> R:
-    """`first()`'s result, `second()` run beside it in a thread of its own: a table's current and history
-    writes are independent, and each is mostly the driver's planning and Delta's commit, so they overlap
-    even on 2 cores (a quiet day's two MERGEs into a 1M-row table, docs/benchmarks-history.md). Both have ended before
-    either's error is raised: a failed day leaves no write running (`versions.restore_unfinished`)."""
+    """`first()`'s result, `second()` run beside it in a thread: a table's current and history writes are independent
+    and mostly the driver's work, so they overlap even on 2 cores. Both have ended before either's error is raised:
+    a failed day leaves no write running (`versions.restore_unfinished`)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="history") as side:
         later = side.submit(second)
         try:

@@ -56,10 +56,9 @@ def read_day(spark: SparkSession, folder: str, schema: T.StructType, day: str | 
 def replace_day(
     frame: DataFrame, folder: str, day: str, max_rows: int, schema: T.StructType | None = None
 ) -> list[dict] | None:
-    """Replace the `dt=day` partition of a dataset with `frame`'s rows (all of that day). Up to `max_rows`
-    rows (a small day of a local lake; 0: none) are collected and committed by delta-rs, and returned: a
-    Spark Delta write is 2-3 s of jobs and a commit, delta-rs's tens of milliseconds. Else Spark writes them
-    (the collect stops one row past `max_rows`)."""
+    """Replace the `dt=day` partition of a dataset with `frame`'s rows (all of that day): up to `max_rows` (a small
+    day of a local lake; 0: none) collected, committed by delta-rs (tens of milliseconds against a Spark write's
+    2-3 s) and returned; else written by Spark (the collect stops one row past `max_rows`)."""
     schema = schema or frame.schema
     frame = frame.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
     rows = frame.limit(max_rows + 1).toArrow() if max_rows > 0 else None

@@ -151,10 +151,9 @@ _SPARK_CLAUSES = {merges.MATCHED_DELETE: "whenMatchedDelete", merges.MATCHED_UPD
 def _merged(
     spark: SparkSession, path: str, source: DataFrame, merge: merges.Merge, keys: list[str] | None
 ) -> DataFrame:
-    """`merge` (`merges`) rendered with Spark's Delta API and run; returns the MERGE's metrics. `keys`: the
-    day's keys, named as literals on the target's key too: Delta then filters the target's scan by them (its
-    statistics, Parquet's pushdown) before the join; open-source Delta has no dynamic file pruning. A 1-key
-    MERGE into a 1M-row table: 2.5 s instead of 5.6 s (docs/benchmarks-history.md)."""
+    """`merge` (`merges`) rendered with Spark's Delta API and run; its metrics. The day's `keys` are named on the
+    target's key too, so Delta skips the target's files by them before the join (open-source Delta has no dynamic
+    file pruning: docs/benchmarks-history.md)."""
     from delta.tables import DeltaTable
 
     on = F.expr(merge.on) if keys is None else F.expr(merge.on) & F.col("t._cdc_key").isin(keys)
@@ -171,11 +170,8 @@ def merge_current(
     spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool,
     keys: list[str] | None = None,
 ) -> int:  # fmt: skip
-    """The day's net effect per key MERGEd (`merges.current_merge`). `keys`: the day's keys (at most
-    `KEY_LITERALS`; none for a truncated table), named in the condition.
-
-    Returns the rows it added less the rows it removed, from the metrics the MERGE returns (a count of
-    the table would be a scan of it each day)."""
+    """The day's net effect per key MERGEd (`merges.current_merge`), `keys` (at most `KEY_LITERALS`; none for a
+    truncated table) named in the condition; the rows it added less those it removed, from its metrics."""
     source = typed_rows(net.withColumnRenamed("kind", KIND), columns, (*CURRENT_CDC, (KIND, "string")))
     metrics = _merged(spark, path, source, merges.current_merge(truncated), keys).first()
     return metrics["num_inserted_rows"] - metrics["num_deleted_rows"]
@@ -212,11 +208,9 @@ def key_predicate(spark: SparkSession, keys: list[str]) -> str:
 
 
 def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: list[str]) -> None:
-    """What `merge_current` does for a table the day does not truncate, its keys named (at most
-    `KEY_LITERALS`): the rows of those keys replaced by the day's set rows in one commit (`replaceWhere`),
-    the replaced rows marked in a deletion vector, without the MERGE's join with the table or its copy of
-    the source. A quiet day's two writes into a 1M-row table, side by side: 3.5 s against the two MERGEs'
-    4.9 s (docs/benchmarks-history.md, *keys replaced instead of MERGEd*)."""
+    """What `merge_current` does for a table the day does not truncate, its keys named (at most `KEY_LITERALS`):
+    those keys' rows replaced by the day's set rows in one commit (`replaceWhere`, the old rows marked in a deletion
+    vector), without the MERGE's join (docs/benchmarks-history.md, *keys replaced instead of MERGEd*)."""
     rows = _set_rows(net, columns)
     predicate = key_predicate(net.sparkSession, keys)
     rows.write.format(DELTA).mode("overwrite").option("replaceWhere", predicate).save(path)
@@ -226,13 +220,10 @@ def replace_history(
     spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan], keys: list[str],
     earliest_end: int | None,
 ) -> None:  # fmt: skip
-    """What `merge_history` does for a table the day does not truncate, its keys named, in one commit
-    (`replaceWhere`): the versions of those keys that are open or ended at or after the earliest end the
-    day writes (`earliest_end`, epoch microseconds: the least `_cdc_end_at` of `opened` and `closed`) are
-    replaced by themselves (the open ones ended where `closed` says) and the versions the day opened.
-    Every row the predicate takes is written back, and every row written satisfies it (Delta checks
-    that), so no version outside the day's is lost whatever the times; the bound keeps a key's older
-    versions out of the rewrite."""
+    """What `merge_history` does for a table the day does not truncate, its keys named, in one commit (`replaceWhere`):
+    those keys' versions that are open or end at or after `earliest_end` (epoch microseconds: the least end the day
+    writes) replaced by themselves (the open ones ended where `closed` says) and the versions the day opened. Delta
+    checks that every row written satisfies the predicate, so no version outside the day's is lost."""
     ends = closed.select(F.col("_k").alias("_cdc_key"), F.col("_cdc_end_at").alias(_CLOSED_AT))
     new = typed_rows(opened, columns, HISTORY_CDC)
     ended = f" OR _cdc_end_at >= timestamp_micros({earliest_end})" if earliest_end is not None else ""

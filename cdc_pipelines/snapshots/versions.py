@@ -101,13 +101,10 @@ def restore_before(spark: SparkSession | None, root: str | Path, day: str) -> li
 def restore_unfinished(
     spark: SparkSession | None, root: str | Path, day: str, tables: Mapping[tuple, TablePaths]
 ) -> list:
-    """Restore the tables (of `tables`: the day's) that a run of `day` which did not finish changed, to
-    their state at the start of `day`; the tables. Such a run left no summary, so the day counts as new,
-    and its MERGEs would apply again: the history would hold the day's versions twice. Told by either
-    table's version past the one recorded for it (past the empty version 0 for a table never recorded):
-    Spark commits no empty append, so a day's history can commit where its current table does not.
-    A table a backfill just restored is past it too (a RESTORE is a new version); given here, it is
-    restored again to the same state."""
+    """Restore the tables (of `tables`: the day's) that an unfinished run of `day` changed to their state at the
+    start of `day`; the tables. Such a run left no summary, so its MERGEs would apply again. Told by either
+    table's version past the one recorded (or 0): Spark commits no empty append, so one table may commit where
+    the other does not. A table a backfill just restored is past it too, and is restored again alike."""
     start = {e.table: e for e in as_of(spark, root, day, before=True)}
     targets, undone = [], []
     for table, paths in tables.items():
