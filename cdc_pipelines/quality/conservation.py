@@ -100,32 +100,23 @@ def conservation_check(
     if rejected:
         reasons = rejects.reasons(TOP_REASONS)
         examples += rejects.examples(MAX_EXAMPLES)
-    return RuleResult(
-        rule=RULE,
-        checked=total,
-        failed=rejected,
-        passed=balanced and not unbalanced and rate <= max_reject_rate,
-        threshold=max_reject_rate,
-        checks={
-            "balance": {
-                "checked": int(balance_checked) + sum(g.get("read") is not None for g in groups),
-                "failed": int(not balanced) + len(unbalanced),
-            },
-            "reject_rate": {"checked": total, "failed": rejected},
-        },
-        info={
-            "read": read,
-            "decoded": decoded,
-            "rejected": rejected,
-            "filtered": filtered,
-            "duplicates": duplicates,
-            "reject_rate": rate,
-            "balance_checked": balance_checked,
-            "reject_reasons": reasons,
-        },
-        groups=groups,
-        examples=examples[:MAX_EXAMPLES],
-    )
+    balance = {
+        "checked": int(balance_checked) + sum(g.get("read") is not None for g in groups),
+        "failed": int(not balanced) + len(unbalanced),
+    }
+    checks = {"balance": balance, "reject_rate": {"checked": total, "failed": rejected}}
+    info = {
+        "read": read,
+        "decoded": decoded,
+        "rejected": rejected,
+        "filtered": filtered,
+        "duplicates": duplicates,
+        "reject_rate": rate,
+        "balance_checked": balance_checked,
+        "reject_reasons": reasons,
+    }
+    passed = balanced and not unbalanced and rate <= max_reject_rate
+    return RuleResult(RULE, total, rejected, passed, max_reject_rate, checks, info, groups, examples[:MAX_EXAMPLES])
 
 
 def conservation_result(
