@@ -48,21 +48,6 @@ class GxReport:
     offline: bool = False  # the site's CSS and scripts are local copies (see gx_static)
 
 
-def _suite(gx, columns: list[str], max_failure_ratio: float):
-    suite = gx.ExpectationSuite(name=SUITE)
-    for column in columns:
-        rule, _, check = column.partition(FLAG_SEPARATOR)
-        suite.add_expectation(
-            gx.expectations.ExpectColumnValuesToBeInSet(
-                column=column,
-                value_set=[False],
-                mostly=1.0 - max_failure_ratio if not check else 1.0,
-                meta={"rule": rule, "check": check or "(any sub-check)"},
-            )
-        )
-    return suite
-
-
 def validate_flags(source, flags, columns: list[str], report_day: str | Path, thresholds: Thresholds) -> GxReport:
     """The suite over `flags` (a frame of the data source `source` adds: pandas or Spark) and its flag
     `columns` (`day.flag_names`), its Data Docs (re)built in `report_day/gx/` (the day's report folder)."""
@@ -85,7 +70,16 @@ def validate_flags(source, flags, columns: list[str], report_day: str | Path, th
         source(context.data_sources).add_dataframe_asset(name="canonical_changes")
         .add_batch_definition_whole_dataframe("partition")
     )  # fmt: skip
-    suite = context.suites.add(_suite(gx, columns, thresholds.max_failure_ratio))
+    suite = gx.ExpectationSuite(name=SUITE)
+    for column in columns:  # each rule's own column holds its threshold; a sub-check's fails on any event
+        rule, _, check = column.partition(FLAG_SEPARATOR)
+        mostly = 1.0 - thresholds.max_failure_ratio if not check else 1.0
+        meta = {"rule": rule, "check": check or "(any sub-check)"}
+        expectation = gx.expectations.ExpectColumnValuesToBeInSet(
+            column=column, value_set=[False], mostly=mostly, meta=meta
+        )
+        suite.add_expectation(expectation)
+    suite = context.suites.add(suite)
     validation = context.validation_definitions.add(
         gx.ValidationDefinition(name="partition_event_rules", data=batch, suite=suite)
     )
