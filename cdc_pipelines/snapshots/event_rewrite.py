@@ -181,9 +181,10 @@ class EventRewrite:
                 if cells["pk_columns"][j] is not None:
                     cells["pk_columns"][j] = [names.get(k, k) for k in cells["pk_columns"][j]]
         columns = dict(zip(batch.schema.names, batch.columns, strict=True))
-        at = pa.array(rows, pa.int64())
+        index = np.arange(batch.num_rows)
+        index[rows] = batch.num_rows + np.arange(len(rows))  # a renamed row taken from its new values
         for name, values in cells.items():
-            columns[name] = _put(columns[name], at, pa.array(values, columns[name].type))
+            columns[name] = pa.concat_arrays([columns[name], pa.array(values, columns[name].type)]).take(index)
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
 
 
@@ -210,13 +211,6 @@ def only_columns(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, froz
     kept = pa.array(keep)
     return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.filter(kept), items.filter(kept),
                                    mask=pc.invert(maps.is_valid()))  # fmt: skip
-
-
-def _put(column: pa.Array, at: pa.Array, values: pa.Array) -> pa.Array:
-    """`column` with the rows `at` replaced by `values`."""
-    index = np.arange(len(column))
-    index[at.to_numpy()] = len(column) + np.arange(len(at))
-    return pa.concat_arrays([column, values]).take(pa.array(index))
 
 
 def with_entry(maps: pa.MapArray, rows: np.ndarray, key: str, values: pa.Array) -> pa.MapArray:
