@@ -45,15 +45,6 @@ _DECLARED = re.compile(r"\(([0-9])\)")
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
-def _real_day(text: str) -> bool:
-    """Whether `YYYY-MM-DD` names a day of the calendar (years 1-9999: `0000-00-00` is MySQL's zero date)."""
-    try:
-        dt.date(int(text[0:4]), int(text[5:7]), int(text[8:10]))
-    except ValueError:
-        return False
-    return True
-
-
 def bad_value(value: str | None, logical: str, source_type: str | None) -> bool:
     """Whether a non-null value of a temporal type is not in its canonical form (the whole text matches its
     pattern, the day is real), or has more fraction digits than its declared `(n)` precision."""
@@ -61,8 +52,11 @@ def bad_value(value: str | None, logical: str, source_type: str | None) -> bool:
         return False
     if not PATTERNS[logical].fullmatch(value):
         return True
-    if logical in ("DATE", "DATETIME", "TIMESTAMP") and not _real_day(value[:10]):
-        return True
+    if logical in ("DATE", "DATETIME", "TIMESTAMP"):
+        try:  # a day of the calendar (years 1-9999: `0000-00-00` is MySQL's zero date)
+            dt.date(int(value[0:4]), int(value[5:7]), int(value[8:10]))
+        except ValueError:
+            return True
     if "." not in value:
         return False
     declared = _DECLARED.search(source_type or "")
