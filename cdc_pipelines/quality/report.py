@@ -143,20 +143,12 @@ def _gx_section(gx: GxReport | None, link: str | None) -> str:
     if gx is None:
         return ""
     rows = [[o.rule, o.check or "(any sub-check)", o.checked, o.failed, _badge(o.success)] for o in gx.outcomes]
-    return "\n".join(
-        [
-            f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>',
-            f'<p>The event rules as a GX expectation suite: <a href="{escape(link or "")}">Data Docs</a> '
-            "(conservation and rejected orphan halves are checked above only)."
-            + (
-                ""
-                if gx.offline
-                else " Its pages load their CSS and scripts from public CDNs: scripts/setup installs local copies."
-            )
-            + "</p>",
-            _table(["rule", "check", "checked", "failed", "result"], rows),
-        ]
-    )
+    text = f'The event rules as a GX expectation suite: <a href="{escape(link or "")}">Data Docs</a> '
+    text += "(conservation and rejected orphan halves are checked above only)."
+    if not gx.offline:
+        text += " Its pages load their CSS and scripts from public CDNs: scripts/setup installs local copies."
+    head = f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>'
+    return "\n".join([head, f"<p>{text}</p>", _table(["rule", "check", "checked", "failed", "result"], rows)])
 
 
 def _snapshot_section(snapshot: dict | None) -> str:
