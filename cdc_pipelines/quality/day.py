@@ -8,6 +8,7 @@ flags), tallies merge, and `day_figures` turns the merged tally into results, ev
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -117,10 +118,7 @@ def judged_batch(
 
 
 def merged(tallies: Iterable[DayTally]) -> DayTally:
-    out = DayTally()
-    for tally in tallies:
-        out.merge(tally)
-    return out
+    return functools.reduce(DayTally.merge, tallies, DayTally())
 
 
 def reject_summary(batch: pa.RecordBatch | pa.Table) -> RejectSummary:
