@@ -221,8 +221,7 @@ def figure_rows(rows: pa.Table | pa.RecordBatch) -> dict[tuple[tuple, str], Colu
         for group in rows_out:
             key = (tuple(group[c] for c in TABLE), group["column"])
             found = {name: group[f"{name}_{_AGGREGATES[name]}"] for name in figures}
-            for name in ("int_digits", "scale"):
-                found[name] = found.get(name) or 0
+            found |= {name: found.get(name) or 0 for name in ("int_digits", "scale")}
             merged(out, {key: ColumnFigures(frozenset([logical]), **found)})
     return out
 
