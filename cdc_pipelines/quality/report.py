@@ -104,10 +104,6 @@ def _rule_section(r: RuleResult) -> str:
     return "\n".join([head, figures, *tables])
 
 
-def _seconds(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
 _ACTIVITY_COLUMNS = ("source_topic", "events in the day", "no time or other day", "with lag", "p50 s", "p95 s",
                      "p99 s", "max s", "negative", "stands out")  # fmt: skip
 
@@ -120,23 +116,17 @@ def _activity_section(activity: Activity | None) -> str:
     for topic in sorted(set(activity.hourly) | set(activity.lag)):
         lag = activity.lag.get(topic)
         events = sum(sum(ops.values()) for ops in activity.hourly.get(topic, {}).values())
-        rows.append(
-            [topic, events, activity.outside_day.get(topic, 0), *(
-                [lag.events, _seconds(lag.p50), _seconds(lag.p95), _seconds(lag.p99), _seconds(lag.max), lag.negative]
-                if lag else [0, None, None, None, None, 0]
-            ), "; ".join(activity.flags.get(topic, [])) or None]
-        )  # fmt: skip
+        seconds = (
+            [None if v is None else round(v, 6) for v in (lag.p50, lag.p95, lag.p99, lag.max)] if lag else [None] * 4
+        )
+        flags = "; ".join(activity.flags.get(topic, [])) or None
+        rows.append([topic, events, activity.outside_day.get(topic, 0), lag.events if lag else 0, *seconds,
+                     lag.negative if lag else 0, flags])  # fmt: skip
     panels = "".join(f'<div class="charts">{hourly}{lag or ""}</div>' for _, hourly, lag in activity_charts(activity))
     flagged = ", ".join(sorted(activity.flags)) or "none"
-    return "\n".join(
-        [
-            '<h2 id="activity">Volume and replication lag through the day</h2>',
-            f"<p>Topics that stand out (red frame): {escape(flagged)}. Lag is sync_time - event_time in seconds.</p>",
-            legend(),
-            panels,
-            _table(_ACTIVITY_COLUMNS, rows),
-        ]
-    )
+    head = '<h2 id="activity">Volume and replication lag through the day</h2>'
+    text = f"<p>Topics that stand out (red frame): {escape(flagged)}. Lag is sync_time - event_time in seconds.</p>"
+    return "\n".join([head, text, legend(), panels, _table(_ACTIVITY_COLUMNS, rows)])
 
 
 def _gx_section(gx: GxReport | None, link: str | None) -> str:
@@ -159,18 +149,12 @@ def _snapshot_section(snapshot: dict | None) -> str:
     skipped = [[s["table"], s["reason"], s["events"]] for s in snapshot["skipped_tables"]]
     examples = [[e["kind"], e["event_id"], e["op"], ".".join(filter(None, (e["db"], e["db_schema"], e["table_name"]))),
                  e["detail"]] for e in snapshot["examples"]]  # fmt: skip
-    return "\n".join(
-        [
-            f'<h2 id="snapshots">Table snapshots {_badge(snapshot["anomalies"] == 0)}</h2>',
-            f"<p>{snapshot['tables']} tables, {snapshot['rows']} rows after {snapshot['applied']} changes applied "
-            f"to the snapshot of {escape(str(snapshot['previous_dt'] or 'nothing (first day)'))}.</p>",
-            _table(["table", "rows", "anomalies"], tables),
-            "<h3>Tables not applied</h3>",
-            _table(["table", "reason", "events"], skipped),
-            "<h3>Anomaly examples</h3>",
-            _table(["kind", "event id", "op", "table", "detail"], examples),
-        ]
-    )
+    head = f'<h2 id="snapshots">Table snapshots {_badge(snapshot["anomalies"] == 0)}</h2>'
+    text = f"<p>{snapshot['tables']} tables, {snapshot['rows']} rows after {snapshot['applied']} changes applied "
+    text += f"to the snapshot of {escape(str(snapshot['previous_dt'] or 'nothing (first day)'))}.</p>"
+    parts = [head, text, _table(["table", "rows", "anomalies"], tables), "<h3>Tables not applied</h3>"]
+    parts += [_table(["table", "reason", "events"], skipped), "<h3>Anomaly examples</h3>"]
+    return "\n".join([*parts, _table(["kind", "event id", "op", "table", "detail"], examples)])
 
 
 def render_html(
