@@ -11,11 +11,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cdc_pipelines.lake import delta_rs
 from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.schema_changes.changes import UnreadDdl
-from cdc_pipelines.snapshots.effects import EVENT_TIME, ROW_OPS, places, table_label
+from cdc_pipelines.snapshots.effects import ROW_OPS, places, table_label
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, LATE_DETAIL, LATE_EVENT, TABLE
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, DDL_SCHEMA, LATE_DETAIL, LATE_EVENT, TABLE
 from cdc_pipelines.snapshots.store import read_summary
 from cdc_pipelines.snapshots.values import ColumnFigures, ColumnPlan, spark_type
 
@@ -57,9 +58,7 @@ def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None]
         if unread:
             anomalies.append({**{c: event[c] for c in TABLE}, "kind": "ddl_unread", "event_id": event["event_id"],
                               "op": "DDL", "detail": unread})  # fmt: skip
-    schema = pa.schema([*(pa.field(c, EVENT_TIME if c == "event_time" else pa.string()) for c in DDL_COLUMNS),
-                        pa.field("unread", pa.string()), pa.field("dt", pa.string())])  # fmt: skip
-    return pa.Table.from_pylist(rows, schema), pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
+    return pa.Table.from_pylist(rows, delta_rs.arrow_schema(DDL_SCHEMA)), pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
 
 
 def late_events(events: pa.Table, before: pa.Table | None) -> pa.Table:
