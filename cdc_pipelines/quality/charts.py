@@ -115,13 +115,11 @@ def lag_chart(topic: str, lag: TopicLag, flags: list[str] = ()) -> str:
 
 def legend() -> str:
     """The op colours, as one line of SVG."""
-    items = []
-    for i, (op, colour) in enumerate(OP_COLOURS.items()):
-        x = 4 + i * 92
-        items.append(
-            f'<rect x="{x}" y="4" width="12" height="12" fill="{colour}"/>'
-            f'<text x="{x + 16}" y="15" font-size="11">{op}</text>'
-        )
+    items = [
+        f'<rect x="{4 + i * 92}" y="4" width="12" height="12" fill="{colour}"/>'
+        f'<text x="{20 + i * 92}" y="15" font-size="11">{op}</text>'
+        for i, (op, colour) in enumerate(OP_COLOURS.items())
+    ]
     return f'<svg width="{len(OP_COLOURS) * 92}" height="20" font-family="sans-serif" role="img">{"".join(items)}</svg>'
 
 
