@@ -52,15 +52,12 @@ def max_events(spark: SparkSession) -> int:
 
 @dataclass(frozen=True)
 class Applied:
-    """What one day does to the snapshot tables, and the day's anomalies.
-
-    - `net`: per touched key, its last effect after its table's last TRUNCATE (`kind` `set` with the
-      row image and its `_cdc_` columns, or `del`); `_k` is the key's text (`effects.key_text`);
-    - `opened`: one row per version a `set` effect opened, `_cdc_start_at` / `_cdc_end_at` (null while live);
-    - `closed`: keys live at the start of the day and the time their open version ended;
-    - `events`: the events applied (row ops and TRUNCATEs of the tables applied);
-    - `tables`: each changed or truncated table's figures (`fold.TableFigures.as_dict`; a TRUNCATE's
-      table has `truncated`: its keys not in `net` are removed).
+    """What one day does to the snapshot tables, and the day's anomalies: `net`, per touched key its last effect
+    after its table's last TRUNCATE (`kind` `set` with the row image and its `_cdc_` columns, or `del`; `_k` the
+    key's text); `opened`, a row per version a `set` opened (`_cdc_start_at`, `_cdc_end_at`: null while live);
+    `closed`, the keys live at the start of the day and when their open version ended; `events`, those applied;
+    `tables`, each changed or truncated table's figures (`fold.TableFigures.as_dict`; a truncated table's keys not
+    in `net` are removed).
     """
 
     net: DataFrame

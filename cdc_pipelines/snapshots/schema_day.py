@@ -86,12 +86,10 @@ def schema_day(
     rows: Callable[[tuple], pa.Table],
     touched: Callable[[], Mapping[str, list[tuple]]],
 ) -> SchemaDay:
-    """The day's `SchemaDay` from its DDL events in the day's order (`day.ddl_events`, with their `place`),
-    each topic's policy, dialect and routes. `held(table)`: the columns of its current table at the start of
-    the day, name -> type (none for a table no earlier day made); `rows(table)`: its row changes of the day
-    (`day.table_rows`); `touched()`: the tables each topic's row changes name (asked where a topic's policy
-    is `ignore` or `evolve`). A table's columns at the start of the day are `held`'s, and, without a type,
-    those its rows carry before its first DDL."""
+    """The day's `SchemaDay` from its DDL events in the day's order (`day.ddl_events`, with their `place`) and each
+    topic's policy, dialect and routes. `held(table)`: its current table's columns at the start of the day (name ->
+    type; none where no earlier day made it), else those its rows carry before its first DDL; `rows(table)`: its
+    row changes of the day; `touched()`: the tables each topic's rows name (asked under `ignore` or `evolve`)."""
     kept = {}  # the tables of each `ignore` and `evolve` topic: their columns, or their types, kept
     if {IGNORE, EVOLVE} & ({policies} if isinstance(policies, str) else set(policies.values())):
         kept = {t: tables for t, tables in touched().items() if policy_of(policies, t) in (IGNORE, EVOLVE)}
