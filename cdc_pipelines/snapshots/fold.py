@@ -17,7 +17,7 @@ import heapq
 import pickle
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -99,9 +99,8 @@ class TableFigures:
             self.earliest_end = micros if self.earliest_end is None else min(self.earliest_end, micros)
 
     def as_dict(self) -> dict:
-        return {**dict(zip(TABLE, self.table, strict=True)), "pk_columns": self.pk_columns, "sets": self.sets,
-                "truncated": self.truncated, "live": self.live, "opened": self.opened, "keys": self.keys,
-                "key_list": sorted(self.trim().key_list) or None, "earliest_end": self.earliest_end}  # fmt: skip
+        figures = {k: v for k, v in asdict(self.trim()).items() if k != "table"}
+        return dict(zip(TABLE, self.table, strict=True)) | figures | {"key_list": sorted(self.key_list) or None}
 
 
 def truncations(rows: pa.Table) -> dict[tuple, list[tuple[bytes, int | None]]]:
