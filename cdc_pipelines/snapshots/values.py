@@ -256,7 +256,7 @@ def invalid_cells(rows: pa.Table | pa.RecordBatch) -> pa.Table:
 
 
 def spark_type(figures) -> str:
-    """The Spark type of one column from its figures (a `ColumnFigures`, or a Row of `typed.column_figures`)."""
+    """The Spark type of one column from its figures (`ColumnFigures`)."""
     logicals = set(figures.logicals)
     if len(logicals) != 1 or not figures.valid:
         return "string"
