@@ -77,9 +77,7 @@ class Volume:
         counts, lags = self.counts, self.lags
         for e in events:
             event_us, sync_us = e["event_time"], e["sync_time"]
-            hour = None
-            if event_us is not None and event_us // _DAY_US == day:
-                hour = event_us // _HOUR_US % 24
+            hour = event_us // _HOUR_US % 24 if event_us is not None and event_us // _DAY_US == day else None
             key = (e["source_topic"], e["table"], e["op"], hour)
             counts[key] = counts.get(key, 0) + 1
             if event_us is not None and sync_us is not None:

@@ -42,9 +42,8 @@ class RejectSummary:
         counts: dict[str, int] = {}
         for g in self.groups:
             counts[g.reason] = counts.get(g.reason, 0) + g.count
-        return [
-            {"reason": r, "count": n} for r, n in sorted(counts.items(), key=lambda x: (-x[1], *null_first(x[0])))[:top]
-        ]
+        ordered = sorted(counts.items(), key=lambda x: (-x[1], *null_first(x[0])))
+        return [{"reason": r, "count": n} for r, n in ordered[:top]]
 
     def examples(self, limit: int = MAX_EXAMPLES, contains: str = "") -> list[dict]:
         """The first `limit` rejected lines by (topic, file, line), as a rule's failing examples: {id
