@@ -76,11 +76,9 @@ def conservation_check(
     filtered: int = 0,
     duplicates: int = 0,
 ) -> RuleResult:
-    """read == decoded + rejected + filtered (overall and per topic in `per_topic`), reject rate <=
-    threshold; `duplicates` (redelivered messages) is reported, not judged.
-
-    `read` None means no run recorded it: the balance is then reported as not checked rather than
-    assumed. `rejects` (summarized) supplies the top reject reasons and the failing examples.
+    """read == decoded + rejected + filtered (overall and per topic in `per_topic`), and reject rate <= threshold;
+    `duplicates` (redelivered messages) reported, not judged. `read` None (no run recorded it): the balance is
+    reported as not checked, not assumed. `rejects` supplies the top reject reasons and the failing examples.
     """
     groups = []
     for topic, c in sorted((per_topic or {}).items()):

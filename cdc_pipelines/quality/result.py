@@ -22,12 +22,10 @@ FLAG_SEPARATOR = "__"
 
 @dataclass
 class RuleResult:
-    """Outcome of one rule over one partition.
-
-    `checked`/`failed` count events (messages for conservation); `checks` holds each sub-check's own
-    counts; `info` holds figures that are reported but are not failures (key changes, tables without
-    a PK, reject reasons); `groups` breaks the counts down by source_topic and table; `examples` are at
-    most five failing events as {id, reason, source_topic, table}.
+    """Outcome of one rule over one partition: `checked`/`failed` count events (messages for conservation),
+    `checks` each sub-check's own counts, `info` figures reported but not failures (key changes, tables without a
+    PK, reject reasons), `groups` the counts by source_topic and table, `examples` at most five failing events as
+    {id, reason, source_topic, table}.
     """
 
     rule: str

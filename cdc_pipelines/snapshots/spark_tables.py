@@ -52,10 +52,9 @@ def matching(table: tuple) -> Column:
 def spark_keys(
     spark: SparkSession, root: str, tables: list[tuple], held: dict[tuple, list[ColumnPlan]]
 ) -> DataFrame | None:
-    """The live keys (`TABLE`, `_t`, `_k`, `_shard`: see `small_tables.live_keys`) of those of `tables` that
-    have a current table delta-rs did not write (not in `held`), read at its latest version, pinned: the day's
-    MERGEs must not change what its plans read; None where there is none. Each one's source columns join
-    `held`, from the same read: which tables exist and what they hold, known without another load of a log."""
+    """The live keys (`TABLE`, `_t`, `_k`, `_shard`: see `small_tables.live_keys`) of those of `tables` with a current
+    table delta-rs did not write (not in `held`), read at its latest version, pinned (the day's MERGEs must not change
+    what its plans read); None where there is none. Each one's source columns join `held`, from the same read."""
     keys = None
     for table in tables:
         path = table_paths(root, table).current
