@@ -62,10 +62,9 @@ def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None]
 
 
 def late_events(events: pa.Table, before: pa.Table | None) -> pa.Table:
-    """The `late_event` anomalies (`ANOMALY_TEXT`) of a day applied again after a later day: those of its
-    events applied now (`TABLE`, `event_id`, `op`) whose id is not among those a run of it before applied
-    (`before`'s `event_id`; None: no run of it recorded). A plain rerun of the same events has none. Spark
-    runs it per group of a cogroup by the event id's hash (`run`), the local engine on the whole day."""
+    """The `late_event` anomalies (`ANOMALY_TEXT`) of a day applied again after a later day: its events applied now
+    (`TABLE`, `event_id`, `op`) whose id is not among those a run of it before applied (`before`; None: no run
+    recorded), so a plain rerun has none. Spark runs it per group of a cogroup by the id's hash (`run`)."""
     if before is not None:
         ids = before.column("event_id").cast(events.schema.field("event_id").type)
         events = events.filter(pc.invert(pc.is_in(events.column("event_id"), ids)))

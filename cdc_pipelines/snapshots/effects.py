@@ -112,11 +112,9 @@ def position(
     micros: int | None, seq: str | None, source_file: str | None, source_line: int | None, row_index: int,
     event_id: str | None,
 ) -> bytes:  # fmt: skip
-    """An event's place in the day's order, as bytes that sort in it: `event_time` first (none first);
-    then `seq`, a number where it is all digits (so `10` follows `9`: digit strings compare by length,
-    then text) before any other seq as text (none first among those); then the message's lineage
-    (`source_file`, `source_line`, the row of a multi-row message); then `event_id`, unique, so the
-    order is total and every run applies a day the same way."""
+    """An event's place in the day's order, as bytes that sort in it: `event_time` (none first); then `seq`, as a
+    number where it is all digits (`10` after `9`) before any other seq as text; then the lineage (`source_file`,
+    `source_line`, the row of a multi-row message); then the unique `event_id`, so every run orders a day alike."""
     digits = seq is not None and _DIGITS.fullmatch(seq) is not None
     number = (seq.lstrip("0") or "0") if digits else None
     return b"".join((

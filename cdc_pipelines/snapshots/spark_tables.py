@@ -97,10 +97,9 @@ def write_table(
     closed: DataFrame,
     rows_before: Mapping[tuple, int],
 ) -> TableVersion:
-    """One table's columns brought to the day's, then its day written by Spark from the fold's frames of it
-    (`apply.Applied`'s `net`, `opened`, `closed`): appended (no key of the day was live), its keys' rows
-    replaced (few keys), else MERGEd. Its rows are its rows before the day (`rows_before`) plus what the
-    writes added less what they removed."""
+    """One table's columns brought to the day's, then its day written by Spark from the fold's `net`, `opened` and
+    `closed`: appended (no key of the day was live), its keys' rows replaced (few keys), else MERGEd. Its rows:
+    those before the day (`rows_before`) plus what the writes added less what they removed."""
     table = table_day.table
     paths = table_paths(root, table)
     existed = table_day.held is not None
