@@ -373,11 +373,9 @@ def _decimals(values: pa.Array, precision: int, scale: int) -> pa.Array:
 
 
 def _unbase64(text: str | None) -> bytes | None:
-    if text is None:
-        return None
     try:
         return base64.b64decode(text, validate=True)
-    except ValueError:
+    except (TypeError, ValueError):  # no value, or not base64
         return None
 
 
