@@ -50,21 +50,12 @@ class Activity:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Activity:
         """The figures `to_dict` gave (hours back to numbers)."""
-        return cls(
-            dt=data["dt"],
-            hourly={t: {int(h): ops for h, ops in hours.items()} for t, hours in data["hourly"].items()},
-            outside_day=data["outside_day"],
-            lag={t: TopicLag(**lag) for t, lag in data["lag"].items()},
-            flags=data["flags"],
-        )
+        hourly = {t: {int(h): ops for h, ops in hours.items()} for t, hours in data["hourly"].items()}
+        return cls(**data | {"hourly": hourly, "lag": {t: TopicLag(**lag) for t, lag in data["lag"].items()}})
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "dt": self.dt,
-            "hourly": {t: {str(h): ops for h, ops in hours.items()} for t, hours in self.hourly.items()},
-            "outside_day": self.outside_day,
-            "lag": {t: asdict(lag) for t, lag in self.lag.items()},
-            "flags": self.flags,
+        return asdict(self) | {
+            "hourly": {t: {str(h): ops for h, ops in hours.items()} for t, hours in self.hourly.items()}
         }
 
 
@@ -86,9 +77,7 @@ class Volume:
         counts, lags = self.counts, self.lags
         for e in events:
             event_us, sync_us = e["event_time"], e["sync_time"]
-            hour = None
-            if event_us is not None and event_us // _DAY_US == day:
-                hour = event_us // _HOUR_US % 24
+            hour = event_us // _HOUR_US % 24 if event_us is not None and event_us // _DAY_US == day else None
             key = (e["source_topic"], e["table"], e["op"], hour)
             counts[key] = counts.get(key, 0) + 1
             if event_us is not None and sync_us is not None:
@@ -113,20 +102,6 @@ def volume_order(row) -> tuple:
     """The order `Volume.rows` are given in (topic, table, op, hour; nulls first), so the summary's
     ops come in the same order from every run."""
     return tuple((row[c] is not None, row[c]) for c in ("source_topic", "table", "op", "hour"))
-
-
-def hourly_from(volume_rows: list[dict]) -> tuple[dict, dict]:
-    """Per topic {hour: {op: events}} for the 24 hours, and the events outside the day per topic."""
-    hourly: dict[str, dict[int, dict[str, int]]] = {}
-    outside: dict[str, int] = {}
-    for r in volume_rows:
-        topic, hour, op = r["source_topic"], r["hour"], r["op"]
-        hours = hourly.setdefault(topic, {h: {} for h in range(24)})
-        if hour is None:  # no event time, or one on another day
-            outside[topic] = outside.get(topic, 0) + r["count"]
-        else:
-            hours[hour][op] = hours[hour].get(op, 0) + r["count"]
-    return hourly, outside
 
 
 def event_counts_of(volume_rows: list[dict]) -> list[dict]:
@@ -197,8 +172,17 @@ def topic_flags(hours: dict[int, dict[str, int]] | None, lag: TopicLag | None) -
 
 
 def activity_of(dt_value: str, volume_rows: list[dict], lag: dict[str, TopicLag]) -> Activity:
-    """The day's activity from `Volume.rows` and the topics' lag figures, with the flagged topics."""
-    hourly, outside = hourly_from(volume_rows)
+    """The day's activity from `Volume.rows` and the topics' lag figures, with the flagged topics: per topic
+    {hour: {op: events}} for the 24 hours, and the events outside the day."""
+    hourly: dict[str, dict[int, dict[str, int]]] = {}
+    outside: dict[str, int] = {}
+    for r in volume_rows:
+        topic, hour, op = r["source_topic"], r["hour"], r["op"]
+        hours = hourly.setdefault(topic, {h: {} for h in range(24)})
+        if hour is None:  # no event time, or one on another day
+            outside[topic] = outside.get(topic, 0) + r["count"]
+        else:
+            hours[hour][op] = hours[hour].get(op, 0) + r["count"]
     topics = sorted(set(hourly) | set(lag))
     flags = {t: f for t in topics if (f := topic_flags(hourly.get(t), lag.get(t)))}
     return Activity(

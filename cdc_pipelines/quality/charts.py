@@ -28,6 +28,7 @@ FLAG_COLOUR = "#bb2222"
 FLAG_FILL = "#fdeaea"
 WIDTH, HEIGHT = 420, 170
 LEFT, TOP, BOTTOM = 40, 42, 26
+PLOT = HEIGHT - BOTTOM - TOP  # the bars' greatest height
 
 
 def _frame(title: str, flagged: bool, subtitle: str, body: str, alert: bool = False) -> str:
@@ -44,7 +45,7 @@ def _frame(title: str, flagged: bool, subtitle: str, body: str, alert: bool = Fa
     )
 
 
-def _axis(top: float, label: str) -> str:
+def _axis(label: str) -> str:
     base = HEIGHT - BOTTOM
     return (
         f'<line x1="{LEFT}" y1="{base}" x2="{WIDTH - 8}" y2="{base}" stroke="#888"/>'
@@ -58,19 +59,18 @@ def hourly_chart(topic: str, hours: dict[int, dict[str, int]], flags: list[str] 
     """24 bars, one per UTC hour, stacked by op; hours without events are shaded when the topic is flagged."""
     peak = max((sum(ops.values()) for ops in hours.values()), default=0) or 1
     slot = (WIDTH - 8 - LEFT) / 24
-    plot = HEIGHT - BOTTOM - TOP
-    parts = [_axis(TOP, str(peak))]
+    parts = [_axis(str(peak))]
     for h in range(24):
         x = LEFT + h * slot
         ops = hours.get(h, {})
         if flags and not sum(ops.values()):
             parts.append(
-                f'<rect x="{x:.1f}" y="{TOP}" width="{slot:.1f}" height="{plot}" fill="{FLAG_COLOUR}" '
+                f'<rect x="{x:.1f}" y="{TOP}" width="{slot:.1f}" height="{PLOT}" fill="{FLAG_COLOUR}" '
                 'fill-opacity="0.15"/>'
             )
         y = HEIGHT - BOTTOM
         for op in sorted(ops, key=lambda o: list(OP_COLOURS).index(o) if o in OP_COLOURS else 99):
-            height = plot * ops[op] / peak
+            height = PLOT * ops[op] / peak
             y -= height
             colour = OP_COLOURS.get(op, "#999")
             parts.append(
@@ -98,13 +98,12 @@ def lag_chart(topic: str, lag: TopicLag, flags: list[str] = ()) -> str:
     buckets = list(lag.histogram.items())
     peak = max((n for _, n in buckets), default=0) or 1
     slot = (WIDTH - 8 - LEFT) / max(len(buckets), 1)
-    plot = HEIGHT - BOTTOM - TOP
-    parts = [_axis(TOP, str(peak))]
+    parts = [_axis(str(peak))]
     figures = f"p50 {_seconds(lag.p50)}  p95 {_seconds(lag.p95)}  p99 {_seconds(lag.p99)}  max {_seconds(lag.max)}"
     jump = [f for f in flags if f.startswith("lag jumps")]
     for i, (label, n) in enumerate(buckets):
         x = LEFT + i * slot
-        height = max(plot * n / peak, 2.0) if n else 0.0  # a handful of events stays visible
+        height = max(PLOT * n / peak, 2.0) if n else 0.0  # a handful of events stays visible
         parts.append(
             f'<rect x="{x + 2:.1f}" y="{HEIGHT - BOTTOM - height:.1f}" width="{slot - 4:.1f}" '
             f'height="{height:.1f}" fill="{LAG_COLOUR}"><title>{escape(label)}: {n}</title></rect>'
@@ -116,13 +115,11 @@ def lag_chart(topic: str, lag: TopicLag, flags: list[str] = ()) -> str:
 
 def legend() -> str:
     """The op colours, as one line of SVG."""
-    items = []
-    for i, (op, colour) in enumerate(OP_COLOURS.items()):
-        x = 4 + i * 92
-        items.append(
-            f'<rect x="{x}" y="4" width="12" height="12" fill="{colour}"/>'
-            f'<text x="{x + 16}" y="15" font-size="11">{op}</text>'
-        )
+    items = [
+        f'<rect x="{4 + i * 92}" y="4" width="12" height="12" fill="{colour}"/>'
+        f'<text x="{20 + i * 92}" y="15" font-size="11">{op}</text>'
+        for i, (op, colour) in enumerate(OP_COLOURS.items())
+    ]
     return f'<svg width="{len(OP_COLOURS) * 92}" height="20" font-family="sans-serif" role="img">{"".join(items)}</svg>'
 
 
@@ -131,13 +128,7 @@ def activity_charts(activity: Activity) -> list[tuple[str, str, str | None]]:
     topics = sorted(set(activity.hourly) | set(activity.lag), key=lambda t: (t not in activity.flags, t))
     out = []
     for topic in topics:
-        flags = activity.flags.get(topic, [])
-        lag = activity.lag.get(topic)
-        out.append(
-            (
-                topic,
-                hourly_chart(topic, activity.hourly.get(topic, {}), flags),
-                lag_chart(topic, lag, flags) if lag else None,
-            )
-        )
+        flags, lag = activity.flags.get(topic, []), activity.lag.get(topic)
+        hourly = hourly_chart(topic, activity.hourly.get(topic, {}), flags)
+        out.append((topic, hourly, lag_chart(topic, lag, flags) if lag else None))
     return out

@@ -76,11 +76,9 @@ def conservation_check(
     filtered: int = 0,
     duplicates: int = 0,
 ) -> RuleResult:
-    """read == decoded + rejected + filtered (overall and per topic in `per_topic`), reject rate <=
-    threshold; `duplicates` (redelivered messages) is reported, not judged.
-
-    `read` None means no run recorded it: the balance is then reported as not checked rather than
-    assumed. `rejects` (summarized) supplies the top reject reasons and the failing examples.
+    """read == decoded + rejected + filtered (overall and per topic in `per_topic`), and reject rate <= threshold;
+    `duplicates` (redelivered messages) reported, not judged. `read` None (no run recorded it): the balance is
+    reported as not checked, not assumed. `rejects` supplies the top reject reasons and the failing examples.
     """
     groups = []
     for topic, c in sorted((per_topic or {}).items()):
@@ -92,49 +90,31 @@ def conservation_check(
     unbalanced = [g for g in groups if not g["balanced"]]
     total = read if read is not None else decoded + rejected + filtered
     rate = rejected / total if total else 0.0
-    examples = []
-    if not balanced:
-        examples.append(
-            {"id": "partition", "reason": _imbalance(read, decoded, rejected, filtered), "source_topic": "*"}
-        )
-    examples += [
-        {"id": "topic", "source_topic": g["source_topic"],
-         "reason": _imbalance(g["read"], g["decoded"], g["rejected"], g.get("filtered", 0))}
-        for g in unbalanced
-    ]  # fmt: skip
+    imbalances = [("partition", "*", read, decoded, rejected, filtered)] if not balanced else []
+    imbalances += [("topic", g["source_topic"], *(g.get(c, 0) for c in ("read", "decoded", "rejected", "filtered")))
+                   for g in unbalanced]  # fmt: skip
+    examples = [{"id": i, "reason": _imbalance(*counts), "source_topic": t} for i, t, *counts in imbalances]
     reasons = []
     if rejected:
         reasons = rejects.reasons(TOP_REASONS)
-        examples += [
-            {"id": f"{r['source_file']}:{r['source_line']}", "reason": r["reason"], "source_topic": r["source_topic"]}
-            for r in rejects.examples(MAX_EXAMPLES)
-        ]
-    return RuleResult(
-        rule=RULE,
-        checked=total,
-        failed=rejected,
-        passed=balanced and not unbalanced and rate <= max_reject_rate,
-        threshold=max_reject_rate,
-        checks={
-            "balance": {
-                "checked": int(balance_checked) + sum(g.get("read") is not None for g in groups),
-                "failed": int(not balanced) + len(unbalanced),
-            },
-            "reject_rate": {"checked": total, "failed": rejected},
-        },
-        info={
-            "read": read,
-            "decoded": decoded,
-            "rejected": rejected,
-            "filtered": filtered,
-            "duplicates": duplicates,
-            "reject_rate": rate,
-            "balance_checked": balance_checked,
-            "reject_reasons": reasons,
-        },
-        groups=groups,
-        examples=examples[:MAX_EXAMPLES],
-    )
+        examples += rejects.examples(MAX_EXAMPLES)
+    balance = {
+        "checked": int(balance_checked) + sum(g.get("read") is not None for g in groups),
+        "failed": int(not balanced) + len(unbalanced),
+    }
+    checks = {"balance": balance, "reject_rate": {"checked": total, "failed": rejected}}
+    info = {
+        "read": read,
+        "decoded": decoded,
+        "rejected": rejected,
+        "filtered": filtered,
+        "duplicates": duplicates,
+        "reject_rate": rate,
+        "balance_checked": balance_checked,
+        "reject_reasons": reasons,
+    }
+    passed = balanced and not unbalanced and rate <= max_reject_rate
+    return RuleResult(RULE, total, rejected, passed, max_reject_rate, checks, info, groups, examples[:MAX_EXAMPLES])
 
 
 def conservation_result(

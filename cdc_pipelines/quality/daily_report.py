@@ -56,59 +56,51 @@ class _DayFolder:
     """Where one day's report goes (`target`, any filesystem), the local folder written first (`day`, under
     `staging` for a target elsewhere), and the key of the figures that fit the lake now."""
 
+    engine: QualityEngine
     lake_root: str
     dt: str
     thresholds: Thresholds
     great_expectations: bool
     target: str
     staging: str | None
-    out: Path
     day: Path
     key: dict
+
+    @classmethod
+    def of(cls, engine: QualityEngine, lake_root: str | Path, dt: str, out_dir, thresholds, great_expectations):
+        """Local paths made absolute (GX's Data Docs site refuses a relative base directory); a report bound for
+        another filesystem staged in a local folder, since GX and the page writer write local files."""
+        thresholds = thresholds or Thresholds()
+        lake_root = storage.absolute(lake_root)
+        target = storage.absolute(out_dir) if out_dir else storage.join(lake_root, REPORTS_DIR)
+        staging = None if storage.local_path(target) is not None else tempfile.mkdtemp(prefix="cdc-report-")
+        day = report_day(storage.local_path(target) or staging, dt)
+        key = figures_key(engine.spark, lake_root, thresholds, great_expectations)
+        return cls(engine, lake_root, dt, thresholds, great_expectations, target, staging, day, key)
 
     @property
     def published(self) -> str:
         """The day's folder at `target`, where readers find the report."""
         return storage.join(self.target, f"dt={self.dt}")
 
-    def scan(self, engine: QualityEngine) -> DayQuality:
-        """The day's whole quality from one read of it by `engine`, its figures kept in the local report folder."""
+    def scan(self) -> DayQuality:
+        """The day's whole quality from one read of it by the engine, its figures kept in the local report folder."""
         gx_day = self.day if self.great_expectations else None
-        quality = engine.day_quality(self.lake_root, self.dt, self.thresholds, self.key, gx_day)
+        quality = self.engine.day_quality(self.lake_root, self.dt, self.thresholds, self.key, gx_day)
         (self.day / FIGURES_FILE).write_text(quality.to_json(), encoding="utf-8")
         return quality
 
-
-def _day_folder(
-    spark,
-    lake_root: str | Path,
-    dt: str,
-    out_dir: str | Path | None,
-    thresholds: Thresholds | None,
-    great_expectations: bool,
-) -> _DayFolder:
-    """Local paths made absolute (GX's Data Docs site refuses a relative base directory); a report bound for
-    another filesystem staged in a local folder, since GX and the page writer write local files."""
-    thresholds = thresholds or Thresholds()
-    lake_root = storage.absolute(lake_root)
-    target = storage.absolute(out_dir) if out_dir else storage.join(lake_root, REPORTS_DIR)
-    staging = None if storage.local_path(target) is not None else tempfile.mkdtemp(prefix="cdc-report-")
-    out = Path(storage.local_path(target) or staging)
-    key = figures_key(spark, lake_root, thresholds, great_expectations)
-    return _DayFolder(lake_root, dt, thresholds, great_expectations, target, staging, out, report_day(out, dt), key)
-
-
-def _publish(spark, folder: _DayFolder, whole: bool) -> None:
-    """Copy the staged day to its target through Hadoop: the whole folder replaced, or (`whole` false)
-    only the files staged, beside what the folder holds."""
-    if folder.staging is None:
-        return
-    if whole:
-        storage.copy_from_local(spark, str(folder.day), folder.published)
-    else:
-        for path in sorted(folder.day.iterdir()):
-            storage.write_bytes(spark, storage.join(folder.published, path.name), path.read_bytes())
-    shutil.rmtree(folder.staging, ignore_errors=True)
+    def publish(self, whole: bool) -> None:
+        """Copy the staged day to its target through Hadoop: the whole folder replaced, or (`whole` false)
+        only the files staged, beside what the folder holds."""
+        if self.staging is None:
+            return
+        if whole:
+            storage.copy_from_local(self.engine.spark, str(self.day), self.published)
+        else:
+            for path in sorted(self.day.iterdir()):
+                storage.write_bytes(self.engine.spark, storage.join(self.published, path.name), path.read_bytes())
+        shutil.rmtree(self.staging, ignore_errors=True)
 
 
 def write_day_figures(
@@ -121,9 +113,9 @@ def write_day_figures(
 ) -> DayQuality:
     """The day's whole quality from one scan, kept in its report folder (`figures.json`, and the GX Data
     Docs) for `write_day_report` to render: what the daily run's checks step calls."""
-    folder = _day_folder(engine.spark, lake_root, dt, out_dir, thresholds, great_expectations)
-    quality = folder.scan(engine)
-    _publish(engine.spark, folder, whole=True)
+    folder = _DayFolder.of(engine, lake_root, dt, out_dir, thresholds, great_expectations)
+    quality = folder.scan()
+    folder.publish(whole=True)
     return quality
 
 
@@ -136,24 +128,23 @@ def write_day_report(
     great_expectations: bool = True,
 ) -> DayReport:
     """Write `out_dir/dt=DT/index.html` and `summary.json` (default `out_dir`: `lake_root/reports`), staged
-    locally where it is bound elsewhere (`_day_folder`). The figures `write_day_figures` kept there are rendered
+    locally where it is bound elsewhere (`_DayFolder.of`). The figures `write_day_figures` kept there are rendered
     when the lake and thresholds are still the ones they were computed for; otherwise the day is scanned here."""
-    spark = engine.spark
-    folder = _day_folder(spark, lake_root, dt, out_dir, thresholds, great_expectations)
+    folder = _DayFolder.of(engine, lake_root, dt, out_dir, thresholds, great_expectations)
     day = folder.published
-    quality = read_figures(spark, day, folder.key, folder.day)
+    quality = read_figures(engine.spark, day, folder.key, folder.day)
     computed = quality is None
     if computed:
-        quality = folder.scan(engine)
+        quality = folder.scan()
     snapshot = snapshot_report(engine, snapshots_root(folder.lake_root), dt)
     html = write_quality_report(
-        quality.results, folder.out, dt, event_counts=quality.event_counts, gx=quality.gx,
+        quality.results, folder.day.parent, dt, event_counts=quality.event_counts, gx=quality.gx,
         activity=quality.activity, snapshot=snapshot,
     )  # fmt: skip
     rules = {r.rule: r.passed for r in quality.results}
     if folder.staging is None:
         return DayReport(html, html.parent / "summary.json", rules, quality.activity,
                          quality.gx.docs_index if quality.gx else None)  # fmt: skip
-    _publish(spark, folder, whole=computed)
+    folder.publish(whole=computed)
     return DayReport(storage.join(day, "index.html"), storage.join(day, "summary.json"), rules, quality.activity,
                      storage.join(day, "gx", "index.html") if quality.gx else None)  # fmt: skip

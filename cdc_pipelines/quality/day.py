@@ -1,14 +1,14 @@
 """A day's quality from Arrow batches of its events and rejects: every rule, the counts, volume and lag.
 
-The one place a day is judged, whichever engine runs it. An engine reads the day and answers two questions
-of the whole day with its own group-by (`DayContext`: which event ids repeat; `distinct lines`: how many
-input lines stand behind each topic's events), then hands out batches: `judged_batch` judges one batch
-into a `DayTally` (and, asked, the per-event flags the GX suite validates), tallies merge, and `day_figures`
-turns the merged tally into the rules' results, the event counts and the activity.
+The one place a day is judged, whichever engine runs it. The engine answers two questions of the whole day
+with its own group-by (`DayContext`: which event ids repeat; how many distinct input lines stand behind each
+topic's events), then hands out batches: `judged_batch` judges one into a `DayTally` (and, asked, the GX
+flags), tallies merge, and `day_figures` turns the merged tally into results, event counts and activity.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -55,15 +55,6 @@ def event_rules(thresholds: Thresholds) -> list[EventRule]:
     return [image_rule(max_failure_ratio=ratio), timestamp_rule(thresholds), pk_rule(max_failure_ratio=ratio)]
 
 
-def event_dicts(batch: pa.RecordBatch | pa.Table) -> list[dict]:
-    """A batch of `EVENT_COLUMNS` as the rules read events (`arrow_maps.batch_rows`), each with its `table`
-    label."""
-    events = batch_rows(batch, SHARED_COLUMNS)
-    for e in events:
-        e["table"] = event_table_label(e)
-    return events
-
-
 def tables_with_pk(batch: pa.RecordBatch | pa.Table) -> set[tuple]:
     """The tables (`keys.TABLE`) of which some event of `batch` names the PK: one part of `DayContext`,
     unions of batches' sets make the day's. `keys.table_has_pk` is asked once per distinct table, op and
@@ -83,8 +74,12 @@ class DayContext:
     tables_with_pk: frozenset = frozenset()
     repeated_ids: Mapping[str, int] = field(default_factory=dict)
 
-    def set_on(self, events: list[dict]) -> list[dict]:
+    def events(self, batch: pa.RecordBatch) -> list[dict]:
+        """A batch of `EVENT_COLUMNS` as the rules read events (`arrow_maps.batch_rows`), each with its `table`
+        label and what the day's figures say of it."""
+        events = batch_rows(batch, SHARED_COLUMNS)
         for e in events:
+            e["table"] = event_table_label(e)
             e[keys.TABLE_HAS_PK] = tuple(e[c] for c in keys.TABLE) in self.tables_with_pk
             e[keys.EVENT_ID_EVENTS] = self.repeated_ids.get(e["event_id"], 1)
         return events
@@ -114,7 +109,7 @@ def judged_batch(
     """One batch of the day's events judged by every rule and counted; with `flags`, also each event's GX flags
     (`flag_schema`) from the same verdicts: an event is judged once whatever is asked of it."""
     with no_cycle_collection():  # many small dicts, no cycles
-        events = context.set_on(event_dicts(batch))
+        events = context.events(batch)
         columns = {"event_id": [e["event_id"] for e in events]} if flags else None
         tally = DayTally(rules={r.name: RuleTally().add(r, events, columns) for r in rules})
         tally.volume.add(events, dt)
@@ -123,10 +118,7 @@ def judged_batch(
 
 
 def merged(tallies: Iterable[DayTally]) -> DayTally:
-    out = DayTally()
-    for tally in tallies:
-        out.merge(tally)
-    return out
+    return functools.reduce(DayTally.merge, tallies, DayTally())
 
 
 def reject_summary(batch: pa.RecordBatch | pa.Table) -> RejectSummary:

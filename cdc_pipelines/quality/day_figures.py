@@ -1,12 +1,9 @@
-"""A day's whole quality from one scan (every rule, the event counts, volume and lag, the GX suite), and
-its figures kept beside the day's report so that a later step renders them instead of scanning again.
+"""A day's whole quality from one scan, and its figures kept beside the day's report so that a later step
+renders them instead of scanning again.
 
-The daily run's checks step and its report step need the same figures. The step that scans the day
-writes them to `reports/dt=D/figures.json` with the versions of the three Delta tables they came from
-and the thresholds they used; a report whose lake still has those versions renders them, any other
-computes its own (a re-decoded day, other thresholds, a report run alone). Home-made, as a small JSON
-file rather than a table, because it is a cache of one day's aggregates: replaced whole, read whole,
-stale as soon as any of its tables has a newer version.
+The scan writes them to `reports/dt=D/figures.json` with the versions of the three Delta tables they came
+from and the thresholds they used; a report whose lake still has those versions renders them, any other
+computes its own. A small JSON file, not a table: a cache of one day's aggregates, replaced and read whole.
 """
 
 from __future__ import annotations
@@ -48,44 +45,23 @@ class DayQuality:
     gx: Any  # expectations.GxReport: that module imports GX's wrappers only where they run
 
     def to_json(self) -> str:
-        gx = None
-        if self.gx is not None:
-            gx = {"success": self.gx.success, "offline": self.gx.offline}
-            gx["outcomes"] = [asdict(o) for o in self.gx.outcomes]
-        return json.dumps(
-            {
-                "dt": self.dt,
-                "key": self.key,
-                "results": [r.to_dict() for r in self.results],
-                "event_counts": self.event_counts,
-                "activity": self.activity.to_dict(),
-                "great_expectations": gx,
-            },
-            default=str,
-        )
+        data = asdict(self)
+        gx = data.pop("gx")  # without its `docs_index`: the day's folder's, found again on reading
+        data["great_expectations"] = gx and {k: v for k, v in gx.items() if k != "docs_index"}
+        return json.dumps(data, default=str)
 
     @classmethod
     def from_json(cls, text: str, report_day: Path) -> DayQuality:
         """The figures `to_json` gave; the GX Data Docs are those of `report_day` (the day's report folder)."""
         data = json.loads(text)
-        gx = data["great_expectations"]
+        gx = data.pop("great_expectations")
         if gx is not None:
             from cdc_pipelines.quality.expectations import GX_DIR, ExpectationOutcome, GxReport
 
-            gx = GxReport(
-                success=gx["success"],
-                outcomes=[ExpectationOutcome(**o) for o in gx["outcomes"]],
-                docs_index=report_day / GX_DIR / "index.html",
-                offline=gx["offline"],
-            )
-        return cls(
-            dt=data["dt"],
-            key=data["key"],
-            results=[RuleResult.from_dict(r) for r in data["results"]],
-            event_counts=data["event_counts"],
-            activity=Activity.from_dict(data["activity"]),
-            gx=gx,
-        )
+            outcomes = [ExpectationOutcome(**o) for o in gx["outcomes"]]
+            gx = GxReport(gx["success"], outcomes, report_day / GX_DIR / "index.html", gx["offline"])
+        results = [RuleResult.from_dict(r) for r in data["results"]]
+        return cls(**data | {"results": results, "activity": Activity.from_dict(data["activity"]), "gx": gx})
 
 
 def figures_key(spark, lake_root: str, thresholds: Thresholds, great_expectations: bool) -> dict:

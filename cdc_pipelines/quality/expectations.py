@@ -1,15 +1,11 @@
 """The event rules as a Great Expectations 1.x suite over the day's flags, with Data Docs.
 
-GX's built-in expectations cannot look inside the image maps, so every sub-check becomes one boolean
-column per event (`day.judged_batch`: null where the sub-check does not apply, true where it fails), and
-GX expects each column to hold only `false`; an engine hands GX the frame it holds the flags in (pandas
-on the local engine, a Spark DataFrame on Spark). One
-column per rule (any applicable sub-check failing) carries the rule's threshold as `mostly`. Conservation compares
-counts recorded by the decode run with the lake, not a property of the rows, and the decoder's
-rejected orphan halves are not events: both stay with our own rules and report.
-
-GX keeps its state in an ephemeral context; only the static Data Docs site is written, under the
-report folder. GX itself is imported inside `validate_flags` only: it is slow to import.
+GX's expectations cannot look inside the image maps, so every sub-check is one boolean column per event
+(`day.judged_batch`: null where it does not apply, true where it fails) that GX expects to hold only `false`,
+over the frame the engine holds the flags in (pandas or Spark); one column per rule carries the rule's
+threshold as `mostly`. Conservation and the rejected orphan halves are not properties of the events: they
+stay with our own rules. GX's context is ephemeral (only the Data Docs site is written, under the report
+folder), and GX is imported inside `validate_flags` only: it is slow to import.
 """
 
 from __future__ import annotations
@@ -52,29 +48,6 @@ class GxReport:
     offline: bool = False  # the site's CSS and scripts are local copies (see gx_static)
 
 
-def _suite(gx, columns: list[str], max_failure_ratio: float):
-    suite = gx.ExpectationSuite(name=SUITE)
-    for column in columns:
-        rule, _, check = column.partition(FLAG_SEPARATOR)
-        suite.add_expectation(
-            gx.expectations.ExpectColumnValuesToBeInSet(
-                column=column,
-                value_set=[False],
-                mostly=1.0 - max_failure_ratio if not check else 1.0,
-                meta={"rule": rule, "check": check or "(any sub-check)"},
-            )
-        )
-    return suite
-
-
-def _docs_site(base_directory: Path) -> dict:
-    return {
-        "class_name": "SiteBuilder",
-        "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(base_directory)},
-        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-    }
-
-
 def validate_flags(source, flags, columns: list[str], report_day: str | Path, thresholds: Thresholds) -> GxReport:
     """The suite over `flags` (a frame of the data source `source` adds: pandas or Spark) and its flag
     `columns` (`day.flag_names`), its Data Docs (re)built in `report_day/gx/` (the day's report folder)."""
@@ -86,12 +59,27 @@ def validate_flags(source, flags, columns: list[str], report_day: str | Path, th
     shutil.rmtree(docs, ignore_errors=True)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    context.add_data_docs_site(site_name=SITE, site_config=_docs_site(docs))
+    store = {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs)}
+    site = {
+        "class_name": "SiteBuilder",
+        "store_backend": store,
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+    }
+    context.add_data_docs_site(site_name=SITE, site_config=site)
     batch = (
         source(context.data_sources).add_dataframe_asset(name="canonical_changes")
         .add_batch_definition_whole_dataframe("partition")
     )  # fmt: skip
-    suite = context.suites.add(_suite(gx, columns, thresholds.max_failure_ratio))
+    suite = gx.ExpectationSuite(name=SUITE)
+    for column in columns:  # each rule's own column holds its threshold; a sub-check's fails on any event
+        rule, _, check = column.partition(FLAG_SEPARATOR)
+        mostly = 1.0 - thresholds.max_failure_ratio if not check else 1.0
+        meta = {"rule": rule, "check": check or "(any sub-check)"}
+        expectation = gx.expectations.ExpectColumnValuesToBeInSet(
+            column=column, value_set=[False], mostly=mostly, meta=meta
+        )
+        suite.add_expectation(expectation)
+    suite = context.suites.add(suite)
     validation = context.validation_definitions.add(
         gx.ValidationDefinition(name="partition_event_rules", data=batch, suite=suite)
     )
@@ -107,18 +95,10 @@ def validate_flags(source, flags, columns: list[str], report_day: str | Path, th
     (result,) = run.run_results.values()
     outcomes = []
     for r in result.results:
-        column = r.expectation_config.kwargs["column"]
+        column, figures = r.expectation_config.kwargs["column"], r.result
         rule, _, check = column.partition(FLAG_SEPARATOR)
-        figures = r.result
-        outcomes.append(
-            ExpectationOutcome(
-                column=column,
-                rule=rule,
-                check=check or None,
-                checked=figures["element_count"] - figures["missing_count"],
-                failed=figures["unexpected_count"] or 0,  # GX on Spark says None for a day without events
-                success=r.success,
-            )
-        )
+        checked = figures["element_count"] - figures["missing_count"]
+        failed = figures["unexpected_count"] or 0  # GX on Spark says None for a day without events
+        outcomes.append(ExpectationOutcome(column, rule, check or None, checked, failed, r.success))
     offline = localize(docs)
     return GxReport(success=run.success, outcomes=outcomes, docs_index=docs / "index.html", offline=offline)

@@ -43,11 +43,8 @@ def _bad_py_pk(pk: list, image: dict | None) -> list[str]:
 def _listed(meta: dict) -> list | None:
     """The columns `cdc.changed_columns` lists (a JSON array the codecs write); None where it is absent or
     is not an array, so that the PK's change is then not judged against it."""
-    text = meta.get(meta_keys.CHANGED_COLUMNS)
-    if text is None:
-        return None
     try:
-        listed = json.loads(text)
+        listed = json.loads(meta.get(meta_keys.CHANGED_COLUMNS) or "null")
     except ValueError:
         return None
     return listed if isinstance(listed, list) else None

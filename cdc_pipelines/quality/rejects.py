@@ -42,19 +42,15 @@ class RejectSummary:
         counts: dict[str, int] = {}
         for g in self.groups:
             counts[g.reason] = counts.get(g.reason, 0) + g.count
-        return [
-            {"reason": r, "count": n} for r, n in sorted(counts.items(), key=lambda x: (-x[1], *null_first(x[0])))[:top]
-        ]
+        ordered = sorted(counts.items(), key=lambda x: (-x[1], *null_first(x[0])))
+        return [{"reason": r, "count": n} for r, n in ordered[:top]]
 
     def examples(self, limit: int = MAX_EXAMPLES, contains: str = "") -> list[dict]:
-        """The first `limit` rejected lines by (topic, file, line), as {source_topic, source_file,
-        source_line, reason}."""
+        """The first `limit` rejected lines by (topic, file, line), as a rule's failing examples: {id
+        (`file:line`), reason, source_topic}."""
         lines = [(line, g.reason) for g in self._having(contains) for line in g.first]
         lines.sort(key=lambda x: (null_first(*x[0]), null_first(x[1])))  # a line rejected twice: by reason
-        return [
-            {"source_topic": t, "source_file": f, "source_line": n, "reason": reason}
-            for (t, f, n), reason in lines[: max(limit, 0)]
-        ]
+        return [{"id": f"{f}:{n}", "reason": reason, "source_topic": t} for (t, f, n), reason in lines[: max(limit, 0)]]
 
 
 def summary_of(rejects) -> RejectSummary:

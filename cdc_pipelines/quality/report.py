@@ -67,10 +67,6 @@ def _badge(passed: bool) -> _Markup:
     return _Markup('<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>')
 
 
-def _anchor(target: str, text: str) -> _Markup:
-    return _Markup(f'<a href="#{escape(target)}">{escape(text)}</a>')
-
-
 def _event_section(event_counts: Sequence[dict]) -> str:
     ops = sorted({op for e in event_counts for op in e["ops"]})
     rows = [
@@ -80,46 +76,36 @@ def _event_section(event_counts: Sequence[dict]) -> str:
     return "<h2>Events by topic, table and op</h2>" + _table(["source_topic", "table", *ops, "total"], rows)
 
 
-def _rule_section(result: RuleResult) -> str:
-    r = result
-    parts = [
-        f'<h2 id="{escape(r.rule)}">{escape(r.rule)} {_badge(r.passed)}</h2>',
-        _table(
-            ["checked", "failed", "failure ratio", "threshold"],
-            [[r.checked, r.failed, r.failure_ratio, r.threshold]],
+def _rule_section(r: RuleResult) -> str:
+    """A rule's figures, then its tables under their headings (those that do not apply to it left out: None)."""
+    info = [[k, v] for k, v in r.info.items() if k != "reject_reasons"]
+    keys = [k for k in r.groups[0] if k not in ("source_topic", "table")] if r.groups else []
+    reasons = [[x["reason"], x["count"]] for x in r.info["reject_reasons"]] if "reject_reasons" in r.info else None
+    sections = [
+        ("Sub-checks", ["check", "checked", "failed"], [[n, c["checked"], c["failed"]] for n, c in r.checks.items()]),
+        ("Figures (not failures)", ["figure", "value"], info or None),
+        ("Top reject reasons", ["reason", "count"], reasons),
+        (
+            "By topic and table",
+            ["source_topic", "table", *keys],
+            [[g[k] for k in ("source_topic", "table", *keys)] for g in r.groups] or None,
         ),
-        "<h3>Sub-checks</h3>",
-        _table(["check", "checked", "failed"], [[n, c["checked"], c["failed"]] for n, c in r.checks.items()]),
-    ]
-    info = {k: v for k, v in r.info.items() if k != "reject_reasons"}
-    if info:
-        parts += ["<h3>Figures (not failures)</h3>", _table(["figure", "value"], list(info.items()))]
-    if "reject_reasons" in r.info:
-        parts += [
-            "<h3>Top reject reasons</h3>",
-            _table(["reason", "count"], [[x["reason"], x["count"]] for x in r.info["reject_reasons"]]),
-        ]
-    if r.groups:
-        keys = [k for k in r.groups[0] if k not in ("source_topic", "table")]
-        parts += [
-            "<h3>By topic and table</h3>",
-            _table(
-                ["source_topic", "table", *keys],
-                [[g["source_topic"], g["table"], *[g[k] for k in keys]] for g in r.groups],
-            ),
-        ]
-    parts += [
-        "<h3>Failing examples</h3>",
-        _table(
+        (
+            "Failing examples",
             ["id", "source_topic", "table", "reason"],
-            [[e.get("id"), e.get("source_topic"), e.get("table"), e.get("reason")] for e in r.examples],
+            [[e.get(k) for k in ("id", "source_topic", "table", "reason")] for e in r.examples],
         ),
     ]
-    return "\n".join(parts)
+    head = f'<h2 id="{escape(r.rule)}">{escape(r.rule)} {_badge(r.passed)}</h2>'
+    figures = _table(
+        ["checked", "failed", "failure ratio", "threshold"], [[r.checked, r.failed, r.failure_ratio, r.threshold]]
+    )
+    tables = [f"<h3>{title}</h3>\n" + _table(headers, rows) for title, headers, rows in sections if rows is not None]
+    return "\n".join([head, figures, *tables])
 
 
-def _seconds(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
+_ACTIVITY_COLUMNS = ("source_topic", "events in the day", "no time or other day", "with lag", "p50 s", "p95 s",
+                     "p99 s", "max s", "negative", "stands out")  # fmt: skip
 
 
 def _activity_section(activity: Activity | None) -> str:
@@ -130,66 +116,29 @@ def _activity_section(activity: Activity | None) -> str:
     for topic in sorted(set(activity.hourly) | set(activity.lag)):
         lag = activity.lag.get(topic)
         events = sum(sum(ops.values()) for ops in activity.hourly.get(topic, {}).values())
-        rows.append(
-            [topic, events, activity.outside_day.get(topic, 0), *(
-                [lag.events, _seconds(lag.p50), _seconds(lag.p95), _seconds(lag.p99), _seconds(lag.max), lag.negative]
-                if lag else [0, None, None, None, None, 0]
-            ), "; ".join(activity.flags.get(topic, [])) or None]
-        )  # fmt: skip
+        seconds = (
+            [None if v is None else round(v, 6) for v in (lag.p50, lag.p95, lag.p99, lag.max)] if lag else [None] * 4
+        )
+        flags = "; ".join(activity.flags.get(topic, [])) or None
+        rows.append([topic, events, activity.outside_day.get(topic, 0), lag.events if lag else 0, *seconds,
+                     lag.negative if lag else 0, flags])  # fmt: skip
     panels = "".join(f'<div class="charts">{hourly}{lag or ""}</div>' for _, hourly, lag in activity_charts(activity))
     flagged = ", ".join(sorted(activity.flags)) or "none"
-    return "\n".join(
-        [
-            '<h2 id="activity">Volume and replication lag through the day</h2>',
-            f"<p>Topics that stand out (red frame): {escape(flagged)}. Lag is sync_time - event_time in seconds.</p>",
-            legend(),
-            panels,
-            _table(
-                [
-                    "source_topic",
-                    "events in the day",
-                    "no time or other day",
-                    "with lag",
-                    "p50 s",
-                    "p95 s",
-                    "p99 s",
-                    "max s",
-                    "negative",
-                    "stands out",
-                ],
-                rows,
-            ),  # fmt: skip
-        ]
-    )
-
-
-def _gx_line(link: str | None) -> str:
-    if link is None:
-        return ""
-    return (
-        f'<p>Great Expectations: <a href="{escape(link)}">Data Docs</a> of the same event rules '
-        '(<a href="#great_expectations">results below</a>).</p>'
-    )
+    head = '<h2 id="activity">Volume and replication lag through the day</h2>'
+    text = f"<p>Topics that stand out (red frame): {escape(flagged)}. Lag is sync_time - event_time in seconds.</p>"
+    return "\n".join([head, text, legend(), panels, _table(_ACTIVITY_COLUMNS, rows)])
 
 
 def _gx_section(gx: GxReport | None, link: str | None) -> str:
     if gx is None:
         return ""
     rows = [[o.rule, o.check or "(any sub-check)", o.checked, o.failed, _badge(o.success)] for o in gx.outcomes]
-    return "\n".join(
-        [
-            f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>',
-            f'<p>The event rules as a GX expectation suite: <a href="{escape(link or "")}">Data Docs</a> '
-            "(conservation and rejected orphan halves are checked above only)."
-            + (
-                ""
-                if gx.offline
-                else " Its pages load their CSS and scripts from public CDNs: scripts/setup installs local copies."
-            )
-            + "</p>",
-            _table(["rule", "check", "checked", "failed", "result"], rows),
-        ]
-    )
+    text = f'The event rules as a GX expectation suite: <a href="{escape(link or "")}">Data Docs</a> '
+    text += "(conservation and rejected orphan halves are checked above only)."
+    if not gx.offline:
+        text += " Its pages load their CSS and scripts from public CDNs: scripts/setup installs local copies."
+    head = f'<h2 id="great_expectations">Great Expectations {_badge(gx.success)}</h2>'
+    return "\n".join([head, f"<p>{text}</p>", _table(["rule", "check", "checked", "failed", "result"], rows)])
 
 
 def _snapshot_section(snapshot: dict | None) -> str:
@@ -200,18 +149,12 @@ def _snapshot_section(snapshot: dict | None) -> str:
     skipped = [[s["table"], s["reason"], s["events"]] for s in snapshot["skipped_tables"]]
     examples = [[e["kind"], e["event_id"], e["op"], ".".join(filter(None, (e["db"], e["db_schema"], e["table_name"]))),
                  e["detail"]] for e in snapshot["examples"]]  # fmt: skip
-    return "\n".join(
-        [
-            f'<h2 id="snapshots">Table snapshots {_badge(snapshot["anomalies"] == 0)}</h2>',
-            f"<p>{snapshot['tables']} tables, {snapshot['rows']} rows after {snapshot['applied']} changes applied "
-            f"to the snapshot of {escape(str(snapshot['previous_dt'] or 'nothing (first day)'))}.</p>",
-            _table(["table", "rows", "anomalies"], tables),
-            "<h3>Tables not applied</h3>",
-            _table(["table", "reason", "events"], skipped),
-            "<h3>Anomaly examples</h3>",
-            _table(["kind", "event id", "op", "table", "detail"], examples),
-        ]
-    )
+    head = f'<h2 id="snapshots">Table snapshots {_badge(snapshot["anomalies"] == 0)}</h2>'
+    text = f"<p>{snapshot['tables']} tables, {snapshot['rows']} rows after {snapshot['applied']} changes applied "
+    text += f"to the snapshot of {escape(str(snapshot['previous_dt'] or 'nothing (first day)'))}.</p>"
+    parts = [head, text, _table(["table", "rows", "anomalies"], tables), "<h3>Tables not applied</h3>"]
+    parts += [_table(["table", "reason", "events"], skipped), "<h3>Anomaly examples</h3>"]
+    return "\n".join([*parts, _table(["kind", "event id", "op", "table", "detail"], examples)])
 
 
 def render_html(
@@ -220,16 +163,16 @@ def render_html(
 ) -> str:  # fmt: skip
     """The report page as one self-contained HTML string (the GX Data Docs it links are a separate site)."""
     overall = all(r.passed for r in results)
-    summary = _table(
-        ["rule", "result", "checked", "failed"],
-        [[_anchor(r.rule, r.rule), _badge(r.passed), r.checked, r.failed] for r in results],
-    )
+    links = [_Markup(f'<a href="#{escape(r.rule)}">{escape(r.rule)}</a>') for r in results]
+    rows = [[link, _badge(r.passed), r.checked, r.failed] for link, r in zip(links, results, strict=True)]
+    gx_line = f'<p>Great Expectations: <a href="{escape(gx_link or "")}">Data Docs</a> of the same event rules '
+    gx_line += '(<a href="#great_expectations">results below</a>).</p>'
     body = "\n".join(
         [
             f"<h1>CDC data quality, dt={escape(dt_value)} {_badge(overall)}</h1>",
             f"<p>Generated {escape(dt.datetime.now(dt.UTC).isoformat(timespec='seconds'))}.</p>",
-            summary,
-            _gx_line(gx_link),
+            _table(["rule", "result", "checked", "failed"], rows),
+            "" if gx_link is None else gx_line,
             _activity_section(activity),
             _event_section(event_counts),
             *[_rule_section(r) for r in results],

@@ -1,17 +1,16 @@
 """The result every rule returns, and the one way an event rule is judged and counted.
 
-An event rule declares its sub-checks in order and one `verdicts` function that judges one event (a dict of
-the canonical row, times as epoch microseconds): per sub-check whether it applies, whether it fails and why.
-`RuleTally` counts those verdicts by (source_topic, table) with each group's first failing examples; tallies
-of separate batches merge (`merge`), so an engine may judge a day's batches wherever it likes (in this
-process, in a pool, in Spark's tasks) and add the tallies up. `rule_result` turns the merged tally into the
-rule's `RuleResult`.
+An event rule declares its sub-checks and one `verdicts` function over one event (a dict of the canonical row,
+times as epoch microseconds): per sub-check whether it applies, whether it fails and why. `RuleTally` counts
+the verdicts by (source_topic, table) with each group's first failing examples; tallies of separate batches
+merge, so an engine judges a day's batches wherever it likes; `rule_result` turns the merged tally into a
+`RuleResult`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 MAX_EXAMPLES = 5
@@ -23,12 +22,10 @@ FLAG_SEPARATOR = "__"
 
 @dataclass
 class RuleResult:
-    """Outcome of one rule over one partition.
-
-    `checked`/`failed` count events (messages for conservation); `checks` holds each sub-check's own
-    counts; `info` holds figures that are reported but are not failures (key changes, tables without
-    a PK, reject reasons); `groups` breaks the counts down by source_topic and table; `examples` are at
-    most five failing events as {id, reason, source_topic, table}.
+    """Outcome of one rule over one partition: `checked`/`failed` count events (messages for conservation),
+    `checks` each sub-check's own counts, `info` figures reported but not failures (key changes, tables without a
+    PK, reject reasons), `groups` the counts by source_topic and table, `examples` at most five failing events as
+    {id, reason, source_topic, table}.
     """
 
     rule: str
@@ -51,18 +48,7 @@ class RuleResult:
         return cls(**{k: v for k, v in data.items() if k != "failure_ratio"})
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "passed": self.passed,
-            "checked": self.checked,
-            "failed": self.failed,
-            "failure_ratio": self.failure_ratio,
-            "threshold": self.threshold,
-            "checks": self.checks,
-            "info": self.info,
-            "groups": self.groups,
-            "examples": self.examples,
-        }
+        return {**asdict(self), "failure_ratio": self.failure_ratio}
 
 
 def event_table_label(event: Mapping[str, Any]) -> str:
@@ -222,27 +208,14 @@ def rule_result(rule: EventRule, tally: RuleTally) -> RuleResult:
     candidates.sort(key=lambda x: null_first(*x[0]))
     examples = [{"id": e[3], "reason": e[4], "source_topic": e[0], "table": table}
                 for e, table in candidates[:MAX_EXAMPLES]]  # fmt: skip
-    ratio = failed / checked if checked else 0.0
-    return RuleResult(
-        rule=rule.name,
-        checked=checked,
-        failed=failed,
-        passed=ratio <= rule.threshold,
-        threshold=rule.threshold,
-        checks={
-            n: {"checked": sum(g.applies[i] for g in groups), "failed": sum(g.fails[i] for g in groups)}
-            for i, n in enumerate(rule.checks)
-        },  # fmt: skip
-        info={n: sum(g.info[i] for g in groups) for i, n in enumerate(rule.info)},
-        groups=[
-            {
-                "source_topic": topic,
-                "table": table,
-                "checked": g.checked,
-                "failed": g.failed,
-                **{n: g.info[i] for i, n in enumerate(rule.info)},
-            }
-            for (topic, table), g in zip(keys, groups, strict=True)
-        ],  # fmt: skip
-        examples=examples,
-    )
+    checks = {
+        n: {"checked": sum(g.applies[i] for g in groups), "failed": sum(g.fails[i] for g in groups)}
+        for i, n in enumerate(rule.checks)
+    }
+    info = {n: sum(g.info[i] for g in groups) for i, n in enumerate(rule.info)}
+    names = ("source_topic", "table", "checked", "failed", *rule.info)
+    rows = [
+        dict(zip(names, (*key, g.checked, g.failed, *g.info), strict=True)) for key, g in zip(keys, groups, strict=True)
+    ]
+    passed = (failed / checked if checked else 0.0) <= rule.threshold
+    return RuleResult(rule.name, checked, failed, passed, rule.threshold, checks, info, rows, examples)

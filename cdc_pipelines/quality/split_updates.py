@@ -48,13 +48,6 @@ def add_orphan_rejects(result: RuleResult, rejects: RejectSummary, info_keys: li
         {"source_topic": t, "table": REJECTS_TABLE, "checked": n, "failed": n, **dict.fromkeys(info_keys, 0)}
         for t, n in sorted(by_topic.items())
     ]
-    result.examples += [
-        {
-            "id": f"{r['source_file']}:{r['source_line']}",
-            "reason": r["reason"],
-            "source_topic": r["source_topic"],
-            "table": REJECTS_TABLE,
-        }
-        for r in rejects.examples(MAX_EXAMPLES - len(result.examples), contains=ORPHAN_REJECT)
-    ]
+    orphans = rejects.examples(MAX_EXAMPLES - len(result.examples), contains=ORPHAN_REJECT)
+    result.examples += [{**example, "table": REJECTS_TABLE} for example in orphans]
     return result

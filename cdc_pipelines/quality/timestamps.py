@@ -21,13 +21,12 @@ OLDEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 _FRACTION = r"(?:\.([0-9]{1,9}))?"
 _DAY = r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
 _CLOCK = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-# MySQL TIME is a duration (-838:59:59 .. 838:59:59), so TIME allows a sign and three hour digits.
-_TIME_RE = rf"^-?(?:[0-9]{{2}}|[0-8][0-9]{{2}}):[0-5][0-9]:[0-5][0-9]{_FRACTION}$"
 PATTERNS = {
-    "DATE": rf"^{_DAY}$",
-    "TIME": _TIME_RE,
-    "DATETIME": rf"^{_DAY} {_CLOCK}{_FRACTION}$",
-    "TIMESTAMP": rf"^{_DAY}T{_CLOCK}{_FRACTION}Z$",
+    "DATE": re.compile(rf"^{_DAY}$"),
+    # MySQL TIME is a duration (-838:59:59 .. 838:59:59), so TIME allows a sign and three hour digits
+    "TIME": re.compile(rf"^-?(?:[0-9]{{2}}|[0-8][0-9]{{2}}):[0-5][0-9]:[0-5][0-9]{_FRACTION}$"),
+    "DATETIME": re.compile(rf"^{_DAY} {_CLOCK}{_FRACTION}$"),
+    "TIMESTAMP": re.compile(rf"^{_DAY}T{_CLOCK}{_FRACTION}Z$"),
 }
 
 
@@ -41,19 +40,9 @@ def _micros(moment: dt.datetime) -> int:
     return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // _MICROSECOND
 
 
-_PATTERNS = {name: re.compile(p) for name, p in PATTERNS.items()}
 _FRACTION_DIGITS = re.compile(r"\.([0-9]+)Z?$")
 _DECLARED = re.compile(r"\(([0-9])\)")
 _EPOCH = dt.datetime(1970, 1, 1)
-
-
-def _real_day(text: str) -> bool:
-    """Whether `YYYY-MM-DD` names a day of the calendar (years 1-9999: `0000-00-00` is MySQL's zero date)."""
-    try:
-        dt.date(int(text[0:4]), int(text[5:7]), int(text[8:10]))
-    except ValueError:
-        return False
-    return True
 
 
 def bad_value(value: str | None, logical: str, source_type: str | None) -> bool:
@@ -61,10 +50,13 @@ def bad_value(value: str | None, logical: str, source_type: str | None) -> bool:
     pattern, the day is real), or has more fraction digits than its declared `(n)` precision."""
     if value is None:
         return False
-    if not _PATTERNS[logical].fullmatch(value):
+    if not PATTERNS[logical].fullmatch(value):
         return True
-    if logical in ("DATE", "DATETIME", "TIMESTAMP") and not _real_day(value[:10]):
-        return True
+    if logical in ("DATE", "DATETIME", "TIMESTAMP"):
+        try:  # a day of the calendar (years 1-9999: `0000-00-00` is MySQL's zero date)
+            dt.date(int(value[0:4]), int(value[5:7]), int(value[8:10]))
+        except ValueError:
+            return True
     if "." not in value:
         return False
     declared = _DECLARED.search(source_type or "")

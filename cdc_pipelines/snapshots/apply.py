@@ -1,11 +1,7 @@
-"""A day's fold run by either engine: the effect stream (`effects.day_effects`) sorted by table, key and
-place, walked by `fold.fold_stream`, its output split into the frames the writes read (`Applied`).
-
-The rules are those two modules'; what is here is where they run. Spark: the effects of the changes in
-`mapInArrow`, the keys live at the start of the day joined in as `live` rows, the stream partitioned and
-sorted by key and walked in `mapInArrow`, persisted once; nothing is collected but the tables, their
-TRUNCATEs (a day's few, which every walk needs) and the walks' figures. Local (`fold_local`): the same
-functions over Arrow tables in this process, for a day small enough to hold.
+"""A day's fold run by either engine: the effect stream (`effects.day_effects`) sorted by table, key and place,
+walked by `fold.fold_stream`, its output split into the frames the writes read (`Applied`). Spark runs both in
+`mapInArrow` (the keys live at the start of the day joined in as `live` rows), collecting only the tables, their
+TRUNCATEs and the walks' figures; the local engine (`fold_local`) over Arrow tables in this process.
 """
 
 from __future__ import annotations
@@ -56,15 +52,12 @@ def max_events(spark: SparkSession) -> int:
 
 @dataclass(frozen=True)
 class Applied:
-    """What one day does to the snapshot tables, and the day's anomalies.
-
-    - `net`: per touched key, its last effect after its table's last TRUNCATE (`kind` `set` with the
-      row image and its `_cdc_` columns, or `del`); `_k` is the key's text (`effects.key_text`);
-    - `opened`: one row per version a `set` effect opened, `_cdc_start_at` / `_cdc_end_at` (null while live);
-    - `closed`: keys live at the start of the day and the time their open version ended;
-    - `events`: the events applied (row ops and TRUNCATEs of the tables applied);
-    - `tables`: each changed or truncated table's figures (`fold.TableFigures.as_dict`; a TRUNCATE's
-      table has `truncated`: its keys not in `net` are removed).
+    """What one day does to the snapshot tables, and the day's anomalies: `net`, per touched key its last effect
+    after its table's last TRUNCATE (`kind` `set` with the row image and its `_cdc_` columns, or `del`; `_k` the
+    key's text); `opened`, a row per version a `set` opened (`_cdc_start_at`, `_cdc_end_at`: null while live);
+    `closed`, the keys live at the start of the day and when their open version ended; `events`, those applied;
+    `tables`, each changed or truncated table's figures (`fold.TableFigures.as_dict`; a truncated table's keys not
+    in `net` are removed).
     """
 
     net: DataFrame
@@ -237,29 +230,20 @@ def opened_rows(day: LocalFold) -> pa.Table:
 
 
 def _figure_tally(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    figures: dict = {}
-    for batch in batches:
-        for key, part in values.figure_rows(batch).items():
-            figures[key] = figures[key].merge(part) if key in figures else part
+    figures = functools.reduce(values.merged, map(values.figure_rows, batches), {})
     yield pa.RecordBatch.from_pydict({"_tally": [pickle.dumps(figures)]}, pa.schema([("_tally", pa.binary())]))
 
 
 def column_figures(applied: Applied) -> dict[tuple[tuple, str], values.ColumnFigures]:
     """The figures of each table and column the day's versions write (`values.figure_rows`), which decide
     its type, merged from one tally per Spark task (`opened_rows`' in this process)."""
-    figures: dict = {}
-    for row in applied.opened.select(*_OPENED_CELLS).mapInArrow(_figure_tally, "_tally binary").collect():
-        for key, part in pickle.loads(row["_tally"]).items():
-            figures[key] = figures[key].merge(part) if key in figures else part
-    return figures
-
-
-def _invalid_cells(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        yield from values.invalid_cells(batch).to_batches()
+    tallies = applied.opened.select(*_OPENED_CELLS).mapInArrow(_figure_tally, "_tally binary").collect()
+    return functools.reduce(values.merged, (pickle.loads(row["_tally"]) for row in tallies), {})
 
 
 def invalid_cells(applied: Applied) -> DataFrame:
     """The values the day writes that are not valid for their logical type (`values.invalid_cells`)."""
     schema = ", ".join(f"{c} string" for c in ANOMALY_COLUMNS)
-    return applied.opened.select(*_OPENED_CELLS).mapInArrow(_invalid_cells, schema)
+    return applied.opened.select(*_OPENED_CELLS).mapInArrow(
+        lambda batches: (part for batch in batches for part in values.invalid_cells(batch).to_batches()), schema
+    )

@@ -1,10 +1,7 @@
-"""Every table's state at the end of a day, read back by version (`VERSION AS OF`): no per-day copies.
-
-The versions come from `_versions` (`versions.as_of`); a table the day did not touch is read at the
-version of the last day that did. `cdc-pipelines snapshot --as-of D` prints the rows as JSON lines
-(the table named in `_table`) or, with `--export`, writes each table as Parquet for tools that read
-folders. Read by Spark, or without a session by delta-rs (its DataFusion reader takes deletion vectors and
-column mapping: Spark's tables too).
+"""Every table's state at the end of a day, read back by version (`VERSION AS OF`, from `versions.as_of`): no
+per-day copies. `cdc-pipelines snapshot --as-of D` prints the rows as JSON lines (the table in `_table`) or,
+with `--export`, writes each table as Parquet. Read by Spark, or without a session by delta-rs (its DataFusion
+reader takes deletion vectors and column mapping: Spark's tables too).
 """
 
 from __future__ import annotations
@@ -13,10 +10,12 @@ import base64
 import datetime as dt
 import decimal
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from cdc_pipelines.lake.io import DELTA
@@ -86,22 +85,13 @@ def export_as_of(
         path = table_root(export, *entry.table)
         if spark is not None:
             _frame(spark, entry).write.mode("overwrite").parquet(path)
-        else:
-            _write_parquet(entry, path)
+        else:  # one Parquet file in the folder (replaced whole), batch by batch
+            local = Path(local_path(path))
+            shutil.rmtree(local, ignore_errors=True)
+            local.mkdir(parents=True)
+            reader = _local_table(entry)
+            with pq.ParquetWriter(local / "part-00000.parquet", reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
         tables[table_label(entry.table)] = {"current": entry.current, "version": entry.current_version, "path": path}
     return {"dt": day, "tables": tables}
-
-
-def _write_parquet(entry: TableVersion, folder: str) -> None:
-    """The table's rows as one Parquet file in `folder` (replaced whole), batch by batch."""
-    import shutil
-
-    import pyarrow.parquet as pq
-
-    local = Path(local_path(folder))
-    shutil.rmtree(local, ignore_errors=True)
-    local.mkdir(parents=True)
-    reader = _local_table(entry)
-    with pq.ParquetWriter(local / "part-00000.parquet", reader.schema) as writer:
-        for batch in reader:
-            writer.write_batch(batch)

@@ -11,11 +11,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdc_pipelines.model.meta_keys import DUPLICATE_OF, ROW_INDEX
+from cdc_pipelines.lake import delta_rs
+from cdc_pipelines.model.meta_keys import DUPLICATE_OF
 from cdc_pipelines.schema_changes.changes import UnreadDdl
-from cdc_pipelines.snapshots.effects import EVENT_TIME, ROW_OPS, position, row_index, table_label
+from cdc_pipelines.snapshots.effects import ROW_OPS, places, table_label
 from cdc_pipelines.snapshots.fold import KEY_LITERALS, table_order
-from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, LATE_DETAIL, LATE_EVENT, TABLE
+from cdc_pipelines.snapshots.schema import ANOMALY_COLUMNS, DDL_COLUMNS, DDL_SCHEMA, LATE_DETAIL, LATE_EVENT, TABLE
 from cdc_pipelines.snapshots.store import read_summary
 from cdc_pipelines.snapshots.values import ColumnFigures, ColumnPlan, spark_type
 
@@ -32,15 +33,6 @@ def first_deliveries(changes: pa.Table, topics: Sequence[str] | None) -> pa.Tabl
     if topics is not None:
         wanted = pc.and_(wanted, pc.is_in(changes.column("source_topic"), pa.array(list(topics), pa.string())))
     return changes if pc.all(wanted).as_py() is not False else changes.filter(wanted)  # a copy only where some go
-
-
-def places(rows: pa.Table) -> list[bytes]:
-    """Each row's place in the day's order (`effects.position`)."""
-    micros = rows.column("event_time").cast(pa.int64()).to_pylist()
-    indexes = pc.map_lookup(rows.column("meta"), ROW_INDEX, "first").to_pylist()
-    cells = [rows.column(c).to_pylist() for c in ("seq", "source_file", "source_line")]
-    return [position(at, seq, file, line, row_index(index), event_id) for at, seq, file, line, index, event_id
-            in zip(micros, *cells, indexes, rows.column("event_id").to_pylist(), strict=True)]  # fmt: skip
 
 
 def ddl_events(changes: pa.Table) -> list[dict]:
@@ -66,16 +58,13 @@ def ddl_dataset(events: list[dict], day: str, dialects: Mapping[str, str | None]
         if unread:
             anomalies.append({**{c: event[c] for c in TABLE}, "kind": "ddl_unread", "event_id": event["event_id"],
                               "op": "DDL", "detail": unread})  # fmt: skip
-    schema = pa.schema([*(pa.field(c, EVENT_TIME if c == "event_time" else pa.string()) for c in DDL_COLUMNS),
-                        pa.field("unread", pa.string()), pa.field("dt", pa.string())])  # fmt: skip
-    return pa.Table.from_pylist(rows, schema), pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
+    return pa.Table.from_pylist(rows, delta_rs.arrow_schema(DDL_SCHEMA)), pa.Table.from_pylist(anomalies, ANOMALY_TEXT)
 
 
 def late_events(events: pa.Table, before: pa.Table | None) -> pa.Table:
-    """The `late_event` anomalies (`ANOMALY_TEXT`) of a day applied again after a later day: those of its
-    events applied now (`TABLE`, `event_id`, `op`) whose id is not among those a run of it before applied
-    (`before`'s `event_id`; None: no run of it recorded). A plain rerun of the same events has none. Spark
-    runs it per group of a cogroup by the event id's hash (`run`), the local engine on the whole day."""
+    """The `late_event` anomalies (`ANOMALY_TEXT`) of a day applied again after a later day: its events applied now
+    (`TABLE`, `event_id`, `op`) whose id is not among those a run of it before applied (`before`; None: no run
+    recorded), so a plain rerun has none. Spark runs it per group of a cogroup by the id's hash (`run`)."""
     if before is not None:
         ids = before.column("event_id").cast(events.schema.field("event_id").type)
         events = events.filter(pc.invert(pc.is_in(events.column("event_id"), ids)))

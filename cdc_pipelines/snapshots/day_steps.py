@@ -1,10 +1,7 @@
-"""The steps a snapshot day takes before and after its fold and writes, in the same order on both engines.
-
-A day's schema changes are planned (and a refusing policy refuses) before anything is written; the tables it
-changes are restored from a run of it that did not finish and brought to the day's names and columns; after
-its writes, the columns it dropped leave the current tables, every table's versions are recorded, and the
-summary, written last, marks the day applied. Each day calls these around its fold and writes, whether folded
-in this process (`local_days`, on either engine) or by Spark (`run`); `spark` is None on the local engine.
+"""The steps a snapshot day takes around its fold and writes, in the same order on both engines (`local_days`,
+`run`; `spark` None on the local engine): its schema changes planned (a refusing policy refuses before
+anything is written), the tables it changes restored from an unfinished run and brought to the day's names and
+columns; after the writes, dropped columns taken out, the versions recorded and the summary written last.
 """
 
 from __future__ import annotations

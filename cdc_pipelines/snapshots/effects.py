@@ -1,14 +1,10 @@
 """What each change of a day does to its table's keys, as data: the rules the fold (`fold`) reads.
 
-Every row change sets a key to a full after image or removes it: an UPDATE whose key changed removes
-the old key and sets the new one (two effects), and a TRUNCATE empties its table. An event's place in
-the day is one byte string (`position`) that sorts as the day is applied, so either engine sorts the
-effects by table, key and place without knowing the rule: Spark compares binary values byte by byte,
-unsigned, as Python compares `bytes`. Keys are matched by their text (`key_text`, the tables'
-`_cdc_key`), which is the JSON Spark's `to_json` wrote for the lakes already on disk.
-
-Pure Python over Arrow record batches: the local engine runs `day_effects` in its process, Spark in
-`mapInArrow` (`apply`).
+A row change sets a key to its full after image or removes it (an UPDATE that changed its key removes the
+old key and sets the new one); a TRUNCATE empties its table. An event's place in the day is one byte string
+(`position`) that sorts as the day is applied, so either engine sorts the effects by table, key and place
+(Spark compares binary values as Python compares `bytes`). Keys are matched by their text (`key_text`, the
+tables' `_cdc_key`): the JSON Spark's `to_json` wrote for the lakes on disk. Pure Python over Arrow batches.
 """
 
 from __future__ import annotations
@@ -116,11 +112,9 @@ def position(
     micros: int | None, seq: str | None, source_file: str | None, source_line: int | None, row_index: int,
     event_id: str | None,
 ) -> bytes:  # fmt: skip
-    """An event's place in the day's order, as bytes that sort in it: `event_time` first (none first);
-    then `seq`, a number where it is all digits (so `10` follows `9`: digit strings compare by length,
-    then text) before any other seq as text (none first among those); then the message's lineage
-    (`source_file`, `source_line`, the row of a multi-row message); then `event_id`, unique, so the
-    order is total and every run applies a day the same way."""
+    """An event's place in the day's order, as bytes that sort in it: `event_time` (none first); then `seq`, as a
+    number where it is all digits (`10` after `9`) before any other seq as text; then the lineage (`source_file`,
+    `source_line`, the row of a multi-row message); then the unique `event_id`, so every run orders a day alike."""
     digits = seq is not None and _DIGITS.fullmatch(seq) is not None
     number = (seq.lstrip("0") or "0") if digits else None
     return b"".join((
@@ -134,6 +128,15 @@ def position(
         _int64(row_index),
         _text(event_id),
     ))  # fmt: skip
+
+
+def places(rows: pa.Table | pa.RecordBatch) -> list[bytes]:
+    """Each row's place in the day's order (`position`)."""
+    micros = rows.column("event_time").cast(pa.int64()).to_pylist()
+    indexes = _lookup(rows.column("meta"), ROW_INDEX)
+    cells = [rows.column(c).to_pylist() for c in ("seq", "source_file", "source_line")]
+    return [position(at, seq, file, line, row_index(index), event_id) for at, seq, file, line, index, event_id
+            in zip(micros, *cells, indexes, rows.column("event_id").to_pylist(), strict=True)]  # fmt: skip
 
 
 def row_index(value: str | None) -> int:
@@ -217,13 +220,9 @@ def day_effects(
             continue
         rows = batch if len(wanted) == batch.num_rows else batch.take(pa.array(wanted, pa.int64()))
         n = rows.num_rows
-        column = {c: rows.column(c).to_pylist() for c in (*TABLE, "op", "event_id", "seq", "source_file",
-                                                          "source_line", "source_topic")}  # fmt: skip
+        column = {c: rows.column(c).to_pylist() for c in (*TABLE, "op", "source_topic")}
         column["pk_columns"] = shared_lists(rows.column("pk_columns"))  # a table's events repeat one list
-        micros = rows.column("event_time").cast(pa.int64()).to_pylist()
-        meta = rows.column("meta")
-        indexes = _lookup(meta, ROW_INDEX)
-        kafka = _lookup(meta, KAFKA_KEY) if kafka_keys else [None] * n
+        kafka = _lookup(rows.column("meta"), KAFKA_KEY) if kafka_keys else [None] * n
         tables = list(zip(*(column[c] for c in TABLE), strict=True))
         names = [
             None if op == "TRUNCATE" else key_columns(named, table, topic, kafka_key, keys, kafka_keys)
@@ -233,10 +232,8 @@ def day_effects(
         keyed = [c if op in ROW_OPS and c else None for op, c in zip(column["op"], names, strict=True)]
         old, new = _image_keys(rows.column("before"), keyed), _image_keys(rows.column("after"), keyed)
         take, out = [], {name: [] for name in ("_t", "_k", "_pos", "sub", "kind", "expect", "pk_columns")}
-        for i in range(n):
+        for i, place in enumerate(places(rows)):
             op = column["op"][i]
-            place = position(micros[i], column["seq"][i], column["source_file"][i], column["source_line"][i],
-                             row_index(indexes[i]), column["event_id"][i])  # fmt: skip
             if op == "TRUNCATE":
                 effects = [(None, TRUNCATE, 0, None)]
             elif op in ROW_OPS and not names[i]:  # a row change that names no key columns: its table is skipped
@@ -249,14 +246,6 @@ def day_effects(
                 for name, value in zip(out, (table, key, place, sub, kind, expect, names[i]), strict=True):
                     out[name].append(value)
         picked = rows if len(take) == n else rows.take(pa.array(take, pa.int64()))  # one effect each, in order
-        arrays = {
-            **{c: picked.column(c) for c in TABLE},
-            **{name: pa.array(values, EFFECT_SCHEMA.field(name).type) for name, values in out.items()},
-            "op": picked.column("op"),
-            "event_id": picked.column("event_id"),
-            "event_time": picked.column("event_time").cast(EVENT_TIME),
-            "dt": picked.column("dt"),
-            "after": picked.column("after").cast(_TEXT_MAP),
-            "column_types": picked.column("column_types").cast(_TEXT_MAP),
-        }
-        yield pa.RecordBatch.from_arrays([arrays[f.name] for f in EFFECT_SCHEMA], schema=EFFECT_SCHEMA)
+        arrays = {name: pa.array(values, EFFECT_SCHEMA.field(name).type) for name, values in out.items()}
+        columns = [arrays[f.name] if f.name in arrays else picked.column(f.name).cast(f.type) for f in EFFECT_SCHEMA]
+        yield pa.RecordBatch.from_arrays(columns, schema=EFFECT_SCHEMA)

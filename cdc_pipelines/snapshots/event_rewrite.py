@@ -1,18 +1,13 @@
 """A day's events as its schema changes and routes leave them, before their effects are computed: one
-function over Arrow record batches, so both engines fold the same stream (the local engine in this
-process, Spark in `mapInArrow`).
+function over Arrow record batches, so both engines fold the same stream.
 
-- A routed shard's rows (`schema_changes.routes`) become rows of the sink table, each image carrying the
-  shard's `db.table` in `_cdc_source_table`, keyed by the route's key where it names one.
-- Under `evolve`, a row before a column rename in the day's order takes the new name, and a row before a
-  RENAME TABLE the new table: the day's tables end with the names the DDL left, and every row lands under
-  them (`steps`, each at its DDL's place, `effects.position`).
-- Under `evolve`, a DROP TABLE is a TRUNCATE of the table at its DDL's place: the versions open then end
-  there and the current table is emptied; rows after it start the table anew.
+- A routed shard's rows become the sink table's, each image carrying the shard's `db.table` in
+  `_cdc_source_table`, keyed by the route's key where it names one.
+- Under `evolve`, a row before a column rename or a RENAME TABLE (in the day's order: `steps`, each at its
+  DDL's place) takes the new names, and a DROP TABLE is a TRUNCATE at its DDL's place; a column whose type
+  the row's format does not name (`UNKNOWN`) takes its table's declared one (`typed`), so a value that does
+  not fit is a `cast_failed` anomaly as for any format.
 - Under `ignore`, a row's images keep only the columns its table had at first sight (`fixed`).
-- Under `evolve`, a column whose type the row's format does not name (`UNKNOWN`, as OMS Default's rows)
-  takes its table's declared one (`typed`): the values are typed, and one that does not fit is the
-  `cast_failed` anomaly it is for any format (the value kept as text).
 """
 
 from __future__ import annotations
@@ -24,9 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdc_pipelines.model.meta_keys import ROW_INDEX
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, route, source_label
-from cdc_pipelines.snapshots.effects import position, row_index
+from cdc_pipelines.snapshots.effects import places
 
 _IMAGES = ("before", "after")
 COLUMN, TABLE_RENAME = "column", "table"
@@ -85,18 +79,15 @@ class EventRewrite:
     def _typed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Each row of a `typed` table with its table's logical type where its format names none."""
         maps = batch.column("column_types")
-        offsets = maps.offsets.to_numpy().astype(np.int64)
-        base, end = offsets[0], offsets[-1]
-        owner = np.repeat(np.arange(len(maps)), np.diff(offsets))
+        offsets, owner, keys, items = _entries(maps)
         labels = self._labels(batch)[owner]
-        keys, items = maps.keys.slice(base, end - base), maps.items.slice(base, end - base)
         unnamed = pc.fill_null(pc.equal(items, "UNKNOWN"), True).to_numpy(zero_copy_only=False)
         for label, types in self.typed.items():
             at = pc.index_in(keys, pa.array(list(types), pa.string()))
             fill = (labels == label) & unnamed & at.is_valid().to_numpy(zero_copy_only=False)
             if fill.any():
                 items = pc.if_else(pa.array(fill), pa.array(list(types.values()), pa.string()).take(at), items)
-        typed = pa.MapArray.from_arrays(pa.array(offsets - base, pa.int32()), keys, items,
+        typed = pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), keys, items,
                                         mask=pc.invert(maps.is_valid()))  # fmt: skip
         columns = dict(zip(batch.schema.names, batch.columns, strict=True)) | {"column_types": typed}
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
@@ -163,20 +154,14 @@ class EventRewrite:
         """Each row of a table a later step of the day renames (or renames a column of), under the names
         the day ends with."""
         renamed = {s.table for s in self.steps}
-        dbs, names = batch.column("db").to_pylist(), batch.column("table_name").to_pylist()
-        labels = [source_label(db, t) for db, t in zip(dbs, names, strict=True)]
+        labels = self._labels(batch)
         rows = [i for i, label in enumerate(labels) if label in renamed]
         if not rows:
             return batch
         taken = batch.take(pa.array(rows, pa.int64()))
-        micros = taken.column("event_time").cast(pa.int64()).to_pylist()
-        indexes = pc.map_lookup(taken.column("meta"), ROW_INDEX, "first").to_pylist()
-        cells = {c: taken.column(c).to_pylist() for c in ("seq", "source_file", "source_line", "event_id", "db",
-                                                          "db_schema", "table_name", "pk_columns", *_IMAGES,
-                                                          "column_types")}  # fmt: skip
-        for j in range(len(rows)):
-            place = position(micros[j], cells["seq"][j], cells["source_file"][j], cells["source_line"][j],
-                             row_index(indexes[j]), cells["event_id"][j])  # fmt: skip
+        rewritten = ("db", "db_schema", "table_name", "pk_columns", *_IMAGES, "column_types")
+        cells = {c: taken.column(c).to_pylist() for c in rewritten}
+        for j, place in enumerate(places(taken)):
             label, names = labels[rows[j]], {}
             for step in self.steps:
                 if step.place <= place or step.table != label:
@@ -196,20 +181,25 @@ class EventRewrite:
                 if cells["pk_columns"][j] is not None:
                     cells["pk_columns"][j] = [names.get(k, k) for k in cells["pk_columns"][j]]
         columns = dict(zip(batch.schema.names, batch.columns, strict=True))
-        at = pa.array(rows, pa.int64())
+        index = np.arange(batch.num_rows)
+        index[rows] = batch.num_rows + np.arange(len(rows))  # a renamed row taken from its new values
         for name, values in cells.items():
-            if name in ("db", "db_schema", "table_name", "pk_columns", *_IMAGES, "column_types"):
-                columns[name] = _put(columns[name], at, pa.array(values, columns[name].type))
+            columns[name] = pa.concat_arrays([columns[name], pa.array(values, columns[name].type)]).take(index)
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=batch.schema)
+
+
+def _entries(maps: pa.MapArray) -> tuple[np.ndarray, np.ndarray, pa.Array, pa.Array]:
+    """A map column's offsets (from 0), each entry's row, and the entries' keys and items."""
+    offsets = maps.offsets.to_numpy().astype(np.int64)
+    base, end = offsets[0], offsets[-1]
+    owner = np.repeat(np.arange(len(maps)), np.diff(offsets))
+    return offsets - base, owner, maps.keys.slice(base, end - base), maps.items.slice(base, end - base)
 
 
 def only_columns(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, frozenset[str]]) -> pa.MapArray:
     """`maps` with, in the rows of each table `fixed` names (`labels`: each row's table), only its columns."""
-    offsets = maps.offsets.to_numpy().astype(np.int64)
-    base, end = offsets[0], offsets[-1]
-    owner = np.repeat(np.arange(len(maps)), np.diff(offsets))
-    keys = maps.keys.slice(base, end - base)
-    keep = np.ones(end - base, bool)
+    _, owner, keys, items = _entries(maps)
+    keep = np.ones(len(keys), bool)
     for label, allowed in fixed.items():
         mine = labels[owner] == label
         if mine.any():
@@ -219,33 +209,23 @@ def only_columns(maps: pa.MapArray, labels: np.ndarray, fixed: Mapping[str, froz
         return maps
     starts = np.concatenate([[0], np.cumsum(np.bincount(owner[keep], minlength=len(maps)))])
     kept = pa.array(keep)
-    return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.filter(kept),
-                                   maps.items.slice(base, end - base).filter(kept),
+    return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.filter(kept), items.filter(kept),
                                    mask=pc.invert(maps.is_valid()))  # fmt: skip
-
-
-def _put(column: pa.Array, at: pa.Array, values: pa.Array) -> pa.Array:
-    """`column` with the rows `at` replaced by `values`."""
-    index = np.arange(len(column))
-    index[at.to_numpy()] = len(column) + np.arange(len(at))
-    return pa.concat_arrays([column, values]).take(pa.array(index))
 
 
 def with_entry(maps: pa.MapArray, rows: np.ndarray, key: str, values: pa.Array) -> pa.MapArray:
     """`maps` with `key` -> `values[i]` first in each present map of the rows `rows` marks (a day of a routed
     topic has every row so: by offsets, not row by row)."""
-    offsets = maps.offsets.to_numpy().astype(np.int64)
-    base, end = offsets[0], offsets[-1]
-    lengths = np.diff(offsets)
+    offsets, owner, old_keys, old_items = _entries(maps)
+    n = len(old_keys)
     add = (rows & maps.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(lengths + add)])
-    owner = np.repeat(np.arange(len(maps)), lengths)
-    old_at = starts[owner] + add[owner] + (np.arange(end - base) - (offsets[owner] - base))
+    starts = np.concatenate([[0], np.cumsum(np.diff(offsets) + add)])
+    old_at = starts[owner] + add[owner] + (np.arange(n) - offsets[owner])
     new_rows = np.flatnonzero(add)
     index = np.empty(starts[-1], np.int64)
-    index[old_at] = np.arange(end - base)
-    index[starts[new_rows]] = (end - base) + np.arange(len(new_rows))
-    keys = pa.concat_arrays([maps.keys.slice(base, end - base), pa.array([key] * len(new_rows), pa.string())])
-    items = pa.concat_arrays([maps.items.slice(base, end - base), values.take(pa.array(new_rows, pa.int64()))])
+    index[old_at] = np.arange(n)
+    index[starts[new_rows]] = n + np.arange(len(new_rows))
+    keys = pa.concat_arrays([old_keys, pa.array([key] * len(new_rows), pa.string())])
+    items = pa.concat_arrays([old_items, values.take(pa.array(new_rows, pa.int64()))])
     return pa.MapArray.from_arrays(pa.array(starts, pa.int32()), keys.take(pa.array(index)),
                                    items.take(pa.array(index)), mask=pc.invert(maps.is_valid()))  # fmt: skip

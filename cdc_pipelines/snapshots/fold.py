@@ -1,19 +1,14 @@
 """One day folded into what the snapshot tables need: each key's net effect, the versions it opened and
-closed, the anomalies, and each table's figures; one walk over the effect stream sorted by table, key and
-place (`effects`), whichever engine sorted it.
+closed, the anomalies and each table's figures, in one walk over the effect stream sorted by table, key and
+place (`effects`), whichever engine sorted it (Spark in `mapInArrow`, the local engine in process: `apply`).
 
-A key's state at the end of the day is its last effect after its table's last TRUNCATE of the day, or,
-untouched, its previous row (the writes leave it alone). Whether a key existed just before an effect (for
-the anomalies) is read from the key's previous effect unless a TRUNCATE came between, and from the keys
-live at the start of the day (the stream's `live` rows, first in their key's group) otherwise. Every `set`
-effect opens a version (history) that the key's next effect or the table's next TRUNCATE closes; a key
-live at the start of the day has its open version closed by its first effect or the first TRUNCATE. The
-TRUNCATEs are the one thing a key needs from outside its group: a day's few, given to every walk.
-
-Pure Python over Arrow record batches: the local engine walks the stream in its process, Spark in
-`mapInArrow` over partitions sorted by key (`apply`). A key's group may span batches: the walk carries
-the last group of a batch into the next. Each walk ends with one `tally` row, its tables' figures
-(`TableFigures`), which the caller merges.
+A key's state at the end of the day is its last effect after its table's last TRUNCATE, or, untouched, its
+previous row. Whether it existed before an effect (for the anomalies) is read from its previous effect unless
+a TRUNCATE came between, and otherwise from the keys live at the start of the day (the stream's `live` rows,
+first in their key's group). Every `set` opens a version that the key's next effect or the table's next
+TRUNCATE closes. The TRUNCATEs (a day's few) are all a key needs from outside its group. A group may span
+batches: the walk carries the last one into the next. Each walk ends with one `tally` row, its
+`TableFigures`, which the caller merges.
 """
 
 from __future__ import annotations
@@ -22,7 +17,7 @@ import heapq
 import pickle
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -104,9 +99,8 @@ class TableFigures:
             self.earliest_end = micros if self.earliest_end is None else min(self.earliest_end, micros)
 
     def as_dict(self) -> dict:
-        return {**dict(zip(TABLE, self.table, strict=True)), "pk_columns": self.pk_columns, "sets": self.sets,
-                "truncated": self.truncated, "live": self.live, "opened": self.opened, "keys": self.keys,
-                "key_list": sorted(self.trim().key_list) or None, "earliest_end": self.earliest_end}  # fmt: skip
+        figures = {k: v for k, v in asdict(self.trim()).items() if k != "table"}
+        return dict(zip(TABLE, self.table, strict=True)) | figures | {"key_list": sorted(self.key_list) or None}
 
 
 def truncations(rows: pa.Table) -> dict[tuple, list[tuple[bytes, int | None]]]:
@@ -149,9 +143,8 @@ class _Walk:
         self.rows: dict[str, list] = {name: [] for name in ("_out", "at", "_k", "_t", "kind", "end", "detail")}
 
     def _emit(self, out: str, at: int, key: str, table: str, kind=None, end=None, detail=None) -> None:
-        rows = self.rows
-        rows["_out"].append(out), rows["at"].append(at), rows["_k"].append(key), rows["_t"].append(table)
-        rows["kind"].append(kind), rows["end"].append(end), rows["detail"].append(detail)
+        for column, value in zip(self.rows.values(), (out, at, key, table, kind, end, detail), strict=True):
+            column.append(value)
 
     def _figures(self, table: tuple) -> TableFigures:
         return self.figures.setdefault(table, TableFigures(table))
@@ -213,16 +206,10 @@ class _Walk:
             picked = pa.array([i if o in where else None for i, o in zip(rows["at"], out, strict=True)], pa.int64())
             return pc.take(chunk.column(name), picked)
 
-        def times(values: list) -> pa.Array:
-            return pa.array(values, pa.int64()).cast(EVENT_TIME)
-
         columns = {
-            "_out": pa.array(out, pa.string()),
+            **{c: pa.array(rows[c], pa.string()) for c in ("_out", "_t", "_k", "kind", "detail")},
             **{c: pc.take(chunk.column(c), at) for c in TABLE},
-            "_t": pa.array(rows["_t"], pa.string()),
-            "_k": pa.array(rows["_k"], pa.string()),
             "pk_columns": take("pk_columns", (NET, OPEN, CLOSE)),
-            "kind": pa.array(rows["kind"], pa.string()),
             "row": pc.take(chunk.column("after"), pa.array(
                 [i if o == OPEN or (o == NET and k == SET) else None
                  for i, o, k in zip(rows["at"], out, rows["kind"], strict=True)], pa.int64())),
@@ -231,8 +218,7 @@ class _Walk:
             "_cdc_event_time": take("event_time", (NET,)),
             "_cdc_event_id": take("event_id", (NET, OPEN, ANOMALY)),
             "_cdc_start_at": take("event_time", (OPEN,)),
-            "_cdc_end_at": times(rows["end"]),
-            "detail": pa.array(rows["detail"], pa.string()),
+            "_cdc_end_at": pa.array(rows["end"], pa.int64()),  # epoch microseconds, cast below
             "_tally": pa.nulls(len(out), pa.binary()),
         }  # fmt: skip
         return pa.Table.from_arrays([columns[f.name].cast(f.type) for f in FOLD_SCHEMA], schema=FOLD_SCHEMA)
@@ -257,18 +243,15 @@ def fold_stream(
         chunk = pa.Table.from_batches([batch]).select(EFFECT_SCHEMA.names).cast(EFFECT_SCHEMA)
         chunk = pa.concat_tables([carry, chunk]) if carry is not None else chunk
         walked, carry = _walk(chunk, truncates, figures, routed, last=False)
-        if walked is not None:
-            yield from walked.to_batches()
+        yield from walked
     if carry is not None:
-        walked, _ = _walk(carry, truncates, figures, routed, last=True)
-        if walked is not None:
-            yield from walked.to_batches()
+        yield from _walk(carry, truncates, figures, routed, last=True)[0]
     yield _tally(figures)
 
 
 def _walk(
     chunk: pa.Table, truncates: Truncates, figures: dict[tuple, TableFigures], routed: bool, last: bool
-) -> tuple[pa.Table | None, pa.Table | None]:
+) -> tuple[list[pa.RecordBatch], pa.Table | None]:
     """The output of `chunk`'s whole key groups, and the rows of its last group when more may follow."""
     values = zip(*(chunk.column(c).to_pylist() for c in _WALKED), strict=True)
     walk, group, rows = _Walk(chunk, truncates, figures, routed), None, []
@@ -281,11 +264,10 @@ def _walk(
                 walk.group(group[:3], group[3], rows)
             group, rows, start = (db, schema, name, key), [], i
         rows.append((i, place, sub, kind, expect, op))
-    if group is not None and not last:  # the last group may go on in the next batch: walked with it
-        return (walk.batch() if walk.rows["_out"] else None), chunk.slice(start)
-    if group is not None:
+    carry = chunk.slice(start) if group is not None and not last else None  # the last group may go on
+    if group is not None and carry is None:
         walk.group(group[:3], group[3], rows)
-    return (walk.batch() if walk.rows["_out"] else None), None
+    return (walk.batch().to_batches() if walk.rows["_out"] else []), carry
 
 
 def merged_figures(tallies: Iterable[bytes], truncates: Truncates) -> dict[tuple, TableFigures]:

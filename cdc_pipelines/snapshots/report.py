@@ -4,18 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from cdc_pipelines.snapshots.schema import TABLE
 from cdc_pipelines.snapshots.store import read_summary
 
 EXAMPLE_COLUMNS = (*TABLE, "kind", "event_id", "op", "detail")
-
-
-class AnomalyReader(Protocol):
-    """What an engine gives of a day's anomalies: `first_anomalies` of them."""
-
-    def snapshot_anomalies(self, root: str, day: str, per_kind: int) -> list[dict]: ...
 
 
 def _order(row: Mapping[str, Any], columns: Iterable[str]) -> tuple:
@@ -32,8 +26,9 @@ def first_anomalies(rows: Iterable[Mapping[str, Any]], per_kind: int) -> list[di
     return [r for rows in first for r in rows]
 
 
-def snapshot_report(engine: AnomalyReader, root: str | Path, day: str, per_kind: int = 5) -> dict | None:
-    """The day's summary with `examples` (up to `per_kind` anomalies of each kind); None if never applied."""
+def snapshot_report(engine, root: str | Path, day: str, per_kind: int = 5) -> dict | None:
+    """The day's summary with `examples` (up to `per_kind` anomalies of each kind, `first_anomalies` of them by
+    the `engine`'s `snapshot_anomalies`); None if never applied."""
     summary = read_summary(root, day)
     if summary is None:
         return None

@@ -1,10 +1,7 @@
-"""The snapshot datasets as Spark schemas: the `_cdc_` columns of the two tables kept per source table,
-the `dt -> version` record, anomalies and DDL history.
-
-Each source table has a **current** table (one row per live key) and a **history** table (one row per
-version of a key); both hold the source columns, typed (`typed`), then these `_cdc_` columns.
-`_cdc_key` is the key's canonical text (a JSON array of the key values in `pk_columns` order): the
-MERGEs match on it, so a key matches whatever its columns' types became.
+"""The snapshot datasets as Spark schemas: the `_cdc_` columns of each source table's **current** table (one row
+per live key) and **history** table (one row per version of a key), after the typed source columns; the
+`dt -> version` record, anomalies and DDL history. `_cdc_key` is the key's canonical text (a JSON array of its
+values in `pk_columns` order): the writes match on it, whatever its columns' types became.
 """
 
 from __future__ import annotations
@@ -23,16 +20,9 @@ HISTORY_CDC = (("_cdc_op", "string"), ("_cdc_event_id", "string"), ("_cdc_start_
 CDC_COLUMNS = frozenset(name for name, _ in (*CURRENT_CDC, *HISTORY_CDC))
 
 # one row per table and applied day: the versions that day's MERGEs committed, and the live rows
+_COUNT = ("current_version", "history_version", "rows")
 VERSIONS_SCHEMA = T.StructType(
-    [
-        *(T.StructField(c, _TEXT) for c in TABLE),
-        T.StructField("current", _TEXT),
-        T.StructField("history", _TEXT),
-        T.StructField("current_version", T.LongType()),
-        T.StructField("history_version", T.LongType()),
-        T.StructField("rows", T.LongType()),
-        T.StructField("dt", _TEXT),
-    ]
+    [T.StructField(c, T.LongType() if c in _COUNT else _TEXT) for c in (*TABLE, "current", "history", *_COUNT, "dt")]
 )
 
 # kind: update_of_missing_key, delete_of_missing_key, insert_of_existing_key, late_event, cast_failed, ddl_unread
@@ -46,9 +36,5 @@ APPLIED_SCHEMA = T.StructType([T.StructField("event_id", _TEXT), T.StructField("
 DDL_COLUMNS = (*TABLE, "event_time", "seq", "event_id", "source_topic", "ddl")
 # the day's DDL events; `unread`: why a statement of one could not be read (null where every one was)
 DDL_SCHEMA = T.StructType(
-    [
-        *(T.StructField(c, T.TimestampType() if c == "event_time" else _TEXT) for c in DDL_COLUMNS),
-        T.StructField("unread", _TEXT),
-        T.StructField("dt", _TEXT),
-    ]
+    [T.StructField(c, T.TimestampType() if c == "event_time" else _TEXT) for c in (*DDL_COLUMNS, "unread", "dt")]
 )

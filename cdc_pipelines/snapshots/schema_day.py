@@ -1,23 +1,17 @@
-"""What a day's DDL and routes do to the snapshot tables, as the writers carry it out: `policy.plan_day`'s
-plan rendered once for both engines.
+"""What a day's DDL and routes do to the snapshot tables: `policy.plan_day`'s plan, carried out for both engines.
 
 - the day's events rewritten (`event_rewrite`): routed rows under their sink, renamed columns and tables
   under the names the day ends with, a DROP TABLE as a TRUNCATE at its place;
-- before the fold, the tables the day's DDL changes on the lake (`before_fold`): a renamed table's two
-  tables carried to the new name (the old ones emptied, so a backfill restores both by version), renamed
-  columns renamed in the current table and in every history version, added columns added and modified
-  ones widened with their declared types (never narrowed: `policy`'s `narrowing` anomaly), a table CREATE
-  TABLE makes created empty with its declared columns;
-- after the writes (`after_writes`), a dropped column taken out of the current table (the history keeps
-  it, its closed versions unchanged);
+- before the fold (`before_fold`): a renamed table's two tables carried to the new name (the old emptied,
+  so a backfill restores both), renamed columns renamed in both tables, added columns added and modified
+  ones widened to their declared types (never narrowed: a `narrowing` anomaly), a CREATE TABLE's table made;
+- after the writes (`after_writes`): a dropped column taken out of the current table (the history keeps it);
 - the plan's anomalies (a narrowing, a rename of no column, shards that disagree) with their event ids.
 
-`evolve` changes tables here (and types the values of rows whose format names no type by the columns'
-declared types), and `ignore` keeps each table's columns as first seen (its rows' other columns are left
-out of its images, each an `ignored_column` anomaly; a CREATE TABLE of a table not seen before creates it):
-`lenient` is the row images' add-and-widen (nothing to plan), and `exception` refused the day before
-(`schema_changes.day`). Every change is a new Delta version of the tables it touches, recorded with the
-day's versions, so a backfill's RESTORE undoes it and the re-applied day does it again.
+`evolve` changes tables here (and types the values of rows whose format names no type); `ignore` keeps each
+table's columns as first seen (other columns left out of its images, each an `ignored_column` anomaly);
+`lenient` needs no plan; `exception` refused the day before (`schema_changes.day`). Every change is a new
+Delta version, recorded with the day's, so a backfill's RESTORE undoes it and the re-applied day redoes it.
 """
 
 from __future__ import annotations
@@ -27,6 +21,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from cdc_pipelines.lake import io
 from cdc_pipelines.schema_changes.changes import (
     ChangeColumn,
     CreateTable,
@@ -38,9 +33,12 @@ from cdc_pipelines.schema_changes.changes import (
 from cdc_pipelines.schema_changes.day import policy_of
 from cdc_pipelines.schema_changes.policy import EVOLVE, IGNORE, plan_day
 from cdc_pipelines.schema_changes.routes import SOURCE_TABLE_COLUMN, Route, sink_of
+from cdc_pipelines.snapshots import small_tables, tables
 from cdc_pipelines.snapshots.day import ANOMALY_TEXT, carrying, image_names
 from cdc_pipelines.snapshots.event_rewrite import COLUMN, TABLE_RENAME, EventRewrite, Step, table_of
-from cdc_pipelines.snapshots.schema import TABLE
+from cdc_pipelines.snapshots.fold import FOLD_SCHEMA
+from cdc_pipelines.snapshots.schema import CURRENT_CDC, HISTORY_CDC, TABLE
+from cdc_pipelines.snapshots.store import table_paths
 from cdc_pipelines.snapshots.values import ColumnPlan, logical_type
 
 
@@ -88,12 +86,10 @@ def schema_day(
     rows: Callable[[tuple], pa.Table],
     touched: Callable[[], Mapping[str, list[tuple]]],
 ) -> SchemaDay:
-    """The day's `SchemaDay` from its DDL events in the day's order (`day.ddl_events`, with their `place`),
-    each topic's policy, dialect and routes. `held(table)`: the columns of its current table at the start of
-    the day, name -> type (none for a table no earlier day made); `rows(table)`: its row changes of the day
-    (`day.table_rows`); `touched()`: the tables each topic's row changes name (asked where a topic's policy
-    is `ignore` or `evolve`). A table's columns at the start of the day are `held`'s, and, without a type,
-    those its rows carry before its first DDL."""
+    """The day's `SchemaDay` from its DDL events in the day's order (`day.ddl_events`, with their `place`) and each
+    topic's policy, dialect and routes. `held(table)`: its current table's columns at the start of the day (name ->
+    type; none where no earlier day made it), else those its rows carry before its first DDL; `rows(table)`: its
+    row changes of the day; `touched()`: the tables each topic's rows name (asked under `ignore` or `evolve`)."""
     kept = {}  # the tables of each `ignore` and `evolve` topic: their columns, or their types, kept
     if {IGNORE, EVOLVE} & ({policies} if isinstance(policies, str) else set(policies.values())):
         kept = {t: tables for t, tables in touched().items() if policy_of(policies, t) in (IGNORE, EVOLVE)}
@@ -142,9 +138,10 @@ class _Day:
             change, at = step.change, place[step.event_id]
             if not step.applied:
                 continue
-            if _renames_column(change):
-                new = change.new if isinstance(change, RenameColumn) else change.column.name
-                self.steps.append(Step(at, COLUMN, step.table, change.old, new))
+            if isinstance(change, RenameColumn):
+                self.steps.append(Step(at, COLUMN, step.table, change.old, change.new))
+            elif isinstance(change, ChangeColumn) and change.old != change.column.name:
+                self.steps.append(Step(at, COLUMN, step.table, change.old, change.column.name))
             elif isinstance(change, RenameTable):
                 self.steps.append(Step(at, TABLE_RENAME, step.table, step.table, str(change.new_table)))
             elif isinstance(change, DropColumn):  # a row after it that carries the column disagrees: kept
@@ -202,10 +199,6 @@ class _Day:
                          anomalies)  # fmt: skip
 
 
-def _renames_column(change) -> bool:
-    return isinstance(change, RenameColumn) or isinstance(change, ChangeColumn) and change.old != change.column.name
-
-
 def _named(parsed, routes: Sequence[Route]) -> dict[str, int]:
     """The tables (their sinks' where routed) the DDL names, as `policy` labels them, with the index of the
     first event naming each."""
@@ -222,11 +215,6 @@ def _named(parsed, routes: Sequence[Route]) -> dict[str, int]:
 def before_fold(spark, root: str, day: SchemaDay) -> None:
     """The day's tables carried, columns renamed and tables created on the lake (see the module), each by
     the writer of its table (`small_tables.owns`): delta-rs, or Spark's Delta."""
-    from cdc_pipelines.snapshots import small_tables, tables
-    from cdc_pipelines.snapshots.fold import FOLD_SCHEMA
-    from cdc_pipelines.snapshots.schema import CURRENT_CDC, HISTORY_CDC
-    from cdc_pipelines.snapshots.store import table_paths
-
     for old, new in day.carried:
         source, target = table_paths(root, old), table_paths(root, new)
         if not _exists(spark, source.current):
@@ -264,9 +252,6 @@ def before_fold(spark, root: str, day: SchemaDay) -> None:
 def held_columns(spark, root: str, started: Callable[[], set[tuple]], table: tuple) -> dict[str, str]:
     """A table's columns at the start of the day (name -> type), where a day before made it (`started`: a
     backfill leaves a later day's table at its empty version 0): read by delta-rs, or by Spark for its own."""
-    from cdc_pipelines.snapshots import small_tables, tables
-    from cdc_pipelines.snapshots.store import table_paths
-
     path = table_paths(root, table).current
     held = small_tables.column_plans(path) if table in started() else []
     if held is None and spark is not None and _exists(spark, path):
@@ -276,9 +261,6 @@ def held_columns(spark, root: str, started: Callable[[], set[tuple]], table: tup
 
 def after_writes(spark, root: str, day: SchemaDay) -> None:
     """The columns the day dropped taken out of each current table (see the module)."""
-    from cdc_pipelines.snapshots import small_tables, tables
-    from cdc_pipelines.snapshots.store import table_paths
-
     for table, names in day.dropped.items():
         paths = table_paths(root, table)
         if not _exists(spark, paths.current):
@@ -290,6 +272,4 @@ def after_writes(spark, root: str, day: SchemaDay) -> None:
 
 
 def _exists(spark, path: str) -> bool:
-    from cdc_pipelines.lake import io
-
     return io.table_version(spark, path) is not None

@@ -1,9 +1,6 @@
-"""The tables of a day that Spark writes (those delta-rs does not, `small_tables.owns`): their live keys read
-and their day written by Spark, whichever way the day was folded (by Spark in `mapInArrow`: `run`; in this
-process: `local_days`).
-
-A table's current and history writes run side by side (`side_by_side`), and a day's tables in a pool of
-`CONCURRENT_WRITES`: each write is mostly the driver's planning and Delta's commit.
+"""The tables of a day that Spark writes (those delta-rs does not, `small_tables.owns`), whichever engine folded
+the day: their live keys read and their day written, a table's current and history writes side by side and a
+day's tables in a pool of `CONCURRENT_WRITES` (each write is mostly the driver's planning and Delta's commit).
 """
 
 from __future__ import annotations
@@ -55,10 +52,9 @@ def matching(table: tuple) -> Column:
 def spark_keys(
     spark: SparkSession, root: str, tables: list[tuple], held: dict[tuple, list[ColumnPlan]]
 ) -> DataFrame | None:
-    """The live keys (`TABLE`, `_t`, `_k`, `_shard`: see `small_tables.live_keys`) of those of `tables` that
-    have a current table delta-rs did not write (not in `held`), read at its latest version, pinned: the day's
-    MERGEs must not change what its plans read; None where there is none. Each one's source columns join
-    `held`, from the same read: which tables exist and what they hold, known without another load of a log."""
+    """The live keys (`TABLE`, `_t`, `_k`, `_shard`: see `small_tables.live_keys`) of those of `tables` with a current
+    table delta-rs did not write (not in `held`), read at its latest version, pinned (the day's MERGEs must not change
+    what its plans read); None where there is none. Each one's source columns join `held`, from the same read."""
     keys = None
     for table in tables:
         path = table_paths(root, table).current
@@ -101,10 +97,9 @@ def write_table(
     closed: DataFrame,
     rows_before: Mapping[tuple, int],
 ) -> TableVersion:
-    """One table's columns brought to the day's, then its day written by Spark from the fold's frames of it
-    (`apply.Applied`'s `net`, `opened`, `closed`): appended (no key of the day was live), its keys' rows
-    replaced (few keys), else MERGEd. Its rows are its rows before the day (`rows_before`) plus what the
-    writes added less what they removed."""
+    """One table's columns brought to the day's, then its day written by Spark from the fold's `net`, `opened` and
+    `closed`: appended (no key of the day was live), its keys' rows replaced (few keys), else MERGEd. Its rows:
+    those before the day (`rows_before`) plus what the writes added less what they removed."""
     table = table_day.table
     paths = table_paths(root, table)
     existed = table_day.held is not None
@@ -131,10 +126,9 @@ def write_table(
 
 
 def side_by_side(first: Callable[[], R], second: Callable[[], object]) -> R:
-    """`first()`'s result, `second()` run beside it in a thread of its own: a table's current and history
-    writes are independent, and each is mostly the driver's planning and Delta's commit, so they overlap
-    even on 2 cores (a quiet day's two MERGEs into a 1M-row table, docs/benchmarks-history.md). Both have ended before
-    either's error is raised: a failed day leaves no write running (`versions.restore_unfinished`)."""
+    """`first()`'s result, `second()` run beside it in a thread: a table's current and history writes are independent
+    and mostly the driver's work, so they overlap even on 2 cores. Both have ended before either's error is raised:
+    a failed day leaves no write running (`versions.restore_unfinished`)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="history") as side:
         later = side.submit(second)
         try:

@@ -1,14 +1,9 @@
-"""Where snapshots live under `lake/snapshots/`, and the small reads and writes of its datasets.
-
-- `db=<db>/[schema=<db_schema>/]table=<table>/current/` and `.../history/`: each source table's two
-  Delta tables (one row per live key; one row per version of a key);
-- `_versions/`: per table and applied day, the versions of both tables that day produced (Delta, by `dt`);
-- `_anomalies/`, `_ddl/`, `_applied/` (the event ids each day applied): Delta tables by `dt`;
-- `_runs/dt=<day>/summary.json`: the day's figures, written last, so it marks the day as applied.
-Folder names are escaped as Spark escapes partition values, so no table name becomes a path. The
-root is a local path or any URI Spark reaches (`file:`, `hdfs://`, `s3a://`): reads and writes go
-through Spark or Hadoop's FileSystem (`storage`), except a local root's small days, which delta-rs
-commits (`replace_day`, `small_tables`).
+"""Where snapshots live under `lake/snapshots/`, and the small reads and writes of its datasets:
+`db=<db>/[schema=<db_schema>/]table=<table>/current/` and `history/` (each source table's two Delta tables);
+`_versions/` (per table and applied day, the versions it produced), `_anomalies/`, `_ddl/`, `_applied/` (the
+event ids each day applied), Delta tables by `dt`; `_runs/dt=<day>/summary.json`, written last: the day is
+applied. Folder names are escaped as Spark escapes partition values. The root is a local path or any URI
+Hadoop reaches; a local root's small days are committed by delta-rs (`replace_day`, `small_tables`).
 """
 
 from __future__ import annotations
@@ -61,10 +56,9 @@ def read_day(spark: SparkSession, folder: str, schema: T.StructType, day: str | 
 def replace_day(
     frame: DataFrame, folder: str, day: str, max_rows: int, schema: T.StructType | None = None
 ) -> list[dict] | None:
-    """Replace the `dt=day` partition of a dataset with `frame`'s rows (all of that day). Up to `max_rows`
-    rows (a small day of a local lake; 0: none) are collected and committed by delta-rs, and returned: a
-    Spark Delta write is 2-3 s of jobs and a commit, delta-rs's tens of milliseconds. Else Spark writes them
-    (the collect stops one row past `max_rows`)."""
+    """Replace the `dt=day` partition of a dataset with `frame`'s rows (all of that day): up to `max_rows` (a small
+    day of a local lake; 0: none) collected, committed by delta-rs (tens of milliseconds against a Spark write's
+    2-3 s) and returned; else written by Spark (the collect stops one row past `max_rows`)."""
     schema = schema or frame.schema
     frame = frame.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
     rows = frame.limit(max_rows + 1).toArrow() if max_rows > 0 else None

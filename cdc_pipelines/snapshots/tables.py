@@ -1,16 +1,10 @@
-"""One source table's two Delta tables: created, their columns widened, and one day MERGEd into each.
+"""One source table's two Delta tables, written by Spark: created, their columns widened, a day MERGEd in.
 
-Spark's tables are created with deletion vectors (a MERGE marks the rows it removes or replaces instead
-of rewriting their files, so rows a day does not touch are not rewritten) and column mapping by name
-(any source column name works); a small table delta-rs writes has neither until Spark takes it over
-(`small_tables`). Version 0 of each is the empty table: what a backfill of the table's first day
-restores.
-
-A day's columns reach the tables before its MERGEs: new ones are added (`ADD COLUMNS`); a column whose
-type widens (to a wider decimal, or to text) has the table rewritten once with the column cast. Delta's
-type widening feature would keep the files, but delta-rs (1.6) cannot read a table that has it, and a
-type widens rarely (only on a day a column's values outgrow it). Columns a day's images lack are null
-in its rows, so dropped columns stay, null from then on.
+Created with deletion vectors (a MERGE marks the rows it replaces instead of rewriting their files) and
+column mapping by name (any source column name works); version 0 is the empty table a backfill of the
+table's first day restores. A day's new columns are added (`ADD COLUMNS`) before its writes; a column
+whose type widens has the table rewritten once, cast (delta-rs 1.6 cannot read Delta's type widening
+feature). Columns a day's images lack are null in its rows, so dropped columns stay.
 """
 
 from __future__ import annotations
@@ -20,7 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -126,66 +120,49 @@ def evolve(
 
 
 def _typed_batches(
-    batches: Iterable[pa.RecordBatch], columns: list[ColumnPlan], renamed: Mapping[str, str]
+    batches: Iterable[pa.RecordBatch], columns: list[ColumnPlan], kept: list[str]
 ) -> Iterator[pa.RecordBatch]:
     for batch in batches:
-        row = batch.column(batch.schema.get_field_index("row"))
+        row = batch.column("row")
         typed = [typed_array(pc.map_lookup(row, c.name, "first"), c.spark_type) for c in columns]
-        kept = [batch.column(batch.schema.get_field_index(name)) for name in renamed]
-        yield pa.RecordBatch.from_arrays([*typed, *kept], names=[*(c.name for c in columns), *renamed.values()])
+        yield pa.RecordBatch.from_arrays([*typed, *map(batch.column, kept)], names=[*(c.name for c in columns), *kept])
 
 
-def typed_rows(frame: DataFrame, columns: list[ColumnPlan], renamed: Mapping[str, str]) -> DataFrame:
+def typed_rows(frame: DataFrame, columns: list[ColumnPlan], cdc: tuple) -> DataFrame:
     """`frame`'s `row` values typed as `columns` by `values.typed_array` (the local engine's one typing
-    rule, run in `mapInArrow`), beside its columns `renamed` names (old name -> new)."""
+    rule, run in `mapInArrow`), beside its `cdc` columns (`_k` as `_cdc_key`)."""
+    frame = frame.withColumnRenamed("_k", "_cdc_key")
+    kept = [name for name, _ in cdc]
     fields = [T.StructField(c.name, T._parse_datatype_string(c.spark_type)) for c in columns]
-    fields += [T.StructField(new, frame.schema[old].dataType) for old, new in renamed.items()]
-    source = frame.select("row", *renamed)
-    return source.mapInArrow(lambda batches: _typed_batches(batches, columns, renamed), T.StructType(fields))
+    fields += [T.StructField(name, frame.schema[name].dataType) for name in kept]
+    return frame.select("row", *kept).mapInArrow(lambda b: _typed_batches(b, columns, kept), T.StructType(fields))
 
 
-def _assignments(names: list[str]) -> dict[str, str]:
-    return {quote(n): f"s.{quote(n)}" for n in names}
+def _set_rows(net: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
+    """The current table's rows of the keys the day leaves set."""
+    return typed_rows(net.where(F.col("kind") == "set"), columns, CURRENT_CDC)
 
 
-def current_rows(net: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
-    renamed = {"_cdc_op": "_cdc_op", "_cdc_event_time": "_cdc_event_time", "_cdc_event_id": "_cdc_event_id",
-               "_k": "_cdc_key", "kind": KIND}  # fmt: skip
-    return typed_rows(net, columns, renamed)
-
-
-def history_rows(opened: DataFrame, columns: list[ColumnPlan]) -> DataFrame:
-    renamed = {"_cdc_op": "_cdc_op", "_cdc_event_id": "_cdc_event_id", "_cdc_start_at": "_cdc_start_at",
-               "_cdc_end_at": "_cdc_end_at", "_k": "_cdc_key"}  # fmt: skip
-    return typed_rows(opened, columns, renamed).withColumn(KIND, F.lit("open"))
-
-
-def _on_keys(condition: Column, keys: list[str] | None) -> Column:
-    """A MERGE's condition with the day's keys as literals on the target's key too: Delta then filters the
-    target's scan by them (its statistics, Parquet's pushdown) before the join; open-source Delta has no
-    dynamic file pruning. A 1-key MERGE into a 1M-row table: 2.5 s instead of 5.6 s (docs/benchmarks-history.md)."""
-    return condition if keys is None else condition & F.col("t._cdc_key").isin(keys)
+_SPARK_CLAUSES = {merges.MATCHED_DELETE: "whenMatchedDelete", merges.MATCHED_UPDATE: "whenMatchedUpdate",
+                  merges.NOT_MATCHED_INSERT: "whenNotMatchedInsert",
+                  merges.NOT_MATCHED_BY_SOURCE_DELETE: "whenNotMatchedBySourceDelete"}  # fmt: skip
 
 
 def _merged(
-    spark: SparkSession, path: str, source: DataFrame, merge: merges.Merge, names: list[str], keys: list[str] | None
+    spark: SparkSession, path: str, source: DataFrame, merge: merges.Merge, keys: list[str] | None
 ) -> DataFrame:
-    """`merge` (`merges`) rendered with Spark's Delta API and run: the source's `names` are the columns an
-    update or insert of every source column sets. Returns the MERGE's metrics."""
+    """`merge` (`merges`) rendered with Spark's Delta API and run; its metrics. The day's `keys` are named on the
+    target's key too, so Delta skips the target's files by them before the join (open-source Delta has no dynamic
+    file pruning: docs/benchmarks-history.md)."""
     from delta.tables import DeltaTable
 
-    values = _assignments(names)
-    builder = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), _on_keys(F.expr(merge.on), keys))
+    on = F.expr(merge.on) if keys is None else F.expr(merge.on) & F.col("t._cdc_key").isin(keys)
+    every = {quote(n): f"s.{quote(n)}" for n in source.columns if n != KIND}
+    builder = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), on)
     for clause in merge.clauses:
-        assign = dict(clause.assign) if clause.assign else values
-        if clause.action == merges.MATCHED_DELETE:
-            builder = builder.whenMatchedDelete(clause.condition)
-        elif clause.action == merges.MATCHED_UPDATE:
-            builder = builder.whenMatchedUpdate(clause.condition, assign)
-        elif clause.action == merges.NOT_MATCHED_INSERT:
-            builder = builder.whenNotMatchedInsert(clause.condition, assign)
-        else:
-            builder = builder.whenNotMatchedBySourceDelete(clause.condition)
+        add = getattr(builder, _SPARK_CLAUSES[clause.action])
+        deletes = clause.action.endswith("delete")
+        builder = add(clause.condition) if deletes else add(clause.condition, dict(clause.assign or every))
     return builder.execute()
 
 
@@ -193,20 +170,17 @@ def merge_current(
     spark: SparkSession, path: str, net: DataFrame, columns: list[ColumnPlan], truncated: bool,
     keys: list[str] | None = None,
 ) -> int:  # fmt: skip
-    """The day's net effect per key MERGEd (`merges.current_merge`). `keys`: the day's keys (at most
-    `KEY_LITERALS`; none for a truncated table), named in the condition.
-
-    Returns the rows it added less the rows it removed, from the metrics the MERGE returns (a count of
-    the table would be a scan of it each day)."""
-    names = [c.name for c in columns] + [name for name, _ in CURRENT_CDC]
-    metrics = _merged(spark, path, current_rows(net, columns), merges.current_merge(truncated), names, keys).first()
+    """The day's net effect per key MERGEd (`merges.current_merge`), `keys` (at most `KEY_LITERALS`; none for a
+    truncated table) named in the condition; the rows it added less those it removed, from its metrics."""
+    source = typed_rows(net.withColumnRenamed("kind", KIND), columns, (*CURRENT_CDC, (KIND, "string")))
+    metrics = _merged(spark, path, source, merges.current_merge(truncated), keys).first()
     return metrics["num_inserted_rows"] - metrics["num_deleted_rows"]
 
 
 def append_current(net: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
     """What `merge_current` does when no key of the day is in the table (a first day, keys all new):
     the set rows appended, without the MERGE's join with the table."""
-    current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND).write.format(DELTA).mode("append").save(path)
+    _set_rows(net, columns).write.format(DELTA).mode("append").save(path)
 
 
 def merge_history(
@@ -217,9 +191,8 @@ def merge_history(
     day's keys (at most `KEY_LITERALS`; those it closes are among them unless a TRUNCATE closes the rest:
     none then), named in the condition."""
     closes = closed.select(F.col("_k").alias("_cdc_key"), "_cdc_end_at", F.lit("close").alias(KIND))
-    source = history_rows(opened, columns).unionByName(closes, allowMissingColumns=True)
-    names = [c.name for c in columns] + [name for name, _ in HISTORY_CDC]
-    _merged(spark, path, source, merges.history_merge(), names, keys)
+    opens = typed_rows(opened, columns, HISTORY_CDC).withColumn(KIND, F.lit("open"))
+    _merged(spark, path, opens.unionByName(closes, allowMissingColumns=True), merges.history_merge(), keys)
 
 
 def key_predicate(spark: SparkSession, keys: list[str]) -> str:
@@ -235,12 +208,10 @@ def key_predicate(spark: SparkSession, keys: list[str]) -> str:
 
 
 def replace_current(net: DataFrame, path: str, columns: list[ColumnPlan], keys: list[str]) -> None:
-    """What `merge_current` does for a table the day does not truncate, its keys named (at most
-    `KEY_LITERALS`): the rows of those keys replaced by the day's set rows in one commit (`replaceWhere`),
-    the replaced rows marked in a deletion vector, without the MERGE's join with the table or its copy of
-    the source. A quiet day's two writes into a 1M-row table, side by side: 3.5 s against the two MERGEs'
-    4.9 s (docs/benchmarks-history.md, *keys replaced instead of MERGEd*)."""
-    rows = current_rows(net, columns).where(F.col(KIND) == "set").drop(KIND)
+    """What `merge_current` does for a table the day does not truncate, its keys named (at most `KEY_LITERALS`):
+    those keys' rows replaced by the day's set rows in one commit (`replaceWhere`, the old rows marked in a deletion
+    vector), without the MERGE's join (docs/benchmarks-history.md, *keys replaced instead of MERGEd*)."""
+    rows = _set_rows(net, columns)
     predicate = key_predicate(net.sparkSession, keys)
     rows.write.format(DELTA).mode("overwrite").option("replaceWhere", predicate).save(path)
 
@@ -249,15 +220,12 @@ def replace_history(
     spark: SparkSession, path: str, opened: DataFrame, closed: DataFrame, columns: list[ColumnPlan], keys: list[str],
     earliest_end: int | None,
 ) -> None:  # fmt: skip
-    """What `merge_history` does for a table the day does not truncate, its keys named, in one commit
-    (`replaceWhere`): the versions of those keys that are open or ended at or after the earliest end the
-    day writes (`earliest_end`, epoch microseconds: the least `_cdc_end_at` of `opened` and `closed`) are
-    replaced by themselves (the open ones ended where `closed` says) and the versions the day opened.
-    Every row the predicate takes is written back, and every row written satisfies it (Delta checks
-    that), so no version outside the day's is lost whatever the times; the bound keeps a key's older
-    versions out of the rewrite."""
+    """What `merge_history` does for a table the day does not truncate, its keys named, in one commit (`replaceWhere`):
+    those keys' versions that are open or end at or after `earliest_end` (epoch microseconds: the least end the day
+    writes) replaced by themselves (the open ones ended where `closed` says) and the versions the day opened. Delta
+    checks that every row written satisfies the predicate, so no version outside the day's is lost."""
     ends = closed.select(F.col("_k").alias("_cdc_key"), F.col("_cdc_end_at").alias(_CLOSED_AT))
-    new = history_rows(opened, columns).drop(KIND)
+    new = typed_rows(opened, columns, HISTORY_CDC)
     ended = f" OR _cdc_end_at >= timestamp_micros({earliest_end})" if earliest_end is not None else ""
     predicate = f"{key_predicate(spark, keys)} AND (_cdc_end_at IS NULL{ended})"
     table = spark.read.format(DELTA).load(path)
@@ -272,7 +240,7 @@ def replace_history(
 def append_history(opened: DataFrame, path: str, columns: list[ColumnPlan]) -> None:
     """What `merge_history` does when no version of the table was open before the day: nothing to close,
     the versions the day opened appended."""
-    history_rows(opened, columns).drop(KIND).write.format(DELTA).mode("append").save(path)
+    typed_rows(opened, columns, HISTORY_CDC).write.format(DELTA).mode("append").save(path)
 
 
 def rename_columns(spark: SparkSession, path: str, pairs: list[tuple[str, str]]) -> None:

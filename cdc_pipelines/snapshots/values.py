@@ -1,23 +1,21 @@
 """A snapshot table's text values as typed columns, over Arrow and without Spark: one rule that the local
-engine runs in process and Spark runs in `mapInArrow`.
+engine runs in process and Spark in `mapInArrow`.
 
-A column's type is decided each day from figures over the values that day writes (`figure_rows`, one
-`ColumnFigures` per table and column, merged across batches): its logical types, whether every value is
-valid for its type, and for INT / DECIMAL / temporal values whether they fit a long, a decimal(38) or
-microseconds. A column whose values do not all fit is text (`spark_type`). A value that is not valid for
-its logical type at all (an INT `abc`) is an anomaly (`invalid_cells`), and its column is text too, so the
-value is kept rather than nulled. The table's column then takes the wider of its type so far and the
-day's (`widen`), so a query over every day reads one column. `typed_array` converts the text to the
-type, `as_text` prints a typed column back as Spark's `cast(... as string)` does.
-
-Dates and times are computed from their digits (days from the civil date and back), not through
-`datetime`: the proleptic Gregorian calendar Spark uses reaches year 0, Python's dates stop at year 1.
+A column's type is decided each day from figures over the values that day writes (`figure_rows`, per table
+and column, merged across batches): its logical types, whether every value is valid for them, and whether
+INT / DECIMAL / temporal values fit a long, a decimal(38) or microseconds; a column whose values do not
+all fit is text. A value not valid for its logical type at all (an INT `abc`) is a `cast_failed` anomaly
+(`invalid_cells`) and its column text, so the value is kept. The table's column takes the wider of its type
+so far and the day's (`widen`). `typed_array` converts text to the type, `as_text` prints a typed column
+back as Spark's `cast(... as string)` does. Dates are computed from their digits, not through `datetime`:
+Spark's proleptic Gregorian calendar reaches year 0, Python's dates stop at year 1.
 """
 
 from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
 
@@ -200,14 +198,9 @@ def _digits_and_scale(value: pa.Array, form: pa.Array) -> tuple[pa.Array, pa.Arr
     if pc.all(pc.fill_null(form, True)).as_py():
         return digits, scale
     other = pc.invert(pc.fill_null(form, True))
-    digits = pc.if_else(other, _significant_digits(value), digits)
+    digits = pc.if_else(other, pc.utf8_length(pc.extract_regex(value, "^[+-]?0*(?P<d>[0-9]*)").field("d")), digits)
     fraction = pc.fill_null(pc.utf8_length(pc.extract_regex(value, r"\.(?P<f>[0-9]+)").field("f")), 0)
     return digits, pc.if_else(other, fraction, scale)
-
-
-def _significant_digits(value: pa.Array) -> pa.Array:
-    """Digits of a text's leading run after its sign and leading zeros (`-007.5x`: 1)."""
-    return pc.utf8_length(pc.extract_regex(value, "^[+-]?0*(?P<d>[0-9]*)").field("d"))
 
 
 _AGGREGATES = {"valid": "all", "fits_long": "all", "fits_decimal38": "all", "int_digits": "max", "scale": "max",
@@ -228,11 +221,16 @@ def figure_rows(rows: pa.Table | pa.RecordBatch) -> dict[tuple[tuple, str], Colu
         for group in rows_out:
             key = (tuple(group[c] for c in TABLE), group["column"])
             found = {name: group[f"{name}_{_AGGREGATES[name]}"] for name in figures}
-            for name in ("int_digits", "scale"):
-                found[name] = found.get(name) or 0
-            one = ColumnFigures(frozenset([logical]), **found)
-            out[key] = out[key].merge(one) if key in out else one
+            found |= {name: found.get(name) or 0 for name in ("int_digits", "scale")}
+            merged(out, {key: ColumnFigures(frozenset([logical]), **found)})
     return out
+
+
+def merged(figures: dict, part: Mapping[tuple[tuple, str], ColumnFigures]) -> dict:
+    """`figures` (per table and column) with `part`'s merged in."""
+    for key, one in part.items():
+        figures[key] = figures[key].merge(one) if key in figures else one
+    return figures
 
 
 def invalid_cells(rows: pa.Table | pa.RecordBatch) -> pa.Table:
@@ -258,7 +256,7 @@ def invalid_cells(rows: pa.Table | pa.RecordBatch) -> pa.Table:
 
 
 def spark_type(figures) -> str:
-    """The Spark type of one column from its figures (a `ColumnFigures`, or a Row of `typed.column_figures`)."""
+    """The Spark type of one column from its figures (`ColumnFigures`)."""
     logicals = set(figures.logicals)
     if len(logicals) != 1 or not figures.valid:
         return "string"
@@ -375,21 +373,14 @@ def _decimals(values: pa.Array, precision: int, scale: int) -> pa.Array:
 
 
 def _unbase64(text: str | None) -> bytes | None:
-    if text is None:
-        return None
     try:
         return base64.b64decode(text, validate=True)
-    except ValueError:
+    except (TypeError, ValueError):  # no value, or not base64
         return None
 
 
 def _number(raw: pa.Array, start: int, stop: int) -> pa.Array:
     return pc.cast(pc.binary_slice(raw, start, stop).cast(pa.string()), pa.int64())
-
-
-def _floor_div(a: pa.Array, b: int) -> pa.Array:
-    """`a // b` for a >= 0 (Arrow's integer division truncates)."""
-    return pc.divide(a, b)
 
 
 def _mod(a: pa.Array, b: int) -> pa.Array:
@@ -422,21 +413,17 @@ def _calendar(values: pa.Array, matched: pa.Array, timed: bool) -> tuple[pa.Arra
 
 def _days_from_civil(year: pa.Array, month: pa.Array, day: pa.Array) -> pa.Array:
     """Days from 1970-01-01 of a proleptic Gregorian date, year >= 0 (H. Hinnant's `days_from_civil`, the
-    years shifted by one era so that every division is of a number >= 0)."""
+    years shifted by one era so that every division is of a number >= 0: Arrow's, which truncates, floors)."""
     march_year = pc.add(pc.subtract(year, pc.cast(pc.less_equal(month, 2), pa.int64())), 400)
-    era = _floor_div(march_year, 400)
+    era = pc.divide(march_year, 400)
     year_of_era = pc.subtract(march_year, pc.multiply(era, 400))
     march_month = _mod(pc.add(month, 9), 12)
-    day_of_year = pc.add(_floor_div(pc.add(pc.multiply(march_month, 153), 2), 5), pc.subtract(day, 1))
+    day_of_year = pc.add(pc.divide(pc.add(pc.multiply(march_month, 153), 2), 5), pc.subtract(day, 1))
     day_of_era = pc.add(
-        pc.add(pc.multiply(year_of_era, 365), _floor_div(year_of_era, 4)),
-        pc.subtract(day_of_year, _floor_div(year_of_era, 100)),
+        pc.add(pc.multiply(year_of_era, 365), pc.divide(year_of_era, 4)),
+        pc.subtract(day_of_year, pc.divide(year_of_era, 100)),
     )
     return pc.subtract(pc.add(pc.multiply(era, _ERA_DAYS), day_of_era), 719_468 + _ERA_DAYS)
-
-
-# the types `as_text` prints
-_PRINTED = ("boolean", "bigint", "binary", "date", "timestamp", "timestamp_ntz", "string")
 
 
 def as_text(column: pa.Array | pa.ChunkedArray, type_name: str) -> pa.Array:
@@ -444,8 +431,6 @@ def as_text(column: pa.Array | pa.ChunkedArray, type_name: str) -> pa.Array:
     images): `true`/`false`, digits, decimals in plain notation with their scale (Arrow's own cast writes
     `9E-10`), dates and times from the stored days and microseconds (a `timestamp` in UTC, the session's
     time zone), the fraction without its trailing zeros."""
-    if not (type_name in _PRINTED or type_name.startswith("decimal(")):
-        raise ValueError(f"no snapshot column is of type {type_name}")
     if isinstance(column, pa.Array):
         column = pa.chunked_array([column])
     if type_name == "string":
@@ -460,6 +445,7 @@ def as_text(column: pa.Array | pa.ChunkedArray, type_name: str) -> pa.Array:
     if type_name in ("timestamp", "timestamp_ntz"):
         micros = column.cast(pa.int64()).to_pylist()
         return pa.array([None if m is None else _time_text(m) for m in micros], pa.string())
+    _precision_scale(type_name)  # a decimal, or no snapshot column's type
     return pa.array([None if v is None else format(v, "f") for v in column.to_pylist()], pa.string())
 
 

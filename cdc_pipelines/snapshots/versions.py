@@ -1,18 +1,16 @@
 """`dt -> version`: which versions of each table hold the state at the end of an applied day.
 
-`_versions/` (a Delta table by `dt`) has one row per table a day applied changes to. The state of a
-table at the end of day D is the row of the latest day at or before D (a day that did not touch the
-table left it as it was). A backfill of day D first restores every table a day at or after D changed
-to its versions of the latest day before D (version 0, the empty table, where there is none); the
-later days are then applied again and replace their rows, so no row points at a version the
-restore left behind.
+`_versions/` (Delta, by `dt`) has a row per table a day changed; a table's state at the end of day D is the
+row of the latest day at or before D. A backfill of D first restores every table a day at or after D changed
+to its versions of the latest day before D (version 0, empty, where there is none); the later days are then
+applied again and replace their rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -40,9 +38,7 @@ class TableVersion:
     dt: str
 
     def row(self) -> dict:
-        names = dict(zip(TABLE, self.table, strict=True))
-        return {**names, "current": self.current, "history": self.history, "current_version": self.current_version,
-                "history_version": self.history_version, "rows": self.rows, "dt": self.dt}  # fmt: skip
+        return dict(zip(TABLE, self.table, strict=True)) | {k: v for k, v in asdict(self).items() if k != "table"}
 
 
 def _rows(spark: SparkSession | None, root: str | Path) -> list[dict]:
@@ -105,13 +101,10 @@ def restore_before(spark: SparkSession | None, root: str | Path, day: str) -> li
 def restore_unfinished(
     spark: SparkSession | None, root: str | Path, day: str, tables: Mapping[tuple, TablePaths]
 ) -> list:
-    """Restore the tables (of `tables`: the day's) that a run of `day` which did not finish changed, to
-    their state at the start of `day`; the tables. Such a run left no summary, so the day counts as new,
-    and its MERGEs would apply again: the history would hold the day's versions twice. Told by either
-    table's version past the one recorded for it (past the empty version 0 for a table never recorded):
-    Spark commits no empty append, so a day's history can commit where its current table does not.
-    A table a backfill just restored is past it too (a RESTORE is a new version); given here, it is
-    restored again to the same state."""
+    """Restore the tables (of `tables`: the day's) that an unfinished run of `day` changed to their state at the
+    start of `day`; the tables. Such a run left no summary, so its MERGEs would apply again. Told by either
+    table's version past the one recorded (or 0): Spark commits no empty append, so one table may commit where
+    the other does not. A table a backfill just restored is past it too, and is restored again alike."""
     start = {e.table: e for e in as_of(spark, root, day, before=True)}
     targets, undone = [], []
     for table, paths in tables.items():
