@@ -189,11 +189,7 @@ def table_version(spark: SparkSession | None, path: str | Path) -> int | None:
     The highest commit file (`_delta_log/<version>.json`) is the latest version by Delta's protocol;
     one listing finds it, where a history query is a Spark job (a snapshot day asked a dozen times).
     """
-    return latest_commit(storage.names(spark, storage.join(str(path), "_delta_log")))
-
-
-def latest_commit(log_names: Iterable[str]) -> int | None:
-    """The latest version among the names of a table's `_delta_log` folder; None where it holds no commit."""
+    log_names = storage.names(spark, storage.join(str(path), "_delta_log"))
     return max((int(name[:-5]) for name in log_names if _COMMIT_FILE.fullmatch(name)), default=None)
 
 
