@@ -120,7 +120,7 @@ _INTEGER = re.compile(r"-?[0-9]+")
 _SIGNED_INTEGER = re.compile(r"[+-]?[0-9]+")
 _EPOCH = re.compile(r"(-?[0-9]+)(?:\.([0-9]{1,9}))?")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_FLOAT_SPECIAL = re.compile(r"NaN|[+-]?Infinity|[+-]?inf")
+_FLOAT = re.compile(_DECIMAL.pattern + r"|NaN|[+-]?Infinity|[+-]?inf")
 _DATE = re.compile(r"[0-9]{4,}-[0-9]{2}-[0-9]{2}")
 _TIME = re.compile(r"-?[0-9]{2,3}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?")
 _DATETIME = re.compile(r"[0-9]{4,}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?(?: \S+)?")
@@ -355,13 +355,6 @@ def _matching(pattern: re.Pattern):
     return keep
 
 
-_decimal, _float_special = _matching(_DECIMAL), _matching(_FLOAT_SPECIAL)
-
-
-def _float(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
-    return value if _decimal(value, binary, unit, timezone) or _float_special(value, binary, unit, timezone) else None
-
-
 def _timestamp(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
     if full(_EPOCH, value):
         return epoch_to_instant_text(value, unit)
@@ -385,9 +378,9 @@ def _bytes(value: str, binary: str, unit: str | None, timezone: str) -> str | No
 _NORMALISERS = {
     "BOOLEAN": _boolean,
     "INT": _matching(_SIGNED_INTEGER),
-    "DECIMAL": _decimal,
-    "FLOAT": _float,
-    "DOUBLE": _float,
+    "DECIMAL": _matching(_DECIMAL),
+    "FLOAT": _matching(_FLOAT),
+    "DOUBLE": _matching(_FLOAT),
     "DATE": _matching(_DATE),
     "TIME": _matching(_TIME),
     "DATETIME": _matching(_DATETIME),
