@@ -296,13 +296,12 @@ def driver_java_options(conf: Mapping[str, str], c1_only: bool = True) -> list[s
 
     - the class-data archive (`class_archive`, made by `cdc-pipelines jvm-archive`), where one exists for
       this Spark and these jars: the classes a run loads are mapped from it, not parsed from the jars;
-    - on a local master (where the driver's JVM does all of Spark's work), unless not `c1_only` (a long
-      run: `full_jit`), only the C1 compiler: a short run
-      spends a core on C2 compiling code it leaves before long (a 3-line decode 1.06-1.75x faster; a 200k
-      message decode unchanged, 0.89-1.06x: the Python workers do its work). A cluster's executors keep C2.
-      C1 alone gets the code cache of a JVM without tiers (48 MB), which a long run of many plans (a
-      snapshot day of 10 tables) fills; the JVM then stops compiling and runs on interpreted, so the cache
-      gets about a tiered JVM's size (256 MB; address space reserved, used only as it fills).
+    - with `c1_only` (not for a long run: `full_jit`), on a local master (whose JVM does all of Spark's work),
+      only the C1 compiler: a short run spends a core on C2 compiling code it soon leaves (a 3-line decode
+      1.06-1.75x faster; a 200k message decode unchanged, 0.89-1.06x: the Python workers do its work). A
+      cluster's executors keep C2. C1 alone gets a tierless JVM's code cache (48 MB), which a long run of
+      many plans (a snapshot day of 10 tables) fills and then runs interpreted, so it gets about a tiered
+      JVM's (256 MB; address space reserved, used only as it fills).
     """
     options = []
     archive = class_archive(conf)
