@@ -155,10 +155,7 @@ def logical_type(source_type: str | None, overrides: tuple[tuple[str, str], ...]
     if source_type is None:
         return None
     base = _TYPE_DECORATION.sub("", source_type.lower()).strip()
-    for name, logical in overrides:
-        if name == base:
-            return logical
-    return SOURCE_TYPE_TO_LOGICAL.get(base, "UNKNOWN")
+    return next((logical for name, logical in overrides if name == base), SOURCE_TYPE_TO_LOGICAL.get(base, "UNKNOWN"))
 
 
 def _digit_unit(int_digits: int) -> str:
