@@ -105,39 +105,27 @@ def canonical_events(day: dt.date, count: int, seed: int = 7, keys_from: int | N
             row |= {c: str(first_key + n + i) for i, c in enumerate(pk)}
             live[(db, table, *(row[c] for c in pk))] = row
             yield _event("INSERT", day, n, db, table, None, row, step=step)
-    yield _event(
-        "DDL",
-        day,
-        count,
-        "shop",
-        "orders",
-        None,
-        None,
-        ddl="ALTER TABLE orders ADD COLUMN channel varchar(16)",
-        step=step,
-    )
+    ddl = "ALTER TABLE orders ADD COLUMN channel varchar(16)"
+    yield _event("DDL", day, count, "shop", "orders", None, None, ddl=ddl, step=step)
     yield _event("HEARTBEAT", day, count + 1, None, None, None, None, step=step)
 
 
 def write_extract(format_id: str, events: list[dict], path: Path, malformed: bool = True) -> dict[str, int]:
     """Encode events with `format_id`'s encoder into one extract file; return what was written."""
-    encoder = get_codec(format_id).encode_event
+    codec = get_codec(format_id)
+    options = codec.resolve_options({})
     path.parent.mkdir(parents=True, exist_ok=True)
     written = skipped = 0
     with open(path, "w", encoding="utf-8") as out:
         for i, event in enumerate(events):
             try:
-                messages = encoder(event, get_codec(format_id).resolve_options({}))
+                messages = codec.encode_event(event, options)
             except Unsupported:
                 skipped += 1
                 continue
             for message in messages:
-                text = (
-                    json.dumps({"value_b64": base64.b64encode(message).decode()})
-                    if isinstance(message, bytes)
-                    else message
-                )
-                out.write(text + "\n")
+                binary = isinstance(message, bytes)  # a binary format's message, as a `value_b64` line
+                out.write((json.dumps({"value_b64": base64.b64encode(message).decode()}) if binary else message) + "\n")
                 written += 1
             if malformed and i % 50 == 17:
                 out.write(MALFORMED[(i // 50) % len(MALFORMED)] + "\n")

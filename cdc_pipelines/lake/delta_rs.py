@@ -141,20 +141,17 @@ def _partition(
     read, missing = [c for c in columns if c in held], [c for c in columns if c not in held]
 
     def scan(part) -> pa.RecordBatchReader:
-        return _filled(part.scanner(columns=read, filter=ds.field(column) == value, batch_size=batch_rows), missing)
+        scanner = part.scanner(columns=read, filter=ds.field(column) == value, batch_size=batch_rows)
+        if not missing:
+            return scanner.to_reader()
+        schema = pa.schema([*scanner.projected_schema, *(pa.field(n, pa.null()) for n in missing)])
+        filled = (
+            pa.RecordBatch.from_arrays([*b.columns, *(pa.nulls(b.num_rows) for _ in missing)], schema=schema)
+            for b in scanner.to_batches()
+        )
+        return pa.RecordBatchReader.from_batches(schema, filled)
 
     return dataset, scan
-
-
-def _filled(scanner, missing: list[str]) -> pa.RecordBatchReader:
-    if not missing:
-        return scanner.to_reader()
-    schema = pa.schema([*scanner.projected_schema, *(pa.field(n, pa.null()) for n in missing)])
-    filled = (
-        pa.RecordBatch.from_arrays([*b.columns, *(pa.nulls(b.num_rows) for _ in missing)], schema=schema)
-        for b in scanner.to_batches()
-    )
-    return pa.RecordBatchReader.from_batches(schema, filled)
 
 
 def partition_counts(path: str, column: str) -> dict[str, int] | None:
@@ -186,15 +183,10 @@ def arrow_schema(schema: T.StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC")
 
 
-def _literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def partition_predicate(replace: Sequence[Mapping[str, str]]) -> str:
-    """The SQL predicate (delta-rs's DataFusion dialect) of the partitions `replace` names."""
-    return " OR ".join(
-        "(" + " AND ".join(f"{name} = {_literal(value)}" for name, value in part.items()) + ")" for part in replace
-    )
+    """The SQL predicate (delta-rs's DataFusion dialect: `''` for a quote) of the partitions `replace` names."""
+    terms = (" AND ".join(f"{name} = '" + value.replace("'", "''") + "'" for name, value in p.items()) for p in replace)
+    return " OR ".join(f"({term})" for term in terms)
 
 
 def replace_partitions(

@@ -21,7 +21,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc_pipelines.lake.partition_paths import partition_dir
 from cdc_pipelines.model.canonical import PARTITION_COLUMNS
+from cdc_pipelines.model.schema import CANONICAL_SCHEMA, REJECTS_SCHEMA
 from cdc_pipelines.runtime import storage
 
 DELTA = "delta"
@@ -189,11 +191,7 @@ def table_version(spark: SparkSession | None, path: str | Path) -> int | None:
     The highest commit file (`_delta_log/<version>.json`) is the latest version by Delta's protocol;
     one listing finds it, where a history query is a Spark job (a snapshot day asked a dozen times).
     """
-    return latest_commit(storage.names(spark, storage.join(str(path), "_delta_log")))
-
-
-def latest_commit(log_names: Iterable[str]) -> int | None:
-    """The latest version among the names of a table's `_delta_log` folder; None where it holds no commit."""
+    log_names = storage.names(spark, storage.join(str(path), "_delta_log"))
     return max((int(name[:-5]) for name in log_names if _COMMIT_FILE.fullmatch(name)), default=None)
 
 
@@ -214,15 +212,11 @@ def read_table(spark: SparkSession, path: str | Path, schema: T.StructType, vers
 
 def read_canonical(spark: SparkSession, path: str | Path, version: int | None = None) -> DataFrame:
     """The canonical change table at `path`, with its declared schema."""
-    from cdc_pipelines.model.schema import CANONICAL_SCHEMA
-
     return read_table(spark, path, CANONICAL_SCHEMA, version)
 
 
 def read_rejects(spark: SparkSession, path: str | Path, version: int | None = None) -> DataFrame:
     """The rejects table at `path`, with its declared schema."""
-    from cdc_pipelines.model.schema import REJECTS_SCHEMA
-
     return read_table(spark, path, REJECTS_SCHEMA, version)
 
 
@@ -236,8 +230,6 @@ def overwrite_file_partitions(
     Spark's committer replaces each partition folder at job commit; between its delete and its rename
     a reader can see a partition missing. That is what these outputs' consumers get from Spark anyway.
     """
-    from cdc_pipelines.lake.partition_paths import partition_dir
-
     partitions = [dict(p) for p in partitions]
     filled = [dict(p) for p in filled]
     if filled:

@@ -23,13 +23,12 @@ from cdc_pipelines.model.kafka_offsets import OffsetGap, PartitionOffsets, find_
 from cdc_pipelines.runtime.storage import join
 
 OFFSETS_DIR = KAFKA_OFFSETS_DIR
-_LONG = T.LongType()
 _OFFSET_FIELDS = ("start_offset", "end_offset", "scan_end", "first", "last", "messages", "start_ms", "end_ms")
 OFFSETS_SCHEMA = T.StructType(
     [
         T.StructField("kafka_topic", T.StringType(), False),
         T.StructField("partition", T.IntegerType(), False),
-        *[T.StructField(name, _LONG, name in ("first", "last")) for name in _OFFSET_FIELDS],
+        *[T.StructField(name, T.LongType(), name in ("first", "last")) for name in _OFFSET_FIELDS],
         T.StructField("dt", T.StringType(), False),
         T.StructField("source_topic", T.StringType(), False),
     ]

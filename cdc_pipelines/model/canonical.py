@@ -120,7 +120,7 @@ _INTEGER = re.compile(r"-?[0-9]+")
 _SIGNED_INTEGER = re.compile(r"[+-]?[0-9]+")
 _EPOCH = re.compile(r"(-?[0-9]+)(?:\.([0-9]{1,9}))?")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_FLOAT_SPECIAL = re.compile(r"NaN|[+-]?Infinity|[+-]?inf")
+_FLOAT = re.compile(_DECIMAL.pattern + r"|NaN|[+-]?Infinity|[+-]?inf")
 _DATE = re.compile(r"[0-9]{4,}-[0-9]{2}-[0-9]{2}")
 _TIME = re.compile(r"-?[0-9]{2,3}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?")
 _DATETIME = re.compile(r"[0-9]{4,}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?(?: \S+)?")
@@ -155,10 +155,7 @@ def logical_type(source_type: str | None, overrides: tuple[tuple[str, str], ...]
     if source_type is None:
         return None
     base = _TYPE_DECORATION.sub("", source_type.lower()).strip()
-    for name, logical in overrides:
-        if name == base:
-            return logical
-    return SOURCE_TYPE_TO_LOGICAL.get(base, "UNKNOWN")
+    return next((logical for name, logical in overrides if name == base), SOURCE_TYPE_TO_LOGICAL.get(base, "UNKNOWN"))
 
 
 def _digit_unit(int_digits: int) -> str:
@@ -166,33 +163,9 @@ def _digit_unit(int_digits: int) -> str:
     return "s" if int_digits <= 11 else "ms" if int_digits <= 14 else "us" if int_digits <= 17 else "ns"
 
 
-def epoch_unit(text: str) -> str | None:
-    """Precision an epoch number carries, from its digits: 10 -> s, 13 -> ms, 16 -> us, 19 -> ns."""
-    match = full(_EPOCH, text)
-    if not match:
-        return None
-    whole, frac = match.groups()
-    total = _UNIT_DIGITS[_digit_unit(len(whole.lstrip("-")))] + len(frac or "")
-    return "s" if total <= 0 else "ms" if total <= 3 else "us" if total <= 6 else "ns"
-
-
-def _floor_micros(whole: str, frac: str, per_second: int) -> int:
-    """Epoch microseconds (floor) of `whole.frac` counted in 1/per_second seconds."""
-    scale = 10 ** len(frac)
-    numerator = int(whole) * scale + (-1 if whole.startswith("-") else 1) * int(frac or "0")
-    return (numerator * 10**6) // (scale * per_second)
-
-
-def epoch_micros(text: str) -> int | None:
-    """Epoch microseconds (floor) of an epoch given as text in s, ms, us or ns (told by digit count)."""
-    match = full(_EPOCH, text)
-    if not match:
-        return None
-    whole, frac = match.groups()
-    if len(whole.lstrip("-")) > 29:
-        return None
-    unit = _digit_unit(len(whole.lstrip("-")))
-    return _floor_micros(whole, frac or "", 10 ** _UNIT_DIGITS[unit])
+def _precision(fraction_digits: int) -> str:
+    """The unit of a time written with this many digits below the second."""
+    return "s" if fraction_digits <= 0 else "ms" if fraction_digits <= 3 else "us" if fraction_digits <= 6 else "ns"
 
 
 def epoch_time(text: str | None, unit: str) -> tuple[int | None, str | None]:
@@ -214,28 +187,6 @@ def _in_range(micros: int | None) -> int | None:
     return micros if micros is not None and -(2**63) <= micros < 2**63 else None
 
 
-def text_time_unit(text: str) -> str:
-    """Precision of a date-time text (`2020-11-25T00:01:02[.ffffff]`), from its fraction digits."""
-    match = _FRACTION.search(text)
-    digits = len(match.group(1)) if match else 0
-    return "s" if digits == 0 else "ms" if digits <= 3 else "us" if digits <= 6 else "ns"
-
-
-def _datetime_micros(text: str) -> int | None:
-    """Epoch micros of date-time text (`YYYY-MM-DD[ T]HH:MM:SS[.f][zone]`, UTC when it has no zone)."""
-    iso = text.replace("T", " ")
-    if iso.endswith("Z"):
-        iso = iso[:-1]
-    try:
-        parsed = dt.datetime.fromisoformat(iso.strip())
-    except ValueError:
-        return None
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
-    delta = parsed - _EPOCH_SECOND
-    return (delta.days * 86_400 + delta.seconds) * 10**6 + delta.microseconds
-
-
 def time_of(text: str | None) -> tuple[int | None, str | None]:
     """(epoch micros, unit) of a time written either as an epoch number or as date-time text.
 
@@ -246,9 +197,26 @@ def time_of(text: str | None) -> tuple[int | None, str | None]:
     if text.isdigit() and text.isascii():  # the common case: a whole epoch count
         unit = _digit_unit(len(text))
         return _in_range(int(text) * 10**6 // 10 ** _UNIT_DIGITS[unit]), unit
-    if full(_EPOCH, text):
-        return _in_range(epoch_micros(text)), epoch_unit(text)
-    return _datetime_micros(text), text_time_unit(text)
+    if match := full(_EPOCH, text):  # a sign or a fraction: 10 digits -> s, 13 -> ms, 16 -> us, 19 -> ns
+        whole, frac = match.group(1), match.group(2) or ""
+        unit = _digit_unit(len(whole.lstrip("-")))
+        precision = _precision(_UNIT_DIGITS[unit] + len(frac))
+        if len(whole.lstrip("-")) > 29:
+            return None, precision
+        scale = 10 ** len(frac)
+        numerator = int(whole) * scale + (-1 if whole.startswith("-") else 1) * int(frac or "0")
+        return _in_range(numerator * 10**6 // (scale * 10 ** _UNIT_DIGITS[unit])), precision
+    # date-time text (`YYYY-MM-DD[ T]HH:MM:SS[.f][zone]`, UTC when it has no zone)
+    fraction = _FRACTION.search(text)
+    precision = _precision(len(fraction.group(1)) if fraction else 0)
+    try:
+        parsed = dt.datetime.fromisoformat(text.replace("T", " ").removesuffix("Z").strip())
+    except ValueError:
+        return None, precision
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
+    delta = parsed - _EPOCH_SECOND
+    return (delta.days * 86_400 + delta.seconds) * 10**6 + delta.microseconds, precision
 
 
 def micros_to_datetime(micros: int | None) -> dt.datetime | None:
@@ -368,22 +336,6 @@ def base16_to_base64(value: str) -> str | None:
     return base64.b64encode(binascii.unhexlify(value.strip())).decode()
 
 
-def latin1_to_base64(value: str) -> str | None:
-    """Base64 of text that carries bytes one per character (open-source canal); None if it cannot."""
-    try:
-        return base64.b64encode(value.encode("latin-1")).decode()
-    except UnicodeEncodeError:
-        return None
-
-
-def _bytes_text(value: str, binary: str) -> str | None:
-    if binary == "base16":
-        return base16_to_base64(value)
-    if binary == "latin1":
-        return latin1_to_base64(value)
-    return value if full(_BASE64, value) else None
-
-
 def _boolean(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
     lowered = value.lower()
     return "true" if lowered in ("1", "true") else "false" if lowered in ("0", "false") else None
@@ -400,13 +352,6 @@ def _matching(pattern: re.Pattern):
     return keep
 
 
-_decimal, _float_special = _matching(_DECIMAL), _matching(_FLOAT_SPECIAL)
-
-
-def _float(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
-    return value if _decimal(value, binary, unit, timezone) or _float_special(value, binary, unit, timezone) else None
-
-
 def _timestamp(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
     if full(_EPOCH, value):
         return epoch_to_instant_text(value, unit)
@@ -416,16 +361,23 @@ def _timestamp(value: str, binary: str, unit: str | None, timezone: str) -> str 
 
 
 def _bytes(value: str, binary: str, unit: str | None, timezone: str) -> str | None:
-    return _bytes_text(value, binary)
+    if binary == "base16":
+        return base16_to_base64(value)
+    if binary == "latin1":  # bytes one per character (open-source canal)
+        try:
+            return base64.b64encode(value.encode("latin-1")).decode()
+        except UnicodeEncodeError:
+            return None
+    return value if full(_BASE64, value) else None
 
 
 # logical type -> its normaliser; types not listed keep their text as written
 _NORMALISERS = {
     "BOOLEAN": _boolean,
     "INT": _matching(_SIGNED_INTEGER),
-    "DECIMAL": _decimal,
-    "FLOAT": _float,
-    "DOUBLE": _float,
+    "DECIMAL": _matching(_DECIMAL),
+    "FLOAT": _matching(_FLOAT),
+    "DOUBLE": _matching(_FLOAT),
     "DATE": _matching(_DATE),
     "TIME": _matching(_TIME),
     "DATETIME": _matching(_DATETIME),

@@ -59,16 +59,8 @@ class OffsetGap:
 
 def summarize(partitions: Iterable[PartitionOffsets]) -> dict[str, dict[str, int | None]]:
     """Per partition (as text: Dagster metadata keys are text) its offsets and message count."""
-    return {
-        str(p.partition): {
-            "first": p.first,
-            "last": p.last,
-            "messages": p.messages,
-            "start_offset": p.start_offset,
-            "end_offset": p.end_offset,
-        }
-        for p in sorted(partitions, key=lambda p: p.partition)
-    }
+    shown = ("first", "last", "messages", "start_offset", "end_offset")
+    return {str(p.partition): {k: getattr(p, k) for k in shown} for p in sorted(partitions, key=lambda p: p.partition)}
 
 
 def find_gaps(days: Mapping[tuple[str, str], Iterable[PartitionOffsets]]) -> list[OffsetGap]:

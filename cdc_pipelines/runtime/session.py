@@ -221,17 +221,11 @@ RESOLUTION_SETTINGS = ("spark.jars.packages", "spark.jars.excludes", "spark.jars
 
 def with_fetched_jars(conf: Mapping[str, str]) -> dict[str, str]:
     """`conf` (of `session_conf`) ready to start a session: where its packages were never resolved, they are
-    fetched first by `fetch_jars`, so the terminal gets one progress line, not Ivy's listing and warnings."""
+    resolved first in a child JVM whose output (Ivy's listing, its download and proxy warnings) goes to
+    `jars.log`, so the terminal gets one progress line; the child records the jars as any start would
+    (`remember_jars`). Raises, naming the log, when the child fails or records nothing."""
     if "spark.jars.packages" not in conf or "spark.jars" in conf:
         return dict(conf)
-    fetch_jars(conf)
-    return _from_resolved_jars(conf)
-
-
-def fetch_jars(conf: Mapping[str, str]) -> None:
-    """Resolve `conf`'s packages once in a child JVM whose output (Ivy's listing, its download and proxy
-    warnings) goes to `jars.log`, recording the jars as any start would (`remember_jars`). Raises, naming
-    the log, when the child fails or records nothing."""
     log = Path(log_dir()) / "jars.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     print(f"fetching Spark's jars, once: {JARS_DOWNLOAD} (log: {log})", file=sys.stderr, flush=True)
@@ -244,10 +238,11 @@ def fetch_jars(conf: Mapping[str, str]) -> None:
         done = subprocess.run([sys.executable, "-c", child, json.dumps(settings)], stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0 or resolved_jars(settings) is None:
         raise RuntimeError(f"fetching Spark's jars failed (exit {done.returncode}); Ivy's log: {log}")
+    return _from_resolved_jars(conf)
 
 
 def resolve_in_this_jvm(settings: Mapping[str, str]) -> None:
-    """`fetch_jars`'s child: a session of the resolution's settings alone, started (Ivy resolves) and stopped."""
+    """`with_fetched_jars`'s child: a session of the resolution's settings alone, started (Ivy resolves) and stopped."""
     builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
     session = builder.config(map=dict(settings)).getOrCreate()
     remember_jars(settings, session)
@@ -283,22 +278,17 @@ def write_class_archive(conf: Mapping[str, str] | None = None, force: bool = Fal
             child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
             if child.wait() != 0:
                 raise RuntimeError(f"the sample decode that loads the classes failed (exit {child.returncode}; {log})")
-        _wait_for_group(child.pid)  # the JVM writes the archive as it exits, after the Python process
+        deadline = time.monotonic() + 300  # the JVM writes the archive as it exits, after the Python process
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(child.pid, 0)  # a process of the child's group is left
+            except ProcessLookupError:
+                break
+            time.sleep(0.2)
     if not partial.exists():
         raise RuntimeError(f"the JVM wrote no class-data archive at {partial}")
     os.replace(partial, archive)
     return archive
-
-
-def _wait_for_group(group: int, timeout: float = 300) -> None:
-    """Until no process of the process group `group` is left (or `timeout` seconds have passed)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.2)
 
 
 def driver_java_options(conf: Mapping[str, str], c1_only: bool = True) -> list[str]:
@@ -306,13 +296,12 @@ def driver_java_options(conf: Mapping[str, str], c1_only: bool = True) -> list[s
 
     - the class-data archive (`class_archive`, made by `cdc-pipelines jvm-archive`), where one exists for
       this Spark and these jars: the classes a run loads are mapped from it, not parsed from the jars;
-    - on a local master (where the driver's JVM does all of Spark's work), unless not `c1_only` (a long
-      run: `full_jit`), only the C1 compiler: a short run
-      spends a core on C2 compiling code it leaves before long (a 3-line decode 1.06-1.75x faster; a 200k
-      message decode unchanged, 0.89-1.06x: the Python workers do its work). A cluster's executors keep C2.
-      C1 alone gets the code cache of a JVM without tiers (48 MB), which a long run of many plans (a
-      snapshot day of 10 tables) fills; the JVM then stops compiling and runs on interpreted, so the cache
-      gets about a tiered JVM's size (256 MB; address space reserved, used only as it fills).
+    - with `c1_only` (not for a long run: `full_jit`), on a local master (whose JVM does all of Spark's work),
+      only the C1 compiler: a short run spends a core on C2 compiling code it soon leaves (a 3-line decode
+      1.06-1.75x faster; a 200k message decode unchanged, 0.89-1.06x: the Python workers do its work). A
+      cluster's executors keep C2. C1 alone gets a tierless JVM's code cache (48 MB), which a long run of
+      many plans (a snapshot day of 10 tables) fills and then runs interpreted, so it gets about a tiered
+      JVM's (256 MB; address space reserved, used only as it fills).
     """
     options = []
     archive = class_archive(conf)
@@ -399,10 +388,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
 
 def active_spark() -> SparkSession:
     """The process's session, for reaching a filesystem that only Hadoop knows (a URI input)."""
-    session = SparkSession.getActiveSession()
-    if session is None:
-        session = spark_session()
-    return session
+    return SparkSession.getActiveSession() or spark_session()
 
 
 def _resolution_record(conf: Mapping[str, str]) -> Path:
