@@ -158,9 +158,9 @@ def decode_canal(message: bytes, options: Mapping[str, str]) -> list[RawEvent]:
     sql = text(msg.sql)
     # the fields without a canonical column, as text: `id`, `gtid`, ..., the `sql` of a row change (a DDL's
     # is its `ddl`), `sqlType` as JSON, `es` and `ts` as written
-    meta = {name: getattr(msg, name) for name in META_FIELDS}
-    meta |= {"sql": None if op == "DDL" else sql, "sqlType": sql_json, "es": es, "ts": ts}
-    meta = {k: text(v) for k, v in meta.items() if v is not None}
+    meta = {name: text(value) for name in META_FIELDS if (value := getattr(msg, name)) is not None}
+    written = (("sql", None if op == "DDL" else sql), ("sqlType", sql_json), ("es", es), ("ts", ts))
+    meta |= {name: value for name, value in written if value is not None}
     gtid = text(msg.gtid)
     base = {
         "op": op,
